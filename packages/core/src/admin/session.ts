@@ -1,0 +1,158 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import type { Clock } from '../clock.js';
+
+/** Exactly one of `secret`, `publicKey` or `jwksUrl` (DESIGN.md §4). */
+export interface AdminSessionOptions {
+  /** HS256 shared secret (at least 32 bytes). */
+  secret?: string | Uint8Array;
+  /** An SPKI PEM public key; RS256, PS256, ES256/384/512 or EdDSA by key type. */
+  publicKey?: string;
+  /** A JWKS document; cached, and fetched again once when a token names an unknown `kid`. */
+  jwksUrl?: string | URL;
+  /**
+   * At most one JWKS fetch per this many seconds, however many unknown `kid`s arrive.
+   * Default 30: a portal's new signing key is picked up on its first token after that.
+   */
+  jwksCooldownSeconds?: number;
+  /** Overrides the allow-list; `none` is never accepted. */
+  algorithms?: string[];
+  issuer?: string;
+  audience?: string | string[];
+  /** The claim that carries the tenant id. Default `tenant_id`. */
+  tenantClaim?: string;
+  /** Seconds of leeway for `exp`/`nbf`. Default 0. */
+  clockToleranceSeconds?: number;
+}
+
+export interface AdminSession {
+  tenantId: string;
+  subject: string;
+  claims: JWTPayload;
+}
+
+/** Why a token was refused: for the log only, never for the client. */
+export class AdminSessionRejected extends Error {
+  override readonly name = 'AdminSessionRejected';
+}
+
+export type AdminSessionVerifier = (token: string) => Promise<AdminSession>;
+
+const SYMMETRIC = new Set(['HS256', 'HS384', 'HS512']);
+
+export function createAdminSessionVerifier(options: AdminSessionOptions, clock: Clock): AdminSessionVerifier {
+  const sources = [options.secret, options.publicKey, options.jwksUrl].filter((s) => s !== undefined);
+  if (sources.length !== 1) {
+    throw new TypeError('admin session: configure exactly one of secret, publicKey or jwksUrl');
+  }
+  const tenantClaim = options.tenantClaim ?? 'tenant_id';
+  const algorithms = resolveAlgorithms(options);
+  const key = resolveKey(options);
+
+  return async (token) => {
+    let payload: JWTPayload;
+    try {
+      const verifyOptions = {
+        algorithms,
+        requiredClaims: ['exp', 'sub', tenantClaim],
+        currentDate: clock.now(),
+        clockTolerance: options.clockToleranceSeconds ?? 0,
+        ...(options.issuer !== undefined && { issuer: options.issuer }),
+        ...(options.audience !== undefined && { audience: options.audience }),
+      };
+      ({ payload } =
+        typeof key === 'function'
+          ? await jwtVerify(token, key, verifyOptions)
+          : await jwtVerify(token, key, verifyOptions));
+    } catch (error) {
+      throw new AdminSessionRejected(
+        error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      );
+    }
+    const tenantId = payload[tenantClaim];
+    if (typeof tenantId !== 'string' || tenantId.length === 0 || tenantId.length > 200) {
+      throw new AdminSessionRejected(`claim ${tenantClaim} is not a non-empty string`);
+    }
+    if (typeof payload.sub !== 'string' || payload.sub.length === 0) {
+      throw new AdminSessionRejected('claim sub is not a non-empty string');
+    }
+    return { tenantId, subject: payload.sub, claims: payload };
+  };
+}
+
+type VerifyKey = Uint8Array | KeyObject | JWTVerifyGetKey;
+
+const PUBLIC_KEY_FAMILIES: Record<string, RegExp> = {
+  RS256: /^RS(256|384|512)$/,
+  PS256: /^PS(256|384|512)$/,
+  ES256: /^ES256$/,
+  ES384: /^ES384$/,
+  ES512: /^ES512$/,
+  EdDSA: /^(EdDSA|Ed25519)$/,
+};
+
+/** The allow-list, checked at start-up so a bad configuration fails before any request. */
+function resolveAlgorithms(options: AdminSessionOptions): string[] {
+  const requested = options.algorithms;
+  if (requested && (requested.length === 0 || requested.some((alg) => alg.toLowerCase() === 'none'))) {
+    throw new TypeError('admin session: algorithms must be a non-empty list without "none"');
+  }
+  if (options.secret !== undefined) {
+    const secret =
+      typeof options.secret === 'string' ? new TextEncoder().encode(options.secret) : options.secret;
+    if (secret.byteLength < 32)
+      throw new TypeError('admin session: the HS256 secret must be at least 32 bytes');
+    const algorithms = requested ?? ['HS256'];
+    if (algorithms.some((alg) => !SYMMETRIC.has(alg))) {
+      throw new TypeError('admin session: a secret verifies HS256/HS384/HS512 only');
+    }
+    return algorithms;
+  }
+  if (requested?.some((alg) => SYMMETRIC.has(alg))) {
+    // HS/RS confusion: a public key must never be usable as an HMAC secret.
+    throw new TypeError('admin session: HMAC algorithms need a secret, not a public key');
+  }
+  if (options.publicKey !== undefined) {
+    // Parsing here also refuses a bad PEM at start-up rather than on the first request.
+    const detected = algorithmForKey(options.publicKey);
+    const algorithms = requested ?? [detected];
+    if (algorithms.some((alg) => !PUBLIC_KEY_FAMILIES[detected]!.test(alg))) {
+      throw new TypeError(`admin session: this public key verifies ${detected}-family algorithms only`);
+    }
+    return algorithms;
+  }
+  return requested ?? ['RS256', 'PS256', 'ES256', 'EdDSA'];
+}
+
+function resolveKey(options: AdminSessionOptions): VerifyKey {
+  if (options.secret !== undefined) {
+    return typeof options.secret === 'string' ? new TextEncoder().encode(options.secret) : options.secret;
+  }
+  if (options.publicKey !== undefined) return createPublicKey(options.publicKey);
+  return createRemoteJWKSet(new URL(String(options.jwksUrl)), {
+    cooldownDuration: (options.jwksCooldownSeconds ?? 30) * 1000,
+    cacheMaxAge: 600_000,
+    timeoutDuration: 5000,
+  });
+}
+
+function algorithmForKey(pem: string): string {
+  const key = createPublicKey(pem);
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      return 'RS256';
+    case 'rsa-pss':
+      return 'PS256';
+    case 'ed25519':
+      return 'EdDSA';
+    case 'ec': {
+      const curve = key.asymmetricKeyDetails?.namedCurve;
+      if (curve === 'prime256v1') return 'ES256';
+      if (curve === 'secp384r1') return 'ES384';
+      if (curve === 'secp521r1') return 'ES512';
+      throw new TypeError(`admin session: unsupported EC curve ${curve}`);
+    }
+    default:
+      throw new TypeError(`admin session: unsupported public key type ${key.asymmetricKeyType}`);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * One error type for everything keyhook refuses. The code is from a closed union and
+ * decides the HTTP status through one table (DESIGN.md §2).
+ */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  validation_failed: 400,
+  missing_credentials: 401,
+  invalid_api_key: 401,
+  key_expired: 401,
+  key_revoked: 401,
+  invalid_admin_session: 401,
+  insufficient_scope: 403,
+  not_found: 404,
+  idempotency_conflict: 409,
+  idempotency_in_progress: 409,
+  webhook_conflict: 409,
+  rotation_conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/**
+ * The same code answers with another status in a few places the design names:
+ * rotating a revoked (or expired) key is a 409 conflict, not an authentication failure.
+ */
+export const STATUS_OVERRIDES = {
+  key_revoked: [401, 409],
+  key_expired: [401, 409],
+} as const satisfies Partial<Record<ErrorCode, readonly number[]>>;
+
+export interface ErrorDetail {
+  path?: string;
+  message: string;
+  [extra: string]: unknown;
+}
+
+export interface KeyhookErrorOptions {
+  details?: ErrorDetail[];
+  /** Only for the codes in STATUS_OVERRIDES. */
+  status?: number;
+  /** Seconds, sent as Retry-After (429, 503). */
+  retryAfter?: number;
+  cause?: unknown;
+}
+
+const BRAND = Symbol.for('keyhook.error');
+
+export class KeyhookError extends Error {
+  readonly [BRAND] = true;
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetail[] | undefined;
+  readonly retryAfter: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: KeyhookErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'KeyhookError';
+    this.code = code;
+    this.status = resolveStatus(code, options.status);
+    this.details = options.details;
+    this.retryAfter = options.retryAfter;
+  }
+}
+
+function resolveStatus(code: ErrorCode, requested: number | undefined): number {
+  if (requested === undefined) return ERROR_STATUS[code];
+  const allowed: readonly number[] | undefined = (
+    STATUS_OVERRIDES as Partial<Record<ErrorCode, readonly number[]>>
+  )[code];
+  if (!allowed?.includes(requested)) {
+    throw new TypeError(`status ${requested} is not allowed for error code ${code}`);
+  }
+  return requested;
+}
+
+/** Works across bundles and realms, where `instanceof` does not (trpc#4848). */
+export function isKeyhookError(value: unknown): value is KeyhookError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}

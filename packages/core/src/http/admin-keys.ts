@@ -1,0 +1,60 @@
+import type { Clock } from '../clock.js';
+import type { ApiKeys } from '../keys/service.js';
+import { toApiKeyView } from '../keys/view.js';
+import { parsePageRequest, toPage } from './pagination.js';
+import { jsonResponse } from './response.js';
+import type { RouteSpec } from './route.js';
+
+/** The admin key endpoints (spec §4; success codes and bodies from DESIGN.md §2). */
+export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
+  const view = (key: Parameters<typeof toApiKeyView>[0]) => toApiKeyView(key, clock.now());
+  return [
+    {
+      method: 'POST',
+      path: '/admin/keys',
+      auth: 'admin',
+      body: 'json',
+      run: async ({ admin, body }) => {
+        const { key, secret } = await keys.create(admin.tenantId, body as never);
+        return jsonResponse(201, { key: view(key), secret });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/admin/keys',
+      auth: 'admin',
+      body: 'none',
+      run: async ({ admin, query }) => {
+        const page = parsePageRequest(query, 'key');
+        const rows = await keys.list(admin.tenantId, page.limit + 1, page.before);
+        return jsonResponse(200, toPage(rows, page.limit, view));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/admin/keys/:keyId',
+      auth: 'admin',
+      body: 'none',
+      run: async ({ admin, params }) =>
+        jsonResponse(200, { key: view(await keys.get(admin.tenantId, params.keyId!)) }),
+    },
+    {
+      method: 'POST',
+      path: '/admin/keys/:keyId/rotate',
+      auth: 'admin',
+      body: 'none',
+      run: async ({ admin, params }) => {
+        const { key, secret } = await keys.rotate(admin.tenantId, params.keyId!);
+        return jsonResponse(200, { key: view(key), secret });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/admin/keys/:keyId',
+      auth: 'admin',
+      body: 'none',
+      run: async ({ admin, params }) =>
+        jsonResponse(200, { key: view(await keys.revoke(admin.tenantId, params.keyId!)) }),
+    },
+  ];
+}

@@ -1,0 +1,162 @@
+import { AdminSessionRejected, type AdminSessionVerifier } from '../admin/session.js';
+import type { Clock, RandomBytes } from '../clock.js';
+import { KeyhookError } from '../errors.js';
+import type { LastUsedRecorder } from '../keys/last-used.js';
+import type { ApiKeys } from '../keys/service.js';
+import type { Logger } from '../logger.js';
+import type { Scope } from '../scopes.js';
+import type { ApiKeyRecord } from '../store/types.js';
+import { assertBodyWithinLimit, readJsonBody } from './body.js';
+import { bearerToken } from './headers.js';
+import { RequestIds } from './request-id.js';
+import { errorResponse, toKeyhookError } from './response.js';
+import type { RouteSpec } from './route.js';
+import { Router } from './router.js';
+import type { KeyhookRequest, KeyhookResponse, RequestHeaders } from './types.js';
+
+/** What a guarded host route learns about its caller. */
+export interface ApiKeyContext {
+  tenantId: string;
+  keyId: string;
+  keyLookup: string;
+  scopes: Scope[];
+  expiresAt: Date | null;
+}
+
+export type GuardResult =
+  /** `headers` (the request id) belong on the host route's response. */
+  | { ok: true; apiKey: ApiKeyContext; headers: Record<string, string> }
+  /** A finished error response (401/403/503) to send as it is. */
+  | { ok: false; response: KeyhookResponse };
+
+function passed(key: ApiKeyRecord, requestId: string): GuardResult {
+  return {
+    ok: true,
+    headers: { 'x-request-id': requestId },
+    apiKey: {
+      tenantId: key.tenantId,
+      keyId: key.id,
+      keyLookup: key.keyLookup,
+      scopes: key.scopes,
+      expiresAt: key.expiresAt,
+    },
+  };
+}
+
+export interface HttpDeps {
+  routes: RouteSpec[];
+  keys: ApiKeys;
+  verifyAdminSession: AdminSessionVerifier;
+  lastUsed: LastUsedRecorder;
+  clock: Clock;
+  randomBytes: RandomBytes;
+  logger: Logger;
+  maxBodyBytes: number;
+}
+
+export interface HttpCore {
+  handle(request: KeyhookRequest): Promise<KeyhookResponse>;
+  /** The data-plane guard: synchronous when the key is cached, a promise when the store is asked. */
+  guard(headers: RequestHeaders, scope?: Scope): GuardResult | Promise<GuardResult>;
+}
+
+export function createHttpCore(deps: HttpDeps): HttpCore {
+  const router = new Router(deps.routes);
+  const requestIds = new RequestIds(deps.clock, deps.randomBytes);
+
+  const finish = (response: KeyhookResponse, requestId: string): KeyhookResponse => {
+    response.headers['x-request-id'] = requestId;
+    return response;
+  };
+
+  const fail = (error: unknown, requestId: string): KeyhookResponse => {
+    const keyhookError = toKeyhookError(error);
+    if (keyhookError.status >= 500) {
+      deps.logger.error({ err: error, requestId, code: keyhookError.code }, 'request failed');
+    }
+    return finish(errorResponse(keyhookError), requestId);
+  };
+
+  /** What a verified key may do: records lastUsedAt off the request path, then checks the scope. */
+  const admit = (key: ApiKeyRecord, scope: Scope | undefined): ApiKeyRecord => {
+    deps.lastUsed.record(key.id);
+    if (scope !== undefined && !key.scopes.includes(scope)) {
+      throw new KeyhookError('insufficient_scope', `This operation needs the ${scope} scope.`, {
+        details: [{ message: `missing scope ${scope}`, scope }],
+      });
+    }
+    return key;
+  };
+
+  /** Spec §5: verify the bearer key, then the scope; without a promise when the key is cached. */
+  const verifyApiKey = (
+    headers: RequestHeaders,
+    scope: Scope | undefined,
+  ): ApiKeyRecord | Promise<ApiKeyRecord> => {
+    const token = bearerToken(headers);
+    if (token === undefined) {
+      throw new KeyhookError('missing_credentials', 'Send an API key as Authorization: Bearer <API_KEY>.');
+    }
+    const found = deps.keys.check(token);
+    return found instanceof Promise ? found.then((key) => admit(key, scope)) : admit(found, scope);
+  };
+
+  const verifyAdmin = async (headers: RequestHeaders, requestId: string) => {
+    const token = bearerToken(headers);
+    try {
+      if (token === undefined) throw new AdminSessionRejected('no bearer token');
+      return await deps.verifyAdminSession(token);
+    } catch (error) {
+      if (!(error instanceof AdminSessionRejected)) throw error;
+      // DESIGN.md §4: the log says why; the client is not told.
+      deps.logger.warn({ requestId, reason: error.message }, 'admin session rejected');
+      throw new KeyhookError('invalid_admin_session', 'The admin session is missing, invalid or expired.');
+    }
+  };
+
+  return {
+    async handle(request) {
+      const requestId = requestIds.next();
+      try {
+        const matched = router.match(request.method, request.path);
+        if (!matched) throw new KeyhookError('not_found', 'No such route.');
+        const { route, params } = matched;
+        const query = new URLSearchParams(request.query ?? '');
+        const readBody = () => {
+          if (route.body === 'json') return readJsonBody(request, deps.maxBodyBytes);
+          assertBodyWithinLimit(request, deps.maxBodyBytes);
+          return undefined;
+        };
+        let response: KeyhookResponse;
+        if (route.auth === 'admin') {
+          const admin = await verifyAdmin(request.headers, requestId);
+          response = await route.run({ request, params, query, body: readBody(), admin });
+          // Admin answers can carry one-time secrets: no cache may keep them.
+          response.headers['cache-control'] = 'no-store';
+        } else {
+          const apiKey = await verifyApiKey(request.headers, undefined);
+          response = await route.run({ request, params, query, body: readBody(), apiKey });
+        }
+        return finish(response, requestId);
+      } catch (error) {
+        const response = fail(error, requestId);
+        if (request.path.startsWith('/admin')) response.headers['cache-control'] = 'no-store';
+        return response;
+      }
+    },
+
+    guard(headers, scope) {
+      const requestId = requestIds.next();
+      try {
+        const found = verifyApiKey(headers, scope);
+        if (!(found instanceof Promise)) return passed(found, requestId);
+        return found.then(
+          (key) => passed(key, requestId),
+          (error: unknown) => ({ ok: false, response: fail(error, requestId) }),
+        );
+      } catch (error) {
+        return { ok: false, response: fail(error, requestId) };
+      }
+    },
+  };
+}

@@ -1,0 +1,37 @@
+/** Header values as Node gives them; names are matched case-insensitively. */
+export type RequestHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * The one shape a request takes on its way into core. Adapters fill it from their
+ * framework and add nothing else: every rule lives behind `handle`.
+ */
+export interface KeyhookRequest {
+  method: string;
+  /** The path below the mount point, e.g. `/admin/keys/key_…`, without the query. */
+  path: string;
+  /** The raw query string without `?`, if any. */
+  query?: string | undefined;
+  headers: RequestHeaders;
+  /** The exact body bytes; `null` or empty when there is none. Never a re-serialised body. */
+  rawBody: Uint8Array | null;
+  /**
+   * Set when the adapter could not read the body: it went over `keyhook.maxBodyBytes`
+   * (`too_large`), or the stream broke or had an unknown encoding (`unreadable`).
+   */
+  bodyError?: 'too_large' | 'unreadable' | undefined;
+}
+
+export interface KeyhookResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** A JSON document, or `null` for no body (204). */
+  body: string | null;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** A route as adapters register it: `:name` marks a path parameter. */
+export interface RouteDefinition {
+  method: HttpMethod;
+  path: string;
+}

@@ -1,0 +1,19 @@
+import { jsonResponse } from './response.js';
+import type { RouteSpec } from './route.js';
+
+/** GET /whoami: any valid key, no scope, so a client can check the key it holds. */
+export const whoamiRoute: RouteSpec = {
+  method: 'GET',
+  path: '/whoami',
+  auth: 'apiKey',
+  body: 'none',
+  run: async ({ apiKey }) =>
+    jsonResponse(200, {
+      key: {
+        id: apiKey.id,
+        keyLookup: apiKey.keyLookup,
+        scopes: apiKey.scopes,
+        expiresAt: apiKey.expiresAt ? apiKey.expiresAt.toISOString() : null,
+      },
+    }),
+};

@@ -1,0 +1,46 @@
+import type { Clock, RandomBytes } from './clock.js';
+
+// Crockford base32: sortable as plain strings, no ambiguous letters.
+export const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export type IdPrefix = 'key' | 'wh' | 'evt' | 'dlv' | 'src' | 'run' | 'req';
+
+/**
+ * Opaque, prefixed, time-sortable ids (DESIGN.md §2): 48 bits of milliseconds, then 80
+ * random bits, as 26 base32 characters. Ids minted later sort after earlier ones.
+ */
+export function newId(prefix: IdPrefix, clock: Clock, random: RandomBytes): string {
+  const head = encodeTime(clock.now().getTime());
+  // 80 random bits, five to a character.
+  const bytes = random(10);
+  let tail = '';
+  let pending = 0;
+  let bits = 0;
+  for (let i = 0; i < 10; i++) {
+    pending = ((pending << 8) | bytes[i]!) & 0xfff;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      tail += BASE32[(pending >> bits) & 31];
+    }
+  }
+  return `${prefix}_${head}${tail}`;
+}
+
+const ID_PATTERN = /^[a-z]{2,3}_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** True for a string shaped like an id this library mints; anything else cannot exist. */
+export function isWellFormedId(value: string, prefix: IdPrefix): boolean {
+  return value.startsWith(`${prefix}_`) && ID_PATTERN.test(value);
+}
+
+/** 48 bits of milliseconds as 10 base32 characters, so ids sort by the time they were made. */
+export function encodeTime(ms: number): string {
+  let time = ms;
+  let head = '';
+  for (let i = 0; i < 10; i++) {
+    head = BASE32[time % 32] + head;
+    time = Math.floor(time / 32);
+  }
+  return head;
+}

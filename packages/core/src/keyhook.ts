@@ -1,0 +1,88 @@
+import { type AdminSessionOptions, createAdminSessionVerifier } from './admin/session.js';
+import { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
+import { adminKeyRoutes } from './http/admin-keys.js';
+import { createHttpCore, type GuardResult } from './http/handler.js';
+import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/types.js';
+import { whoamiRoute } from './http/whoami.js';
+import { LastUsedRecorder } from './keys/last-used.js';
+import { ApiKeys } from './keys/service.js';
+import { consoleLogger, type Logger } from './logger.js';
+import type { Scope } from './scopes.js';
+import type { Store } from './store/types.js';
+
+export const DEFAULT_ADMIN_BODY_LIMIT = 64 * 1024;
+
+/** Where adapters mount keyhook's routes unless told otherwise (DESIGN.md §2). */
+export const DEFAULT_PREFIX = '/api/v1';
+
+export interface KeyhookOptions {
+  store: Store;
+  adminSession: AdminSessionOptions;
+  clock?: Clock;
+  randomBytes?: RandomBytes;
+  logger?: Logger;
+  /** Largest admin request body in bytes. Default 64 KiB. */
+  adminBodyLimit?: number;
+  /**
+   * How many verified keys to keep in memory (default 10,000); `0` reads the store on every
+   * verification. A cached key is served only while the store's key-change version stands, so
+   * a revoke or rotate is refused within the bound the store documents.
+   */
+  verifiedKeyCacheEntries?: number;
+}
+
+export interface Keyhook {
+  /** Every route `handle` serves, relative to the mount point; adapters register these. */
+  readonly routes: readonly RouteDefinition[];
+  /** Adapters stop reading a body past this many bytes and pass `bodyError: 'too_large'`. */
+  readonly maxBodyBytes: number;
+  /** The key rules, for host code (seeding, scripts). */
+  readonly keys: ApiKeys;
+  readonly store: Store;
+  /** The whole HTTP surface: a raw request in, a response out. */
+  handle(request: KeyhookRequest): Promise<KeyhookResponse>;
+  /** The data-plane guard for host routes: verifies the bearer key and, if given, its scope. */
+  authenticate(headers: RequestHeaders, scope?: Scope): Promise<GuardResult>;
+  /**
+   * `authenticate` for adapters' hot path: the result itself when the key is cached, a promise
+   * only when the store must be asked. Never throws; a refusal is a finished response.
+   */
+  guard(headers: RequestHeaders, scope?: Scope): GuardResult | Promise<GuardResult>;
+  /** Waits for background writes. The store stays open: its owner closes it. */
+  close(): Promise<void>;
+}
+
+export function createKeyhook(options: KeyhookOptions): Keyhook {
+  const clock = options.clock ?? systemClock;
+  const randomBytes = options.randomBytes ?? cryptoRandomBytes;
+  const logger = options.logger ?? consoleLogger;
+  const maxBodyBytes = options.adminBodyLimit ?? DEFAULT_ADMIN_BODY_LIMIT;
+  const keys = new ApiKeys({
+    store: options.store,
+    clock,
+    randomBytes,
+    cacheEntries: options.verifiedKeyCacheEntries,
+  });
+  const lastUsed = new LastUsedRecorder(options.store, clock, logger);
+  const routes = [...adminKeyRoutes(keys, clock), whoamiRoute];
+  const http = createHttpCore({
+    routes,
+    keys,
+    verifyAdminSession: createAdminSessionVerifier(options.adminSession, clock),
+    lastUsed,
+    clock,
+    randomBytes,
+    logger,
+    maxBodyBytes,
+  });
+  return {
+    routes: routes.map(({ method, path }) => ({ method, path })),
+    maxBodyBytes,
+    keys,
+    store: options.store,
+    handle: http.handle,
+    authenticate: async (headers, scope) => http.guard(headers, scope),
+    guard: http.guard,
+    close: () => lastUsed.flush(),
+  };
+}

@@ -1,0 +1,177 @@
+import type { Clock, RandomBytes } from '../clock.js';
+import { KeyhookError } from '../errors.js';
+import { isWellFormedId, newId } from '../ids.js';
+import type { Scope } from '../scopes.js';
+import type { ApiKeyRecord, Store } from '../store/types.js';
+import { parseOrThrow, validationFailed } from '../validation.js';
+import { VerifiedKeyCache } from './cache.js';
+import { mintApiKey, parseApiKey, remintApiKey } from './format.js';
+import { digestsEqual, hashApiKey } from './hash.js';
+import { type CreateApiKeyInput, createApiKeySchema } from './schemas.js';
+import { isExpired } from './view.js';
+
+export interface IssuedApiKey {
+  key: ApiKeyRecord;
+  /** The full key. Returned here once and never again. */
+  secret: string;
+}
+
+export interface ApiKeysDeps {
+  store: Store;
+  clock: Clock;
+  randomBytes: RandomBytes;
+  /** Verified keys kept in memory, at most this many; `0` turns the cache off. Default 10,000. */
+  cacheEntries?: number | undefined;
+}
+
+// Anything longer cannot be a key; hashing it costs the same as hashing a key.
+const MAX_PRESENTED_LENGTH = 128;
+
+const notFound = () => new KeyhookError('not_found', 'No API key with that id.');
+
+/** The rules of API keys (spec §2, §3, §5; DESIGN.md §3). Stores only store. */
+export class ApiKeys {
+  private readonly dummyHash: string;
+  private readonly cache: VerifiedKeyCache | null;
+
+  constructor(private readonly deps: ApiKeysDeps) {
+    // Unknown ids are compared against this, so they cost what a wrong secret costs.
+    this.dummyHash = hashApiKey(mintApiKey(deps.randomBytes).secret);
+    this.cache = deps.cacheEntries === 0 ? null : new VerifiedKeyCache(deps.cacheEntries);
+  }
+
+  async create(tenantId: string, input: CreateApiKeyInput): Promise<IssuedApiKey> {
+    const { name, scopes, expiresAt } = parseOrThrow(createApiKeySchema, input);
+    const now = this.deps.clock.now();
+    const expiry = expiresAt ? new Date(expiresAt) : null;
+    if (expiry && expiry.getTime() <= now.getTime()) {
+      throw validationFailed([{ path: 'expiresAt', message: 'must be in the future' }]);
+    }
+    // A lookup-id clash has odds of 2^-64; minting again is the whole remedy.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const minted = mintApiKey(this.deps.randomBytes);
+      const key: ApiKeyRecord = {
+        id: newId('key', this.deps.clock, this.deps.randomBytes),
+        tenantId,
+        keyLookup: minted.keyLookup,
+        name,
+        scopes: scopes as Scope[],
+        keyHash: hashApiKey(minted.secret),
+        status: 'active',
+        expiresAt: expiry,
+        createdAt: now,
+        lastUsedAt: null,
+        revokedAt: null,
+      };
+      if ((await this.deps.store.insertApiKey(key)) === 'inserted') return { key, secret: minted.secret };
+    }
+    throw new KeyhookError('internal_error', 'Could not mint a unique key id.');
+  }
+
+  async get(tenantId: string, id: string): Promise<ApiKeyRecord> {
+    const key = isWellFormedId(id, 'key') ? await this.deps.store.getApiKey(tenantId, id) : null;
+    if (!key) throw notFound();
+    return key;
+  }
+
+  async list(tenantId: string, limit: number, before?: string): Promise<ApiKeyRecord[]> {
+    return this.deps.store.listApiKeys(tenantId, { limit, before });
+  }
+
+  /**
+   * Mints a new secret for the same key id (spec §3: the old secret is invalid at once).
+   * Of two concurrent rotations exactly one wins; the other gets 409 `rotation_conflict`.
+   */
+  async rotate(tenantId: string, id: string): Promise<IssuedApiKey> {
+    const current = await this.get(tenantId, id);
+    this.assertRotatable(current);
+    const minted = remintApiKey(this.deps.randomBytes, current.keyLookup);
+    const result = await this.deps.store.rotateApiKey(
+      tenantId,
+      id,
+      current.keyHash,
+      hashApiKey(minted.secret),
+    );
+    if (result.outcome === 'not_found') throw notFound();
+    if (result.outcome === 'stale') {
+      this.assertRotatable(result.key);
+      throw new KeyhookError(
+        'rotation_conflict',
+        'The key was rotated by another request at the same time; that request holds the current secret.',
+      );
+    }
+    return { key: result.key, secret: minted.secret };
+  }
+
+  /** Revokes the key (spec §3). Revoking again is harmless and changes nothing. */
+  async revoke(tenantId: string, id: string): Promise<ApiKeyRecord> {
+    const key = isWellFormedId(id, 'key')
+      ? await this.deps.store.revokeApiKey(tenantId, id, this.deps.clock.now())
+      : null;
+    if (!key) throw notFound();
+    return key;
+  }
+
+  /**
+   * Verifies a presented key (spec §5.3). Malformed, unknown and wrong keys all fail alike
+   * with `invalid_api_key`, after the same hash and compare; `key_revoked` and
+   * `key_expired` are told only to a caller who holds the right secret.
+   *
+   * The store is asked for lookup id and hash together, so an unknown id and a wrong secret
+   * are the same index miss; the found row's hash is still compared in constant time.
+   * A key that matched is cached under the store's key-change version (keys/cache.ts).
+   */
+  async verify(presented: string): Promise<ApiKeyRecord> {
+    return this.check(presented);
+  }
+
+  /**
+   * `verify` for the guard's hot path: the answer without a promise when the key is cached.
+   * A cache entry is keyed by a digest the store matched, and that was compared in constant
+   * time, when the key was first verified; a hit needs no second compare.
+   */
+  check(presented: string): ApiKeyRecord | Promise<ApiKeyRecord> {
+    const bounded =
+      presented.length > MAX_PRESENTED_LENGTH ? presented.slice(0, MAX_PRESENTED_LENGTH) : presented;
+    const presentedHash = hashApiKey(bounded);
+    const version = this.cache ? this.deps.store.keyChangeVersion() : null;
+    const cached = version === null ? undefined : this.cache!.get(presentedHash, version);
+    if (cached) return this.judge(cached);
+    return this.fromStore(presented, presentedHash, version);
+  }
+
+  private async fromStore(
+    presented: string,
+    presentedHash: string,
+    version: number | null,
+  ): Promise<ApiKeyRecord> {
+    const parsed = parseApiKey(presented);
+    const record = parsed
+      ? await this.deps.store.findApiKeyByCredential(parsed.keyLookup, presentedHash)
+      : null;
+    const matches = digestsEqual(presentedHash, record ? record.keyHash : this.dummyHash);
+    if (!record || !matches) throw new KeyhookError('invalid_api_key', 'The API key is not valid.');
+    if (version !== null) this.cache!.set(presentedHash, record, version);
+    return this.judge(record);
+  }
+
+  /** Told only to a caller who presented the right secret (spec §5.5). */
+  private judge(record: ApiKeyRecord): ApiKeyRecord {
+    if (record.status === 'revoked') throw new KeyhookError('key_revoked', 'The API key has been revoked.');
+    if (record.expiresAt !== null && isExpired(record, this.deps.clock.now())) {
+      throw new KeyhookError('key_expired', 'The API key has expired.');
+    }
+    return record;
+  }
+
+  private assertRotatable(key: ApiKeyRecord): void {
+    if (key.status === 'revoked') {
+      throw new KeyhookError('key_revoked', 'A revoked key cannot be rotated.', { status: 409 });
+    }
+    if (isExpired(key, this.deps.clock.now())) {
+      throw new KeyhookError('key_expired', 'An expired key cannot be rotated; create a new key.', {
+        status: 409,
+      });
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import { createKeyhook, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
+import { adminToken, FakeClock, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { beforeEach, describe, expect, it } from 'vitest';
+
+describe('the HTTP core', () => {
+  const clock = new FakeClock(new Date());
+  let keyhook: ReturnType<typeof createKeyhook>;
+  let admin: string;
+
+  beforeEach(async () => {
+    keyhook = createKeyhook({
+      store: new MemoryStore(),
+      clock,
+      logger: silentLogger,
+      adminSession: { secret: TEST_ADMIN_SECRET },
+    });
+    admin = await adminToken({ now: clock.now() });
+  });
+
+  const request = (overrides: Partial<KeyhookRequest>): KeyhookRequest => ({
+    method: 'POST',
+    path: '/admin/keys',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    rawBody: Buffer.from(JSON.stringify({ name: 'x', scopes: ['items:read'] })),
+    ...overrides,
+  });
+
+  it('answers HEAD as GET (the server drops the body)', async () => {
+    const response = await keyhook.handle(request({ method: 'HEAD', rawBody: null }));
+    expect(response.status).toBe(200);
+  });
+
+  it('refuses a compressed body with 415, before and after the adapter could read it', async () => {
+    for (const bodyError of [undefined, 'unreadable' as const]) {
+      const response = await keyhook.handle(
+        request({ headers: { ...request({}).headers, 'content-encoding': 'gzip' }, bodyError }),
+      );
+      expect(response.status).toBe(415);
+      expect(JSON.parse(response.body!).error.code).toBe('unsupported_media_type');
+    }
+    const identity = await keyhook.handle(
+      request({ headers: { ...request({}).headers, 'content-encoding': 'identity' } }),
+    );
+    expect(identity.status).toBe(201);
+  });
+
+  it('judges the media type even when the adapter could not read the body', async () => {
+    const response = await keyhook.handle(
+      request({ headers: { ...request({}).headers, 'content-type': 'json' }, bodyError: 'unreadable' }),
+    );
+    expect(response.status).toBe(415);
+  });
+
+  it('gives a guarded host route a request id on success and on failure', async () => {
+    const { secret } = await keyhook.keys.create('tenant_a', { name: 'x', scopes: ['items:read'] });
+    const passed = await keyhook.authenticate({ authorization: `Bearer ${secret}` }, 'items:read');
+    expect(passed.ok && passed.headers['x-request-id']).toMatch(/^req_/);
+    const refused = await keyhook.authenticate({ authorization: `Bearer ${secret}` }, 'items:write');
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.response.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  it('answers not_found for a route it does not serve', async () => {
+    const response = await keyhook.handle(request({ method: 'GET', path: '/admin/nothing' }));
+    expect(response.status).toBe(404);
+  });
+});
+
+describe('bearer tokens', () => {
+  it('reads the usual spelling and every other RFC 6750 spelling alike, and nothing else', async () => {
+    const { bearerToken } = await import('@keyhook/core');
+    const token = (authorization: string | undefined) => bearerToken({ authorization });
+    expect(token('Bearer abc')).toBe('abc');
+    expect(token('bearer abc')).toBe('abc');
+    expect(token('BEARER \t abc  ')).toBe('abc');
+    expect(bearerToken({ Authorization: 'Bearer abc' })).toBe('abc');
+    for (const bad of [
+      undefined,
+      '',
+      'Bearer',
+      'Bearer ',
+      'Bearer a b',
+      'Basic abc',
+      'Bearerabc',
+      'Bearer a\tb',
+    ]) {
+      expect(token(bad), String(bad)).toBeUndefined();
+    }
+  });
+});
+
+describe('lists (DESIGN.md §2: ?limit= 1–100, default 20)', () => {
+  it('returns 20 by default with a cursor for the rest, and accepts limit=100', async () => {
+    const keyhook = createKeyhook({
+      store: new MemoryStore(),
+      logger: silentLogger,
+      adminSession: { secret: TEST_ADMIN_SECRET },
+    });
+    for (let i = 0; i < 21; i++)
+      await keyhook.keys.create('tenant_a', { name: `k${i}`, scopes: ['items:read'] });
+    const headers = { authorization: `Bearer ${await adminToken()}` };
+    const list = async (query?: string) =>
+      JSON.parse(
+        (await keyhook.handle({ method: 'GET', path: '/admin/keys', query, headers, rawBody: null })).body!,
+      );
+    const first = await list();
+    expect(first.data).toHaveLength(20);
+    expect(first.nextCursor).not.toBeNull();
+    const all = await list('limit=100');
+    expect(all.data).toHaveLength(21);
+    expect(all.nextCursor).toBeNull();
+  });
+});

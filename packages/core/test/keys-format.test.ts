@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { API_KEY_PATTERN, hashApiKey, mintApiKey, parseApiKey } from '@keyhook/core';
+import { describe, expect, it } from 'vitest';
+import { remintApiKey } from '../src/keys/format.js';
+
+const random = (n: number) => randomBytes(n);
+
+describe('key format (spec §2, §5.2, §8)', () => {
+  it('mints sk_live_<16 hex>_<48 hex> with the lookup id as its prefix', () => {
+    for (let i = 0; i < 200; i++) {
+      const { keyLookup, secret } = mintApiKey(random);
+      expect(secret).toMatch(/^sk_live_[0-9a-f]{16}_[0-9a-f]{48}$/);
+      expect(keyLookup).toMatch(/^sk_live_[0-9a-f]{16}$/);
+      expect(secret.startsWith(`${keyLookup}_`)).toBe(true);
+    }
+  });
+
+  it('parses only the exact format, anchored at both ends', () => {
+    const { keyLookup, secret } = mintApiKey(random);
+    expect(parseApiKey(secret)).toEqual({ keyLookup, keyIdHex: keyLookup.slice(8) });
+    const bad = [
+      '',
+      keyLookup,
+      `${secret}0`,
+      ` ${secret}`,
+      `${secret}\n`,
+      secret.toUpperCase(),
+      secret.replace('sk_live_', 'sk_test_'),
+      `${keyLookup}_${'g'.repeat(48)}`,
+      `${keyLookup}_${'a'.repeat(47)}`,
+      `sk_live_${'a'.repeat(15)}_${'a'.repeat(49)}`,
+    ];
+    for (const value of bad) expect(parseApiKey(value), value).toBeNull();
+    expect(API_KEY_PATTERN.source.startsWith('^')).toBe(true);
+  });
+
+  it('rotation keeps the lookup id and changes the secret part', () => {
+    const first = mintApiKey(random);
+    const second = remintApiKey(random, first.keyLookup);
+    expect(second.keyLookup).toBe(first.keyLookup);
+    expect(second.secret).not.toBe(first.secret);
+    expect(second.secret).toMatch(API_KEY_PATTERN);
+  });
+
+  it('hashes the full key with SHA-256 as lowercase hex', () => {
+    expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});
+
+describe('cryptoRandomBytes', () => {
+  it('hands out fresh, distinct bytes across pool refills, small and large', async () => {
+    const { cryptoRandomBytes } = await import('@keyhook/core');
+    const seen = new Set<string>();
+    for (let i = 0; i < 2000; i++) seen.add(Buffer.from(cryptoRandomBytes(16)).toString('hex'));
+    expect(seen.size).toBe(2000);
+    const large = cryptoRandomBytes(5000);
+    expect(large).toHaveLength(5000);
+    expect(new Set(large).size).toBeGreaterThan(200); // every byte value shows up, roughly
+    const ones = [...cryptoRandomBytes(1024)].reduce(
+      (n, b) => n + b.toString(2).replaceAll('0', '').length,
+      0,
+    );
+    expect(ones / 8192).toBeGreaterThan(0.45);
+    expect(ones / 8192).toBeLessThan(0.55);
+  });
+});
+
+describe('ids (DESIGN.md §2: opaque, prefixed, time-sortable)', () => {
+  it('sort by time, carry 80 random bits in 16 characters, and use every character of the alphabet', async () => {
+    const { newId, isWellFormedId } = await import('@keyhook/core');
+    const at = (ms: number) => ({ now: () => new Date(ms) });
+    const earlier = newId('key', at(1_000), (n) => randomBytes(n));
+    const later = newId('key', at(1_001), (n) => randomBytes(n));
+    expect(earlier < later).toBe(true);
+    expect(isWellFormedId(earlier, 'key')).toBe(true);
+    const tails = Array.from({ length: 2000 }, () => newId('req', at(5), (n) => randomBytes(n)).slice(14));
+    expect(new Set(tails).size).toBe(2000);
+    expect(new Set(tails.join('')).size).toBe(32);
+    // All-ones bytes map to the last character everywhere: the packing uses every bit.
+    expect(newId('evt', at(0), (n) => new Uint8Array(n).fill(255)).slice(14)).toBe('z'.repeat(16));
+  });
+});
+
+describe('request ids', () => {
+  it('have the id shape, sort by time, and never repeat across pool refills', async () => {
+    const { RequestIds } = await import('../src/http/request-id.js');
+    const { isWellFormedId } = await import('@keyhook/core');
+    let ms = 1_000;
+    const ids = new RequestIds({ now: () => new Date(ms) }, (n) => randomBytes(n));
+    const seen = new Set<string>();
+    let previous = '';
+    for (let i = 0; i < 1000; i++) {
+      if (i % 100 === 0) ms++;
+      const id = ids.next();
+      expect(isWellFormedId(id, 'req')).toBe(true);
+      expect(id.slice(0, 14) >= previous.slice(0, 14)).toBe(true);
+      seen.add(id);
+      previous = id;
+    }
+    expect(seen.size).toBe(1000); // 1000 ids: four pool refills
+  });
+});
