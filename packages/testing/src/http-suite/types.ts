@@ -1,0 +1,41 @@
+import type { Keyhook } from '@keyhook/core';
+import type { FakeClock } from '../support/clock.js';
+import type { RotationGate } from './rotation-gate.js';
+
+/**
+ * What the adapter's test builds: a real server on 127.0.0.1, port 0, that mounts `keyhook`
+ * at `prefix` and, beside it, two host routes guarded by the adapter's `requireScope`:
+ *
+ * - `GET  {prefix}/host/items`, scope `items:read`, answers 200 `{ apiKey }`;
+ * - `POST {prefix}/host/items`, scope `items:write`, answers 200 `{ apiKey, body }`, where
+ *   `body` is what the host's own JSON body parser made of the request body.
+ *
+ * When `prefix` is `/api/v1` the adapter must be mounted without a prefix option, so the
+ * default is what is tested.
+ */
+export interface HttpSuiteApp {
+  keyhook: Keyhook;
+  prefix: string;
+  hostRoutes: true;
+}
+
+export interface StartedServer {
+  /** `http://127.0.0.1:<port>`, without a trailing slash. */
+  baseUrl: string;
+  /** Stops the server, keep-alive connections included. */
+  close(): Promise<void>;
+}
+
+export interface HttpSuiteAdapter {
+  name: string;
+  start(app: HttpSuiteApp): Promise<StartedServer>;
+}
+
+/** Filled in afresh before every test. */
+export interface SuiteContext {
+  prefix: string;
+  clock: FakeClock;
+  keyhook: Keyhook;
+  rotations: RotationGate;
+  baseUrl: string;
+}

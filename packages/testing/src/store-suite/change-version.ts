@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { keyRecord, sha256 } from './fixtures.js';
+import type { SuiteContext } from './types.js';
+
+/** How long a store may take to see another connection's change (its documented bound, with room). */
+const PEER_BOUND_MS = 2000;
+
+async function changes(read: () => number | null, from: number | null): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < PEER_BOUND_MS) {
+    const now = read();
+    if (now !== null && now !== from) return performance.now() - start;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+export function changeVersionCases(ctx: SuiteContext): void {
+  describe('key-change version (what lets core cache verified keys)', () => {
+    it('moves at once when this store revokes or rotates a key', async () => {
+      const key = keyRecord();
+      await ctx.store.insertApiKey(key);
+      const v0 = ctx.store.keyChangeVersion();
+      expect(v0).not.toBeNull();
+      await ctx.store.rotateApiKey(key.tenantId, key.id, key.keyHash, sha256('next'));
+      const v1 = ctx.store.keyChangeVersion();
+      expect(v1).not.toBe(v0);
+      await ctx.store.revokeApiKey(key.tenantId, key.id, new Date());
+      expect(ctx.store.keyChangeVersion()).not.toBe(v1);
+    });
+
+    it('moves when another connection revokes or rotates a key, within the store’s bound', async () => {
+      const peer = await ctx.peer();
+      const key = keyRecord();
+      await ctx.store.insertApiKey(key);
+      const before = ctx.store.keyChangeVersion();
+      await peer.rotateApiKey(key.tenantId, key.id, key.keyHash, sha256('next'));
+      const rotateMs = await changes(() => ctx.store.keyChangeVersion(), before);
+      const middle = ctx.store.keyChangeVersion();
+      await peer.revokeApiKey(key.tenantId, key.id, new Date());
+      const revokeMs = await changes(() => ctx.store.keyChangeVersion(), middle);
+      console.log(
+        `peer change seen after ${rotateMs.toFixed(2)} ms (rotate), ${revokeMs.toFixed(2)} ms (revoke)`,
+      );
+      expect(rotateMs).toBeLessThan(PEER_BOUND_MS);
+      expect(revokeMs).toBeLessThan(PEER_BOUND_MS);
+    });
+
+    it('cannot tell once closed', async () => {
+      const peer = await ctx.peer();
+      if (peer === ctx.store) return; // the memory store has no second connection to close
+      await peer.close();
+      expect(peer.keyChangeVersion()).toBeNull();
+    });
+  });
+}

@@ -1,0 +1,40 @@
+import type { Store } from '@keyhook/core';
+import { afterEach, beforeEach, describe } from 'vitest';
+import { changeVersionCases } from './change-version.js';
+import { keyCases } from './keys.js';
+import { lifecycleCases } from './lifecycle.js';
+import { timingCases } from './timing.js';
+import type { StoreHarness, SuiteContext } from './types.js';
+
+export type { StoreHarness } from './types.js';
+
+/**
+ * The one conformance suite. It runs unchanged against every store; a store that would
+ * need a case skipped is a store with a bug.
+ */
+export function runStoreConformance(harness: StoreHarness): void {
+  describe(`Store conformance: ${harness.name}`, () => {
+    const context = {} as SuiteContext;
+    const opened: Store[] = [];
+
+    beforeEach(async () => {
+      context.store = await harness.create();
+      opened.push(context.store);
+      context.peer = async () => {
+        const peer = await harness.createPeer(context.store);
+        if (peer !== context.store) opened.push(peer);
+        return peer;
+      };
+      context.readKeyRow = (id) => harness.readKeyRow(context.store, id);
+    });
+
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close().catch(() => {});
+    });
+
+    keyCases(context);
+    lifecycleCases(context, harness);
+    timingCases(context);
+    changeVersionCases(context);
+  });
+}

@@ -1,0 +1,20 @@
+import type { Store } from '@keyhook/core';
+
+export interface StoreHarness {
+  name: string;
+  /** A fresh, empty store for one test. */
+  create(): Promise<Store>;
+  /**
+   * Another store on the same database, as a second app instance would open it (its own
+   * connection or pool). The memory store returns the same instance.
+   */
+  createPeer(store: Store): Promise<Store>;
+  /** The stored row of a key, read straight from the database, every column as stored. */
+  readKeyRow(store: Store, id: string): Promise<Record<string, unknown> | null>;
+}
+
+export interface SuiteContext {
+  store: Store;
+  peer(): Promise<Store>;
+  readKeyRow(id: string): Promise<Record<string, unknown> | null>;
+}
