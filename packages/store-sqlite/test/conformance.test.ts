@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Store } from '@keyhook/core';
+import { runStoreConformance } from '@keyhook/testing/store-suite';
+import Database from 'better-sqlite3';
+import { afterAll } from 'vitest';
+import { createSqliteStore } from '../src/index.js';
+
+const root = mkdtempSync(join(tmpdir(), 'keyhook-sqlite-conformance-'));
+const fileOf = new WeakMap<Store, string>();
+let opened = 0;
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+runStoreConformance({
+  name: 'sqlite',
+  create: async () => {
+    const filename = join(root, `store-${++opened}.db`);
+    const store = createSqliteStore({ filename });
+    fileOf.set(store, filename);
+    return store;
+  },
+  // A second app instance: its own connection to the same file.
+  createPeer: async (store) => {
+    const filename = fileOf.get(store);
+    if (!filename) throw new Error('createPeer: store was not created by this harness');
+    const peer = createSqliteStore({ filename });
+    fileOf.set(peer, filename);
+    return peer;
+  },
+  // Straight from the file, through a connection keyhook never touched.
+  readKeyRow: async (store, id) => {
+    const raw = new Database(fileOf.get(store)!, { readonly: true });
+    try {
+      const row = raw.prepare('SELECT * FROM keyhook_api_keys WHERE id = ?').get(id);
+      return (row as Record<string, unknown> | undefined) ?? null;
+    } finally {
+      raw.close();
+    }
+  },
+});

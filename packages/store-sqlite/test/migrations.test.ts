@@ -1,0 +1,259 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { isKeyhookError } from '@keyhook/core';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../src/index.js';
+import { loadMigrations, migrate } from '../src/migrate.js';
+import { openDatabase } from '../src/open.js';
+
+const root = mkdtempSync(join(tmpdir(), 'keyhook-sqlite-migrations-'));
+let count = 0;
+const freshFile = () => join(root, `db-${++count}.db`);
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+interface MigrationRow {
+  version: number;
+  name: string;
+  applied_at: number;
+}
+
+function recorded(filename: string): MigrationRow[] {
+  const raw = new Database(filename, { readonly: true });
+  try {
+    return raw.prepare('SELECT * FROM keyhook_migrations ORDER BY version').all() as MigrationRow[];
+  } finally {
+    raw.close();
+  }
+}
+
+const shipped = loadMigrations();
+
+describe('migrations', () => {
+  it('ships numbered .sql files, starting at 0001_api_keys', () => {
+    expect(shipped.length).toBeGreaterThan(0);
+    expect(shipped[0]).toMatchObject({ version: 1, name: '0001_api_keys' });
+    expect(shipped.map((m) => m.version)).toEqual(shipped.map((_, i) => i + 1));
+  });
+
+  it('applies every migration once at open and records version, name and applied_at', async () => {
+    const filename = freshFile();
+    const before = Date.now();
+    const store = createSqliteStore({ filename });
+    const after = Date.now();
+    await store.close();
+    const rows = recorded(filename);
+    expect(rows.map((r) => [r.version, r.name])).toEqual(shipped.map((m) => [m.version, m.name]));
+    for (const row of rows) {
+      expect(Number.isInteger(row.applied_at)).toBe(true);
+      expect(row.applied_at).toBeGreaterThanOrEqual(before);
+      expect(row.applied_at).toBeLessThanOrEqual(after);
+    }
+  });
+
+  it('is idempotent: reopening applies nothing and leaves the records as they were', async () => {
+    const filename = freshFile();
+    await createSqliteStore({ filename }).close();
+    const first = recorded(filename);
+    for (let i = 0; i < 3; i++) await createSqliteStore({ filename }).close();
+    expect(recorded(filename)).toEqual(first);
+    const db = openDatabase(filename);
+    expect(migrate(db)).toEqual([]);
+    db.close();
+  });
+
+  it('several connections opening one new file in turn: the first applies, the rest find it done', () => {
+    const filename = freshFile();
+    const connections = Array.from({ length: 5 }, () => openDatabase(filename));
+    const applied = connections.map((db) => migrate(db));
+    for (const db of connections) db.close();
+    expect(applied[0]).toEqual(shipped.map((m) => m.version));
+    expect(applied.slice(1)).toEqual([[], [], [], []]);
+    expect(recorded(filename)).toHaveLength(shipped.length);
+  });
+
+  it('several processes opening one new file at the same moment apply each migration exactly once', async () => {
+    const filename = freshFile();
+    const children = Array.from({ length: 4 }, () => startChild(filename));
+    await Promise.all(children.map((child) => child.ready));
+    for (const child of children) child.process.stdin?.end('go\n');
+    const results = await Promise.all(children.map((child) => child.done));
+    const appliedBy = new Map<number, number>();
+    for (const { applied } of results) {
+      for (const version of applied) appliedBy.set(version, (appliedBy.get(version) ?? 0) + 1);
+    }
+    expect([...appliedBy.entries()].sort()).toEqual(shipped.map((m) => [m.version, 1]));
+    expect(recorded(filename).map((r) => r.version)).toEqual(shipped.map((m) => m.version));
+  });
+
+  it('runs each migration in its own transaction: a failing one leaves no trace, earlier ones stay', () => {
+    const dir = join(root, `migrations-${++count}`);
+    mkdirSync(dir);
+    writeFileSync(join(dir, '0001_first.sql'), 'CREATE TABLE first_table (id INTEGER PRIMARY KEY);');
+    writeFileSync(join(dir, '0002_broken.sql'), 'CREATE TABLE half_done (id INTEGER);\nNOT VALID SQL;');
+    const filename = freshFile();
+    const db = openDatabase(filename);
+    expect(() => migrate(db, loadMigrations(dir))).toThrow(/syntax error/);
+    const tables = db
+      .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+      .pluck()
+      .all();
+    expect(tables).toEqual(['first_table', 'keyhook_migrations']);
+    expect(db.prepare('SELECT version FROM keyhook_migrations').pluck().all()).toEqual([1]);
+    db.close();
+  });
+
+  it('refuses migration files that skip a number or are misnamed', () => {
+    const gap = join(root, `gap-${++count}`);
+    mkdirSync(gap);
+    writeFileSync(join(gap, '0001_a.sql'), 'SELECT 1;');
+    writeFileSync(join(gap, '0003_c.sql'), 'SELECT 1;');
+    expect(() => loadMigrations(gap)).toThrow(/expected migration 2/);
+    const misnamed = join(root, `misnamed-${++count}`);
+    mkdirSync(misnamed);
+    writeFileSync(join(misnamed, 'first.sql'), 'SELECT 1;');
+    expect(() => loadMigrations(misnamed)).toThrow(/not named like 0001_name\.sql/);
+  });
+
+  it('refuses a database migrated by a newer release', async () => {
+    const filename = freshFile();
+    await createSqliteStore({ filename }).close();
+    const raw = new Database(filename);
+    raw.prepare('INSERT INTO keyhook_migrations VALUES (?, ?, ?)').run(999, '0999_future', Date.now());
+    raw.close();
+    expect(() => createSqliteStore({ filename })).toThrow(/0999_future.*upgrade the package/);
+  });
+});
+
+describe('opening', () => {
+  it('sets WAL, synchronous=NORMAL, foreign keys and the busy timeout (default 5000 ms)', () => {
+    const filename = freshFile();
+    const db = openDatabase(filename);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(1);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    db.close();
+    const custom = openDatabase(filename, 250);
+    expect(custom.pragma('busy_timeout', { simple: true })).toBe(250);
+    custom.close();
+    expect(() => openDatabase(filename, -1)).toThrow(/busyTimeoutMs/);
+  });
+
+  it('waits for the write lock when switching to WAL, where SQLite itself would answer SQLITE_BUSY at once', async () => {
+    // SQLite skips its busy handler when a read transaction asks to become a write transaction
+    // (the switch to WAL does that), so without a wait of keyhook's own this open fails in ~0 ms.
+    const filename = freshFile();
+    const holder = new Worker(holdWriteLock, { workerData: { filename, holdMs: 150 } });
+    const messages: string[] = [];
+    const released = new Promise<void>((resolve, reject) => {
+      holder.on('message', (message: string) => {
+        messages.push(message);
+        if (message === 'released') resolve();
+      });
+      holder.on('error', reject);
+    });
+    await new Promise<void>((resolve) => holder.once('message', () => resolve()));
+    const started = performance.now();
+    const db = openDatabase(filename, 5_000);
+    const waited = performance.now() - started;
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+    await released;
+    await holder.terminate();
+    expect(messages).toEqual(['locked', 'released']);
+    expect(waited).toBeGreaterThanOrEqual(100);
+  });
+
+  it('gives up after the busy timeout with the unavailable code when the lock stays taken', async () => {
+    const filename = freshFile();
+    const holder = new Worker(holdWriteLock, { workerData: { filename, holdMs: 1_000 } });
+    await new Promise<void>((resolve) => holder.once('message', () => resolve()));
+    const error = captured(() => openDatabase(filename, 100));
+    await holder.terminate();
+    expect(error.message).toMatch(/cannot open the SQLite database at .*: database is locked/);
+    expect(isKeyhookError(error) && error.code === 'unavailable').toBe(true);
+  });
+
+  it('names the file when the path cannot be opened', () => {
+    const notADir = join(root, `plain-file-${++count}`);
+    writeFileSync(notADir, 'just a file');
+    const filename = join(notADir, 'keyhook.db');
+    const error = captured(() => createSqliteStore({ filename }));
+    expect(error.message).toContain(`cannot open the SQLite database at ${filename}`);
+    // SQLITE_CANTOPEN: out of reach, so a caller that retries gets the 503 code.
+    expect(isKeyhookError(error) && error.code === 'unavailable').toBe(true);
+
+    const missingDir = join(root, 'no-such-dir', 'keyhook.db');
+    expect(() => createSqliteStore({ filename: missingDir })).toThrow(
+      /cannot open the SQLite database at .*no-such-dir.*directory does not exist/,
+    );
+  });
+
+  it('names the file when it is not a SQLite database', () => {
+    const filename = join(root, `garbage-${++count}.db`);
+    writeFileSync(filename, 'this is not a database file, just some text that is long enough'.repeat(100));
+    const error = captured(() => createSqliteStore({ filename }));
+    expect(error.message).toMatch(/cannot open the SQLite database at .*garbage.*: file is not a database/);
+    expect(isKeyhookError(error)).toBe(false);
+    expect((error.cause as { code?: string }).code).toBe('SQLITE_NOTADB');
+  });
+});
+
+function captured(action: () => unknown): Error {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof Error) return error;
+    throw error;
+  }
+  throw new Error('expected a throw');
+}
+
+const holdWriteLock = new URL('./fixtures/hold-write-lock.mjs', import.meta.url);
+const fixture = fileURLToPath(new URL('./fixtures/open-concurrently.ts', import.meta.url));
+const viteNode = fileURLToPath(new URL('../../../node_modules/.bin/vite-node', import.meta.url));
+const config = fileURLToPath(new URL('../vitest.config.ts', import.meta.url));
+
+interface Child {
+  process: ChildProcess;
+  ready: Promise<void>;
+  done: Promise<{ applied: number[] }>;
+}
+
+/** A child process that opens the file when told "go" and prints the versions it applied. */
+function startChild(filename: string): Child {
+  const child = spawn(viteNode, ['--config', config, fixture], {
+    env: { ...process.env, KEYHOOK_TEST_DB: filename },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    if (stdout.includes('ready\n')) markReady();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const done = new Promise<{ applied: number[] }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      markReady();
+      const last = stdout.trim().split('\n').at(-1) ?? '';
+      if (code === 0 && last.startsWith('{')) resolve(JSON.parse(last) as { applied: number[] });
+      else reject(new Error(`child exited with ${code}: ${stderr || stdout}`));
+    });
+  });
+  return { process: child, ready, done };
+}
