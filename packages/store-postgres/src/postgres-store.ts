@@ -1,0 +1,156 @@
+import type { ApiKeyRecord, ListPage, RotateOutcome, Store } from '@keyhook/core';
+import type pg from 'pg';
+import type { KeyChangeFeed } from './change-feed.js';
+import { type KeyRow, toKeyParams, toKeyRecord } from './key-row.js';
+import { type KeyStatements, keyStatements } from './key-statements.js';
+import { assertSchemaName } from './schema-name.js';
+import { toStoreError, unavailable } from './unavailable.js';
+
+export interface PostgresStoreParts {
+  pool: pg.Pool;
+  /** A schema that `migrate` has brought up to date. */
+  schema: string;
+  /** Whether `close()` ends the pool: true when the store created it. */
+  ownsPool: boolean;
+  /** Started, listening on one of the pool's connections. */
+  feed: KeyChangeFeed;
+}
+
+/**
+ * keyhook's Store on PostgreSQL. Each method is one statement, atomic in the database, so
+ * any number of app instances can share one schema. Open it with `createPostgresStore`,
+ * which also applies the migrations; the constructor assumes they ran.
+ */
+export class PostgresStore implements Store {
+  readonly schema: string;
+  private readonly pool: pg.Pool;
+  private readonly ownsPool: boolean;
+  private readonly sql: KeyStatements;
+  private readonly feed: KeyChangeFeed;
+  private closed = false;
+  private localChanges = 0;
+
+  constructor(parts: PostgresStoreParts) {
+    this.feed = parts.feed;
+    this.schema = assertSchemaName(parts.schema);
+    this.pool = parts.pool;
+    this.ownsPool = parts.ownsPool;
+    this.sql = keyStatements(this.schema);
+  }
+
+  async insertApiKey(record: ApiKeyRecord): Promise<'inserted' | 'duplicate_lookup'> {
+    const result = await this.query(this.sql.insert, toKeyParams(record));
+    return result.rowCount === 1 ? 'inserted' : 'duplicate_lookup';
+  }
+
+  async findApiKeyByCredential(keyLookup: string, keyHash: string): Promise<ApiKeyRecord | null> {
+    return this.one(await this.query<KeyRow>(this.sql.findByCredential, [keyLookup, keyHash]));
+  }
+
+  async getApiKey(tenantId: string, id: string): Promise<ApiKeyRecord | null> {
+    return this.one(await this.query<KeyRow>(this.sql.get, [tenantId, id]));
+  }
+
+  async listApiKeys(tenantId: string, page: ListPage): Promise<ApiKeyRecord[]> {
+    const result =
+      page.before === undefined
+        ? await this.query<KeyRow>(this.sql.list, [tenantId, page.limit])
+        : await this.query<KeyRow>(this.sql.listBefore, [tenantId, page.limit, page.before]);
+    return result.rows.map(toKeyRecord);
+  }
+
+  async rotateApiKey(
+    tenantId: string,
+    id: string,
+    expectedHash: string,
+    newHash: string,
+  ): Promise<RotateOutcome> {
+    const rotated = await this.announced(
+      id,
+      async () => this.one(await this.query<KeyRow>(this.sql.rotate, [tenantId, id, expectedHash, newHash])),
+      (key) => key !== null,
+    );
+    if (rotated) return { outcome: 'rotated', key: rotated };
+    // The write is already decided; this read, a new statement with a new snapshot, only reports the winner's row.
+    const current = await this.getApiKey(tenantId, id);
+    return current ? { outcome: 'stale', key: current } : { outcome: 'not_found' };
+  }
+
+  async revokeApiKey(tenantId: string, id: string, at: Date): Promise<ApiKeyRecord | null> {
+    return this.announced(
+      id,
+      async () => this.one(await this.query<KeyRow>(this.sql.revoke, [tenantId, id, at])),
+      // This call revoked it (rather than finding it revoked) when the stamp is its own.
+      (key) => key?.revokedAt?.getTime() === at.getTime(),
+    );
+  }
+
+  async touchApiKey(id: string, at: Date, minIntervalMs: number): Promise<boolean> {
+    const result = await this.query(this.sql.touch, [id, at, minIntervalMs]);
+    return result.rowCount === 1;
+  }
+
+  /**
+   * Moves at once for this store's own revokes and rotations, and for every other instance's
+   * when their NOTIFY arrives; null while the listener is reconnecting.
+   */
+  keyChangeVersion(): number | null {
+    const feed = this.closed ? null : this.feed.version();
+    return feed === null ? null : feed + this.localChanges;
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1', []);
+  }
+
+  /** Marks the store closed; ends the pool only when the store created it. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.feed.stop();
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    if (this.closed) throw unavailable('The store is closed.');
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  /**
+   * Runs a change to key `id` and, when it changed something, answers only after this
+   * instance's listener heard the NOTIFY: the server sends it to every instance at commit, so
+   * by the time a client can react to the answer, the other instances have it too.
+   */
+  private async announced<T>(
+    id: string,
+    change: () => Promise<T>,
+    changed: (result: T) => boolean,
+  ): Promise<T> {
+    const expectation = this.feed.expect(id);
+    try {
+      const result = await change();
+      if (!changed(result)) {
+        expectation.cancel();
+        return result;
+      }
+      this.localChanges++;
+      await expectation.seen;
+      return result;
+    } catch (error) {
+      expectation.cancel();
+      throw error;
+    }
+  }
+
+  private one(result: pg.QueryResult<KeyRow>): ApiKeyRecord | null {
+    const row = result.rows[0];
+    return row ? toKeyRecord(row) : null;
+  }
+}

@@ -1,0 +1,51 @@
+import { KeyhookError } from '@keyhook/core';
+
+// Socket-level errno codes, and SQLSTATEs: admin/crash/cannot-connect-now shutdown, too many connections.
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+
+// SQLSTATE class 08: connection exception.
+const CONNECTION_EXCEPTION = /^08[0-9A-Z]{3}$/;
+
+// pg and pg-pool raise these as plain Errors without a code.
+const CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Cannot use a pool after calling end on the pool',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+];
+
+/** Whether an error from pg means the database could not be reached, rather than a bug. */
+export function isConnectionFailure(error: unknown, depth = 0): boolean {
+  if (!(error instanceof Error) || depth > 4) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || CONNECTION_EXCEPTION.test(code)))
+    return true;
+  if (CONNECTION_MESSAGES.some((message) => error.message.startsWith(message))) return true;
+  // Node's happy-eyeballs connect reports one AggregateError for all addresses it tried.
+  if (error instanceof AggregateError && error.errors.some((inner) => isConnectionFailure(inner, depth + 1)))
+    return true;
+  return isConnectionFailure(error.cause, depth + 1);
+}
+
+export function unavailable(message: string, cause?: unknown): KeyhookError {
+  return new KeyhookError('unavailable', message, { retryAfter: 1, cause });
+}
+
+/** Connection failures become `unavailable` (503 with Retry-After); anything else is a bug and stays as it is. */
+export function toStoreError(error: unknown): unknown {
+  return isConnectionFailure(error) ? unavailable('PostgreSQL is unreachable.', error) : error;
+}

@@ -1,0 +1,315 @@
+import { isKeyhookError, silentLogger } from '@keyhook/core';
+import { keyRecord } from '@keyhook/testing/fixtures';
+import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { KeyChangeFeed } from '../src/change-feed.js';
+import { createPostgresStore, PostgresStore } from '../src/index.js';
+import { loadMigrations } from '../src/migrate.js';
+import { TcpProxy } from './tcp-proxy.js';
+
+const available = await postgresAvailable();
+
+const CLOSED_PORT_URL = 'postgres://postgres@127.0.0.1:1/test';
+const target = {
+  host: new URL(POSTGRES_TEST_URL).hostname,
+  port: Number(new URL(POSTGRES_TEST_URL).port || 5432),
+};
+
+const schemas: string[] = [];
+const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
+const freshSchema = (label: string) => {
+  const schema = uniqueSchemaName(label);
+  schemas.push(schema);
+  return schema;
+};
+
+async function waitingOnLock(schema: string): Promise<boolean> {
+  const { rows } = await admin.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+    [`%"${schema}".api_keys%`],
+  );
+  return rows[0].n > 0;
+}
+
+/** Settles the promise and tells how long it took, and whether it failed with `unavailable`. */
+async function outcome(
+  promise: Promise<unknown>,
+): Promise<{ unavailable: boolean; ms: number; error: unknown }> {
+  const started = performance.now();
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  return {
+    unavailable: isKeyhookError(error) && error.code === 'unavailable',
+    ms: performance.now() - started,
+    error,
+  };
+}
+
+(available ? describe : describe.skip)('PostgresStore specifics', () => {
+  afterAll(async () => {
+    for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  });
+
+  describe('migrations', () => {
+    it('five instances starting at once on one fresh schema all succeed, and each migration is recorded once', async () => {
+      const schema = freshSchema('mig');
+      const stores = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 2 }),
+        ),
+      );
+      try {
+        const expected = (await loadMigrations()).map((m) => ({ version: m.version, name: m.name }));
+        expect(expected.length).toBeGreaterThan(0);
+        const { rows } = await admin.query(
+          `SELECT version, name, count(*)::int AS times FROM "${schema}".keyhook_migrations
+           GROUP BY version, name ORDER BY version`,
+        );
+        expect(rows).toEqual(expected.map((m) => ({ ...m, times: 1 })));
+        for (const store of stores) await expect(store.ping()).resolves.toBeUndefined();
+        // Every instance writes to the one table the migrations made.
+        await Promise.all(stores.map((store) => store.insertApiKey(keyRecord())));
+        const count = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".api_keys`);
+        expect(count.rows[0].n).toBe(5);
+      } finally {
+        await Promise.all(stores.map((store) => store.close()));
+      }
+    });
+
+    it('a restart on a migrated schema applies nothing again', async () => {
+      const schema = freshSchema('restart');
+      const first = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1 });
+      const before = await admin.query(`SELECT version, applied_at FROM "${schema}".keyhook_migrations`);
+      await first.close();
+      const second = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1 });
+      const after = await admin.query(`SELECT version, applied_at FROM "${schema}".keyhook_migrations`);
+      await second.close();
+      expect(after.rows).toEqual(before.rows);
+    });
+  });
+
+  describe('an unreachable database fails fast with `unavailable`', () => {
+    it('refuses to open on a closed port', async () => {
+      const result = await outcome(
+        createPostgresStore({ connectionString: CLOSED_PORT_URL, schema: 'keyhook' }),
+      );
+      expect(result.unavailable, String(result.error)).toBe(true);
+      expect(result.ms).toBeLessThan(3000);
+    });
+
+    it('a store on a closed port rejects ping and reads', async () => {
+      const pool = new pg.Pool({ connectionString: CLOSED_PORT_URL, connectionTimeoutMillis: 5000 });
+      // A feed that never connected: the store verifies without caching, and still fails fast.
+      const feed = new KeyChangeFeed(pool, 'keyhook', silentLogger);
+      const store = new PostgresStore({ pool, schema: 'keyhook', ownsPool: true, feed });
+      expect(store.keyChangeVersion()).toBeNull();
+      try {
+        for (const attempt of [
+          () => store.ping(),
+          () => store.findApiKeyByCredential('sk_live_0000000000000000', '00'),
+        ]) {
+          const result = await outcome(attempt());
+          expect(result.unavailable, String(result.error)).toBe(true);
+          expect(result.ms).toBeLessThan(3000);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a store whose database goes away mid-life answers `unavailable` for reads and writes', async () => {
+      const proxy = await TcpProxy.start(target);
+      const store = await createPostgresStore({
+        connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/test`,
+        schema: freshSchema('cut'),
+        poolSize: 2,
+        logger: silentLogger,
+      });
+      try {
+        await store.ping();
+        await proxy.cut();
+        const attempts = [
+          () => store.ping(),
+          () => store.getApiKey('tenant_a', 'key_x'),
+          () => store.insertApiKey(keyRecord()),
+        ];
+        for (const attempt of attempts) {
+          const result = await outcome(attempt());
+          expect(result.unavailable, String(result.error)).toBe(true);
+          expect(result.ms).toBeLessThan(3000);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('caches nothing by default: no listener, version null, every verification reads the row', async () => {
+      const store = await createPostgresStore({
+        connectionString: POSTGRES_TEST_URL,
+        schema: freshSchema('nocache'),
+      });
+      try {
+        expect(store.keyChangeVersion()).toBeNull();
+        const key = keyRecord();
+        await store.insertApiKey(key);
+        await store.revokeApiKey(key.tenantId, key.id, new Date());
+        expect(store.keyChangeVersion()).toBeNull();
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('while the key-change listener is down nothing is cached, and it comes back as a new generation', async () => {
+      const proxy = await TcpProxy.start(target);
+      const store = await createPostgresStore({
+        connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/test`,
+        schema: freshSchema('listen'),
+        verifiedKeyCache: true,
+        poolSize: 2,
+        logger: silentLogger,
+      });
+      try {
+        const before = store.keyChangeVersion();
+        expect(before).not.toBeNull();
+        proxy.dropConnections();
+        await expect.poll(() => store.keyChangeVersion(), { timeout: 5000, interval: 5 }).toBeNull();
+        await expect.poll(() => store.keyChangeVersion(), { timeout: 10_000, interval: 20 }).not.toBeNull();
+        expect(store.keyChangeVersion()).not.toBe(before);
+        // Listening again: another connection's change moves the version.
+        const key = keyRecord();
+        await store.insertApiKey(key);
+        const settled = store.keyChangeVersion();
+        await admin.query(
+          `UPDATE "${store.schema}".api_keys SET status = 'revoked', revoked_at = now() WHERE id = $1`,
+          [key.id],
+        );
+        await expect.poll(() => store.keyChangeVersion(), { timeout: 2000, interval: 2 }).not.toBe(settled);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a write cut off mid-flight answers `unavailable`', async () => {
+      const proxy = await TcpProxy.start(target);
+      const schema = freshSchema('inflight');
+      const store = await createPostgresStore({
+        connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/test`,
+        schema,
+        poolSize: 2,
+        logger: silentLogger,
+      });
+      const key = keyRecord();
+      await store.insertApiKey(key);
+      const locker = await admin.connect();
+      try {
+        // Hold the row lock so the revoke is certainly in flight when the connection dies.
+        await locker.query('BEGIN');
+        await locker.query(`SELECT 1 FROM "${schema}".api_keys WHERE id = $1 FOR UPDATE`, [key.id]);
+        const revoke = outcome(store.revokeApiKey(key.tenantId, key.id, new Date()));
+        await expect.poll(() => waitingOnLock(schema), { timeout: 5000 }).toBe(true);
+        await proxy.cut();
+        const result = await revoke;
+        expect(result.unavailable, String(result.error)).toBe(true);
+      } finally {
+        await locker.query('ROLLBACK');
+        locker.release();
+        await store.close();
+      }
+    });
+
+    it('a server that accepts but never answers times out instead of hanging', async () => {
+      const blackhole = await TcpProxy.start(target, true);
+      try {
+        const result = await outcome(
+          createPostgresStore({
+            connectionString: `postgres://postgres@127.0.0.1:${blackhole.port}/test`,
+            connectionTimeoutMillis: 300,
+          }),
+        );
+        expect(result.unavailable, String(result.error)).toBe(true);
+        expect(result.ms).toBeLessThan(3000);
+      } finally {
+        await blackhole.cut();
+      }
+    });
+  });
+
+  describe('options', () => {
+    it.each(['bad;name', 'Keyhook', '1schema', 'has space', 'a"b', '', 'pg_keyhook', 'x'.repeat(64)])(
+      'refuses the schema name %j before connecting',
+      async (schema) => {
+        // The closed port proves validation comes first: a connection attempt would say `unavailable`.
+        await expect(createPostgresStore({ connectionString: CLOSED_PORT_URL, schema })).rejects.toThrow(
+          TypeError,
+        );
+      },
+    );
+
+    it('refuses pool settings next to an external pool', async () => {
+      const pool = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 1 });
+      try {
+        await expect(createPostgresStore({ pool, poolSize: 3 })).rejects.toThrow(TypeError);
+        await expect(createPostgresStore({ pool, connectionString: POSTGRES_TEST_URL })).rejects.toThrow(
+          TypeError,
+        );
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('leaves an external pool open on close, and is itself unusable afterwards', async () => {
+      const pool = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
+      try {
+        const store = await createPostgresStore({ pool, schema: freshSchema('ext') });
+        await store.ping();
+        await store.close();
+        expect(pool.ended).toBe(false);
+        await expect(pool.query('SELECT 1 AS one')).resolves.toMatchObject({ rows: [{ one: 1 }] });
+        expect((await outcome(store.ping())).unavailable).toBe(true);
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('ends the pool it created on close', async () => {
+      const store = await createPostgresStore({
+        connectionString: POSTGRES_TEST_URL,
+        schema: freshSchema('own'),
+        poolSize: 1,
+      });
+      const pool = (store as unknown as { pool: pg.Pool }).pool;
+      await store.close();
+      expect(pool.ended).toBe(true);
+    });
+  });
+
+  describe('concurrency beyond the conformance suite', () => {
+    it('concurrent revokes from two instances all return the key revoked, with the first revokedAt', async () => {
+      const schema = freshSchema('revoke');
+      const here = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 4 });
+      const there = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 4 });
+      try {
+        for (let round = 0; round < 20; round++) {
+          const key = keyRecord();
+          await here.insertApiKey(key);
+          const results = await Promise.all(
+            [here, there, here, there].map((store, i) =>
+              store.revokeApiKey(key.tenantId, key.id, new Date(Date.UTC(2026, 0, 1, 0, 0, i))),
+            ),
+          );
+          const stored = await there.getApiKey(key.tenantId, key.id);
+          expect(stored?.status).toBe('revoked');
+          // A revoke that lost the race must still answer with the key as it now is, never a stale 'active'.
+          for (const result of results) expect(result).toEqual(stored);
+        }
+      } finally {
+        await here.close();
+        await there.close();
+      }
+    });
+  });
+});
