@@ -1,0 +1,121 @@
+import {
+  type ApiKeyContext,
+  DEFAULT_PREFIX,
+  type GuardResult,
+  type Keyhook,
+  type KeyhookRequest,
+  type KeyhookResponse,
+  type Scope,
+} from '@keyhook/core';
+import type {
+  FastifyError,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerHookHandler,
+} from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified caller, set by `requireScope`. */
+    apiKey?: ApiKeyContext;
+  }
+}
+
+export interface KeyhookFastifyOptions {
+  keyhook: Keyhook;
+  /** Where keyhook's routes are mounted. Default `/api/v1`. */
+  prefix?: string;
+}
+
+type BodyError = KeyhookRequest['bodyError'];
+
+/** Keyhook's routes in their own encapsulated scope, so its raw-body parser never reaches the host's routes. */
+const keyhookRoutes: FastifyPluginAsync<{ keyhook: Keyhook }> = async (scope, { keyhook }) => {
+  scope.removeAllContentTypeParsers();
+  // Every media type, and none ('*' also serves a body without Content-Type): core judges the bytes.
+  scope.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: keyhook.maxBodyBytes },
+    (_request, body, done) => done(null, body),
+  );
+
+  const toCore = (request: FastifyRequest, bodyError?: BodyError): KeyhookRequest => {
+    // `scope.prefix` is the full mount point, including any prefix of the host's enclosing scopes.
+    const url = request.url.slice(scope.prefix.length);
+    const queryAt = url.indexOf('?');
+    return {
+      method: request.method,
+      path: queryAt === -1 ? url : url.slice(0, queryAt),
+      query: queryAt === -1 ? undefined : url.slice(queryAt + 1),
+      headers: request.headers,
+      rawBody: Buffer.isBuffer(request.body) ? request.body : null,
+      bodyError,
+    };
+  };
+
+  scope.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const bodyError = bodyErrorOf(error);
+    // Not a body error (e.g. a host hook's): the host's own error handler answers it.
+    if (bodyError === undefined) throw error;
+    return send(reply, await keyhook.handle(toCore(request, bodyError)));
+  });
+
+  for (const route of keyhook.routes) {
+    scope.route({
+      method: route.method,
+      url: route.path,
+      handler: async (request, reply) => send(reply, await keyhook.handle(toCore(request))),
+    });
+  }
+};
+
+const mount: FastifyPluginAsync<KeyhookFastifyOptions> = async (
+  fastify,
+  { keyhook, prefix = DEFAULT_PREFIX },
+) => {
+  // Declared up front, so setting it per request keeps every request object the same shape.
+  if (!fastify.hasRequestDecorator('apiKey')) fastify.decorateRequest('apiKey', undefined);
+  await fastify.register(keyhookRoutes, { keyhook, prefix });
+};
+
+/** Mounts keyhook's HTTP surface at `prefix` (default `/api/v1`). */
+export const keyhookFastify = fastifyPlugin(mount, { fastify: '5.x', name: '@keyhook/adapter-fastify' });
+
+/**
+ * A preHandler for the host's own data-plane routes: it lets through a caller whose API key
+ * is valid and holds `scope`, and sets `request.apiKey`; anyone else gets core's answer.
+ */
+export function requireScope(keyhook: Keyhook, scope?: Scope): preHandlerHookHandler {
+  // Callback style: a cached key is admitted without a promise on the request's path.
+  return (request, reply, done) => {
+    const apply = (result: GuardResult) => {
+      if (!result.ok) {
+        send(reply, result.response); // replying from a hook: `done` is not called
+        return;
+      }
+      reply.headers(result.headers);
+      request.apiKey = result.apiKey;
+      done();
+    };
+    const result = keyhook.guard(request.headers, scope);
+    if (result instanceof Promise) result.then(apply, done);
+    else apply(result);
+  };
+}
+
+/** Fastify's own body-reading failures, as core names them; undefined for any other error. */
+function bodyErrorOf(error: FastifyError): BodyError {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'too_large';
+  // Content-length mismatch, an unparsable Content-Type, a broken stream.
+  if (error.code?.startsWith('FST_ERR_CTP_')) return 'unreadable';
+  return undefined;
+}
+
+function send(reply: FastifyReply, response: KeyhookResponse): FastifyReply {
+  return reply
+    .code(response.status)
+    .headers(response.headers)
+    .send(response.body ?? undefined);
+}

@@ -1,0 +1,24 @@
+import { keyhookFastify, requireScope } from '@keyhook/adapter-fastify';
+import { runHttpSuite } from '@keyhook/testing/http-suite';
+import Fastify from 'fastify';
+
+runHttpSuite({
+  name: 'fastify',
+  async start({ keyhook, prefix }) {
+    const app = Fastify();
+    await app.register(keyhookFastify, prefix === '/api/v1' ? { keyhook } : { keyhook, prefix });
+    app.get(`${prefix}/host/items`, { preHandler: requireScope(keyhook, 'items:read') }, async (request) => ({
+      apiKey: request.apiKey,
+    }));
+    app.post(
+      `${prefix}/host/items`,
+      { preHandler: requireScope(keyhook, 'items:write') },
+      async (request) => ({
+        apiKey: request.apiKey,
+        body: request.body,
+      }),
+    );
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    return { baseUrl: address, close: () => app.close() };
+  },
+});
