@@ -1,0 +1,8 @@
+import { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, SIGNATURE_HEADER } from '@keyhook/webhook-verify';
+import { expect, it } from 'vitest';
+
+it('names the spec §6 delivery headers and the §8 tolerance', () => {
+  expect(SIGNATURE_HEADER).toBe('x-chatbot-signature');
+  expect(EVENT_ID_HEADER).toBe('x-chatbot-event-id');
+  expect(DEFAULT_TOLERANCE_SECONDS).toBe(300);
+});
