@@ -1,0 +1,205 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { parseDuration } from './duration.js';
+
+export type StoreConfig =
+  | { kind: 'sqlite'; filename: string }
+  | { kind: 'postgres'; connectionString: string; schema: string };
+
+/** How admin JWTs are verified (DESIGN.md §4): a shared HS256 secret or a JWKS URL. */
+export type AdminAuthConfig = (
+  | {
+      kind: 'secret';
+      secret: string;
+      /** True when no secret was configured and this process made one up (development only). */
+      generated: boolean;
+    }
+  | { kind: 'jwks'; jwksUrl: string }
+) & { issuer?: string; audience?: string };
+
+export interface ServerConfig {
+  port: number;
+  host: string;
+  /** `NODE_ENV=production`. */
+  production: boolean;
+  store: StoreConfig;
+  admin: AdminAuthConfig;
+  /** Validated now; used once webhook secrets are stored (DESIGN.md §5). */
+  encryptionKey: Buffer | null;
+  /** Validated now; used once webhook delivery exists (DESIGN.md §6). */
+  retryScheduleMs: number[] | null;
+  /** Validated now; used once webhook delivery exists (DESIGN.md §6). */
+  deliveryTimeoutMs: number | null;
+}
+
+/** Every problem found in the environment, so an operator fixes them in one go. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+export const DEFAULT_PORT = 3000;
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_SQLITE_PATH = './data/keyhook.db';
+export const DEFAULT_PG_SCHEMA = 'keyhook';
+
+const MIN_SECRET_BYTES = 32; // core refuses shorter HS256 secrets
+const PG_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+export interface LoadConfigOptions {
+  /** Relative SQLite paths resolve against this. Default `process.cwd()`. */
+  cwd?: string;
+  /** Makes the development admin secret. Default: 32 random bytes, base64url. */
+  generateSecret?: () => string;
+}
+
+/**
+ * Reads the environment of DESIGN.md §8. An empty variable counts as unset, as it does in
+ * most `.env` tooling. Error messages never repeat a value that may hold a secret.
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  options: LoadConfigOptions = {},
+): ServerConfig {
+  const problems: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const production = read('NODE_ENV') === 'production';
+
+  const port = parsePort(read('PORT'), problems);
+  const host = read('HOST') ?? DEFAULT_HOST;
+  if (/\s/.test(host)) problems.push('HOST must be a host name or IP address without spaces');
+
+  const store = parseStore(read, options.cwd ?? process.cwd(), problems);
+  const admin = parseAdmin(read, production, options.generateSecret ?? defaultSecret, problems);
+
+  const encryptionKey = parseEncryptionKey(read('KEYHOOK_ENCRYPTION_KEY'), problems);
+  const retryScheduleMs = parseRetrySchedule(read('KEYHOOK_RETRY_SCHEDULE'), problems);
+  const timeoutText = read('KEYHOOK_DELIVERY_TIMEOUT');
+  const deliveryTimeoutMs = timeoutText === undefined ? null : parseDuration(timeoutText);
+  if (timeoutText !== undefined && deliveryTimeoutMs === null) {
+    problems.push(
+      `KEYHOOK_DELIVERY_TIMEOUT must be a positive duration like 10s or 500ms, got "${timeoutText}"`,
+    );
+  }
+
+  if (problems.length > 0 || admin === null) throw new ConfigError(problems);
+  return { port, host, production, store, admin, encryptionKey, retryScheduleMs, deliveryTimeoutMs };
+}
+
+function parsePort(text: string | undefined, problems: string[]): number {
+  if (text === undefined) return DEFAULT_PORT;
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port >= 0 && port <= 65_535)) {
+    problems.push(`PORT must be an integer from 0 to 65535 (0 picks a free port), got "${text}"`);
+    return DEFAULT_PORT;
+  }
+  return port;
+}
+
+function parseStore(
+  read: (name: string) => string | undefined,
+  cwd: string,
+  problems: string[],
+): StoreConfig {
+  const databaseUrl = read('DATABASE_URL');
+  const schema = read('KEYHOOK_PG_SCHEMA') ?? DEFAULT_PG_SCHEMA;
+  if (!PG_SCHEMA.test(schema)) {
+    problems.push(
+      `KEYHOOK_PG_SCHEMA must be a lowercase SQL identifier (a-z, 0-9, _; at most 63), got "${schema}"`,
+    );
+  }
+  if (databaseUrl !== undefined) {
+    // The URL may carry a password: say what is wrong, never echo it.
+    if (!/^postgres(ql)?:\/\//i.test(databaseUrl) || !URL.canParse(databaseUrl)) {
+      problems.push(
+        'DATABASE_URL must be a postgres:// or postgresql:// URL (unset it to use SQLite at KEYHOOK_SQLITE_PATH)',
+      );
+    }
+    return { kind: 'postgres', connectionString: databaseUrl, schema };
+  }
+  const filename = read('KEYHOOK_SQLITE_PATH') ?? DEFAULT_SQLITE_PATH;
+  return { kind: 'sqlite', filename: path.resolve(cwd, filename) };
+}
+
+function parseAdmin(
+  read: (name: string) => string | undefined,
+  production: boolean,
+  generateSecret: () => string,
+  problems: string[],
+): AdminAuthConfig | null {
+  const secret = read('KEYHOOK_ADMIN_JWT_SECRET');
+  const jwksUrl = read('KEYHOOK_ADMIN_JWKS_URL');
+  const issuer = read('KEYHOOK_ADMIN_JWT_ISSUER');
+  const audience = read('KEYHOOK_ADMIN_JWT_AUDIENCE');
+  const claims = { ...(issuer !== undefined && { issuer }), ...(audience !== undefined && { audience }) };
+
+  if (secret !== undefined && jwksUrl !== undefined) {
+    problems.push('set only one of KEYHOOK_ADMIN_JWT_SECRET and KEYHOOK_ADMIN_JWKS_URL, not both');
+    return null;
+  }
+  if (secret !== undefined) {
+    const bytes = Buffer.byteLength(secret, 'utf8');
+    if (bytes < MIN_SECRET_BYTES) {
+      problems.push(
+        `KEYHOOK_ADMIN_JWT_SECRET must be at least ${MIN_SECRET_BYTES} bytes long (it has ${bytes})`,
+      );
+      return null;
+    }
+    return { kind: 'secret', secret, generated: false, ...claims };
+  }
+  if (jwksUrl !== undefined) {
+    const allowed = production ? ['https:'] : ['https:', 'http:'];
+    const protocol = URL.canParse(jwksUrl) ? new URL(jwksUrl).protocol : null;
+    if (protocol === null || !allowed.includes(protocol)) {
+      problems.push(
+        `KEYHOOK_ADMIN_JWKS_URL must be an ${production ? 'https://' : 'http(s)://'} URL, got "${jwksUrl}"`,
+      );
+      return null;
+    }
+    return { kind: 'jwks', jwksUrl, ...claims };
+  }
+  if (production) {
+    problems.push(
+      'NODE_ENV=production needs KEYHOOK_ADMIN_JWT_SECRET (HS256, at least 32 bytes) or KEYHOOK_ADMIN_JWKS_URL ' +
+        'to verify admin JWTs; a generated secret is for development only',
+    );
+    return null;
+  }
+  return { kind: 'secret', secret: generateSecret(), generated: true, ...claims };
+}
+
+function parseEncryptionKey(text: string | undefined, problems: string[]): Buffer | null {
+  if (text === undefined) return null;
+  const key =
+    BASE64.test(text) || BASE64URL.test(text)
+      ? Buffer.from(text, BASE64.test(text) ? 'base64' : 'base64url')
+      : null;
+  if (key === null || key.length !== 32) {
+    problems.push('KEYHOOK_ENCRYPTION_KEY must be 32 bytes, base64 encoded (e.g. `openssl rand -base64 32`)');
+    return null;
+  }
+  return key;
+}
+
+function parseRetrySchedule(text: string | undefined, problems: string[]): number[] | null {
+  if (text === undefined) return null;
+  const steps = text.split(',').map(parseDuration);
+  if (steps.some((step) => step === null)) {
+    problems.push(
+      `KEYHOOK_RETRY_SCHEDULE must be a comma-separated list of positive durations like 1m,5m,15m,1h,3h,6h, got "${text}"`,
+    );
+    return null;
+  }
+  return steps as number[];
+}
+
+function defaultSecret(): string {
+  return randomBytes(32).toString('base64url');
+}

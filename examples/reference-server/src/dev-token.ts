@@ -1,0 +1,54 @@
+import { SignJWT } from 'jose';
+
+/** DESIGN.md §8: the ready token printed in development is for this tenant. */
+export const DEV_TENANT_ID = 'demo';
+export const DEV_SUBJECT = 'demo-admin';
+export const DEV_TOKEN_TTL_SECONDS = 12 * 60 * 60;
+
+export interface DevTokenOptions {
+  secret: string;
+  issuer?: string;
+  audience?: string;
+  now?: Date;
+}
+
+/** An admin JWT as a portal would mint it, signed with the generated development secret. */
+export async function mintDevAdminToken(options: DevTokenOptions): Promise<string> {
+  const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  let jwt = new SignJWT({ tenant_id: DEV_TENANT_ID })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(DEV_SUBJECT)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + DEV_TOKEN_TTL_SECONDS);
+  // The verifier checks iss/aud when they are configured, so the dev token must carry them.
+  if (options.issuer !== undefined) jwt = jwt.setIssuer(options.issuer);
+  if (options.audience !== undefined) jwt = jwt.setAudience(options.audience);
+  return jwt.sign(new TextEncoder().encode(options.secret));
+}
+
+/** What a developer reads at start: the token and a curl line that creates a first key. */
+export function devTokenBanner(token: string, baseUrl: string): string {
+  const body = JSON.stringify({ name: 'my first key', scopes: ['sources:read'] });
+  return [
+    '',
+    'Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL is set, so this process',
+    'generated a throwaway admin secret. Tokens below stop working when the process exits.',
+    '',
+    `Admin token (tenant "${DEV_TENANT_ID}", sub "${DEV_SUBJECT}", valid 12 h):`,
+    `  KEYHOOK_ADMIN_TOKEN=${token}`,
+    '',
+    'Create an API key:',
+    `  curl -sS -X POST ${baseUrl}/api/v1/admin/keys -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' -d '${body}'`,
+    '',
+    'Then call the guarded demo route with the returned secret:',
+    `  curl -sS ${baseUrl}/api/v1/demo/echo -H 'Authorization: Bearer <API_KEY>'`,
+    '',
+  ].join('\n');
+}
+
+/** A base URL a local curl can reach, even when the server listens on every interface. */
+export function reachableBaseUrl(host: string, port: number): string {
+  const local = host === '0.0.0.0' ? '127.0.0.1' : host === '::' || host === '[::]' ? '::1' : host;
+  const bracketed = local.includes(':') && !local.startsWith('[') ? `[${local}]` : local;
+  return `http://${bracketed}:${port}`;
+}

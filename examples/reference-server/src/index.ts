@@ -1,0 +1,24 @@
+export {
+  type AdminAuthConfig,
+  ConfigError,
+  DEFAULT_HOST,
+  DEFAULT_PG_SCHEMA,
+  DEFAULT_PORT,
+  DEFAULT_SQLITE_PATH,
+  type LoadConfigOptions,
+  loadConfig,
+  type ServerConfig,
+  type StoreConfig,
+} from './config.js';
+export {
+  DEV_SUBJECT,
+  DEV_TENANT_ID,
+  DEV_TOKEN_TTL_SECONDS,
+  devTokenBanner,
+  mintDevAdminToken,
+  reachableBaseUrl,
+} from './dev-token.js';
+export { parseDuration } from './duration.js';
+export { HEALTH_PING_TIMEOUT_MS } from './healthz.js';
+export { API_PREFIX, type BuildServerOptions, buildServer, type ReferenceServer } from './server.js';
+export { DRAIN_TIMEOUT_MS, type DrainOptions, drainOnSignals } from './shutdown.js';

@@ -1,0 +1,46 @@
+import { ConfigError, loadConfig } from './config.js';
+import { devTokenBanner, mintDevAdminToken, reachableBaseUrl } from './dev-token.js';
+import { buildServer } from './server.js';
+import { drainOnSignals } from './shutdown.js';
+
+/** The process entry: `node dist/main.js` (`npm start` at the repository root). */
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
+
+  const server = await buildServer(config, { logger: { level: 'info' } });
+  const { app } = server;
+  drainOnSignals({
+    close: server.close,
+    log: (message, error) => (error ? app.log.error({ err: error }, message) : app.log.info(message)),
+  });
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const baseUrl = reachableBaseUrl(config.host, port);
+  const store =
+    config.store.kind === 'postgres' ? `postgres (schema ${config.store.schema})` : config.store.filename;
+  console.log(`keyhook reference server listening on ${baseUrl}  store: ${store}`);
+
+  // Only a secret this process made up is ever used for a printed token; an operator's never.
+  if (config.admin.kind === 'secret' && config.admin.generated) {
+    const token = await mintDevAdminToken({
+      secret: config.admin.secret,
+      ...(config.admin.issuer !== undefined && { issuer: config.admin.issuer }),
+      ...(config.admin.audience !== undefined && { audience: config.admin.audience }),
+    });
+    console.log(devTokenBanner(token, baseUrl));
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error('keyhook reference server failed to start:', error);
+  process.exit(1);
+});

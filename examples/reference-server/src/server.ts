@@ -1,0 +1,100 @@
+import { keyhookFastify } from '@keyhook/adapter-fastify';
+import {
+  type AdminSessionOptions,
+  createKeyhook,
+  cryptoRandomBytes,
+  type Keyhook,
+  newId,
+  type Store,
+  systemClock,
+} from '@keyhook/core';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { AdminAuthConfig, ServerConfig } from './config.js';
+import { registerDemoRoute } from './demo-route.js';
+import { registerErrorReplies } from './error-replies.js';
+import { registerHealthz } from './healthz.js';
+import { openStore } from './open-store.js';
+
+/** DESIGN.md §2: the mount point. */
+export const API_PREFIX = '/api/v1';
+
+export interface BuildServerOptions {
+  /** Fastify's `logger` option: `false` (default) for silence, `true` or pino options to log. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+export interface ReferenceServer {
+  app: FastifyInstance;
+  store: Store;
+  keyhook: Keyhook;
+  config: ServerConfig;
+  /** Stops taking connections, lets requests in flight finish, flushes keyhook, closes the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Everything but listening, so one process can hold several instances (the two-instance
+ * tests) and `main.ts` stays a thin entry.
+ */
+export async function buildServer(
+  config: ServerConfig,
+  options: BuildServerOptions = {},
+): Promise<ReferenceServer> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    // Every response carries an x-request-id (DESIGN.md §2); a client cannot choose it.
+    requestIdHeader: false,
+    genReqId: () => newId('req', systemClock, cryptoRandomBytes),
+  });
+  let store: Store | undefined;
+  try {
+    store = await openStore(config.store, app.log);
+    const keyhook = createKeyhook({
+      store,
+      adminSession: adminSessionOptions(config.admin),
+      logger: app.log,
+    });
+    let draining = false;
+    app.addHook('preClose', async () => {
+      draining = true;
+    });
+    app.addHook('onSend', async (request, reply) => {
+      if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
+      // A keep-alive socket would hold the drain open after its last answer: end it with this one.
+      if (draining) reply.header('connection', 'close');
+    });
+    registerErrorReplies(app);
+    await app.register(keyhookFastify, { keyhook, prefix: API_PREFIX });
+    registerDemoRoute(app, keyhook, API_PREFIX);
+    registerHealthz(app, store);
+    await app.ready();
+    return { app, store, keyhook, config, close: closeOnce(app, keyhook, store) };
+  } catch (error) {
+    await app.close().catch(() => {});
+    await store?.close().catch(() => {});
+    throw error;
+  }
+}
+
+function adminSessionOptions(admin: AdminAuthConfig): AdminSessionOptions {
+  const claims = {
+    ...(admin.issuer !== undefined && { issuer: admin.issuer }),
+    ...(admin.audience !== undefined && { audience: admin.audience }),
+  };
+  return admin.kind === 'secret'
+    ? { secret: admin.secret, ...claims }
+    : { jwksUrl: admin.jwksUrl, ...claims };
+}
+
+function closeOnce(app: FastifyInstance, keyhook: Keyhook, store: Store): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => {
+    closing ??= (async () => {
+      await app.close();
+      await keyhook.close();
+      // The store may already be gone (a failed database, a test that closed it); closing is what we want.
+      await store.close().catch((error: unknown) => app.log.warn({ err: error }, 'closing the store failed'));
+    })();
+    return closing;
+  };
+}

@@ -1,0 +1,65 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests assert response bodies by shape, field by field
+  body: any;
+}
+
+/** Listens on a free port of 127.0.0.1 and returns the base URL. */
+export async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+}
+
+/** A real HTTP client for one running server: the admin calls and the guarded demo route. */
+export class Client {
+  constructor(readonly baseUrl: string) {}
+
+  async request(method: string, path: string, token?: string, body?: unknown): Promise<Reply> {
+    const headers: Record<string, string> = {};
+    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text === '' ? null : JSON.parse(text),
+    };
+  }
+
+  /** POST /api/v1/admin/keys; fails the test unless it answers 201. */
+  async createKey(
+    adminJwt: string,
+    input: { name?: string; scopes?: string[]; expiresAt?: string } = {},
+  ): Promise<{ id: string; secret: string }> {
+    const reply = await this.request('POST', '/api/v1/admin/keys', adminJwt, {
+      name: input.name ?? 'test key',
+      scopes: input.scopes ?? ['sources:read'],
+      ...(input.expiresAt !== undefined && { expiresAt: input.expiresAt }),
+    });
+    if (reply.status !== 201)
+      throw new Error(`create key answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+    return { id: reply.body.key.id, secret: reply.body.secret };
+  }
+
+  revoke(adminJwt: string, keyId: string): Promise<Reply> {
+    return this.request('DELETE', `/api/v1/admin/keys/${keyId}`, adminJwt);
+  }
+
+  rotate(adminJwt: string, keyId: string): Promise<Reply> {
+    return this.request('POST', `/api/v1/admin/keys/${keyId}/rotate`, adminJwt);
+  }
+
+  /** The guarded demo route (`sources:read`). */
+  echo(apiKey: string): Promise<Reply> {
+    return this.request('GET', '/api/v1/demo/echo', apiKey);
+  }
+}

@@ -1,0 +1,176 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { parseDuration } from '../src/duration.js';
+
+const SECRET = 'an-operator-secret-of-at-least-32-bytes!';
+const cwd = '/srv/app';
+const load = (env: Record<string, string>) => loadConfig(env, { cwd, generateSecret: () => 'generated' });
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    load(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig (DESIGN.md §8)', () => {
+  it('defaults: 127.0.0.1:3000, SQLite at ./data/keyhook.db, development with a generated admin secret', () => {
+    const config = load({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      production: false,
+      store: { kind: 'sqlite', filename: path.resolve(cwd, 'data/keyhook.db') },
+      admin: { kind: 'secret', secret: 'generated', generated: true },
+      encryptionKey: null,
+      retryScheduleMs: null,
+      deliveryTimeoutMs: null,
+    });
+  });
+
+  it('the default generated secret is random and long enough for HS256', () => {
+    const a = loadConfig({}).admin;
+    const b = loadConfig({}).admin;
+    if (a.kind !== 'secret' || b.kind !== 'secret') throw new Error('expected secrets');
+    expect(Buffer.byteLength(a.secret)).toBeGreaterThanOrEqual(32);
+    expect(a.secret).not.toBe(b.secret);
+  });
+
+  it('reads PORT, HOST and KEYHOOK_SQLITE_PATH; empty variables count as unset', () => {
+    const config = load({ PORT: '0', HOST: '0.0.0.0', KEYHOOK_SQLITE_PATH: 'db/x.sqlite', DATABASE_URL: '' });
+    expect(config).toMatchObject({
+      port: 0,
+      host: '0.0.0.0',
+      store: { kind: 'sqlite', filename: '/srv/app/db/x.sqlite' },
+    });
+  });
+
+  it('DATABASE_URL=postgres://… selects Postgres, in schema keyhook unless KEYHOOK_PG_SCHEMA says otherwise', () => {
+    const url = 'postgres://app:pw@db:5432/app';
+    expect(load({ DATABASE_URL: url }).store).toEqual({
+      kind: 'postgres',
+      connectionString: url,
+      schema: 'keyhook',
+    });
+    expect(load({ DATABASE_URL: 'postgresql://db/app', KEYHOOK_PG_SCHEMA: 'tenant_x' }).store).toEqual({
+      kind: 'postgres',
+      connectionString: 'postgresql://db/app',
+      schema: 'tenant_x',
+    });
+  });
+
+  it('refuses a DATABASE_URL that is not Postgres, without echoing it (it may hold a password)', () => {
+    const problems = problemsOf({ DATABASE_URL: 'mysql://root:hunter2@db/app' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/DATABASE_URL must be a postgres/);
+    expect(problems.join()).not.toContain('hunter2');
+  });
+
+  it.each(['abc', '-1', '65536', '3000.5', '1e3', '99999999'])('refuses PORT=%s', (port) => {
+    expect(problemsOf({ PORT: port })).toEqual([expect.stringContaining(`PORT must be an integer`)]);
+  });
+
+  it('production without a secret or JWKS refuses to start, and says what to set', () => {
+    const problems = problemsOf({ NODE_ENV: 'production' });
+    expect(problems).toEqual([expect.stringMatching(/KEYHOOK_ADMIN_JWT_SECRET.*KEYHOOK_ADMIN_JWKS_URL/)]);
+  });
+
+  it('production with a secret starts, and the secret is marked as the operator’s', () => {
+    const config = load({ NODE_ENV: 'production', KEYHOOK_ADMIN_JWT_SECRET: SECRET });
+    expect(config.production).toBe(true);
+    expect(config.admin).toEqual({ kind: 'secret', secret: SECRET, generated: false });
+  });
+
+  it('a short secret is refused without being repeated', () => {
+    const problems = problemsOf({ KEYHOOK_ADMIN_JWT_SECRET: 'short-secret' });
+    expect(problems).toEqual([expect.stringContaining('at least 32 bytes long (it has 12)')]);
+    expect(problems.join()).not.toContain('short-secret');
+  });
+
+  it('takes a JWKS URL with issuer and audience; production wants https', () => {
+    expect(
+      load({
+        KEYHOOK_ADMIN_JWKS_URL: 'https://portal.example/.well-known/jwks.json',
+        KEYHOOK_ADMIN_JWT_ISSUER: 'https://portal.example',
+        KEYHOOK_ADMIN_JWT_AUDIENCE: 'keyhook',
+      }).admin,
+    ).toEqual({
+      kind: 'jwks',
+      jwksUrl: 'https://portal.example/.well-known/jwks.json',
+      issuer: 'https://portal.example',
+      audience: 'keyhook',
+    });
+    expect(load({ KEYHOOK_ADMIN_JWKS_URL: 'http://localhost:4000/jwks' }).admin.kind).toBe('jwks');
+    expect(
+      problemsOf({ NODE_ENV: 'production', KEYHOOK_ADMIN_JWKS_URL: 'http://portal.internal/jwks' }),
+    ).toEqual([expect.stringContaining('must be an https:// URL')]);
+    expect(problemsOf({ KEYHOOK_ADMIN_JWKS_URL: 'not a url' })).toHaveLength(1);
+  });
+
+  it('the generated development secret keeps the configured issuer and audience', () => {
+    expect(load({ KEYHOOK_ADMIN_JWT_ISSUER: 'iss', KEYHOOK_ADMIN_JWT_AUDIENCE: 'aud' }).admin).toEqual({
+      kind: 'secret',
+      secret: 'generated',
+      generated: true,
+      issuer: 'iss',
+      audience: 'aud',
+    });
+  });
+
+  it('refuses a secret and a JWKS URL together', () => {
+    expect(
+      problemsOf({ KEYHOOK_ADMIN_JWT_SECRET: SECRET, KEYHOOK_ADMIN_JWKS_URL: 'https://p.example/jwks' }),
+    ).toEqual([expect.stringContaining('only one of')]);
+  });
+
+  it('validates the webhook settings that later issues use', () => {
+    const key = Buffer.alloc(32, 7);
+    const config = load({
+      KEYHOOK_ENCRYPTION_KEY: key.toString('base64'),
+      KEYHOOK_RETRY_SCHEDULE: '1m, 5m,15m,1h,3h,6h',
+      KEYHOOK_DELIVERY_TIMEOUT: '10s',
+    });
+    expect(config.encryptionKey?.equals(key)).toBe(true);
+    expect(config.retryScheduleMs).toEqual([60_000, 300_000, 900_000, 3_600_000, 10_800_000, 21_600_000]);
+    expect(config.deliveryTimeoutMs).toBe(10_000);
+    expect(load({ KEYHOOK_ENCRYPTION_KEY: key.toString('base64url') }).encryptionKey?.equals(key)).toBe(true);
+    expect(load({ KEYHOOK_RETRY_SCHEDULE: '200ms,200ms' }).retryScheduleMs).toEqual([200, 200]);
+  });
+
+  it('collects every problem at once', () => {
+    const problems = problemsOf({
+      PORT: 'x',
+      KEYHOOK_PG_SCHEMA: 'Bad-Name',
+      KEYHOOK_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64'),
+      KEYHOOK_RETRY_SCHEDULE: '1m,,5m',
+      KEYHOOK_DELIVERY_TIMEOUT: '0s',
+      NODE_ENV: 'production',
+    });
+    expect(problems.map((p) => p.split(' ')[0])).toEqual([
+      'PORT',
+      'KEYHOOK_PG_SCHEMA',
+      'NODE_ENV=production',
+      'KEYHOOK_ENCRYPTION_KEY',
+      'KEYHOOK_RETRY_SCHEDULE',
+      'KEYHOOK_DELIVERY_TIMEOUT',
+    ]);
+    expect(() => load({ PORT: 'x' })).toThrow(/Invalid configuration:\n {2}- PORT/);
+  });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['200ms', 200],
+    ['10s', 10_000],
+    ['5m', 300_000],
+    ['3h', 10_800_000],
+  ])('%s → %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
+
+  it.each(['', '0s', '10', '1d', '-5s', '1.5s', 's'])('refuses %j', (text) =>
+    expect(parseDuration(text)).toBeNull(),
+  );
+});

@@ -1,0 +1,31 @@
+import { adminToken } from '@keyhook/testing/support';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Running, sqliteEnv, start, tempDir } from './instances.js';
+
+const temp = tempDir();
+let running: Running;
+
+beforeAll(async () => {
+  running = await start(sqliteEnv(temp.dir));
+});
+
+afterAll(async () => {
+  await running.server.close();
+  temp.remove();
+});
+
+// The one real-time expiry test: everything else about expiry runs on a fake clock in core.
+it('spec §3: a key works until expiresAt and answers 401 key_expired after it (real clock, ~1.5 s)', async () => {
+  const admin = await adminToken({ tenantId: 'acme' });
+  const expiresAt = new Date(Date.now() + 1500);
+  const { secret } = await running.client.createKey(admin, { expiresAt: expiresAt.toISOString() });
+
+  const before = await running.client.echo(secret);
+  expect(before.status).toBe(200);
+  expect(before.body.apiKey.expiresAt).toBe(expiresAt.toISOString());
+
+  await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now() + 20));
+  const after = await running.client.echo(secret);
+  expect(after.status).toBe(401);
+  expect(after.body.error.code).toBe('key_expired');
+});

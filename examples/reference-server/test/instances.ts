@@ -1,0 +1,48 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { POSTGRES_TEST_URL } from '@keyhook/testing/postgres';
+import { TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { buildServer, type ReferenceServer } from '../src/server.js';
+import { Client, listen } from './client.js';
+
+export interface Running {
+  server: ReferenceServer;
+  client: Client;
+}
+
+/** The environment of a test instance: an operator-set admin secret, and the given store. */
+export function sqliteEnv(dir: string): Record<string, string> {
+  return { KEYHOOK_ADMIN_JWT_SECRET: TEST_ADMIN_SECRET, KEYHOOK_SQLITE_PATH: path.join(dir, 'keyhook.db') };
+}
+
+export function postgresEnv(schema: string): Record<string, string> {
+  return {
+    KEYHOOK_ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
+    DATABASE_URL: POSTGRES_TEST_URL,
+    KEYHOOK_PG_SCHEMA: schema,
+  };
+}
+
+/** Builds one instance through the real config path and listens on a free port. */
+export async function start(env: Record<string, string>): Promise<Running> {
+  const server = await buildServer(loadConfig(env));
+  return { server, client: new Client(await listen(server.app)) };
+}
+
+export function tempDir(): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'keyhook-ref-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_TEST_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,164 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from './client.js';
+import { tempDir } from './instances.js';
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** The real process, `node dist/main.js`, with a clean environment: nothing leaks in from the shell. */
+class ServerProcess {
+  readonly child: ChildProcess;
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      this.stdout += chunk.toString();
+    });
+    this.child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderr += chunk.toString();
+    });
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Resolves with the first match of `pattern` in stdout; rejects if the process exits first. */
+  async waitFor(pattern: RegExp, what: string): Promise<RegExpMatchArray> {
+    for (;;) {
+      const match = this.stdout.match(pattern);
+      if (match) return match;
+      if (this.child.exitCode !== null) {
+        throw new Error(
+          `exited (${this.child.exitCode}) before ${what}.\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}
+
+describe('the process: node dist/main.js', () => {
+  const running: ServerProcess[] = [];
+  const temps: ReturnType<typeof tempDir>[] = [];
+  afterEach(() => {
+    for (const p of running.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    for (const t of temps.splice(0)) t.remove();
+  });
+
+  const launch = (env: Record<string, string>) => {
+    const p = new ServerProcess(env);
+    running.push(p);
+    return p;
+  };
+
+  it('development: creates the SQLite directory, prints a dev admin token and a curl line that work', async () => {
+    expect(existsSync(MAIN), 'dist/main.js is built by the global setup').toBe(true);
+    const temp = tempDir();
+    temps.push(temp);
+    const sqlitePath = path.join(temp.dir, 'nested', 'dir', 'keyhook.db');
+    const server = launch({ KEYHOOK_SQLITE_PATH: sqlitePath });
+
+    const [, baseUrl] = await server.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 'listening');
+    const [, token] = await server.waitFor(/KEYHOOK_ADMIN_TOKEN=(\S+)/, 'the dev token');
+    const [curl] = await server.waitFor(/curl -sS -X POST \S+\/api\/v1\/admin\/keys .*$/m, 'the curl line');
+    expect(curl).toContain(`${baseUrl}/api/v1/admin/keys`);
+    expect(curl).toContain(`Bearer ${token}`);
+    expect(existsSync(sqlitePath)).toBe(true);
+
+    // The printed token is for tenant demo, sub demo-admin, valid 12 h.
+    const claims = JSON.parse(Buffer.from(token!.split('.')[1]!, 'base64url').toString());
+    expect(claims).toMatchObject({ tenant_id: 'demo', sub: 'demo-admin' });
+    expect(claims.exp - claims.iat).toBe(12 * 60 * 60);
+
+    // Run what the curl line sends: its -d body, with the printed token.
+    const body = JSON.parse(curl.match(/-d '([^']+)'/)![1]!);
+    const client = new Client(baseUrl!);
+    const created = await client.request('POST', '/api/v1/admin/keys', token, body);
+    expect(created.status).toBe(201);
+    expect((await client.echo(created.body.secret)).body.apiKey.tenantId).toBe('demo');
+    expect((await client.request('GET', '/healthz')).status).toBe(200);
+
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+
+  it('SIGTERM drains: a request in flight completes, then the process exits 0', async () => {
+    const temp = tempDir();
+    temps.push(temp);
+    const server = launch({ KEYHOOK_SQLITE_PATH: path.join(temp.dir, 'keyhook.db') });
+    const [, baseUrl] = await server.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 'listening');
+    const [, token] = await server.waitFor(/KEYHOOK_ADMIN_TOKEN=(\S+)/, 'the dev token');
+
+    // A create whose body arrives in two parts: the request is in flight while SIGTERM lands.
+    const body = Buffer.from(JSON.stringify({ name: 'in flight', scopes: ['items:read'] }));
+    const agent = new http.Agent({ keepAlive: true });
+    const request = http.request(`${baseUrl}/api/v1/admin/keys`, {
+      method: 'POST',
+      agent,
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+      },
+    });
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      request.on('response', (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      request.on('error', reject);
+    });
+    request.write(body.subarray(0, 10));
+    await server.waitFor(
+      /^(?=.*"msg":"incoming request")(?=.*"url":"\/api\/v1\/admin\/keys").*$/m,
+      'the request to arrive',
+    );
+
+    server.child.kill('SIGTERM');
+    await server.waitFor(/SIGTERM received: draining/, 'the drain to start');
+    expect(server.child.exitCode).toBeNull(); // still waiting for the request in flight
+    request.end(body.subarray(10));
+
+    const answered = await response;
+    expect(answered.status).toBe(201);
+    expect(JSON.parse(answered.body).key.name).toBe('in flight');
+    expect(await server.exited).toBe(0);
+    expect(server.stdout).toMatch(/drained: exiting/);
+    agent.destroy();
+  });
+
+  it('production without an admin secret refuses to start, with a clear message and no token', async () => {
+    const temp = tempDir();
+    temps.push(temp);
+    const server = launch({ NODE_ENV: 'production', KEYHOOK_SQLITE_PATH: path.join(temp.dir, 'k.db') });
+    expect(await server.exited).toBe(1);
+    expect(server.stderr).toMatch(/NODE_ENV=production needs KEYHOOK_ADMIN_JWT_SECRET/);
+    expect(server.stdout).not.toMatch(/KEYHOOK_ADMIN_TOKEN/);
+  });
+
+  it('an operator-set secret is never printed, and no token is made from it', async () => {
+    const temp = tempDir();
+    temps.push(temp);
+    const secret = 'operator-secret-0123456789abcdef-0123456789';
+    const server = launch({
+      KEYHOOK_ADMIN_JWT_SECRET: secret,
+      KEYHOOK_SQLITE_PATH: path.join(temp.dir, 'k.db'),
+    });
+    await server.waitFor(/listening on/, 'listening');
+    server.child.kill('SIGINT');
+    expect(await server.exited).toBe(0);
+    expect(server.stdout + server.stderr).not.toContain(secret);
+    expect(server.stdout).not.toMatch(/KEYHOOK_ADMIN_TOKEN|Bearer ey/);
+  });
+});
