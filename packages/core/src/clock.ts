@@ -7,6 +7,11 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** The clock's time in epoch milliseconds, without a Date to collect when it is the system clock (hot paths). */
+export function epochMs(clock: Clock): number {
+  return clock === systemClock ? Date.now() : clock.now().getTime();
+}
+
 /** Randomness is injected for the same reason; production uses the CSPRNG. */
 export type RandomBytes = (size: number) => Uint8Array;
 

@@ -99,4 +99,19 @@ describe('request ids', () => {
     }
     expect(seen.size).toBe(1000); // 1000 ids: four pool refills
   });
+
+  it('on the system clock carry the current time, and use every character of the alphabet', async () => {
+    const { RequestIds } = await import('../src/http/request-id.js');
+    const { newId, systemClock } = await import('@keyhook/core');
+    const timePart = () => newId('req', systemClock, (n) => new Uint8Array(n)).slice(0, 14);
+    const ones = new RequestIds(systemClock, (n) => new Uint8Array(n).fill(255));
+    const before = timePart();
+    const id = ones.next();
+    const after = timePart();
+    expect(id.slice(0, 14) >= before && id.slice(0, 14) <= after).toBe(true);
+    expect(id.slice(14)).toBe('z'.repeat(16));
+    const mixed = new RequestIds(systemClock, (n) => randomBytes(n));
+    const tails = Array.from({ length: 300 }, () => mixed.next().slice(14)).join('');
+    expect(new Set(tails).size).toBe(32);
+  });
 });

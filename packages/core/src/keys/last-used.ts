@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import { type Clock, epochMs } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 
@@ -21,10 +21,11 @@ export class LastUsedRecorder {
 
   /** Never awaits the store and never throws: a failed write is logged and tried again later. */
   record(keyId: string): void {
-    const now = this.clock.now();
+    const nowMs = epochMs(this.clock);
     const previous = this.lastWrite.get(keyId);
-    if (previous !== undefined && now.getTime() - previous < this.intervalMs) return;
-    this.lastWrite.set(keyId, now.getTime());
+    if (previous !== undefined && nowMs - previous < this.intervalMs) return;
+    this.lastWrite.set(keyId, nowMs);
+    const now = new Date(nowMs);
     if (this.lastWrite.size > 100_000) this.forgetOldest();
     const write = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => this.store.touchApiKey(keyId, now, this.intervalMs))
