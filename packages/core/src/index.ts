@@ -1,5 +1,6 @@
 export { type AdminSession, type AdminSessionOptions, AdminSessionRejected } from './admin/session.js';
 export { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
+export { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
 export {
   ERROR_STATUS,
   type ErrorCode,
@@ -18,6 +19,8 @@ export type {
   RequestHeaders,
   RouteDefinition,
 } from './http/types.js';
+export { canonicalJson } from './idempotency/canonical-json.js';
+export { DEFAULT_IDEMPOTENCY_RETENTION_MS, IDEMPOTENCY_LOCK_MS } from './idempotency/service.js';
 export { type IdPrefix, isWellFormedId, newId } from './ids.js';
 export {
   createKeyhook,
@@ -35,4 +38,33 @@ export { type ApiKeyView, type ApiKeyViewStatus, toApiKeyView } from './keys/vie
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export { isScope, OPERATION_SCOPES, type Operation, SCOPES, type Scope, scopeFor } from './scopes.js';
 export { MemoryStore } from './store/memory.js';
-export type { ApiKeyRecord, ApiKeyStatus, ListPage, RotateOutcome, Store } from './store/types.js';
+export type {
+  ApiKeyRecord,
+  ApiKeyStatus,
+  IdempotencyClaimOutcome,
+  IdempotencyCompletion,
+  IdempotencyRecord,
+  ListPage,
+  RotateOutcome,
+  Store,
+  WebhookDisabledReason,
+  WebhookRecord,
+  WebhookStatus,
+  WebhookStatusOutcome,
+} from './store/types.js';
+export { EVENT_TYPES, type EventType, isEventType } from './webhooks/events.js';
+export { type CreateWebhookInput, createWebhookSchema, type UpdateWebhookInput } from './webhooks/schemas.js';
+export { mintWebhookSecret, WEBHOOK_SECRET_PREFIX } from './webhooks/secret.js';
+export { type IssuedWebhook, twinKeyOf, Webhooks } from './webhooks/service.js';
+export {
+  checkWebhookUrl,
+  isPublicAddress,
+  type LookupAll,
+  MAX_WEBHOOK_URL_LENGTH,
+  type ResolvedAddress,
+  resolveCheckedAddresses,
+  type UrlCheck,
+  type UrlPolicy,
+  UrlPolicyError,
+} from './webhooks/url-policy.js';
+export { toWebhookView, type WebhookView } from './webhooks/view.js';

@@ -1,14 +1,19 @@
 import { type AdminSessionOptions, createAdminSessionVerifier } from './admin/session.js';
 import { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
+import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
+import { adminWebhookRoutes } from './http/admin-webhooks.js';
 import { createHttpCore, type GuardResult } from './http/handler.js';
 import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/types.js';
 import { whoamiRoute } from './http/whoami.js';
+import { Idempotency } from './idempotency/service.js';
 import { LastUsedRecorder } from './keys/last-used.js';
 import { ApiKeys } from './keys/service.js';
 import { consoleLogger, type Logger } from './logger.js';
 import type { Scope } from './scopes.js';
 import type { Store } from './store/types.js';
+import { Webhooks } from './webhooks/service.js';
+import type { UrlPolicy } from './webhooks/url-policy.js';
 
 export const DEFAULT_ADMIN_BODY_LIMIT = 64 * 1024;
 
@@ -29,6 +34,24 @@ export interface KeyhookOptions {
    * a revoke or rotate is refused within the bound the store documents.
    */
   verifiedKeyCacheEntries?: number;
+  /**
+   * `development` allows `http://` webhook URLs and private addresses, and generates an
+   * encryption key when none is given. Default: `production` when NODE_ENV is `production`,
+   * else `development` (DESIGN.md §5).
+   */
+  mode?: 'development' | 'production';
+  /**
+   * The master key for secrets at rest (AES-256-GCM): 32 bytes, or their base64. Required in
+   * production. In development a random key is generated for this process only, so a host
+   * that restarts should pass a kept one (the reference server does).
+   */
+  encryptionKey?: EncryptionKeyInput;
+  /** Earlier master keys, still used to open values sealed before a key rotation. */
+  previousEncryptionKeys?: readonly EncryptionKeyInput[];
+  /** Overrides of the webhook URL policy; the defaults follow `mode`. */
+  webhookUrlPolicy?: Partial<UrlPolicy>;
+  /** How long an Idempotency-Key's answer is kept, in ms. Default 24 h. */
+  idempotencyRetentionMs?: number;
 }
 
 export interface Keyhook {
@@ -38,6 +61,8 @@ export interface Keyhook {
   readonly maxBodyBytes: number;
   /** The key rules, for host code (seeding, scripts). */
   readonly keys: ApiKeys;
+  /** The webhook endpoint rules, for host code. */
+  readonly webhooks: Webhooks;
   readonly store: Store;
   /** The whole HTTP surface: a raw request in, a response out. */
   handle(request: KeyhookRequest): Promise<KeyhookResponse>;
@@ -64,7 +89,28 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
     cacheEntries: options.verifiedKeyCacheEntries,
   });
   const lastUsed = new LastUsedRecorder(options.store, clock, logger);
-  const routes = [...adminKeyRoutes(keys, clock), whoamiRoute];
+  const mode = options.mode ?? (process.env['NODE_ENV'] === 'production' ? 'production' : 'development');
+  const secrets =
+    options.encryptionKey !== undefined
+      ? new SecretBox(options.encryptionKey, options.previousEncryptionKeys)
+      : developmentSecretBox(mode, logger);
+  const development = mode === 'development';
+  const webhooks = new Webhooks({
+    store: options.store,
+    clock,
+    randomBytes,
+    secrets,
+    urlPolicy: { allowHttp: development, allowPrivateAddresses: development, ...options.webhookUrlPolicy },
+  });
+  const idempotency = new Idempotency({
+    store: options.store,
+    clock,
+    randomBytes,
+    secrets,
+    logger,
+    retentionMs: options.idempotencyRetentionMs,
+  });
+  const routes = [...adminKeyRoutes(keys, clock), ...adminWebhookRoutes(webhooks, idempotency), whoamiRoute];
   const http = createHttpCore({
     routes,
     keys,
@@ -79,10 +125,24 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
     routes: routes.map(({ method, path }) => ({ method, path })),
     maxBodyBytes,
     keys,
+    webhooks,
     store: options.store,
     handle: http.handle,
     authenticate: async (headers, scope) => http.guard(headers, scope),
     guard: http.guard,
     close: () => lastUsed.flush(),
   };
+}
+
+/** Without a configured key: refused in production; in development a key for this process only. */
+function developmentSecretBox(mode: 'development' | 'production', logger: Logger): SecretBox {
+  if (mode === 'production') {
+    throw new TypeError('keyhook: encryptionKey is required in production (32 bytes, base64)');
+  }
+  return new SecretBox(generateEncryptionKey(), [], () =>
+    logger.warn(
+      {},
+      'no encryptionKey: sealing with a key for this process only; it will not open after a restart',
+    ),
+  );
 }

@@ -1,5 +1,5 @@
 import { isKeyhookError, silentLogger } from '@keyhook/core';
-import { keyRecord } from '@keyhook/testing/fixtures';
+import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -284,6 +284,84 @@ async function outcome(
       const pool = (store as unknown as { pool: pg.Pool }).pool;
       await store.close();
       expect(pool.ended).toBe(true);
+    });
+  });
+
+  describe('webhooks and idempotency keys', () => {
+    it('an id clash is an error, never mistaken for an active twin', async () => {
+      const store = await createPostgresStore({
+        connectionString: POSTGRES_TEST_URL,
+        schema: freshSchema('whid'),
+      });
+      try {
+        const record = webhookRecord({ status: 'disabled', disabledReason: 'manual' });
+        expect(await store.insertWebhook(record)).toBe('inserted');
+        await expect(store.insertWebhook(record)).rejects.toMatchObject({
+          code: '23505',
+          constraint: 'keyhook_webhooks_pkey',
+        });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('an insert whose claim was taken over still writes the webhook, and leaves the new holder alone', async () => {
+      const store = await createPostgresStore({
+        connectionString: POSTGRES_TEST_URL,
+        schema: freshSchema('whcl'),
+      });
+      try {
+        const dead = idempotencyRecord();
+        await store.claimIdempotencyKey(dead, T0);
+        const later = new Date(T0.getTime() + 60_000);
+        const holder = idempotencyRecord({
+          key: dead.key,
+          createdAt: later,
+          lockedUntil: new Date(T0.getTime() + 120_000),
+        });
+        expect(await store.claimIdempotencyKey(holder, later)).toEqual({ outcome: 'claimed' });
+        const webhook = webhookRecord();
+        const stale = {
+          tenantId: dead.tenantId,
+          key: dead.key,
+          claimId: dead.claimId,
+          responseSealed: 'sealed:old',
+        };
+        expect(await store.insertWebhook(webhook, stale)).toBe('inserted');
+        expect(await store.getWebhook(webhook.tenantId, webhook.id)).toEqual(webhook);
+        expect(await store.claimIdempotencyKey(idempotencyRecord({ key: dead.key }), later)).toEqual({
+          outcome: 'exists',
+          record: holder,
+        });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('every webhook and idempotency method answers `unavailable` once the store is closed', async () => {
+      const store = await createPostgresStore({
+        connectionString: POSTGRES_TEST_URL,
+        schema: freshSchema('whx'),
+      });
+      await store.close();
+      const completion = { tenantId: 'tenant_a', key: 'k', claimId: 'c', responseSealed: 's' };
+      const attempts = [
+        () => store.insertWebhook(webhookRecord()),
+        () => store.insertWebhook(webhookRecord(), completion),
+        () => store.getWebhook('tenant_a', 'wh_x'),
+        () => store.listWebhooks('tenant_a', { limit: 1 }),
+        () => store.setWebhookStatus('tenant_a', 'wh_x', 'disabled', 'manual', T0),
+        () => store.rotateWebhookSecret('tenant_a', 'wh_x', 'sealed:x', T0),
+        () => store.deleteWebhook('tenant_a', 'wh_x'),
+        () => store.claimIdempotencyKey(idempotencyRecord(), T0),
+        () => store.completeIdempotencyKey(completion),
+        () => store.releaseIdempotencyKey('tenant_a', 'k', 'c'),
+        () => store.purgeIdempotencyKeys(T0),
+      ];
+      for (const attempt of attempts) {
+        const result = await outcome(attempt());
+        expect(result.unavailable, String(result.error)).toBe(true);
+      }
     });
   });
 

@@ -1,4 +1,13 @@
-import type { ApiKeyRecord, ApiKeyStatus, Scope } from '@keyhook/core';
+import type {
+  ApiKeyRecord,
+  ApiKeyStatus,
+  EventType,
+  IdempotencyRecord,
+  Scope,
+  WebhookDisabledReason,
+  WebhookRecord,
+  WebhookStatus,
+} from '@keyhook/core';
 
 /** A row of `keyhook_api_keys` as better-sqlite3 returns it. Timestamps are epoch milliseconds. */
 export interface ApiKeyRow {
@@ -48,5 +57,90 @@ export function toRecord(row: ApiKeyRow): ApiKeyRecord {
     createdAt: new Date(row.created_at),
     lastUsedAt: toDate(row.last_used_at),
     revokedAt: toDate(row.revoked_at),
+  };
+}
+
+/** A row of `keyhook_webhooks`. `events` is the JSON text of the array, in the record's order. */
+export interface WebhookRow {
+  id: string;
+  tenant_id: string;
+  url: string;
+  events: string;
+  twin_key: string;
+  status: WebhookStatus;
+  disabled_reason: WebhookDisabledReason | null;
+  secret_sealed: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toWebhookRow(record: WebhookRecord): WebhookRow {
+  return {
+    id: record.id,
+    tenant_id: record.tenantId,
+    url: record.url,
+    events: JSON.stringify(record.events),
+    twin_key: record.twinKey,
+    status: record.status,
+    disabled_reason: record.disabledReason,
+    secret_sealed: record.secretSealed,
+    created_at: record.createdAt.getTime(),
+    updated_at: record.updatedAt.getTime(),
+  };
+}
+
+export function toWebhookRecord(row: WebhookRow): WebhookRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    url: row.url,
+    events: JSON.parse(row.events) as EventType[],
+    twinKey: row.twin_key,
+    status: row.status,
+    disabledReason: row.disabled_reason,
+    secretSealed: row.secret_sealed,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+/** A row of `keyhook_idempotency_keys`. */
+export interface IdempotencyRow {
+  tenant_id: string;
+  key: string;
+  fingerprint: string;
+  claim_id: string;
+  state: IdempotencyRecord['state'];
+  response_sealed: string | null;
+  created_at: number;
+  locked_until: number;
+  expires_at: number;
+}
+
+export function toIdempotencyRow(record: IdempotencyRecord): IdempotencyRow {
+  return {
+    tenant_id: record.tenantId,
+    key: record.key,
+    fingerprint: record.fingerprint,
+    claim_id: record.claimId,
+    state: record.state,
+    response_sealed: record.responseSealed,
+    created_at: record.createdAt.getTime(),
+    locked_until: record.lockedUntil.getTime(),
+    expires_at: record.expiresAt.getTime(),
+  };
+}
+
+export function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
+  return {
+    tenantId: row.tenant_id,
+    key: row.key,
+    fingerprint: row.fingerprint,
+    claimId: row.claim_id,
+    state: row.state,
+    responseSealed: row.response_sealed,
+    createdAt: new Date(row.created_at),
+    lockedUntil: new Date(row.locked_until),
+    expiresAt: new Date(row.expires_at),
   };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isKeyhookError, type KeyhookError } from '@keyhook/core';
-import { keyRecord } from '@keyhook/testing/fixtures';
+import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
@@ -45,6 +45,9 @@ describe('errors: out of reach → unavailable (503, Retry-After: 1)', () => {
       expectUnavailable(await rejection(store.insertApiKey(keyRecord())), 'SQLITE_BUSY');
       expect(Date.now() - started).toBeGreaterThanOrEqual(40);
       expectUnavailable(await rejection(store.touchApiKey(existing.id, new Date(), 0)), 'SQLITE_BUSY');
+      // The webhook and idempotency transactions start with BEGIN IMMEDIATE: they wait, then give up alike.
+      expectUnavailable(await rejection(store.insertWebhook(webhookRecord())), 'SQLITE_BUSY');
+      expectUnavailable(await rejection(store.claimIdempotencyKey(idempotencyRecord(), T0)), 'SQLITE_BUSY');
       // WAL: a reader never waits for the writer.
       expect(await store.findApiKeyByCredential(existing.keyLookup, existing.keyHash)).toEqual(existing);
     } finally {
@@ -77,6 +80,8 @@ describe('errors: out of reach → unavailable (503, Retry-After: 1)', () => {
     await store.close();
     await store.close();
     const key = keyRecord();
+    const webhook = webhookRecord();
+    const claim = idempotencyRecord();
     for (const call of [
       store.ping(),
       store.insertApiKey(key),
@@ -86,6 +91,16 @@ describe('errors: out of reach → unavailable (503, Retry-After: 1)', () => {
       store.rotateApiKey(key.tenantId, key.id, key.keyHash, key.keyHash),
       store.revokeApiKey(key.tenantId, key.id, new Date()),
       store.touchApiKey(key.id, new Date(), 0),
+      store.insertWebhook(webhook),
+      store.getWebhook(webhook.tenantId, webhook.id),
+      store.listWebhooks(webhook.tenantId, { limit: 5 }),
+      store.setWebhookStatus(webhook.tenantId, webhook.id, 'disabled', 'manual', new Date()),
+      store.rotateWebhookSecret(webhook.tenantId, webhook.id, 'sealed:x', new Date()),
+      store.deleteWebhook(webhook.tenantId, webhook.id),
+      store.claimIdempotencyKey(claim, T0),
+      store.completeIdempotencyKey({ ...claim, responseSealed: 'sealed:r' }),
+      store.releaseIdempotencyKey(claim.tenantId, claim.key, claim.claimId),
+      store.purgeIdempotencyKeys(T0),
     ]) {
       expectUnavailable(await rejection(call));
     }

@@ -1,4 +1,5 @@
 import type { Scope } from '../scopes.js';
+import type { EventType } from '../webhooks/events.js';
 
 export type ApiKeyStatus = 'active' | 'revoked';
 
@@ -17,6 +18,67 @@ export interface ApiKeyRecord {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+}
+
+export type WebhookStatus = 'active' | 'disabled';
+export type WebhookDisabledReason = 'manual' | 'failures';
+
+/** A webhook endpoint as stored. The signing secret is here only sealed (crypto/secret-box.ts). */
+export interface WebhookRecord {
+  id: string;
+  tenantId: string;
+  /** The normalised URL (the WHATWG parser's `href`): what is shown and what twins compare. */
+  url: string;
+  /** Sorted, without duplicates: the event *set*. */
+  events: EventType[];
+  /**
+   * Lowercase hex SHA-256 of the normalised URL and the event set. Two webhooks of one tenant
+   * with the same twinKey are twins; at most one of them may be active (spec §4 rule 5).
+   */
+  twinKey: string;
+  status: WebhookStatus;
+  disabledReason: WebhookDisabledReason | null;
+  /** The `whsec_…` signing secret, sealed with the tenant and webhook id as associated data. */
+  secretSealed: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type WebhookStatusOutcome =
+  | { outcome: 'updated'; webhook: WebhookRecord }
+  /** Enabling would make a second active twin: nothing was written. */
+  | { outcome: 'active_twin' }
+  | { outcome: 'not_found' };
+
+/** One Idempotency-Key of one tenant, from its first claim until it expires. */
+export interface IdempotencyRecord {
+  tenantId: string;
+  key: string;
+  /** Lowercase hex SHA-256 of the operation and the canonical JSON body. */
+  fingerprint: string;
+  /** Random per claim: only the claim that holds the record may complete or release it. */
+  claimId: string;
+  state: 'in_progress' | 'completed';
+  /** The stored response, sealed; null while in progress. */
+  responseSealed: string | null;
+  createdAt: Date;
+  /** An in-progress claim still open at this time belongs to a request that died: it may be taken over. */
+  lockedUntil: Date;
+  /** The end of the retention window: from then on the record counts as absent, and purge deletes it. */
+  expiresAt: Date;
+}
+
+export type IdempotencyClaimOutcome =
+  | { outcome: 'claimed' }
+  /** Another claim holds the key (in progress) or has completed it: the record as it is. */
+  | { outcome: 'exists'; record: IdempotencyRecord };
+
+/** Completes a claimed Idempotency-Key in the same transaction as the write it answers for. */
+export interface IdempotencyCompletion {
+  tenantId: string;
+  key: string;
+  claimId: string;
+  responseSealed: string;
 }
 
 export interface ListPage {
@@ -89,6 +151,70 @@ export interface Store {
    * (e.g. its change feed is disconnected): core then caches nothing.
    */
   keyChangeVersion(): number | null;
+
+  /**
+   * Inserts a webhook. When the record is active and the tenant already has an active
+   * webhook with the same `twinKey`, nothing is written and `'active_twin'` is returned:
+   * decided atomically (a partial unique index or one locked statement), so of N concurrent
+   * inserts of active twins exactly one returns `'inserted'`. With `completion`, that
+   * Idempotency-Key is completed (when its claim still holds it) in the same transaction as
+   * the insert: both are written, or neither.
+   */
+  insertWebhook(
+    record: WebhookRecord,
+    completion?: IdempotencyCompletion,
+  ): Promise<'inserted' | 'active_twin'>;
+
+  getWebhook(tenantId: string, id: string): Promise<WebhookRecord | null>;
+
+  /** The tenant's webhooks, newest first (ids descending). */
+  listWebhooks(tenantId: string, page: ListPage): Promise<WebhookRecord[]>;
+
+  /**
+   * Sets status and disabledReason and stamps `updatedAt = at`, in one statement. Enabling
+   * while another active webhook of the tenant has the same twinKey writes nothing and
+   * returns `active_twin`, under the same atomic rule as insertWebhook. Setting the status a
+   * webhook already has writes nothing and returns it as it is.
+   */
+  setWebhookStatus(
+    tenantId: string,
+    id: string,
+    status: WebhookStatus,
+    disabledReason: WebhookDisabledReason | null,
+    at: Date,
+  ): Promise<WebhookStatusOutcome>;
+
+  /** Replaces the sealed signing secret and stamps `updatedAt = at`; null when there is no such webhook. */
+  rotateWebhookSecret(
+    tenantId: string,
+    id: string,
+    secretSealed: string,
+    at: Date,
+  ): Promise<WebhookRecord | null>;
+
+  /** Deletes the webhook; false when the tenant has no such webhook. */
+  deleteWebhook(tenantId: string, id: string): Promise<boolean>;
+
+  /**
+   * Claims an Idempotency-Key; the first writer wins. Atomically: when no record holds
+   * (tenantId, key), or the one there has expired (`expiresAt <= now`), or is in progress past
+   * its `lockedUntil` (its request died), `record` (state in_progress) takes its place and
+   * `'claimed'` is returned. Otherwise nothing is written and the record there is returned.
+   * Of N concurrent claims of one free key exactly one returns `'claimed'`.
+   */
+  claimIdempotencyKey(record: IdempotencyRecord, now: Date): Promise<IdempotencyClaimOutcome>;
+
+  /**
+   * Stores the response and marks the record completed, only while `claimId` still holds it
+   * in progress. Returns whether it wrote.
+   */
+  completeIdempotencyKey(completion: IdempotencyCompletion): Promise<boolean>;
+
+  /** Deletes the record only while `claimId` still holds it in progress, so the key can be used again. */
+  releaseIdempotencyKey(tenantId: string, key: string, claimId: string): Promise<void>;
+
+  /** Deletes every record with `expiresAt <= now`, in any tenant; returns how many. */
+  purgeIdempotencyKeys(now: Date): Promise<number>;
 
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;

@@ -1,15 +1,16 @@
-import { createKeyhook, silentLogger } from '@keyhook/core';
+import { createKeyhook, type Logger } from '@keyhook/core';
 import { afterEach, beforeEach, describe } from 'vitest';
-import { TEST_ADMIN_SECRET } from '../support/admin.js';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '../support/admin.js';
 import { FakeClock } from '../support/clock.js';
 import { adminSessionCases, tenantIsolationCases } from './admin-auth.js';
 import { bodyCases } from './bodies.js';
 import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
-import { GatedMemoryStore, RotationGate } from './rotation-gate.js';
+import { GatedMemoryStore, InsertGate, RotationGate } from './rotation-gate.js';
 import type { HttpSuiteAdapter, StartedServer, SuiteContext } from './types.js';
 import { validationCases } from './validation.js';
+import { webhookCases } from './webhooks.js';
 
 export type { HttpSuiteAdapter, HttpSuiteApp, StartedServer } from './types.js';
 
@@ -29,11 +30,16 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       beforeEach(async () => {
         ctx.clock = new FakeClock('2026-01-01T00:00:00.000Z');
         ctx.rotations = new RotationGate();
+        ctx.inserts = new InsertGate();
+        ctx.logs = [];
         ctx.keyhook = createKeyhook({
-          store: new GatedMemoryStore(ctx.rotations),
+          store: new GatedMemoryStore(ctx.rotations, ctx.inserts),
           adminSession: { secret: TEST_ADMIN_SECRET },
           clock: ctx.clock,
-          logger: silentLogger,
+          logger: recordingLogger(ctx.logs),
+          // Production rules (https only, SSRF guard); development is tested in core and the reference server.
+          mode: 'production',
+          encryptionKey: TEST_ENCRYPTION_KEY,
         });
         server = await adapter.start({ keyhook: ctx.keyhook, prefix, hostRoutes: true });
         ctx.baseUrl = server.baseUrl;
@@ -55,6 +61,18 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       bodyCases(ctx);
       conventionCases(ctx);
       mountCases(ctx);
+      webhookCases(ctx);
     });
   }
+}
+
+function recordingLogger(lines: string[]): Logger {
+  const record = (level: string) => (context: object, message: string) => {
+    lines.push(
+      JSON.stringify({ level, message, ...context }, (_key, value) =>
+        value instanceof Error ? { message: value.message, stack: value.stack } : value,
+      ),
+    );
+  };
+  return { info: record('info'), warn: record('warn'), error: record('error') };
 }

@@ -1,4 +1,9 @@
-import { MemoryStore, type RotateOutcome } from '@keyhook/core';
+import {
+  type IdempotencyCompletion,
+  MemoryStore,
+  type RotateOutcome,
+  type WebhookRecord,
+} from '@keyhook/core';
 
 /**
  * Makes a race reproducible. The memory store answers within one microtask, so two
@@ -26,10 +31,47 @@ export class RotationGate {
   }
 }
 
-/** The reference store, with its compare-and-set of the key hash behind the gate. */
+/** Holds the next webhook insert at the store until released: a create that is still in flight. */
+export class InsertGate {
+  private held: Promise<void> | null = null;
+  private arrived: (() => void) | null = null;
+
+  /** The next insert waits for the returned release; `reached` resolves once it is waiting. */
+  holdNext(): { reached: Promise<void>; release: () => void } {
+    let release: () => void = () => {};
+    this.held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const reached = new Promise<void>((resolve) => {
+      this.arrived = resolve;
+    });
+    return { reached, release };
+  }
+
+  async arrive(): Promise<void> {
+    const held = this.held;
+    if (!held) return;
+    this.held = null;
+    this.arrived?.();
+    await held;
+  }
+}
+
+/** The reference store, with its compare-and-set of the key hash and its webhook insert behind gates. */
 export class GatedMemoryStore extends MemoryStore {
-  constructor(private readonly gate: RotationGate) {
+  constructor(
+    private readonly gate: RotationGate,
+    private readonly inserts: InsertGate = new InsertGate(),
+  ) {
     super();
+  }
+
+  override async insertWebhook(
+    record: WebhookRecord,
+    completion?: IdempotencyCompletion,
+  ): Promise<'inserted' | 'active_twin'> {
+    await this.inserts.arrive();
+    return super.insertWebhook(record, completion);
   }
 
   override async rotateApiKey(

@@ -1,6 +1,6 @@
 import type { Keyhook } from '@keyhook/core';
 import type { FakeClock } from '../support/clock.js';
-import type { RotationGate } from './rotation-gate.js';
+import type { InsertGate, RotationGate } from './rotation-gate.js';
 
 /**
  * What the adapter's test builds: a real server on 127.0.0.1, port 0, that mounts `keyhook`
@@ -37,5 +37,8 @@ export interface SuiteContext {
   clock: FakeClock;
   keyhook: Keyhook;
   rotations: RotationGate;
+  inserts: InsertGate;
+  /** Every line keyhook logged during the test, as JSON. */
+  logs: string[];
   baseUrl: string;
 }

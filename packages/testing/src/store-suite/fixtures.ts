@@ -1,5 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type ApiKeyRecord, newId, systemClock } from '@keyhook/core';
+import {
+  type ApiKeyRecord,
+  type IdempotencyRecord,
+  newId,
+  systemClock,
+  type WebhookRecord,
+} from '@keyhook/core';
 
 /** A key record as core would write it; fields can be overridden. */
 export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
@@ -30,4 +36,41 @@ export function orderedKeyIds(count: number): string[] {
   return Array.from({ length: count }, (_, i) =>
     newId('key', { now: () => new Date(base + i * 1000) }, (n) => randomBytes(n)),
   );
+}
+
+/** A webhook record as core would write it; the twin key follows url and events unless given. */
+export function webhookRecord(overrides: Partial<WebhookRecord> = {}): WebhookRecord {
+  const url = overrides.url ?? `https://hooks.example.com/${randomBytes(4).toString('hex')}`;
+  const events = overrides.events ?? ['run.completed', 'run.failed'];
+  return {
+    id: newId('wh', systemClock, (n) => randomBytes(n)),
+    tenantId: 'tenant_a',
+    url,
+    events,
+    twinKey: sha256(`${url}\n${[...events].sort().join(',')}`),
+    status: 'active',
+    disabledReason: null,
+    secretSealed: `sealed:${randomBytes(16).toString('hex')}`,
+    createdAt: new Date('2026-01-01T00:00:00.123Z'),
+    updatedAt: new Date('2026-01-01T00:00:00.123Z'),
+    ...overrides,
+  };
+}
+
+export const T0 = new Date('2026-03-01T12:00:00.000Z');
+
+/** An in-progress idempotency claim at T0: locked for 60 s, kept for 24 h. */
+export function idempotencyRecord(overrides: Partial<IdempotencyRecord> = {}): IdempotencyRecord {
+  return {
+    tenantId: 'tenant_a',
+    key: `idem-${randomBytes(6).toString('hex')}`,
+    fingerprint: sha256('POST /admin/webhooks {}'),
+    claimId: randomBytes(12).toString('hex'),
+    state: 'in_progress',
+    responseSealed: null,
+    createdAt: T0,
+    lockedUntil: new Date(T0.getTime() + 60_000),
+    expiresAt: new Date(T0.getTime() + 86_400_000),
+    ...overrides,
+  };
 }

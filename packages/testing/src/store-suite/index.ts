@@ -1,10 +1,12 @@
 import type { Store } from '@keyhook/core';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { changeVersionCases } from './change-version.js';
+import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
 import { lifecycleCases } from './lifecycle.js';
 import { timingCases } from './timing.js';
 import type { StoreHarness, SuiteContext } from './types.js';
+import { webhookCases } from './webhooks.js';
 
 export type { StoreHarness } from './types.js';
 
@@ -36,5 +38,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     lifecycleCases(context, harness);
     timingCases(context);
     changeVersionCases(context);
+    webhookCases(context);
+    idempotencyCases(context);
   });
 }

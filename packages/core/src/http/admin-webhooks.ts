@@ -1,0 +1,84 @@
+import type { Idempotency } from '../idempotency/service.js';
+import type { IssuedWebhook, Webhooks } from '../webhooks/service.js';
+import { toWebhookView } from '../webhooks/view.js';
+import { header } from './headers.js';
+import { parsePageRequest, toPage } from './pagination.js';
+import { emptyResponse, jsonResponse } from './response.js';
+import type { RouteSpec } from './route.js';
+
+const issuedResponse = (status: number, { webhook, secret }: IssuedWebhook) =>
+  jsonResponse(status, { webhook: toWebhookView(webhook), secret });
+
+/** The admin webhook endpoints (spec §4; success codes and bodies from DESIGN.md §2). */
+export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency): RouteSpec[] {
+  return [
+    {
+      method: 'POST',
+      path: '/admin/webhooks',
+      auth: 'admin',
+      body: 'json',
+      run: ({ admin, body, request }) =>
+        idempotency.run(
+          admin.tenantId,
+          header(request.headers, 'idempotency-key'),
+          'POST /admin/webhooks',
+          body,
+          async (claim) => {
+            // With a key, the 201 is stored in the same transaction as the webhook (spec §4 rule 2).
+            const completeWith = claim
+              ? (issued: IssuedWebhook) => claim.completion(issuedResponse(201, issued))
+              : undefined;
+            return issuedResponse(201, await webhooks.create(admin.tenantId, body as never, completeWith));
+          },
+        ),
+    },
+    {
+      method: 'GET',
+      path: '/admin/webhooks',
+      auth: 'admin',
+      body: 'none',
+      run: async ({ admin, query }) => {
+        const page = parsePageRequest(query, 'wh');
+        const rows = await webhooks.list(admin.tenantId, page.limit + 1, page.before);
+        return jsonResponse(200, toPage(rows, page.limit, toWebhookView));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/admin/webhooks/:webhookId',
+      auth: 'admin',
+      body: 'none',
+      run: async ({ admin, params }) =>
+        jsonResponse(200, { webhook: toWebhookView(await webhooks.get(admin.tenantId, params.webhookId!)) }),
+    },
+    {
+      // Spec §4 rule 7: disabling (and rotating) ignores Idempotency-Key.
+      method: 'PATCH',
+      path: '/admin/webhooks/:webhookId',
+      auth: 'admin',
+      body: 'json',
+      run: async ({ admin, params, body }) =>
+        jsonResponse(200, {
+          webhook: toWebhookView(await webhooks.update(admin.tenantId, params.webhookId!, body as never)),
+        }),
+    },
+    {
+      method: 'POST',
+      path: '/admin/webhooks/:webhookId/rotate',
+      auth: 'admin',
+      body: 'none',
+      run: async ({ admin, params }) =>
+        issuedResponse(200, await webhooks.rotate(admin.tenantId, params.webhookId!)),
+    },
+    {
+      method: 'DELETE',
+      path: '/admin/webhooks/:webhookId',
+      auth: 'admin',
+      body: 'none',
+      run: async ({ admin, params }) => {
+        await webhooks.delete(admin.tenantId, params.webhookId!);
+        return emptyResponse(204);
+      },
+    },
+  ];
+}

@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import type { Clock, RandomBytes } from '../clock.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+import { KeyhookError } from '../errors.js';
+import { isWellFormedId, newId } from '../ids.js';
+import type { IdempotencyCompletion, Store, WebhookRecord } from '../store/types.js';
+import { parseOrThrow, validationFailed } from '../validation.js';
+import type { EventType } from './events.js';
+import {
+  type CreateWebhookInput,
+  createWebhookSchema,
+  type UpdateWebhookInput,
+  updateWebhookSchema,
+} from './schemas.js';
+import { mintWebhookSecret } from './secret.js';
+import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
+
+export interface IssuedWebhook {
+  webhook: WebhookRecord;
+  /** The signing secret, in plaintext here only (and in an idempotent replay). */
+  secret: string;
+}
+
+export interface WebhooksDeps {
+  store: Store;
+  clock: Clock;
+  randomBytes: RandomBytes;
+  secrets: SecretBox;
+  urlPolicy: UrlPolicy;
+}
+
+const notFound = () => new KeyhookError('not_found', 'No webhook with that id.');
+
+const activeTwin = () =>
+  new KeyhookError('webhook_conflict', 'An active webhook with the same url and event set already exists.');
+
+/** What the twin rule compares (spec §4 rule 5): the normalised URL and the event set. */
+export function twinKeyOf(url: string, events: readonly EventType[]): string {
+  return createHash('sha256')
+    .update(url)
+    .update('\n')
+    .update([...events].sort().join(','))
+    .digest('hex');
+}
+
+/** The rules of webhook endpoints (spec §2–§4; DESIGN.md §5). Stores only store. */
+export class Webhooks {
+  constructor(private readonly deps: WebhooksDeps) {}
+
+  /**
+   * Registers an endpoint. `completeWith`, when given, turns the finished answer into the
+   * idempotency completion that the store writes in the same transaction as the webhook.
+   */
+  async create(
+    tenantId: string,
+    input: CreateWebhookInput,
+    completeWith?: (issued: IssuedWebhook) => IdempotencyCompletion,
+  ): Promise<IssuedWebhook> {
+    const parsed = parseOrThrow(createWebhookSchema, input);
+    const checked = checkWebhookUrl(parsed.url, this.deps.urlPolicy);
+    if (!checked.ok) throw validationFailed([{ path: 'url', message: checked.reason }]);
+    const events = [...new Set(parsed.events)].sort() as EventType[];
+    const now = this.deps.clock.now();
+    const id = newId('wh', this.deps.clock, this.deps.randomBytes);
+    const secret = mintWebhookSecret(this.deps.randomBytes);
+    const webhook: WebhookRecord = {
+      id,
+      tenantId,
+      url: checked.normalized,
+      events,
+      twinKey: twinKeyOf(checked.normalized, events),
+      status: 'active',
+      disabledReason: null,
+      secretSealed: this.deps.secrets.seal(secret, secretContext(tenantId, id)),
+      createdAt: now,
+      updatedAt: now,
+    };
+    const issued = { webhook, secret };
+    const outcome = await this.deps.store.insertWebhook(webhook, completeWith?.(issued));
+    if (outcome === 'active_twin') throw activeTwin();
+    return issued;
+  }
+
+  async get(tenantId: string, id: string): Promise<WebhookRecord> {
+    const webhook = isWellFormedId(id, 'wh') ? await this.deps.store.getWebhook(tenantId, id) : null;
+    if (!webhook) throw notFound();
+    return webhook;
+  }
+
+  async list(tenantId: string, limit: number, before?: string): Promise<WebhookRecord[]> {
+    return this.deps.store.listWebhooks(tenantId, { limit, before });
+  }
+
+  /** PATCH status. A manual disable says so; enabling clears the reason (spec §3). */
+  async update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord> {
+    const { status } = parseOrThrow(updateWebhookSchema, input);
+    if (!isWellFormedId(id, 'wh')) throw notFound();
+    const reason = status === 'disabled' ? 'manual' : null;
+    const result = await this.deps.store.setWebhookStatus(
+      tenantId,
+      id,
+      status,
+      reason,
+      this.deps.clock.now(),
+    );
+    if (result.outcome === 'not_found') throw notFound();
+    // Re-enabling beside a twin that became active meanwhile (DESIGN.md §5).
+    if (result.outcome === 'active_twin') throw activeTwin();
+    return result.webhook;
+  }
+
+  /** A new signing secret; the old one stops signing at once. */
+  async rotate(tenantId: string, id: string): Promise<IssuedWebhook> {
+    if (!isWellFormedId(id, 'wh')) throw notFound();
+    const secret = mintWebhookSecret(this.deps.randomBytes);
+    const sealed = this.deps.secrets.seal(secret, secretContext(tenantId, id));
+    const webhook = await this.deps.store.rotateWebhookSecret(tenantId, id, sealed, this.deps.clock.now());
+    if (!webhook) throw notFound();
+    return { webhook, secret };
+  }
+
+  async delete(tenantId: string, id: string): Promise<void> {
+    if (!isWellFormedId(id, 'wh') || !(await this.deps.store.deleteWebhook(tenantId, id))) throw notFound();
+  }
+
+  /** The plaintext signing secret, for the sender. */
+  signingSecret(webhook: WebhookRecord): string {
+    return this.deps.secrets.open(webhook.secretSealed, secretContext(webhook.tenantId, webhook.id));
+  }
+}
+
+// The associated data of a sealed secret: it opens only on the row it was sealed for.
+const secretContext = (tenantId: string, id: string) => `webhook-secret:${tenantId}:${id}`;

@@ -1,0 +1,49 @@
+import type { EventType, WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyhook/core';
+
+/** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
+export const WEBHOOK_COLUMNS =
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, created_at, updated_at';
+
+/** A row as pg returns it with its default parsers: timestamptz → Date, text[] → string[]. */
+export interface WebhookRow {
+  id: string;
+  tenant_id: string;
+  url: string;
+  events: string[];
+  twin_key: string;
+  status: WebhookStatus;
+  disabled_reason: WebhookDisabledReason | null;
+  secret_sealed: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function toWebhookRecord(row: WebhookRow): WebhookRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    url: row.url,
+    events: [...row.events] as EventType[],
+    twinKey: row.twin_key,
+    status: row.status,
+    disabledReason: row.disabled_reason,
+    secretSealed: row.secret_sealed,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function toWebhookParams(webhook: WebhookRecord): unknown[] {
+  return [
+    webhook.id,
+    webhook.tenantId,
+    webhook.url,
+    webhook.events,
+    webhook.twinKey,
+    webhook.status,
+    webhook.disabledReason,
+    webhook.secretSealed,
+    webhook.createdAt,
+    webhook.updatedAt,
+  ];
+}

@@ -1,0 +1,61 @@
+import { IDEMPOTENCY_TABLE } from './idempotency-statements.js';
+import { quoteSchema } from './schema-name.js';
+import { WEBHOOK_COLUMNS } from './webhook-row.js';
+
+/** The partial unique index of migration 0003: its violation means "a second active twin". */
+export const ACTIVE_TWIN_INDEX = 'keyhook_webhooks_active_twin_idx';
+
+/** Every statement the store runs on keyhook_webhooks, built once per schema. */
+export interface WebhookStatements {
+  insert: string;
+  insertCompleting: string;
+  get: string;
+  list: string;
+  listBefore: string;
+  setStatus: string;
+  rotateSecret: string;
+  delete: string;
+}
+
+export function webhookStatements(schema: string): WebhookStatements {
+  const table = `${quoteSchema(schema)}.keyhook_webhooks`;
+  // The arbiter is the active-twin index only: concurrent twins wait on it and one wins, while an id clash
+  // still raises (a bug, not a twin). A disabled row is outside the index and never conflicts.
+  const insert = `INSERT INTO ${table} (${WEBHOOK_COLUMNS})
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      ON CONFLICT (tenant_id, twin_key) WHERE status = 'active' DO NOTHING
+      RETURNING id`;
+  return {
+    insert,
+
+    // One statement, so the webhook and the completion commit together or not at all; the completion
+    // only runs when the insert wrote a row, and only while the claim still holds the key in progress.
+    insertCompleting: `WITH inserted AS (${insert}),
+      completed AS (
+        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $14
+        WHERE tenant_id = $11 AND key = $12 AND claim_id = $13 AND state = 'in_progress'
+          AND EXISTS (SELECT 1 FROM inserted)
+      )
+      SELECT id FROM inserted`,
+
+    get: `SELECT ${WEBHOOK_COLUMNS} FROM ${table} WHERE tenant_id = $1 AND id = $2`,
+
+    list: `SELECT ${WEBHOOK_COLUMNS} FROM ${table}
+      WHERE tenant_id = $1 ORDER BY id DESC LIMIT $2`,
+
+    listBefore: `SELECT ${WEBHOOK_COLUMNS} FROM ${table}
+      WHERE tenant_id = $1 AND id < $3 ORDER BY id DESC LIMIT $2`,
+
+    // Writes only a real change; enabling beside an active twin fails on the partial unique index, and a
+    // concurrent enable of the other twin makes this wait for its commit and then fail the same way.
+    setStatus: `UPDATE ${table} SET status = $3, disabled_reason = $4, updated_at = $5
+      WHERE tenant_id = $1 AND id = $2 AND status <> $3
+      RETURNING ${WEBHOOK_COLUMNS}`,
+
+    rotateSecret: `UPDATE ${table} SET secret_sealed = $3, updated_at = $4
+      WHERE tenant_id = $1 AND id = $2
+      RETURNING ${WEBHOOK_COLUMNS}`,
+
+    delete: `DELETE FROM ${table} WHERE tenant_id = $1 AND id = $2`,
+  };
+}

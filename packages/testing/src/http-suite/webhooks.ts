@@ -1,0 +1,411 @@
+import { describe, expect, it } from 'vitest';
+import { admin, call } from './client.js';
+import type { SuiteContext } from './types.js';
+
+const WEBHOOK_VIEW_FIELDS = ['createdAt', 'disabledReason', 'events', 'id', 'status', 'updatedAt', 'url'];
+const SECRET = /^whsec_[0-9a-f]{64}$/;
+
+interface Created {
+  webhook: { id: string; url: string; events: string[]; status: string; disabledReason: string | null };
+  secret: string;
+}
+
+let counter = 0;
+const uniqueUrl = () => `https://hooks.example.com/receiver/${++counter}`;
+
+export function webhookCases(ctx: SuiteContext): void {
+  const create = async (json: unknown, headers: Record<string, string> = {}, tenantId = 'tenant_a') =>
+    call(ctx, 'POST', '/admin/webhooks', { token: await admin(ctx, tenantId), json, headers });
+  const created = async (
+    json: unknown = { url: uniqueUrl(), events: ['run.completed'] },
+  ): Promise<Created> => {
+    const reply = await create(json);
+    expect(reply.status, reply.text).toBe(201);
+    return reply.body as Created;
+  };
+
+  describe('webhook endpoints (spec §2–§4, DESIGN.md §2, §5)', () => {
+    it('POST /admin/webhooks → 201 { webhook, secret }: events as a sorted set, the URL normalised', async () => {
+      const reply = await create({
+        url: 'https://Hooks.Example.COM:443/receiver/../in?x=1',
+        events: ['run.failed', 'run.completed', 'run.failed'],
+      });
+      expect(reply.status, reply.text).toBe(201);
+      expect(Object.keys(reply.body).sort()).toEqual(['secret', 'webhook']);
+      expect(Object.keys(reply.body.webhook).sort()).toEqual(WEBHOOK_VIEW_FIELDS);
+      expect(reply.body.webhook).toMatchObject({
+        url: 'https://hooks.example.com/in?x=1',
+        events: ['run.completed', 'run.failed'],
+        status: 'active',
+        disabledReason: null,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        updatedAt: '2026-01-01T00:00:00.000Z',
+      });
+      expect(reply.body.webhook.id).toMatch(/^wh_[0-9a-z]{26}$/);
+      expect(reply.body.secret).toMatch(SECRET);
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+    });
+
+    it('GET one, the list, PATCH and DELETE never carry the secret; a log line never does either', async () => {
+      const token = await admin(ctx);
+      const { webhook, secret } = await created();
+      const rotated = await call(ctx, 'POST', `/admin/webhooks/${webhook.id}/rotate`, { token });
+      const replies = [
+        await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token }),
+        await call(ctx, 'GET', '/admin/webhooks', { token }),
+        await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, { token, json: { status: 'disabled' } }),
+      ];
+      expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(Object.keys(replies[0]!.body.webhook).sort()).toEqual(WEBHOOK_VIEW_FIELDS);
+      expect(replies[1]!.body.data.map((w: { id: string }) => w.id)).toEqual([webhook.id]);
+      for (const reply of replies) {
+        expect(reply.text).not.toContain(secret);
+        expect(reply.text).not.toContain(rotated.body.secret);
+        expect(reply.text).not.toContain('whsec_');
+      }
+      for (const line of ctx.logs) {
+        expect(line).not.toContain(secret);
+        expect(line).not.toContain(rotated.body.secret);
+      }
+    });
+
+    it('lists newest first with a cursor', async () => {
+      const token = await admin(ctx);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        ids.unshift((await created()).webhook.id);
+        ctx.clock.advance(1_000);
+      }
+      const first = await call(ctx, 'GET', '/admin/webhooks?limit=2', { token });
+      expect(first.body.data.map((w: { id: string }) => w.id)).toEqual(ids.slice(0, 2));
+      const second = await call(ctx, 'GET', `/admin/webhooks?limit=2&cursor=${first.body.nextCursor}`, {
+        token,
+      });
+      expect(second.body).toMatchObject({ nextCursor: null });
+      expect(second.body.data.map((w: { id: string }) => w.id)).toEqual(ids.slice(2));
+    });
+
+    describe('events: a non-empty set of the five kinds', () => {
+      for (const [label, events] of [
+        ['omitted', undefined],
+        ['empty', []],
+        ['unknown', ['run.completed', 'run.exploded']],
+        ['not an array', 'run.completed'],
+      ] as const) {
+        it(`${label} → 400 validation_failed naming events`, async () => {
+          const reply = await create({ url: uniqueUrl(), ...(events !== undefined && { events }) });
+          expect(reply.status).toBe(400);
+          expect(reply.body.error.code).toBe('validation_failed');
+          expect(reply.body.error.details.some((d: { path: string }) => d.path.startsWith('events'))).toBe(
+            true,
+          );
+        });
+      }
+    });
+
+    it('a URL outside the policy → 400 validation_failed naming url (https, userinfo, fragment, length, SSRF)', async () => {
+      for (const url of [
+        'http://hooks.example.com/x',
+        'https://user:pw@hooks.example.com/x',
+        'https://hooks.example.com/x#frag',
+        `https://hooks.example.com/${'a'.repeat(2030)}`,
+        'https://127.0.0.1/x',
+        'https://2130706433/',
+        'https://[::ffff:127.0.0.1]/',
+        'https://169.254.169.254/latest/meta-data',
+        'https://localhost/',
+        'not a url',
+      ]) {
+        const reply = await create({ url, events: ['run.completed'] });
+        expect(reply.status, url).toBe(400);
+        expect(reply.body.error.code).toBe('validation_failed');
+        expect(reply.body.error.details[0].path).toBe('url');
+      }
+      expect((await create({ url: 'https://93.184.215.14/hook', events: ['run.completed'] })).status).toBe(
+        201,
+      );
+    });
+
+    it('unknown fields and wrong types → 400', async () => {
+      expect((await create({ url: uniqueUrl(), events: ['run.completed'], secret: 'x' })).status).toBe(400);
+      expect((await create({ url: 42, events: ['run.completed'] })).status).toBe(400);
+      expect((await create([])).status).toBe(400);
+    });
+  });
+
+  describe('the seven creation rules (spec §4)', () => {
+    it('rule 1: https only outside development; http is refused', async () => {
+      const refused = await create({ url: 'http://hooks.example.com/plain', events: ['run.completed'] });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.details[0]).toMatchObject({ path: 'url' });
+      expect(
+        (await create({ url: 'https://hooks.example.com/plain', events: ['run.completed'] })).status,
+      ).toBe(201);
+    });
+
+    it('rule 2: same Idempotency-Key and payload → the original webhook and secret, replayed', async () => {
+      const body = { url: uniqueUrl(), events: ['run.completed', 'apply.failed'] };
+      const first = await create(body, { 'idempotency-key': 'create-1' });
+      expect(first.status).toBe(201);
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      // Key order and whitespace do not change the payload.
+      const again = await call(ctx, 'POST', '/admin/webhooks', {
+        token: await admin(ctx),
+        body: new TextEncoder().encode(
+          `{ "events": ["run.completed", "apply.failed"],  "url": "${body.url}" }`,
+        ),
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'create-1' },
+      });
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toEqual(first.body);
+      expect(again.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+      const list = await call(ctx, 'GET', '/admin/webhooks', { token: await admin(ctx) });
+      expect(list.body.data).toHaveLength(1);
+    });
+
+    it('rule 3: same key, different payload → 409 idempotency_conflict', async () => {
+      await create({ url: uniqueUrl(), events: ['run.completed'] }, { 'idempotency-key': 'create-2' });
+      const reply = await create(
+        { url: uniqueUrl(), events: ['run.completed'] },
+        { 'idempotency-key': 'create-2' },
+      );
+      expect(reply.status).toBe(409);
+      expect(reply.body.error.code).toBe('idempotency_conflict');
+    });
+
+    it('rule 4: same key while the first create is in flight → 409 idempotency_in_progress', async () => {
+      const body = { url: uniqueUrl(), events: ['run.completed'] };
+      const gate = ctx.inserts.holdNext();
+      const first = create(body, { 'idempotency-key': 'create-3' });
+      await gate.reached;
+      const second = await create(body, { 'idempotency-key': 'create-3' });
+      expect(second.status).toBe(409);
+      expect(second.body.error.code).toBe('idempotency_in_progress');
+      gate.release();
+      expect((await first).status).toBe(201);
+      const third = await create(body, { 'idempotency-key': 'create-3' });
+      expect(third.status).toBe(201);
+      expect(third.body).toEqual((await first).body);
+    });
+
+    it('rule 5: a second active webhook with the same url and event set → 409 webhook_conflict', async () => {
+      const url = uniqueUrl();
+      await created({ url, events: ['run.completed', 'run.failed'] });
+      const twin = await create({ url, events: ['run.failed', 'run.completed', 'run.failed'] });
+      expect(twin.status).toBe(409);
+      expect(twin.body.error.code).toBe('webhook_conflict');
+      // The same URL with a different event set is allowed.
+      expect((await create({ url, events: ['run.failed'] })).status).toBe(201);
+    });
+
+    it('rule 6: without the header, each request creates an independent webhook', async () => {
+      const a = await created({ url: uniqueUrl(), events: ['run.completed'] });
+      const b = await created({ url: uniqueUrl(), events: ['run.completed'] });
+      expect(a.webhook.id).not.toBe(b.webhook.id);
+      expect(a.secret).not.toBe(b.secret);
+    });
+
+    it('rule 7: disabling and rotating ignore Idempotency-Key', async () => {
+      const token = await admin(ctx);
+      const { webhook } = await created();
+      const headers = { 'idempotency-key': 'same-for-all' };
+      const r1 = await call(ctx, 'POST', `/admin/webhooks/${webhook.id}/rotate`, { token, headers });
+      const r2 = await call(ctx, 'POST', `/admin/webhooks/${webhook.id}/rotate`, { token, headers });
+      expect([r1.status, r2.status]).toEqual([200, 200]);
+      expect(r1.body.secret).not.toBe(r2.body.secret);
+      expect(r2.headers.get('idempotent-replayed')).toBeNull();
+      const off = await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, {
+        token,
+        headers,
+        json: { status: 'disabled' },
+      });
+      const on = await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, {
+        token,
+        headers,
+        json: { status: 'active' },
+      });
+      expect([off.body.webhook.status, on.body.webhook.status]).toEqual(['disabled', 'active']);
+    });
+  });
+
+  describe('Idempotency-Key handling (DESIGN.md §5)', () => {
+    it('a key that is empty, too long or not printable ASCII → 400 validation_failed', async () => {
+      for (const key of ['x'.repeat(256), 'caf\u00e9']) {
+        const reply = await create(
+          { url: uniqueUrl(), events: ['run.completed'] },
+          { 'idempotency-key': key },
+        );
+        expect(reply.status).toBe(400);
+        expect(reply.body.error.details[0].path).toBe('Idempotency-Key');
+      }
+      const longest = await create(
+        { url: uniqueUrl(), events: ['run.completed'] },
+        { 'idempotency-key': 'k'.repeat(255) },
+      );
+      expect(longest.status).toBe(201);
+    });
+
+    it('a validation failure is not stored: the same key then works with a fixed body', async () => {
+      const url = uniqueUrl();
+      const bad = await create({ url, events: [] }, { 'idempotency-key': 'fix-me' });
+      expect(bad.status).toBe(400);
+      const good = await create({ url, events: ['run.completed'] }, { 'idempotency-key': 'fix-me' });
+      expect(good.status).toBe(201);
+      expect(good.headers.get('idempotent-replayed')).toBeNull();
+    });
+
+    it('a webhook_conflict is stored and replayed like any answer', async () => {
+      const url = uniqueUrl();
+      await created({ url, events: ['run.completed'] });
+      const first = await create({ url, events: ['run.completed'] }, { 'idempotency-key': 'twin' });
+      const again = await create({ url, events: ['run.completed'] }, { 'idempotency-key': 'twin' });
+      expect([first.status, again.status]).toEqual([409, 409]);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toEqual(first.body);
+    });
+
+    it('after the 24 h retention the key is free again', async () => {
+      const token = await admin(ctx);
+      const body = { url: uniqueUrl(), events: ['run.completed'] };
+      const first = await create(body, { 'idempotency-key': 'day-old' });
+      await call(ctx, 'PATCH', `/admin/webhooks/${first.body.webhook.id}`, {
+        token,
+        json: { status: 'disabled' },
+      });
+      ctx.clock.advance(24 * 60 * 60 * 1000 - 1);
+      const replay = await create(body, { 'idempotency-key': 'day-old' });
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      ctx.clock.advance(1);
+      const fresh = await create(body, { 'idempotency-key': 'day-old' });
+      expect(fresh.status).toBe(201);
+      expect(fresh.headers.get('idempotent-replayed')).toBeNull();
+      expect(fresh.body.webhook.id).not.toBe(first.body.webhook.id);
+    });
+
+    it('50 concurrent creates of active twins without the header → exactly one 201, the rest 409 webhook_conflict', async () => {
+      const body = { url: uniqueUrl(), events: ['run.completed'] };
+      const replies = await Promise.all(Array.from({ length: 50 }, () => create(body)));
+      expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+      const refused = replies.filter((r) => r.status === 409);
+      expect(refused).toHaveLength(49);
+      for (const r of refused) expect(r.body.error.code).toBe('webhook_conflict');
+    });
+
+    it('100 concurrent identical creates with one key → one webhook and one secret', async () => {
+      const body = { url: uniqueUrl(), events: ['run.completed'] };
+      const replies = await Promise.all(
+        Array.from({ length: 100 }, () => create(body, { 'idempotency-key': 'burst' })),
+      );
+      const ok = replies.filter((r) => r.status === 201);
+      expect(ok.length).toBeGreaterThanOrEqual(1);
+      for (const r of replies) {
+        if (r.status !== 201) expect(r.body.error.code).toBe('idempotency_in_progress');
+      }
+      expect(new Set(ok.map((r) => r.body.secret)).size).toBe(1);
+      expect(new Set(ok.map((r) => r.body.webhook.id)).size).toBe(1);
+      const list = await call(ctx, 'GET', '/admin/webhooks', { token: await admin(ctx) });
+      expect(list.body.data).toHaveLength(1);
+    });
+  });
+
+  describe('status, rotation and deletion', () => {
+    it('PATCH disabled → manual; the same url and events may then be registered again (spec §3)', async () => {
+      const token = await admin(ctx);
+      const body = { url: uniqueUrl(), events: ['run.completed'] };
+      const first = await created(body);
+      ctx.clock.advance(5_000);
+      const off = await call(ctx, 'PATCH', `/admin/webhooks/${first.webhook.id}`, {
+        token,
+        json: { status: 'disabled' },
+      });
+      expect(off.status).toBe(200);
+      expect(off.body.webhook).toMatchObject({
+        status: 'disabled',
+        disabledReason: 'manual',
+        updatedAt: '2026-01-01T00:00:05.000Z',
+      });
+      await created(body);
+      // Re-enabling beside the now-active twin (DESIGN.md §5).
+      const on = await call(ctx, 'PATCH', `/admin/webhooks/${first.webhook.id}`, {
+        token,
+        json: { status: 'active' },
+      });
+      expect(on.status).toBe(409);
+      expect(on.body.error.code).toBe('webhook_conflict');
+    });
+
+    it('PATCH validates its body: only status, only the two values', async () => {
+      const token = await admin(ctx);
+      const { webhook } = await created();
+      for (const json of [{}, { status: 'paused' }, { status: 'disabled', url: 'https://x.example' }]) {
+        const reply = await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, { token, json });
+        expect(reply.status).toBe(400);
+        expect(reply.body.error.code).toBe('validation_failed');
+      }
+    });
+
+    it('POST rotate → 200 { webhook, secret } with a new secret', async () => {
+      const { webhook, secret } = await created();
+      const reply = await call(ctx, 'POST', `/admin/webhooks/${webhook.id}/rotate`, {
+        token: await admin(ctx),
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.body.webhook.id).toBe(webhook.id);
+      expect(reply.body.secret).toMatch(SECRET);
+      expect(reply.body.secret).not.toBe(secret);
+    });
+
+    it('DELETE → 204 with no body; then the webhook is gone', async () => {
+      const token = await admin(ctx);
+      const { webhook } = await created();
+      const reply = await call(ctx, 'DELETE', `/admin/webhooks/${webhook.id}`, { token });
+      expect(reply.status).toBe(204);
+      expect(reply.text).toBe('');
+      expect((await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token })).status).toBe(404);
+      expect((await call(ctx, 'DELETE', `/admin/webhooks/${webhook.id}`, { token })).status).toBe(404);
+    });
+
+    it('unknown and malformed ids → 404 not_found', async () => {
+      const token = await admin(ctx);
+      for (const id of ['wh_00000000000000000000000000', 'nope', 'key_00000000000000000000000000']) {
+        const reply = await call(ctx, 'GET', `/admin/webhooks/${id}`, { token });
+        expect(reply.status).toBe(404);
+        expect(reply.body.error.code).toBe('not_found');
+      }
+    });
+  });
+
+  describe('tenant isolation', () => {
+    it('another tenant’s webhook id → 404 for GET, PATCH, rotate and DELETE, and it stays as it was', async () => {
+      const { webhook } = await created();
+      const other = await admin(ctx, 'tenant_b');
+      const replies = [
+        await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token: other }),
+        await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, {
+          token: other,
+          json: { status: 'disabled' },
+        }),
+        await call(ctx, 'POST', `/admin/webhooks/${webhook.id}/rotate`, { token: other }),
+        await call(ctx, 'DELETE', `/admin/webhooks/${webhook.id}`, { token: other }),
+      ];
+      for (const reply of replies) {
+        expect(reply.status).toBe(404);
+        expect(reply.body.error.code).toBe('not_found');
+      }
+      const mine = await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token: await admin(ctx) });
+      expect(mine.body.webhook.status).toBe('active');
+      expect((await call(ctx, 'GET', '/admin/webhooks', { token: other })).body.data).toEqual([]);
+    });
+
+    it('an Idempotency-Key reused by another tenant creates that tenant’s own webhook', async () => {
+      const body = { url: uniqueUrl(), events: ['run.completed'] };
+      const a = await create(body, { 'idempotency-key': 'shared-key' }, 'tenant_a');
+      const b = await create(body, { 'idempotency-key': 'shared-key' }, 'tenant_b');
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect(b.headers.get('idempotent-replayed')).toBeNull();
+      expect(b.body.webhook.id).not.toBe(a.body.webhook.id);
+      expect(b.body.secret).not.toBe(a.body.secret);
+    });
+  });
+}

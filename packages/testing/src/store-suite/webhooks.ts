@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { webhookRecord } from './fixtures.js';
+import type { SuiteContext } from './types.js';
+
+const LATER = new Date('2026-02-01T00:00:00.000Z');
+
+export function webhookCases(ctx: SuiteContext): void {
+  describe('webhooks', () => {
+    it('stores a webhook and reads back every field', async () => {
+      const record = webhookRecord({ events: ['apply.failed', 'run.completed'] });
+      expect(await ctx.store.insertWebhook(record)).toBe('inserted');
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(record);
+    });
+
+    it('never shows one tenant another tenant’s webhook, for any method', async () => {
+      const record = webhookRecord();
+      await ctx.store.insertWebhook(record);
+      expect(await ctx.store.getWebhook('tenant_b', record.id)).toBeNull();
+      expect(await ctx.store.listWebhooks('tenant_b', { limit: 10 })).toEqual([]);
+      expect(await ctx.store.setWebhookStatus('tenant_b', record.id, 'disabled', 'manual', LATER)).toEqual({
+        outcome: 'not_found',
+      });
+      expect(await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', LATER)).toBeNull();
+      expect(await ctx.store.deleteWebhook('tenant_b', record.id)).toBe(false);
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(record);
+    });
+
+    it('lists newest first, pages with `before`, and only the tenant’s own', async () => {
+      const records = [];
+      for (let i = 0; i < 5; i++) {
+        const record = webhookRecord();
+        records.push(record);
+        await ctx.store.insertWebhook(record);
+        await new Promise((resolve) => setTimeout(resolve, 2)); // ids sort by time
+      }
+      await ctx.store.insertWebhook(webhookRecord({ tenantId: 'tenant_b' }));
+      const ids = records.map((r) => r.id).reverse();
+      const first = await ctx.store.listWebhooks('tenant_a', { limit: 3 });
+      expect(first.map((w) => w.id)).toEqual(ids.slice(0, 3));
+      const second = await ctx.store.listWebhooks('tenant_a', { limit: 3, before: first.at(-1)!.id });
+      expect(second.map((w) => w.id)).toEqual(ids.slice(3));
+    });
+
+    it('refuses a second active twin in the same tenant (spec §4 rule 5), but not in another tenant', async () => {
+      const first = webhookRecord();
+      expect(await ctx.store.insertWebhook(first)).toBe('inserted');
+      const twin = webhookRecord({ url: first.url, events: first.events });
+      expect(await ctx.store.insertWebhook(twin)).toBe('active_twin');
+      expect(await ctx.store.getWebhook('tenant_a', twin.id)).toBeNull();
+      const otherTenant = webhookRecord({ tenantId: 'tenant_b', url: first.url, events: first.events });
+      expect(await ctx.store.insertWebhook(otherTenant)).toBe('inserted');
+      // Same URL, another event set: a different twin key, allowed.
+      expect(await ctx.store.insertWebhook(webhookRecord({ url: first.url, events: ['run.failed'] }))).toBe(
+        'inserted',
+      );
+      // A disabled twin may be inserted beside the active one.
+      const disabled = webhookRecord({ url: first.url, events: first.events, status: 'disabled' });
+      expect(await ctx.store.insertWebhook({ ...disabled, disabledReason: 'manual' })).toBe('inserted');
+    });
+
+    it('of 50 concurrent inserts of active twins, exactly one is inserted', async () => {
+      const template = webhookRecord();
+      const peer = await ctx.peer();
+      const outcomes = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          (i % 2 ? peer : ctx.store).insertWebhook(
+            webhookRecord({ url: template.url, events: template.events }),
+          ),
+        ),
+      );
+      expect(outcomes.filter((o) => o === 'inserted')).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 'active_twin')).toHaveLength(49);
+      expect(await ctx.store.listWebhooks('tenant_a', { limit: 100 })).toHaveLength(1);
+    });
+
+    it('disables and re-enables; re-enabling beside an active twin is refused and writes nothing', async () => {
+      const first = webhookRecord();
+      await ctx.store.insertWebhook(first);
+      const disabled = await ctx.store.setWebhookStatus('tenant_a', first.id, 'disabled', 'manual', LATER);
+      expect(disabled).toEqual({
+        outcome: 'updated',
+        webhook: { ...first, status: 'disabled', disabledReason: 'manual', updatedAt: LATER },
+      });
+      // After disabling, the same url and event set may be registered again (spec §3).
+      const second = webhookRecord({ url: first.url, events: first.events });
+      expect(await ctx.store.insertWebhook(second)).toBe('inserted');
+      expect(await ctx.store.setWebhookStatus('tenant_a', first.id, 'active', null, LATER)).toEqual({
+        outcome: 'active_twin',
+      });
+      expect((await ctx.store.getWebhook('tenant_a', first.id))?.status).toBe('disabled');
+      // Once the twin is gone, re-enabling works and clears the reason.
+      expect(await ctx.store.deleteWebhook('tenant_a', second.id)).toBe(true);
+      const enabled = await ctx.store.setWebhookStatus('tenant_a', first.id, 'active', null, LATER);
+      expect(enabled.outcome === 'updated' && enabled.webhook.status).toBe('active');
+      expect(enabled.outcome === 'updated' && enabled.webhook.disabledReason).toBeNull();
+    });
+
+    it('of concurrent re-enables of two disabled twins, exactly one wins', async () => {
+      const a = webhookRecord({ status: 'disabled', disabledReason: 'manual' });
+      const b = webhookRecord({ url: a.url, events: a.events, status: 'disabled', disabledReason: 'manual' });
+      await ctx.store.insertWebhook(a);
+      await ctx.store.insertWebhook(b);
+      const peer = await ctx.peer();
+      const outcomes = await Promise.all([
+        ctx.store.setWebhookStatus('tenant_a', a.id, 'active', null, LATER),
+        peer.setWebhookStatus('tenant_a', b.id, 'active', null, LATER),
+      ]);
+      expect(outcomes.map((o) => o.outcome).sort()).toEqual(['active_twin', 'updated']);
+    });
+
+    it('setting the status a webhook already has changes nothing', async () => {
+      const record = webhookRecord({ status: 'disabled', disabledReason: 'failures' });
+      await ctx.store.insertWebhook(record);
+      expect(await ctx.store.setWebhookStatus('tenant_a', record.id, 'disabled', 'manual', LATER)).toEqual({
+        outcome: 'updated',
+        webhook: record,
+      });
+    });
+
+    it('rotates the sealed secret and stamps updatedAt; deletes', async () => {
+      const record = webhookRecord();
+      await ctx.store.insertWebhook(record);
+      const rotated = await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:new', LATER);
+      expect(rotated).toEqual({ ...record, secretSealed: 'sealed:new', updatedAt: LATER });
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(rotated);
+      expect(await ctx.store.deleteWebhook('tenant_a', record.id)).toBe(true);
+      expect(await ctx.store.deleteWebhook('tenant_a', record.id)).toBe(false);
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toBeNull();
+      expect(await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', LATER)).toBeNull();
+    });
+  });
+}
