@@ -24,8 +24,13 @@ export interface ServerConfig {
   production: boolean;
   store: StoreConfig;
   admin: AdminAuthConfig;
-  /** Validated now; used once webhook secrets are stored (DESIGN.md §5). */
+  /**
+   * The master key for secrets at rest (DESIGN.md §5). Required in production; null in
+   * development means "use the key kept in the data directory" (encryption-key.ts).
+   */
   encryptionKey: Buffer | null;
+  /** Earlier master keys, comma-separated in KEYHOOK_PREVIOUS_ENCRYPTION_KEYS: they still open old values. */
+  previousEncryptionKeys: Buffer[];
   /** Validated now; used once webhook delivery exists (DESIGN.md §6). */
   retryScheduleMs: number[] | null;
   /** Validated now; used once webhook delivery exists (DESIGN.md §6). */
@@ -79,7 +84,21 @@ export function loadConfig(
   const store = parseStore(read, options.cwd ?? process.cwd(), problems);
   const admin = parseAdmin(read, production, options.generateSecret ?? defaultSecret, problems);
 
-  const encryptionKey = parseEncryptionKey(read('KEYHOOK_ENCRYPTION_KEY'), problems);
+  const encryptionKey = parseEncryptionKey(
+    read('KEYHOOK_ENCRYPTION_KEY'),
+    'KEYHOOK_ENCRYPTION_KEY',
+    problems,
+  );
+  if (production && encryptionKey === null && read('KEYHOOK_ENCRYPTION_KEY') === undefined) {
+    problems.push(
+      'KEYHOOK_ENCRYPTION_KEY is required when NODE_ENV=production (e.g. `openssl rand -base64 32`)',
+    );
+  }
+  const previousEncryptionKeys = (read('KEYHOOK_PREVIOUS_ENCRYPTION_KEYS') ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .flatMap((part) => parseEncryptionKey(part, 'KEYHOOK_PREVIOUS_ENCRYPTION_KEYS', problems) ?? []);
   const retryScheduleMs = parseRetrySchedule(read('KEYHOOK_RETRY_SCHEDULE'), problems);
   const timeoutText = read('KEYHOOK_DELIVERY_TIMEOUT');
   const deliveryTimeoutMs = timeoutText === undefined ? null : parseDuration(timeoutText);
@@ -90,7 +109,17 @@ export function loadConfig(
   }
 
   if (problems.length > 0 || admin === null) throw new ConfigError(problems);
-  return { port, host, production, store, admin, encryptionKey, retryScheduleMs, deliveryTimeoutMs };
+  return {
+    port,
+    host,
+    production,
+    store,
+    admin,
+    encryptionKey,
+    previousEncryptionKeys,
+    retryScheduleMs,
+    deliveryTimeoutMs,
+  };
 }
 
 function parsePort(text: string | undefined, problems: string[]): number {
@@ -175,14 +204,14 @@ function parseAdmin(
   return { kind: 'secret', secret: generateSecret(), generated: true, ...claims };
 }
 
-function parseEncryptionKey(text: string | undefined, problems: string[]): Buffer | null {
+function parseEncryptionKey(text: string | undefined, name: string, problems: string[]): Buffer | null {
   if (text === undefined) return null;
   const key =
     BASE64.test(text) || BASE64URL.test(text)
       ? Buffer.from(text, BASE64.test(text) ? 'base64' : 'base64url')
       : null;
   if (key === null || key.length !== 32) {
-    problems.push('KEYHOOK_ENCRYPTION_KEY must be 32 bytes, base64 encoded (e.g. `openssl rand -base64 32`)');
+    problems.push(`${name} must hold 32-byte keys, base64 encoded (e.g. \`openssl rand -base64 32\`)`);
     return null;
   }
   return key;

@@ -11,6 +11,7 @@ import {
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AdminAuthConfig, ServerConfig } from './config.js';
 import { registerDemoRoute } from './demo-route.js';
+import { encryptionKeyFor } from './encryption-key.js';
 import { registerErrorReplies } from './error-replies.js';
 import { registerHealthz } from './healthz.js';
 import { openStore } from './open-store.js';
@@ -53,6 +54,9 @@ export async function buildServer(
       store,
       adminSession: adminSessionOptions(config.admin),
       logger: app.log,
+      mode: config.production ? 'production' : 'development',
+      encryptionKey: await encryptionKeyFor(config),
+      previousEncryptionKeys: config.previousEncryptionKeys,
     });
     let draining = false;
     app.addHook('preClose', async () => {

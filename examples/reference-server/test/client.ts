@@ -18,8 +18,14 @@ export async function listen(app: FastifyInstance): Promise<string> {
 export class Client {
   constructor(readonly baseUrl: string) {}
 
-  async request(method: string, path: string, token?: string, body?: unknown): Promise<Reply> {
-    const headers: Record<string, string> = {};
+  async request(
+    method: string,
+    path: string,
+    token?: string,
+    body?: unknown,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<Reply> {
+    const headers: Record<string, string> = { ...extraHeaders };
     if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const response = await fetch(`${this.baseUrl}${path}`, {

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { parseDuration } from '../src/duration.js';
 
 const SECRET = 'an-operator-secret-of-at-least-32-bytes!';
+const KEY = Buffer.alloc(32, 9).toString('base64');
 const cwd = '/srv/app';
 const load = (env: Record<string, string>) => loadConfig(env, { cwd, generateSecret: () => 'generated' });
 
@@ -27,6 +28,7 @@ describe('loadConfig (DESIGN.md §8)', () => {
       store: { kind: 'sqlite', filename: path.resolve(cwd, 'data/keyhook.db') },
       admin: { kind: 'secret', secret: 'generated', generated: true },
       encryptionKey: null,
+      previousEncryptionKeys: [],
       retryScheduleMs: null,
       deliveryTimeoutMs: null,
     });
@@ -74,15 +76,35 @@ describe('loadConfig (DESIGN.md §8)', () => {
     expect(problemsOf({ PORT: port })).toEqual([expect.stringContaining(`PORT must be an integer`)]);
   });
 
-  it('production without a secret or JWKS refuses to start, and says what to set', () => {
+  it('production without a secret or JWKS, or without an encryption key, refuses to start and says what to set', () => {
     const problems = problemsOf({ NODE_ENV: 'production' });
-    expect(problems).toEqual([expect.stringMatching(/KEYHOOK_ADMIN_JWT_SECRET.*KEYHOOK_ADMIN_JWKS_URL/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/KEYHOOK_ADMIN_JWT_SECRET.*KEYHOOK_ADMIN_JWKS_URL/),
+      expect.stringMatching(/^KEYHOOK_ENCRYPTION_KEY is required when NODE_ENV=production/),
+    ]);
   });
 
-  it('production with a secret starts, and the secret is marked as the operator’s', () => {
-    const config = load({ NODE_ENV: 'production', KEYHOOK_ADMIN_JWT_SECRET: SECRET });
+  it('production with a secret and an encryption key starts, and the secret is marked as the operator’s', () => {
+    const config = load({
+      NODE_ENV: 'production',
+      KEYHOOK_ADMIN_JWT_SECRET: SECRET,
+      KEYHOOK_ENCRYPTION_KEY: KEY,
+    });
     expect(config.production).toBe(true);
     expect(config.admin).toEqual({ kind: 'secret', secret: SECRET, generated: false });
+  });
+
+  it('reads earlier master keys from KEYHOOK_PREVIOUS_ENCRYPTION_KEYS, and refuses a bad one', () => {
+    const old = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
+    const config = load({
+      KEYHOOK_PREVIOUS_ENCRYPTION_KEYS: old.map((k) => k.toString('base64')).join(', '),
+    });
+    expect(config.previousEncryptionKeys.map((k) => k.toString('hex'))).toEqual(
+      old.map((k) => k.toString('hex')),
+    );
+    expect(problemsOf({ KEYHOOK_PREVIOUS_ENCRYPTION_KEYS: `${KEY},short` })).toEqual([
+      expect.stringContaining('KEYHOOK_PREVIOUS_ENCRYPTION_KEYS must hold 32-byte keys'),
+    ]);
   });
 
   it('a short secret is refused without being repeated', () => {
@@ -106,7 +128,11 @@ describe('loadConfig (DESIGN.md §8)', () => {
     });
     expect(load({ KEYHOOK_ADMIN_JWKS_URL: 'http://localhost:4000/jwks' }).admin.kind).toBe('jwks');
     expect(
-      problemsOf({ NODE_ENV: 'production', KEYHOOK_ADMIN_JWKS_URL: 'http://portal.internal/jwks' }),
+      problemsOf({
+        NODE_ENV: 'production',
+        KEYHOOK_ADMIN_JWKS_URL: 'http://portal.internal/jwks',
+        KEYHOOK_ENCRYPTION_KEY: KEY,
+      }),
     ).toEqual([expect.stringContaining('must be an https:// URL')]);
     expect(problemsOf({ KEYHOOK_ADMIN_JWKS_URL: 'not a url' })).toHaveLength(1);
   });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { POSTGRES_TEST_URL } from '@keyhook/testing/postgres';
-import { TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { buildServer, type ReferenceServer } from '../src/server.js';
@@ -23,6 +23,8 @@ export function postgresEnv(schema: string): Record<string, string> {
     KEYHOOK_ADMIN_JWT_SECRET: TEST_ADMIN_SECRET,
     DATABASE_URL: POSTGRES_TEST_URL,
     KEYHOOK_PG_SCHEMA: schema,
+    // Postgres has no data directory of ours to keep a development key in: the test sets one.
+    KEYHOOK_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
   };
 }
 
