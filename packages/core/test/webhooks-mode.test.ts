@@ -169,4 +169,35 @@ describe('webhook modes (DESIGN.md §5)', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(await probe()).toBe('claimed'); // gone from the store
   });
+
+  it('a create whose claim ran out and was taken over answers 409 idempotency_in_progress and writes nothing', async () => {
+    class SlowStore extends MemoryStore {
+      override async insertWebhook(record: WebhookRecord, completion?: IdempotencyCompletion) {
+        // While this request stalled past its 60 s lock, a retry took the key over.
+        clock.advance(60_000);
+        await this.claimIdempotencyKey(
+          {
+            tenantId: 'tenant_a',
+            key: 'stalled',
+            fingerprint: 'retry',
+            claimId: 'the-retry',
+            state: 'in_progress',
+            responseSealed: null,
+            createdAt: clock.now(),
+            lockedUntil: new Date(clock.now().getTime() + 60_000),
+            expiresAt: new Date(clock.now().getTime() + 86_400_000),
+          },
+          clock.now(),
+        );
+        return super.insertWebhook(record, completion);
+      }
+    }
+    const store = new SlowStore();
+    const keyhook = createKeyhook({ ...base, store, mode: 'development' });
+    const body = { url: 'https://hooks.example.com/stalled', events: ['run.completed'] };
+    const reply = await createWebhook(keyhook, body, { 'idempotency-key': 'stalled' });
+    expect(reply.status).toBe(409);
+    expect(reply.body.error.code).toBe('idempotency_in_progress');
+    expect(await store.listWebhooks('tenant_a', { limit: 10 })).toEqual([]);
+  });
 });

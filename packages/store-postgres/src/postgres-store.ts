@@ -116,17 +116,21 @@ export class PostgresStore implements Store {
   async insertWebhook(
     record: WebhookRecord,
     completion?: IdempotencyCompletion,
-  ): Promise<'inserted' | 'active_twin'> {
-    const result = completion
-      ? await this.query(this.webhookSql.insertCompleting, [
-          ...toWebhookParams(record),
-          completion.tenantId,
-          completion.key,
-          completion.claimId,
-          completion.responseSealed,
-        ])
-      : await this.query(this.webhookSql.insert, toWebhookParams(record));
-    return result.rowCount === 1 ? 'inserted' : 'active_twin';
+  ): Promise<'inserted' | 'active_twin' | 'claim_lost'> {
+    if (!completion) {
+      const result = await this.query(this.webhookSql.insert, toWebhookParams(record));
+      return result.rowCount === 1 ? 'inserted' : 'active_twin';
+    }
+    const result = await this.query<{ held: number; inserted: number }>(this.webhookSql.insertCompleting, [
+      ...toWebhookParams(record),
+      completion.tenantId,
+      completion.key,
+      completion.claimId,
+      completion.responseSealed,
+    ]);
+    const counts = result.rows[0];
+    if (!counts || counts.held === 0) return 'claim_lost';
+    return counts.inserted === 0 ? 'active_twin' : 'inserted';
   }
 
   async getWebhook(tenantId: string, id: string): Promise<WebhookRecord | null> {

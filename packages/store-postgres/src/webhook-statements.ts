@@ -28,15 +28,29 @@ export function webhookStatements(schema: string): WebhookStatements {
   return {
     insert,
 
-    // One statement, so the webhook and the completion commit together or not at all; the completion
-    // only runs when the insert wrote a row, and only while the claim still holds the key in progress.
-    insertCompleting: `WITH inserted AS (${insert}),
+    // One statement, so the check, the webhook and the completion commit together or not at all. `held`
+    // locks the claim's idempotency row FOR UPDATE: a takeover (the claim upsert locks that row too) waits
+    // for this statement's commit, and then finds the key completed. When a takeover, release or completion
+    // got there first, FOR UPDATE re-checks the row's latest committed version (not the snapshot's) and
+    // finds nothing, so the insert writes nothing. The completion runs only when the insert wrote a row.
+    insertCompleting: `WITH held AS MATERIALIZED (
+        SELECT 1 FROM ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE}
+        WHERE tenant_id = $11 AND key = $12 AND claim_id = $13 AND state = 'in_progress'
+        FOR UPDATE
+      ),
+      inserted AS (
+        INSERT INTO ${table} (${WEBHOOK_COLUMNS})
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+        WHERE EXISTS (SELECT 1 FROM held)
+        ON CONFLICT (tenant_id, twin_key) WHERE status = 'active' DO NOTHING
+        RETURNING id
+      ),
       completed AS (
         UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $14
         WHERE tenant_id = $11 AND key = $12 AND claim_id = $13 AND state = 'in_progress'
           AND EXISTS (SELECT 1 FROM inserted)
       )
-      SELECT id FROM inserted`,
+      SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM inserted)::int AS inserted`,
 
     get: `SELECT ${WEBHOOK_COLUMNS} FROM ${table} WHERE tenant_id = $1 AND id = $2`,
 

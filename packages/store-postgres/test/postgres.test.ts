@@ -4,8 +4,12 @@ import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeyChangeFeed } from '../src/change-feed.js';
+import { toClaimParams } from '../src/idempotency-row.js';
+import { idempotencyStatements } from '../src/idempotency-statements.js';
 import { createPostgresStore, PostgresStore } from '../src/index.js';
 import { loadMigrations } from '../src/migrate.js';
+import { toWebhookParams } from '../src/webhook-row.js';
+import { webhookStatements } from '../src/webhook-statements.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 const available = await postgresAvailable();
@@ -23,6 +27,20 @@ const freshSchema = (label: string) => {
   schemas.push(schema);
   return schema;
 };
+
+/** How many statements on the schema's webhook or idempotency tables wait for a row or index lock. */
+async function lockWaiters(schema: string): Promise<number> {
+  const { rows } = await admin.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+    [`%"${schema}".keyhook_%`],
+  );
+  return rows[0].n;
+}
+
+async function webhookCount(schema: string): Promise<number> {
+  const { rows } = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".keyhook_webhooks`);
+  return rows[0].n;
+}
 
 async function waitingOnLock(schema: string): Promise<boolean> {
   const { rows } = await admin.query(
@@ -305,11 +323,9 @@ async function outcome(
       }
     });
 
-    it('an insert whose claim was taken over still writes the webhook, and leaves the new holder alone', async () => {
-      const store = await createPostgresStore({
-        connectionString: POSTGRES_TEST_URL,
-        schema: freshSchema('whcl'),
-      });
+    it('an insert whose claim was taken over writes nothing, and leaves the new holder alone', async () => {
+      const schema = freshSchema('whcl');
+      const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema });
       try {
         const dead = idempotencyRecord();
         await store.claimIdempotencyKey(dead, T0);
@@ -327,13 +343,97 @@ async function outcome(
           claimId: dead.claimId,
           responseSealed: 'sealed:old',
         };
-        expect(await store.insertWebhook(webhook, stale)).toBe('inserted');
-        expect(await store.getWebhook(webhook.tenantId, webhook.id)).toEqual(webhook);
+        expect(await store.insertWebhook(webhook, stale)).toBe('claim_lost');
+        expect(await store.getWebhook(webhook.tenantId, webhook.id)).toBeNull();
+        expect(await webhookCount(schema)).toBe(0);
         expect(await store.claimIdempotencyKey(idempotencyRecord({ key: dead.key }), later)).toEqual({
           outcome: 'exists',
           record: holder,
         });
       } finally {
+        await store.close();
+      }
+    });
+
+    it('an insert waiting on a takeover that then commits is `claim_lost`, and writes nothing', async () => {
+      const schema = freshSchema('whtk');
+      const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema });
+      const taker = await admin.connect();
+      try {
+        const dead = idempotencyRecord();
+        await store.claimIdempotencyKey(dead, T0);
+        const later = new Date(T0.getTime() + 60_000);
+        const holder = idempotencyRecord({
+          key: dead.key,
+          createdAt: later,
+          lockedUntil: new Date(T0.getTime() + 120_000),
+        });
+        // The takeover has locked and rewritten the row but not committed when the insert starts: the
+        // insert's snapshot still shows the dead claim in progress.
+        await taker.query('BEGIN');
+        const taken = await taker.query(idempotencyStatements(schema).claim, [
+          ...toClaimParams(holder),
+          later,
+        ]);
+        expect(taken.rows).toEqual([{ claim_id: holder.claimId }]);
+        const webhook = webhookRecord();
+        const insert = store.insertWebhook(webhook, {
+          tenantId: dead.tenantId,
+          key: dead.key,
+          claimId: dead.claimId,
+          responseSealed: 'sealed:old',
+        });
+        await expect.poll(() => lockWaiters(schema), { timeout: 5000 }).toBe(1);
+        await taker.query('COMMIT');
+        expect(await insert).toBe('claim_lost');
+        expect(await webhookCount(schema)).toBe(0);
+        expect(await store.claimIdempotencyKey(idempotencyRecord({ key: dead.key }), later)).toEqual({
+          outcome: 'exists',
+          record: holder,
+        });
+      } finally {
+        await taker.query('ROLLBACK');
+        taker.release();
+        await store.close();
+      }
+    });
+
+    it('a takeover waits for an insert that holds the claim, then finds the key completed', async () => {
+      const schema = freshSchema('whhd');
+      const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 4 });
+      const twinWriter = await admin.connect();
+      try {
+        const claim = idempotencyRecord();
+        await store.claimIdempotencyKey(claim, T0);
+        const webhook = webhookRecord();
+        // An uncommitted active twin holds the insert after it locked the idempotency row.
+        await twinWriter.query('BEGIN');
+        await twinWriter.query(
+          webhookStatements(schema).insert,
+          toWebhookParams(webhookRecord({ url: webhook.url, events: webhook.events })),
+        );
+        const completion = {
+          tenantId: claim.tenantId,
+          key: claim.key,
+          claimId: claim.claimId,
+          responseSealed: 'sealed:done',
+        };
+        const insert = store.insertWebhook(webhook, completion);
+        await expect.poll(() => lockWaiters(schema), { timeout: 5000 }).toBe(1);
+        // The claim's lock has run out by now, but the row is locked: the takeover must wait.
+        const later = new Date(T0.getTime() + 60_000);
+        const takeover = store.claimIdempotencyKey(idempotencyRecord({ key: claim.key }), later);
+        await expect.poll(() => lockWaiters(schema), { timeout: 5000 }).toBe(2);
+        await twinWriter.query('ROLLBACK');
+        expect(await insert).toBe('inserted');
+        expect(await takeover).toEqual({
+          outcome: 'exists',
+          record: { ...claim, state: 'completed', responseSealed: 'sealed:done' },
+        });
+        expect(await store.getWebhook(webhook.tenantId, webhook.id)).toEqual(webhook);
+      } finally {
+        await twinWriter.query('ROLLBACK');
+        twinWriter.release();
         await store.close();
       }
     });

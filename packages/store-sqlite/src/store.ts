@@ -157,6 +157,12 @@ function prepareStatements(db: Database.Database) {
     idempotencyByKey: db.prepare<[string, string], IdempotencyRow>(
       `SELECT ${IDEMPOTENCY_COLUMNS} FROM keyhook_idempotency_keys WHERE tenant_id = ? AND key = ?`,
     ),
+    idempotencyHeld: db
+      .prepare<[string, string, string], number>(
+        `SELECT 1 FROM keyhook_idempotency_keys
+        WHERE tenant_id = ? AND key = ? AND claim_id = ? AND state = 'in_progress'`,
+      )
+      .pluck(),
     completeIdempotency: db.prepare<[string, string, string, string]>(
       `UPDATE keyhook_idempotency_keys SET state = 'completed', response_sealed = ?
         WHERE tenant_id = ? AND key = ? AND claim_id = ? AND state = 'in_progress'`,
@@ -182,7 +188,15 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
   return {
     // The webhook and its Idempotency-Key completion commit together or not at all.
     insertWebhook: db.transaction(
-      (row: WebhookRow, completion: IdempotencyCompletion | undefined): 'inserted' | 'active_twin' => {
+      (
+        row: WebhookRow,
+        completion: IdempotencyCompletion | undefined,
+      ): 'inserted' | 'active_twin' | 'claim_lost' => {
+        // Under BEGIN IMMEDIATE no other connection can take the key over between this read and the insert.
+        if (completion) {
+          const { tenantId, key, claimId } = completion;
+          if (!statements.idempotencyHeld.get(tenantId, key, claimId)) return 'claim_lost';
+        }
         try {
           statements.insertWebhook.run(row);
         } catch (error) {
@@ -334,7 +348,7 @@ export class SqliteStore implements Store {
   async insertWebhook(
     record: WebhookRecord,
     completion?: IdempotencyCompletion,
-  ): Promise<'inserted' | 'active_twin'> {
+  ): Promise<'inserted' | 'active_twin' | 'claim_lost'> {
     return this.run(() => this.transactions.insertWebhook.immediate(toWebhookRow(record), completion));
   }
 

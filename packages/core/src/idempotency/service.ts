@@ -180,4 +180,5 @@ function kept(status: number, code?: string): boolean {
   return status < 500 && (code === undefined || !NOT_KEPT.has(code));
 }
 
-const responseContext = (tenantId: string, key: string) => `idempotency-response:${tenantId}:${key}`;
+const responseContext = (tenantId: string, key: string) =>
+  JSON.stringify(['idempotency-response', tenantId, key]);

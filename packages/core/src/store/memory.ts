@@ -125,8 +125,9 @@ export class MemoryStore implements Store {
   async insertWebhook(
     record: WebhookRecord,
     completion?: IdempotencyCompletion,
-  ): Promise<'inserted' | 'active_twin'> {
+  ): Promise<'inserted' | 'active_twin' | 'claim_lost'> {
     this.assertOpen();
+    if (completion && !this.holds(completion)) return 'claim_lost';
     if (record.status === 'active' && this.activeTwin(record)) return 'active_twin';
     this.webhooks.set(record.id, copyWebhook(record));
     if (completion) this.complete(completion);
@@ -259,9 +260,14 @@ export class MemoryStore implements Store {
     return false;
   }
 
-  private complete(completion: IdempotencyCompletion): boolean {
+  private holds(completion: IdempotencyCompletion): boolean {
     const record = this.idempotency.get(idempotencySlot(completion.tenantId, completion.key));
-    if (!record || record.claimId !== completion.claimId || record.state !== 'in_progress') return false;
+    return record !== undefined && record.claimId === completion.claimId && record.state === 'in_progress';
+  }
+
+  private complete(completion: IdempotencyCompletion): boolean {
+    if (!this.holds(completion)) return false;
+    const record = this.idempotency.get(idempotencySlot(completion.tenantId, completion.key))!;
     record.state = 'completed';
     record.responseSealed = completion.responseSealed;
     return true;

@@ -156,14 +156,15 @@ export interface Store {
    * Inserts a webhook. When the record is active and the tenant already has an active
    * webhook with the same `twinKey`, nothing is written and `'active_twin'` is returned:
    * decided atomically (a partial unique index or one locked statement), so of N concurrent
-   * inserts of active twins exactly one returns `'inserted'`. With `completion`, that
-   * Idempotency-Key is completed (when its claim still holds it) in the same transaction as
-   * the insert: both are written, or neither.
+   * inserts of active twins exactly one returns `'inserted'`. With `completion`, the insert is
+   * made only while that claim still holds its Idempotency-Key in progress, and the key is
+   * completed in the same transaction: both are written, or neither. A claim that lost the key
+   * (another request took it over after its lock ran out) writes nothing: `'claim_lost'`.
    */
   insertWebhook(
     record: WebhookRecord,
     completion?: IdempotencyCompletion,
-  ): Promise<'inserted' | 'active_twin'>;
+  ): Promise<'inserted' | 'active_twin' | 'claim_lost'>;
 
   getWebhook(tenantId: string, id: string): Promise<WebhookRecord | null>;
 

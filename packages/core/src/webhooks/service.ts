@@ -29,6 +29,12 @@ export interface WebhooksDeps {
   urlPolicy: UrlPolicy;
 }
 
+const idempotencyInProgress = () =>
+  new KeyhookError(
+    'idempotency_in_progress',
+    'A request with this Idempotency-Key is still in progress; retry later.',
+  );
+
 const notFound = () => new KeyhookError('not_found', 'No webhook with that id.');
 
 const activeTwin = () =>
@@ -78,6 +84,8 @@ export class Webhooks {
     const issued = { webhook, secret };
     const outcome = await this.deps.store.insertWebhook(webhook, completeWith?.(issued));
     if (outcome === 'active_twin') throw activeTwin();
+    // Our claim ran past its lock and another request with the key took over: that one answers.
+    if (outcome === 'claim_lost') throw idempotencyInProgress();
     return issued;
   }
 
@@ -130,4 +138,4 @@ export class Webhooks {
 }
 
 // The associated data of a sealed secret: it opens only on the row it was sealed for.
-const secretContext = (tenantId: string, id: string) => `webhook-secret:${tenantId}:${id}`;
+const secretContext = (tenantId: string, id: string) => JSON.stringify(['webhook-secret', tenantId, id]);

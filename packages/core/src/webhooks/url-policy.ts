@@ -50,7 +50,7 @@ export function isPublicAddress(address: string): boolean {
 }
 
 function isLocalName(hostname: string): boolean {
-  const name = hostname.toLowerCase().replace(/\.$/, '');
+  const name = hostname.toLowerCase().replace(/\.+$/, ''); // `localhost..` resolves like `localhost`
   return LOCAL_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
 }
 

@@ -35,6 +35,12 @@ export class RotationGate {
 export class InsertGate {
   private held: Promise<void> | null = null;
   private arrived: (() => void) | null = null;
+  private failure: Error | null = null;
+
+  /** The next insert throws `error`, as a database fault would. */
+  failNext(error: Error): void {
+    this.failure = error;
+  }
 
   /** The next insert waits for the returned release; `reached` resolves once it is waiting. */
   holdNext(): { reached: Promise<void>; release: () => void } {
@@ -49,6 +55,9 @@ export class InsertGate {
   }
 
   async arrive(): Promise<void> {
+    const failure = this.failure;
+    this.failure = null;
+    if (failure) throw failure;
     const held = this.held;
     if (!held) return;
     this.held = null;
@@ -69,7 +78,7 @@ export class GatedMemoryStore extends MemoryStore {
   override async insertWebhook(
     record: WebhookRecord,
     completion?: IdempotencyCompletion,
-  ): Promise<'inserted' | 'active_twin'> {
+  ): Promise<'inserted' | 'active_twin' | 'claim_lost'> {
     await this.inserts.arrive();
     return super.insertWebhook(record, completion);
   }

@@ -63,9 +63,20 @@ export function webhookCases(ctx: SuiteContext): void {
         expect(reply.text).not.toContain(rotated.body.secret);
         expect(reply.text).not.toContain('whsec_');
       }
+      // Paths that do log: a rejected admin session (warn) and a create that fails inside (error, with the cause).
+      await call(ctx, 'GET', '/admin/webhooks', { token: 'not-a-jwt' });
+      ctx.inserts.failNext(new Error('disk I/O error'));
+      const failed = await create(
+        { url: uniqueUrl(), events: ['run.completed'] },
+        { 'idempotency-key': 'logged' },
+      );
+      expect(failed.status).toBe(500);
+      expect(ctx.logs.length).toBeGreaterThanOrEqual(2);
+      expect(ctx.logs.join('\n')).toContain('disk I/O error');
       for (const line of ctx.logs) {
         expect(line).not.toContain(secret);
         expect(line).not.toContain(rotated.body.secret);
+        expect(line).not.toContain('whsec_');
       }
     });
 
@@ -244,6 +255,31 @@ export function webhookCases(ctx: SuiteContext): void {
         { 'idempotency-key': 'k'.repeat(255) },
       );
       expect(longest.status).toBe(201);
+    });
+
+    it('a body nested 3000 levels deep with a key → 400, not a 500', async () => {
+      const deep = `${'['.repeat(3000)}${']'.repeat(3000)}`;
+      const reply = await call(ctx, 'POST', '/admin/webhooks', {
+        token: await admin(ctx),
+        body: new TextEncoder().encode(`{"url":"${uniqueUrl()}","events":${deep}}`),
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'deep' },
+      });
+      expect(reply.status).toBe(400);
+      expect(reply.body.error.code).toBe('validation_failed');
+    });
+
+    it('a "__proto__" member is part of the payload: adding one under the same key → 409 idempotency_conflict', async () => {
+      const url = uniqueUrl();
+      const send = async (extra: string) =>
+        call(ctx, 'POST', '/admin/webhooks', {
+          token: await admin(ctx),
+          body: new TextEncoder().encode(`{"url":"${url}","events":["run.completed"]${extra}}`),
+          headers: { 'content-type': 'application/json', 'idempotency-key': 'proto' },
+        });
+      expect((await send('')).status).toBe(201);
+      const reply = await send(',"__proto__":{"a":1}');
+      expect(reply.status).toBe(409);
+      expect(reply.body.error.code).toBe('idempotency_conflict');
     });
 
     it('a validation failure is not stored: the same key then works with a fixed body', async () => {

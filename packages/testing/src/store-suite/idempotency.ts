@@ -115,6 +115,37 @@ export function idempotencyCases(ctx: SuiteContext): void {
       expect(await ctx.store.claimIdempotencyKey(reuse, at(2_000))).toEqual({ outcome: 'claimed' });
     });
 
+    it('an insert whose claim lost the key writes nothing: not the webhook, not the completion', async () => {
+      const dead = idempotencyRecord();
+      await ctx.store.claimIdempotencyKey(dead, T0);
+      const takeover = idempotencyRecord({ key: dead.key, lockedUntil: at(120_000) });
+      expect(await ctx.store.claimIdempotencyKey(takeover, at(60_000))).toEqual({ outcome: 'claimed' });
+      const webhook = webhookRecord();
+      const stale = {
+        tenantId: 'tenant_a',
+        key: dead.key,
+        claimId: dead.claimId,
+        responseSealed: 'sealed:late',
+      };
+      expect(await ctx.store.insertWebhook(webhook, stale)).toBe('claim_lost');
+      expect(await ctx.store.getWebhook('tenant_a', webhook.id)).toBeNull();
+      expect(await ctx.store.claimIdempotencyKey(idempotencyRecord({ key: dead.key }), at(60_001))).toEqual({
+        outcome: 'exists',
+        record: takeover,
+      });
+      // A released claim has lost the key too.
+      const released = idempotencyRecord();
+      await ctx.store.claimIdempotencyKey(released, T0);
+      await ctx.store.releaseIdempotencyKey('tenant_a', released.key, released.claimId);
+      const completion = {
+        tenantId: 'tenant_a',
+        key: released.key,
+        claimId: released.claimId,
+        responseSealed: 'x',
+      };
+      expect(await ctx.store.insertWebhook(webhookRecord(), completion)).toBe('claim_lost');
+    });
+
     it('an insert with a completion writes the webhook and completes the key in one transaction', async () => {
       const claim = idempotencyRecord();
       await ctx.store.claimIdempotencyKey(claim, T0);
