@@ -1,6 +1,24 @@
 export { type AdminSession, type AdminSessionOptions, AdminSessionRejected } from './admin/session.js';
 export { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
 export { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
+export { type AttemptResult, type AttemptVerdict, judgeAttempt } from './delivery/outcome.js';
+export {
+  DEFAULT_RETRY_SCHEDULE_MS,
+  maxAttempts,
+  nextAttemptAt,
+  parseRetryAfter,
+  RETRY_JITTER,
+  type RetryPlan,
+} from './delivery/schedule.js';
+export { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './delivery/signature.js';
+export {
+  assertTransition,
+  canTransition,
+  DELIVERY_STATES,
+  DELIVERY_TRANSITIONS,
+  type DeliveryState,
+  TERMINAL_STATES,
+} from './delivery/states.js';
 export {
   ERROR_STATUS,
   type ErrorCode,

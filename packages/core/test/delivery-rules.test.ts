@@ -1,0 +1,141 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { judgeAttempt } from '../src/delivery/outcome.js';
+import {
+  DEFAULT_RETRY_SCHEDULE_MS,
+  maxAttempts,
+  nextAttemptAt,
+  parseRetryAfter,
+} from '../src/delivery/schedule.js';
+import { signatureHeader } from '../src/delivery/signature.js';
+import {
+  canTransition,
+  DELIVERY_STATES,
+  DELIVERY_TRANSITIONS,
+  TERMINAL_STATES,
+} from '../src/delivery/states.js';
+
+const T = new Date('2026-05-01T10:00:00.000Z');
+const MIN = 60_000;
+
+describe('signing (spec §6 "Signature", DESIGN.md §6)', () => {
+  it('is HMAC-SHA256 keyed with the whole whsec_ string over "<t>.<body>", as t=…,v1=<hex>', () => {
+    const secret = `whsec_${'ab'.repeat(32)}`;
+    const body = '{"id":"evt_1","type":"run.completed","data":{"ünï":"cödé"}}';
+    const expected = createHmac('sha256', Buffer.from(secret, 'utf8'))
+      .update(`1767225600.${body}`)
+      .digest('hex');
+    expect(signatureHeader(secret, body, 1_767_225_600)).toBe(`t=1767225600,v1=${expected}`);
+    // Bytes and the same text sign alike; one changed byte does not.
+    expect(signatureHeader(secret, Buffer.from(body), 1_767_225_600)).toBe(`t=1767225600,v1=${expected}`);
+    expect(signatureHeader(secret, body.replace('1', '2'), 1_767_225_600)).not.toContain(expected);
+    expect(() => signatureHeader(secret, body, 1.5)).toThrow(/whole seconds/);
+  });
+});
+
+describe('the retry schedule (spec §6, §8)', () => {
+  const noJitter = { schedule: DEFAULT_RETRY_SCHEDULE_MS, random: () => 0.5 };
+
+  it('is 1m, 5m, 15m, 1h, 3h, 6h after each failure: 7 attempts in all, then none', () => {
+    const delays = [1, 2, 3, 4, 5, 6].map((n) => nextAttemptAt(n, T, noJitter)!.getTime() - T.getTime());
+    expect(delays).toEqual([MIN, 5 * MIN, 15 * MIN, 60 * MIN, 180 * MIN, 360 * MIN]);
+    expect(nextAttemptAt(7, T, noJitter)).toBeNull();
+    expect(maxAttempts(DEFAULT_RETRY_SCHEDULE_MS)).toBe(7);
+  });
+
+  it('jitters each delay within ±10 %', () => {
+    const low = nextAttemptAt(2, T, { ...noJitter, random: () => 0 })!.getTime() - T.getTime();
+    const high = nextAttemptAt(2, T, { ...noJitter, random: () => 0.999999 })!.getTime() - T.getTime();
+    expect(low).toBe(4.5 * MIN);
+    expect(high).toBeGreaterThan(5.49 * MIN);
+    expect(high).toBeLessThanOrEqual(5.5 * MIN);
+  });
+
+  it('a Retry-After pushes the retry later, never earlier', () => {
+    expect(nextAttemptAt(1, T, noJitter, 10 * MIN)!.getTime() - T.getTime()).toBe(10 * MIN);
+    expect(nextAttemptAt(1, T, noJitter, 5_000)!.getTime() - T.getTime()).toBe(MIN);
+    // Not even on the last attempt: Retry-After does not add attempts.
+    expect(nextAttemptAt(7, T, noJitter, 5_000)).toBeNull();
+  });
+
+  it('is configurable, down to milliseconds for tests', () => {
+    const fast = { schedule: [200, 200], random: () => 0.5 };
+    expect(nextAttemptAt(1, T, fast)!.getTime() - T.getTime()).toBe(200);
+    expect(nextAttemptAt(3, T, fast)).toBeNull();
+    expect(() => nextAttemptAt(0, T, fast)).toThrow(RangeError);
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    expect(parseRetryAfter('120', T)).toBe(120_000);
+    expect(parseRetryAfter(' 0 ', T)).toBe(0);
+    expect(parseRetryAfter('Fri, 01 May 2026 10:02:00 GMT', T)).toBe(120_000);
+    expect(parseRetryAfter('Fri, 01 May 2026 09:00:00 GMT', T)).toBe(0);
+    for (const bad of [null, undefined, '', 'soon', '-5', '1.5', '99999999999']) {
+      expect(parseRetryAfter(bad, T)).toBeNull();
+    }
+  });
+});
+
+describe('judging an attempt (DESIGN.md §6 "An attempt")', () => {
+  it('2xx succeeds; 410 fails for good; everything else retries', () => {
+    for (const status of [200, 201, 204, 299]) {
+      expect(judgeAttempt({ kind: 'response', status }, T)).toEqual({ verdict: 'succeeded' });
+    }
+    expect(judgeAttempt({ kind: 'response', status: 410 }, T)).toEqual({ verdict: 'failed_permanently' });
+    for (const status of [301, 302, 400, 404, 500, 502]) {
+      expect(judgeAttempt({ kind: 'response', status, retryAfter: '600' }, T)).toEqual({
+        verdict: 'retry',
+        retryAfterMs: null,
+      });
+    }
+    expect(judgeAttempt({ kind: 'error', message: 'timeout' }, T)).toEqual({
+      verdict: 'retry',
+      retryAfterMs: null,
+    });
+  });
+
+  it('honours Retry-After on 429 and 503 only', () => {
+    expect(judgeAttempt({ kind: 'response', status: 429, retryAfter: '30' }, T)).toEqual({
+      verdict: 'retry',
+      retryAfterMs: 30_000,
+    });
+    expect(judgeAttempt({ kind: 'response', status: 503, retryAfter: null }, T)).toEqual({
+      verdict: 'retry',
+      retryAfterMs: null,
+    });
+  });
+});
+
+describe('the delivery state machine, as data', () => {
+  it('names every state once, and every transition leads to a known state', () => {
+    expect(Object.keys(DELIVERY_TRANSITIONS).sort()).toEqual([...DELIVERY_STATES].sort());
+    for (const targets of Object.values(DELIVERY_TRANSITIONS)) {
+      for (const to of targets) expect(DELIVERY_STATES).toContain(to);
+    }
+    expect(TERMINAL_STATES).toEqual(['succeeded']);
+  });
+
+  it('allows the paths of DESIGN.md §6 and nothing that skips the lease', () => {
+    const path: [string, string][] = [
+      ['pending', 'in_flight'],
+      ['in_flight', 'retry_scheduled'],
+      ['retry_scheduled', 'in_flight'],
+      ['in_flight', 'succeeded'],
+      ['pending', 'held'],
+      ['held', 'pending'],
+      ['in_flight', 'failed'],
+      ['failed', 'pending'],
+    ];
+    for (const [from, to] of path)
+      expect(canTransition(from as never, to as never), `${from} → ${to}`).toBe(true);
+    for (const [from, to] of [
+      ['pending', 'succeeded'],
+      ['retry_scheduled', 'succeeded'],
+      ['succeeded', 'pending'],
+      ['held', 'in_flight'],
+      ['failed', 'succeeded'],
+    ]) {
+      expect(canTransition(from as never, to as never), `${from} → ${to}`).toBe(false);
+    }
+  });
+});
