@@ -1,7 +1,7 @@
 /**
- * @keyhook/webhook-verify verifies keyhook webhook deliveries on the receiving side.
- * The verifier itself arrives with the delivery work; these are the spec's header names (§6).
+ * @keyhook/webhook-verify verifies keyhook webhook deliveries on the receiving side (spec §6).
+ * This entry adds the synchronous node:crypto `verify` to everything in `./web`.
  */
-export const SIGNATURE_HEADER = 'x-chatbot-signature';
-export const EVENT_ID_HEADER = 'x-chatbot-event-id';
-export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+export { verify } from './verify.js';
+export * from './web.js';

@@ -1,0 +1,96 @@
+import { MAX_HEADER_ENTRIES, MAX_HEADER_LENGTH } from './constants.js';
+import { WebhookVerificationError } from './errors.js';
+
+/** What a framework hands over: Node gives `string | string[] | undefined`, `Headers.get` gives `string | null`. */
+export type SignatureHeaderValue = string | readonly string[] | null | undefined;
+
+export interface ParsedSignatureHeader {
+  /** Unix seconds, as signed. */
+  timestamp: number;
+  /** Every `v1` signature, 32 bytes each, in header order (several during a secret rotation). */
+  signatures: Uint8Array[];
+}
+
+// Canonical decimal only: no sign, exponent, fraction or leading zero, so `t` has one spelling.
+const TIMESTAMP = /^[1-9][0-9]{0,15}$/;
+const V1 = /^[0-9a-fA-F]{64}$/;
+
+/**
+ * Parses `t=<unix seconds>,v1=<hex>[,v1=<hex>…]` (spec §6 "Signature"). Entries may come in any
+ * order with spaces or tabs around them and around `=`; unknown schemes (`v0=`) are ignored.
+ * Anything else odd is `malformed_header`; an absent or blank header is `missing_signature`.
+ */
+export function parseSignatureHeader(value: SignatureHeaderValue): ParsedSignatureHeader {
+  const header = joinHeader(value);
+  // The length first, so no step below ever walks more than MAX_HEADER_LENGTH characters.
+  if (header.length > MAX_HEADER_LENGTH) throw malformed(`it is longer than ${MAX_HEADER_LENGTH} characters`);
+  if (trimOws(header) === '') {
+    throw new WebhookVerificationError('missing_signature', 'the x-chatbot-signature header is missing');
+  }
+  // The split limit bounds the work before the count is checked.
+  const entries = header.split(',', MAX_HEADER_ENTRIES + 1);
+  if (entries.length > MAX_HEADER_ENTRIES) throw malformed(`it has more than ${MAX_HEADER_ENTRIES} entries`);
+
+  let timestamp: number | undefined;
+  const signatures: Uint8Array[] = [];
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index]!;
+    const equals = entry.indexOf('=');
+    const key = equals === -1 ? '' : trimOws(entry.slice(0, equals));
+    if (key === '') throw malformed(`entry ${index + 1} is not key=value`);
+    const text = trimOws(entry.slice(equals + 1));
+    if (key === 't') {
+      if (timestamp !== undefined) throw malformed('it has more than one t');
+      const seconds = Number(text);
+      if (!TIMESTAMP.test(text) || !Number.isSafeInteger(seconds)) {
+        throw malformed('t must be positive unix seconds in decimal digits');
+      }
+      timestamp = seconds;
+    } else if (key === 'v1') {
+      // A short, long or non-hex v1 cannot be an HMAC-SHA256: that is a broken header, not a wrong key.
+      if (!V1.test(text)) throw malformed('v1 must be 64 hexadecimal characters');
+      signatures.push(hexToBytes(text));
+    }
+  }
+  if (timestamp === undefined) throw malformed('it has no t');
+  if (signatures.length === 0) throw malformed('it has no v1 signature');
+  return { timestamp, signatures };
+}
+
+function joinHeader(value: SignatureHeaderValue): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  // Repeated headers: the entries of all of them, as Node itself joins repeated custom headers.
+  if (Array.isArray(value)) return value.join(',');
+  throw new TypeError(`the signature header must be a string, got ${typeof value}`);
+}
+
+function malformed(reason: string): WebhookVerificationError {
+  return new WebhookVerificationError(
+    'malformed_header',
+    `the x-chatbot-signature header is malformed: ${reason}`,
+  );
+}
+
+// HTTP optional whitespace is spaces and tabs only (RFC 9110 §5.6.3).
+function trimOws(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
+  while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+  return text.slice(start, end);
+}
+
+// Called only on text that matched V1, so every character is a hex digit.
+function hexToBytes(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) {
+    bytes[i] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
+  }
+  return bytes;
+}
+
+function nibble(code: number): number {
+  // '0'-'9' are 48-57; 'A'-'F' and 'a'-'f' map to 10-15 once the lowercase bit (32) is set.
+  return code <= 57 ? code - 48 : (code | 32) - 87;
+}

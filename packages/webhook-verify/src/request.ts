@@ -1,0 +1,30 @@
+import { SIGNATURE_HEADER } from './constants.js';
+import type { WebhookEvent } from './payload.js';
+import type { VerifyOptions, WebhookSecret } from './verification.js';
+import { verifyAsync } from './verify-async.js';
+
+/** The part of a Fetch API `Request` that is read; structural, so no DOM types are needed. */
+export interface RequestLike {
+  readonly headers: { get(name: string): string | null };
+  readonly bodyUsed?: boolean;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/**
+ * Verifies a Fetch API `Request` (Next.js route handlers, Workers, Deno, Bun) and returns its
+ * event. It reads the body as bytes, so call it before anything else reads the body.
+ */
+export async function verifyRequest<TData = Record<string, unknown>>(
+  request: RequestLike,
+  secret: WebhookSecret,
+  options: VerifyOptions = {},
+): Promise<WebhookEvent<TData>> {
+  if (request.bodyUsed === true) {
+    throw new TypeError(
+      'the request body was already read: verify first, or pass request.clone() to whatever reads it',
+    );
+  }
+  // Bytes, never request.json(): a re-serialised body no longer matches its signature (spec §6 rule 2).
+  const body = new Uint8Array(await request.arrayBuffer());
+  return verifyAsync<TData>(body, request.headers.get(SIGNATURE_HEADER), secret, options);
+}

@@ -1,0 +1,103 @@
+import { DEFAULT_TOLERANCE_SECONDS, SECRET_PREFIX } from './constants.js';
+import { WebhookVerificationError } from './errors.js';
+import { type ParsedSignatureHeader, parseSignatureHeader, type SignatureHeaderValue } from './header.js';
+import { parseEvent, type WebhookEvent } from './payload.js';
+
+/** One signing secret, or several while a receiver rotates: any of them may match. */
+export type WebhookSecret = string | readonly string[];
+
+export interface VerifyOptions {
+  /** How far `t` may be from now, into the past or the future. Default 300 (spec §6 rule 3). */
+  toleranceSeconds?: number;
+  /** The current time: a Date, epoch milliseconds, or a function giving either. Default `Date.now`. */
+  now?: Date | number | (() => Date | number);
+}
+
+/** What `verify` and `verifyAsync` share before the HMAC: checked arguments and the parsed header. */
+export interface PreparedVerification extends ParsedSignatureHeader {
+  secrets: readonly string[];
+  toleranceSeconds: number;
+  now: NonNullable<VerifyOptions['now']>;
+}
+
+/** Argument mistakes throw TypeError first, so a misconfigured receiver fails loudly, not as a 400. */
+export function prepareVerification(
+  rawBody: unknown,
+  signatureHeader: SignatureHeaderValue,
+  secret: WebhookSecret,
+  options: VerifyOptions,
+): PreparedVerification {
+  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) {
+    throw new TypeError(
+      `rawBody must be the body as received, a string or Uint8Array/Buffer, got ${describe(rawBody)}. ` +
+        "A parsed body cannot be verified: use express.raw({ type: 'application/json' }), " +
+        "a Fastify parseAs: 'buffer' parser, or request.arrayBuffer().",
+    );
+  }
+  const secrets = checkSecrets(secret);
+  const toleranceSeconds = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
+    throw new TypeError('toleranceSeconds must be a finite number of seconds, 0 or more');
+  }
+  const now = options.now ?? Date.now;
+  if (!(now instanceof Date) && typeof now !== 'number' && typeof now !== 'function') {
+    throw new TypeError('now must be a Date, epoch milliseconds, or a function returning either');
+  }
+  const { timestamp, signatures } = parseSignatureHeader(signatureHeader);
+  return { timestamp, signatures, secrets, toleranceSeconds, now };
+}
+
+/** After the HMAC: the signature first, so a stale timestamp is only reported for authentic bytes. */
+export function finishVerification<TData>(
+  matched: boolean,
+  prepared: PreparedVerification,
+  rawBody: string | Uint8Array,
+): WebhookEvent<TData> {
+  if (!matched) {
+    throw new WebhookVerificationError(
+      'signature_mismatch',
+      'no v1 signature matches: check that the secret is the whole whsec_… string and that the body ' +
+        'is the raw bytes received, not re-serialised JSON',
+    );
+  }
+  const nowSeconds = Math.floor(currentMillis(prepared.now) / 1000);
+  const age = nowSeconds - prepared.timestamp;
+  // Both directions: a future t is as replayable as an old one (spec §6 rule 3).
+  if (Math.abs(age) > prepared.toleranceSeconds) {
+    const when = age > 0 ? `${age} s in the past` : `${-age} s in the future`;
+    throw new WebhookVerificationError(
+      'timestamp_out_of_tolerance',
+      `the signature timestamp is ${when}; the tolerance is ${prepared.toleranceSeconds} s`,
+    );
+  }
+  return parseEvent<TData>(rawBody);
+}
+
+function checkSecrets(secret: WebhookSecret): readonly string[] {
+  const secrets = typeof secret === 'string' ? [secret] : secret;
+  if (!Array.isArray(secrets) || secrets.length === 0) {
+    throw new TypeError('secret must be a signing secret or a non-empty list of them');
+  }
+  for (const item of secrets) {
+    // The key is the full string (DESIGN.md §6): a stripped prefix would fail every delivery as a mismatch.
+    if (typeof item !== 'string' || !item.startsWith(SECRET_PREFIX) || item.length === SECRET_PREFIX.length) {
+      throw new TypeError(`secret must be the full signing secret, ${SECRET_PREFIX} prefix included`);
+    }
+  }
+  return secrets;
+}
+
+function currentMillis(now: PreparedVerification['now']): number {
+  const value = typeof now === 'function' ? now() : now;
+  const millis = value instanceof Date ? value.getTime() : value;
+  if (typeof millis !== 'number' || !Number.isFinite(millis)) {
+    throw new TypeError('now must give a valid Date or finite epoch milliseconds');
+  }
+  return millis;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  return value.constructor?.name ?? 'object';
+}

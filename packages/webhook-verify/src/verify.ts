@@ -1,0 +1,31 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { SignatureHeaderValue } from './header.js';
+import type { WebhookEvent } from './payload.js';
+import {
+  finishVerification,
+  prepareVerification,
+  type VerifyOptions,
+  type WebhookSecret,
+} from './verification.js';
+
+/**
+ * Verifies a delivery with node:crypto, synchronously, and returns its event. Throws a
+ * `WebhookVerificationError` for a delivery that must be refused (spec §6 "Signature").
+ */
+export function verify<TData = Record<string, unknown>>(
+  rawBody: string | Uint8Array,
+  signatureHeader: SignatureHeaderValue,
+  secret: WebhookSecret,
+  options: VerifyOptions = {},
+): WebhookEvent<TData> {
+  const prepared = prepareVerification(rawBody, signatureHeader, secret, options);
+  const prefix = `${prepared.timestamp}.`;
+  let matched = false;
+  for (const key of prepared.secrets) {
+    // A string key is used as its UTF-8 bytes, `whsec_` included (DESIGN.md §6).
+    const expected = createHmac('sha256', key).update(prefix).update(rawBody).digest();
+    // The call comes before `||`, so every candidate is compared even after a match.
+    for (const presented of prepared.signatures) matched = timingSafeEqual(expected, presented) || matched;
+  }
+  return finishVerification<TData>(matched, prepared, rawBody);
+}

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as root from '@keyhook/webhook-verify';
+import * as web from '@keyhook/webhook-verify/web';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+
+const SPECIFIER = /\bfrom\s+'([^']+)'|\bimport\s*\(\s*'([^']+)'\s*\)|\bimport\s+'([^']+)'/g;
+
+/** Every non-relative module that the source reachable from one entry imports. */
+function externalImports(entry: string): Set<string> {
+  const external = new Set<string>();
+  const seen = new Set<string>();
+  const pending = [new URL(`../src/${entry}`, import.meta.url)];
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (seen.has(file.href)) continue;
+    seen.add(file.href);
+    for (const match of readFileSync(file, 'utf8').matchAll(SPECIFIER)) {
+      const specifier = match[1] ?? match[2] ?? match[3] ?? '';
+      if (specifier.startsWith('.')) pending.push(new URL(specifier.replace(/\.js$/, '.ts'), file));
+      else external.add(specifier);
+    }
+  }
+  return external;
+}
+
+describe('entries', () => {
+  it('./web reaches no node: module and no package, so Workers and browser bundles stay clean', () => {
+    expect([...externalImports('web.ts')]).toEqual([]);
+  });
+
+  it('. reaches node:crypto, and only that (which also shows the check above can fail)', () => {
+    expect([...externalImports('index.ts')]).toEqual(['node:crypto']);
+  });
+
+  // esbuild (hoisted for vite and tsup) bundles as a Workers or browser build would.
+  it('./web bundles for the browser platform; . does not, for want of node:crypto', async () => {
+    const bundle = (entry: string) =>
+      build({
+        entryPoints: [fileURLToPath(new URL(`../src/${entry}`, import.meta.url))],
+        bundle: true,
+        platform: 'browser',
+        format: 'esm',
+        write: false,
+        logLevel: 'silent',
+      });
+    const { outputFiles } = await bundle('web.ts');
+    expect(outputFiles[0]?.text).toContain('crypto.subtle');
+    await expect(bundle('index.ts')).rejects.toThrow(/node:crypto/);
+  });
+
+  it('./web exports everything . does except the node:crypto verify', () => {
+    expect(Object.keys(web).sort()).toEqual(
+      Object.keys(root)
+        .filter((name) => name !== 'verify')
+        .sort(),
+    );
+    expect(typeof root.verify).toBe('function');
+  });
+});
+
+describe('README', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+  it.each(['express', 'fastify', 'request'])('shows the %s recipe exactly as its test runs it', (name) => {
+    const source = readFileSync(new URL(`./${name}.test.ts`, import.meta.url), 'utf8');
+    const recipe = /\/\/ recipe:\w+\n([\s\S]*?)\/\/ recipe:end\n/.exec(source)?.[1];
+    expect(recipe).toBeDefined();
+    expect(readme).toContain(recipe);
+  });
+
+  it('lists every error code', async () => {
+    for (const code of root.VERIFICATION_ERROR_CODES) expect(readme).toContain(`\`${code}\``);
+  });
+});
