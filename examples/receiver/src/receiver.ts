@@ -1,0 +1,89 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  EVENT_ID_HEADER,
+  isWebhookVerificationError,
+  SIGNATURE_HEADER,
+  verify,
+  type WebhookEvent,
+} from '@keyhook/webhook-verify';
+
+export interface ReceiverOptions {
+  /** The endpoint's signing secret; during a rotation, the old and the new one. */
+  secret: string | string[];
+  /** The real work. It runs after the 2xx has been sent (spec §6: answer quickly, work afterwards). */
+  handle: (event: WebhookEvent) => Promise<void> | void;
+  /** Called when `handle` throws: the sender already has its 2xx, so the receiver owns the failure. */
+  onError?: (error: unknown, event: WebhookEvent) => void;
+  /** Event ids remembered for de-duplication. Default 10,000. */
+  rememberedIds?: number;
+  /** Largest body read, in bytes. Default 1 MiB. */
+  maxBodyBytes?: number;
+}
+
+/**
+ * The receiving end of keyhook's webhooks, written as a careful receiver would:
+ * 1. read the raw body bytes (never a re-serialised body: that is what breaks signatures);
+ * 2. verify `x-chatbot-signature` with @keyhook/webhook-verify;
+ * 3. drop a redelivery of an event already taken, by `x-chatbot-event-id`;
+ * 4. answer 200 at once, then do the work.
+ * Deliveries are at least once, so step 3 is not optional. A real app keeps the seen ids in
+ * its database, in the same transaction as the work; this example keeps them in memory.
+ */
+export function createReceiver(options: ReceiverOptions): Server {
+  const seen = new SeenIds(options.rememberedIds ?? 10_000);
+  const limit = options.maxBodyBytes ?? 1024 * 1024;
+  return createServer(async (request, response) => {
+    if (request.method !== 'POST') return reply(response, 405, { error: 'method_not_allowed' });
+    const body = await readBody(request, limit);
+    if (body === null) return reply(response, 413, { error: 'payload_too_large' });
+    let event: WebhookEvent;
+    try {
+      event = verify(body, request.headers[SIGNATURE_HEADER], options.secret);
+    } catch (error) {
+      if (!isWebhookVerificationError(error)) throw error;
+      return reply(response, 400, { error: error.code });
+    }
+    // The header and the signed body must name the same event; the body is what was signed.
+    if (request.headers[EVENT_ID_HEADER] !== event.id)
+      return reply(response, 400, { error: 'event_id_mismatch' });
+    if (!seen.add(event.id)) return reply(response, 200, { received: true, duplicate: true });
+    reply(response, 200, { received: true });
+    setImmediate(async () => {
+      try {
+        await options.handle(event);
+      } catch (error) {
+        options.onError?.(error, event);
+      }
+    });
+  });
+}
+
+function reply(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** The body's bytes, or null past `limit` (the rest is drained, so the answer still goes out). */
+async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size <= limit) chunks.push(chunk as Buffer);
+  }
+  return size > limit ? null : Buffer.concat(chunks);
+}
+
+/** The most recent ids, oldest forgotten first (a Map keeps insertion order). */
+class SeenIds {
+  private readonly ids = new Map<string, true>();
+
+  constructor(private readonly capacity: number) {}
+
+  /** False when the id was already seen. */
+  add(id: string): boolean {
+    if (this.ids.has(id)) return false;
+    this.ids.set(id, true);
+    if (this.ids.size > this.capacity) this.ids.delete(this.ids.keys().next().value!);
+    return true;
+  }
+}

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { mintWebhookSecret, signatureHeader } from '@keyhook/core';
+import type { WebhookEvent } from '@keyhook/webhook-verify';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createReceiver } from '../src/receiver.js';
+
+const secret = mintWebhookSecret((n) => randomBytes(n));
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('examples/receiver over real HTTP', () => {
+  let baseUrl: string;
+  let handled: WebhookEvent[];
+  let order: string[];
+  let release: () => void;
+  let close: () => Promise<void>;
+
+  beforeEach(async () => {
+    handled = [];
+    order = [];
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = createReceiver({
+      secret,
+      handle: async (event) => {
+        order.push(`handle start ${event.id}`);
+        await gate; // slow work: the sender must not wait for it
+        handled.push(event);
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    close = () => new Promise((resolve) => server.close(() => resolve()));
+  });
+
+  afterEach(async () => {
+    release();
+    await close();
+  });
+
+  const deliver = async (id: string, options: { body?: string; header?: string; eventId?: string } = {}) => {
+    const body =
+      options.body ??
+      JSON.stringify({
+        id,
+        type: 'run.completed',
+        createdAt: new Date().toISOString(),
+        data: { runId: 'run_1' },
+      });
+    const response = await fetch(baseUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-chatbot-event-id': options.eventId ?? id,
+        'x-chatbot-signature': options.header ?? signatureHeader(secret, body, now()),
+      },
+      body,
+    });
+    order.push(`answered ${response.status}`);
+    // biome-ignore lint/suspicious/noExplicitAny: the test checks the answer's shape field by field
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  it('answers 200 before the work runs, and does the work once per event id', async () => {
+    expect(await deliver('evt_1')).toEqual({ status: 200, body: { received: true } });
+    // A redelivery of the same event (at least once): taken once.
+    expect(await deliver('evt_1')).toEqual({ status: 200, body: { received: true, duplicate: true } });
+    // Both answers came back while the work was still held at its gate.
+    expect(order).toContain('handle start evt_1');
+    expect(handled).toEqual([]);
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(handled.map((e) => e.id)).toEqual(['evt_1']);
+  });
+
+  it('refuses a tampered body, a wrong secret and a stale timestamp with 400 and the reason', async () => {
+    const body = JSON.stringify({
+      id: 'evt_2',
+      type: 'run.failed',
+      createdAt: new Date().toISOString(),
+      data: {},
+    });
+    const header = signatureHeader(secret, body, now());
+    expect(await deliver('evt_2', { body: body.replace('run.failed', 'run.completed'), header })).toEqual({
+      status: 400,
+      body: { error: 'signature_mismatch' },
+    });
+    const other = mintWebhookSecret((n) => randomBytes(n));
+    expect((await deliver('evt_2', { body, header: signatureHeader(other, body, now()) })).body.error).toBe(
+      'signature_mismatch',
+    );
+    expect(
+      (await deliver('evt_2', { body, header: signatureHeader(secret, body, now() - 301) })).body.error,
+    ).toBe('timestamp_out_of_tolerance');
+    expect((await deliver('evt_2', { body, header: '' })).body.error).toBe('missing_signature');
+    expect(await deliver('evt_2', { body, header, eventId: 'evt_other' })).toEqual({
+      status: 400,
+      body: { error: 'event_id_mismatch' },
+    });
+    release();
+    expect(handled).toEqual([]);
+  });
+
+  it('refuses a body over its limit with 413', async () => {
+    const big = JSON.stringify({
+      id: 'evt_3',
+      type: 'run.completed',
+      createdAt: '',
+      data: { pad: 'x'.repeat(1_100_000) },
+    });
+    expect((await deliver('evt_3', { body: big })).status).toBe(413);
+  });
+});
