@@ -13,6 +13,7 @@ describe('examples/receiver over real HTTP', () => {
   let handled: WebhookEvent[];
   let order: string[];
   let release: () => void;
+  let finished: Promise<void>;
   let close: () => Promise<void>;
 
   beforeEach(async () => {
@@ -21,12 +22,17 @@ describe('examples/receiver over real HTTP', () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let markFinished: () => void = () => {};
+    finished = new Promise<void>((resolve) => {
+      markFinished = resolve;
+    });
     const server = createReceiver({
       secret,
       handle: async (event) => {
         order.push(`handle start ${event.id}`);
         await gate; // slow work: the sender must not wait for it
         handled.push(event);
+        markFinished();
       },
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -70,7 +76,7 @@ describe('examples/receiver over real HTTP', () => {
     expect(order).toContain('handle start evt_1');
     expect(handled).toEqual([]);
     release();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await finished;
     expect(handled.map((e) => e.id)).toEqual(['evt_1']);
   });
 
