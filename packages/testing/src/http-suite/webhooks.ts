@@ -390,6 +390,13 @@ export function webhookCases(ctx: SuiteContext): void {
       expect(reply.body.webhook.id).toBe(webhook.id);
       expect(reply.body.secret).toMatch(SECRET);
       expect(reply.body.secret).not.toBe(secret);
+      // Spec §3: rotate works in any state and leaves the state as it was.
+      const token = await admin(ctx);
+      await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, { token, json: { status: 'disabled' } });
+      const whileDisabled = await call(ctx, 'POST', `/admin/webhooks/${webhook.id}/rotate`, { token });
+      expect(whileDisabled.status).toBe(200);
+      expect(whileDisabled.body.webhook).toMatchObject({ status: 'disabled', disabledReason: 'manual' });
+      expect(whileDisabled.body.secret).not.toBe(reply.body.secret);
     });
 
     it('DELETE → 204 with no body; then the webhook is gone', async () => {
