@@ -14,6 +14,13 @@ export interface ParsedSignatureHeader {
 // Canonical decimal only: no sign, exponent, fraction or leading zero, so `t` has one spelling.
 const TIMESTAMP = /^[1-9][0-9]{0,15}$/;
 const V1 = /^[0-9a-fA-F]{64}$/;
+// What keyhook sends outside a rotation, `t=<digits>,v1=<64 hex>`, is read in one pass by
+// canonicalHeader(); anything else takes the general path, which gives the same result for it.
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) {
+  HEX_VALUE['0123456789abcdef'.charCodeAt(i)] = i;
+  HEX_VALUE['0123456789ABCDEF'.charCodeAt(i)] = i;
+}
 
 /**
  * Parses `t=<unix seconds>,v1=<hex>[,v1=<hex>…]` (spec §6 "Signature"). Entries may come in any
@@ -21,6 +28,10 @@ const V1 = /^[0-9a-fA-F]{64}$/;
  * Anything else odd is `malformed_header`; an absent or blank header is `missing_signature`.
  */
 export function parseSignatureHeader(value: SignatureHeaderValue): ParsedSignatureHeader {
+  if (typeof value === 'string') {
+    const canonical = canonicalHeader(value);
+    if (canonical) return canonical;
+  }
   const header = joinHeader(value);
   // The length first, so no step below ever walks more than MAX_HEADER_LENGTH characters.
   if (header.length > MAX_HEADER_LENGTH) throw malformed(`it is longer than ${MAX_HEADER_LENGTH} characters`);
@@ -79,6 +90,36 @@ function trimOws(text: string): string {
   while (start < end && (text[start] === ' ' || text[start] === '\t')) start++;
   while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
   return text.slice(start, end);
+}
+
+/** `t=<1–16 digits, no leading zero>,v1=<64 hex>` exactly, or undefined for the general path. */
+function canonicalHeader(header: string): ParsedSignatureHeader | undefined {
+  const comma = header.indexOf(',');
+  const digits = comma - 2;
+  if (header.length !== comma + 4 + 64 || digits < 1 || digits > 16) return undefined;
+  if (header.charCodeAt(0) !== 116 || header.charCodeAt(1) !== 61 || header.charCodeAt(2) === 48)
+    return undefined;
+  if (
+    header.charCodeAt(comma + 1) !== 118 ||
+    header.charCodeAt(comma + 2) !== 49 ||
+    header.charCodeAt(comma + 3) !== 61
+  )
+    return undefined;
+  let timestamp = 0;
+  for (let i = 2; i < comma; i++) {
+    const digit = header.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    timestamp = timestamp * 10 + digit;
+  }
+  if (!Number.isSafeInteger(timestamp)) return undefined;
+  const signature = new Uint8Array(32);
+  for (let i = 0, at = comma + 4; i < 32; i++, at += 2) {
+    const high = HEX_VALUE[header.charCodeAt(at)] ?? -1;
+    const low = HEX_VALUE[header.charCodeAt(at + 1)] ?? -1;
+    if (high < 0 || low < 0) return undefined;
+    signature[i] = (high << 4) | low;
+  }
+  return { timestamp, signatures: [signature] };
 }
 
 // Called only on text that matched V1, so every character is a hex digit.

@@ -3,5 +3,5 @@
  * This entry adds the synchronous node:crypto `verify` to everything in `./web`.
  */
 
-export { verify } from './verify.js';
+export { verify, verifySignature } from './verify.js';
 export * from './web.js';

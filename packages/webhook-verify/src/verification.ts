@@ -48,11 +48,7 @@ export function prepareVerification(
 }
 
 /** After the HMAC: the signature first, so a stale timestamp is only reported for authentic bytes. */
-export function finishVerification<TData>(
-  matched: boolean,
-  prepared: PreparedVerification,
-  rawBody: string | Uint8Array,
-): WebhookEvent<TData> {
+export function checkSignatureAndTime(matched: boolean, prepared: PreparedVerification): void {
   if (!matched) {
     throw new WebhookVerificationError(
       'signature_mismatch',
@@ -70,6 +66,15 @@ export function finishVerification<TData>(
       `the signature timestamp is ${when}; the tolerance is ${prepared.toleranceSeconds} s`,
     );
   }
+}
+
+/** The signature and time checks, then the event: what `verify` and `verifyAsync` return. */
+export function finishVerification<TData>(
+  matched: boolean,
+  prepared: PreparedVerification,
+  rawBody: string | Uint8Array,
+): WebhookEvent<TData> {
+  checkSignatureAndTime(matched, prepared);
   return parseEvent<TData>(rawBody);
 }
 

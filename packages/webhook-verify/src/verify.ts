@@ -2,7 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SignatureHeaderValue } from './header.js';
 import type { WebhookEvent } from './payload.js';
 import {
+  checkSignatureAndTime,
   finishVerification,
+  type PreparedVerification,
   prepareVerification,
   type VerifyOptions,
   type WebhookSecret,
@@ -19,6 +21,25 @@ export function verify<TData = Record<string, unknown>>(
   options: VerifyOptions = {},
 ): WebhookEvent<TData> {
   const prepared = prepareVerification(rawBody, signatureHeader, secret, options);
+  return finishVerification<TData>(signatureMatches(prepared, rawBody), prepared, rawBody);
+}
+
+/**
+ * `verify` without reading the body as an event: the signature and the timestamp only. For a
+ * receiver that parses the body its own way (a streaming parser, a schema library); it must
+ * still parse the exact bytes it verified.
+ */
+export function verifySignature(
+  rawBody: string | Uint8Array,
+  signatureHeader: SignatureHeaderValue,
+  secret: WebhookSecret,
+  options: VerifyOptions = {},
+): void {
+  const prepared = prepareVerification(rawBody, signatureHeader, secret, options);
+  checkSignatureAndTime(signatureMatches(prepared, rawBody), prepared);
+}
+
+function signatureMatches(prepared: PreparedVerification, rawBody: string | Uint8Array): boolean {
   const prefix = `${prepared.timestamp}.`;
   let matched = false;
   for (const key of prepared.secrets) {
@@ -27,5 +48,5 @@ export function verify<TData = Record<string, unknown>>(
     // The call comes before `||`, so every candidate is compared even after a match.
     for (const presented of prepared.signatures) matched = timingSafeEqual(expected, presented) || matched;
   }
-  return finishVerification<TData>(matched, prepared, rawBody);
+  return matched;
 }

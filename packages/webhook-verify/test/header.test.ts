@@ -123,3 +123,17 @@ describe('verify and verifyAsync agree', () => {
     );
   });
 });
+
+describe('the canonical fast path', () => {
+  it('parses t=…,v1=… exactly as the general path does', async () => {
+    const { parseSignatureHeader } = await import('../src/header.js');
+    const v1 = 'aB'.repeat(32);
+    const fast = parseSignatureHeader(`t=1767225600,v1=${v1}`);
+    const general = parseSignatureHeader(` t=1767225600 ,\tv1 = ${v1} `);
+    expect(fast).toEqual(general);
+    expect(fast.timestamp).toBe(1767225600);
+    expect(Buffer.from(fast.signatures[0]!).toString('hex')).toBe(v1.toLowerCase());
+    // Past the safe integers: not taken by the fast path, refused by the general one.
+    expect(() => parseSignatureHeader(`t=9999999999999999,v1=${v1}`)).toThrow(/positive unix seconds/);
+  });
+});

@@ -5,6 +5,7 @@ import {
   type VerifyOptions,
   verify,
   verifyAsync,
+  verifySignature,
   type WebhookEvent,
   type WebhookSecret,
   type WebhookVerificationErrorCode,
@@ -180,5 +181,15 @@ describe.each(verifiers)('%s against vectors.json', (_name, run) => {
     } else {
       await expect(outcome).rejects.toMatchObject({ name: 'WebhookVerificationError', code: vector.expect });
     }
+  });
+});
+
+describe('verifySignature (no event parse) against vectors.json', () => {
+  it.each(cases)('$label → $expect, or ok where only the payload is wrong', (vector) => {
+    const options = { now: file.now * 1000, toleranceSeconds: vector.toleranceSeconds };
+    const check = () =>
+      verifySignature(delivered(vector, vector.form), vector.header, vector.secret, options);
+    if (vector.expect === 'ok' || vector.expect === 'invalid_payload') expect(check).not.toThrow();
+    else expect(check).toThrow(expect.objectContaining({ code: vector.expect }));
   });
 });
