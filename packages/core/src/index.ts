@@ -3,6 +3,14 @@ export { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './
 export { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
 export { type AttemptResult, type AttemptVerdict, judgeAttempt } from './delivery/outcome.js';
 export {
+  type AttemptPlan,
+  AUTO_DISABLE_AFTER,
+  DEFAULT_HELD_RETENTION_MS,
+  heldTooLong,
+  planAfterAttempt,
+  shouldAutoDisable,
+} from './delivery/plan.js';
+export {
   DEFAULT_RETRY_SCHEDULE_MS,
   maxAttempts,
   nextAttemptAt,

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { judgeAttempt } from '../src/delivery/outcome.js';
+import { heldTooLong, planAfterAttempt, shouldAutoDisable } from '../src/delivery/plan.js';
 import {
   DEFAULT_RETRY_SCHEDULE_MS,
   maxAttempts,
@@ -137,5 +138,43 @@ describe('the delivery state machine, as data', () => {
     ]) {
       expect(canTransition(from as never, to as never), `${from} → ${to}`).toBe(false);
     }
+  });
+});
+
+describe('planning after an attempt (spec §6, DESIGN.md §6)', () => {
+  const plan = { schedule: DEFAULT_RETRY_SCHEDULE_MS, random: () => 0.5 };
+  const fail = { verdict: 'retry', retryAfterMs: null } as const;
+
+  it('walks a delivery that always fails through 7 attempts, then fails it and counts one failure', () => {
+    const seen: string[] = [];
+    let at = T;
+    for (let attempt = 1; attempt <= 7; attempt++) {
+      const next = planAfterAttempt(attempt, fail, at, plan);
+      seen.push(next.status);
+      if (next.status === 'retry_scheduled') at = next.nextAttemptAt!;
+      else expect(next).toEqual({ status: 'failed', nextAttemptAt: null, endpointFailures: 'increment' });
+    }
+    expect(seen).toEqual([...Array(6).fill('retry_scheduled'), 'failed']);
+    // The last attempt goes out 1m + 5m + 15m + 1h + 3h + 6h after the first.
+    expect(at.getTime() - T.getTime()).toBe((1 + 5 + 15 + 60 + 180 + 360) * MIN);
+  });
+
+  it('a success resets the endpoint count; a 410 fails at once; Retry-After pushes the retry', () => {
+    expect(planAfterAttempt(3, { verdict: 'succeeded' }, T, plan)).toEqual({
+      status: 'succeeded',
+      nextAttemptAt: null,
+      endpointFailures: 'reset',
+    });
+    expect(planAfterAttempt(1, { verdict: 'failed_permanently' }, T, plan).status).toBe('failed');
+    const pushed = planAfterAttempt(1, { verdict: 'retry', retryAfterMs: 30 * MIN }, T, plan);
+    expect(pushed.nextAttemptAt!.getTime() - T.getTime()).toBe(30 * MIN);
+  });
+
+  it('disables an endpoint at 5 consecutive permanent failures, and fails deliveries held 3 days', () => {
+    expect([1, 2, 3, 4, 5, 6].map(shouldAutoDisable)).toEqual([false, false, false, false, true, true]);
+    const day = 24 * 60 * MIN;
+    expect(heldTooLong(T, new Date(T.getTime() + 3 * day - 1))).toBe(false);
+    expect(heldTooLong(T, new Date(T.getTime() + 3 * day))).toBe(true);
+    expect(heldTooLong(T, new Date(T.getTime() + day), day)).toBe(true);
   });
 });

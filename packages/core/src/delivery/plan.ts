@@ -1,0 +1,51 @@
+import type { AttemptVerdict } from './outcome.js';
+import { nextAttemptAt, type RetryPlan } from './schedule.js';
+import { assertTransition, type DeliveryState } from './states.js';
+
+/** Five consecutive permanent failures disable an endpoint (spec §6 "Retries and auto-disable"). */
+export const AUTO_DISABLE_AFTER = 5;
+
+/** DESIGN.md §6 "Paused": held deliveries fail after this long. */
+export const DEFAULT_HELD_RETENTION_MS = 3 * 24 * 60 * 60 * 1000;
+
+/** What an attempt's verdict makes of a delivery, decided in one place for every store. */
+export interface AttemptPlan {
+  status: Extract<DeliveryState, 'succeeded' | 'retry_scheduled' | 'failed'>;
+  /** When the next attempt is due; null unless a retry is scheduled. */
+  nextAttemptAt: Date | null;
+  /** The endpoint's consecutive-failure count moves: reset on success, +1 on a permanent failure. */
+  endpointFailures: 'reset' | 'increment' | 'unchanged';
+}
+
+/**
+ * The next state of a delivery whose attempt number `attempt` (1 = the first) ended at
+ * `finishedAt` with `verdict`: succeeded; a retry at the schedule's next step (Retry-After
+ * may push it later); or failed for good, at once on 410 or when no retry is left.
+ */
+export function planAfterAttempt(
+  attempt: number,
+  verdict: AttemptVerdict,
+  finishedAt: Date,
+  retry: RetryPlan,
+): AttemptPlan {
+  if (verdict.verdict === 'succeeded') {
+    return { status: 'succeeded', nextAttemptAt: null, endpointFailures: 'reset' };
+  }
+  const next =
+    verdict.verdict === 'retry' ? nextAttemptAt(attempt, finishedAt, retry, verdict.retryAfterMs) : null;
+  const plan: AttemptPlan = next
+    ? { status: 'retry_scheduled', nextAttemptAt: next, endpointFailures: 'unchanged' }
+    : { status: 'failed', nextAttemptAt: null, endpointFailures: 'increment' };
+  assertTransition('in_flight', plan.status);
+  return plan;
+}
+
+/** True when a permanent failure brought the endpoint's consecutive count to the threshold. */
+export function shouldAutoDisable(consecutiveFailures: number): boolean {
+  return consecutiveFailures >= AUTO_DISABLE_AFTER;
+}
+
+/** True when a delivery held since `heldSince` has outlived the retention and fails. */
+export function heldTooLong(heldSince: Date, now: Date, retentionMs = DEFAULT_HELD_RETENTION_MS): boolean {
+  return now.getTime() - heldSince.getTime() >= retentionMs;
+}
