@@ -32,7 +32,15 @@ export interface ReceiverOptions {
 export function createReceiver(options: ReceiverOptions): Server {
   const seen = new SeenIds(options.rememberedIds ?? 10_000);
   const limit = options.maxBodyBytes ?? 1024 * 1024;
-  return createServer(async (request, response) => {
+  return createServer((request, response) => {
+    // A client that hangs up mid-body, or a receiver bug, rejects here: answer if still possible, never crash.
+    receive(request, response).catch(() => {
+      if (!response.headersSent && !request.destroyed) reply(response, 500, { error: 'internal_error' });
+      else response.destroy();
+    });
+  });
+
+  async function receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
     if (request.method !== 'POST') return reply(response, 405, { error: 'method_not_allowed' });
     const body = await readBody(request, limit);
     if (body === null) return reply(response, 413, { error: 'payload_too_large' });
@@ -55,7 +63,7 @@ export function createReceiver(options: ReceiverOptions): Server {
         options.onError?.(error, event);
       }
     });
-  });
+  }
 }
 
 function reply(response: ServerResponse, status: number, body: unknown): void {

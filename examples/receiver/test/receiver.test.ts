@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { mintWebhookSecret, signatureHeader } from '@keyhook/core';
 import type { WebhookEvent } from '@keyhook/webhook-verify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -116,5 +116,19 @@ describe('examples/receiver over real HTTP', () => {
       data: { pad: 'x'.repeat(1_100_000) },
     });
     expect((await deliver('evt_3', { body: big })).status).toBe(413);
+  });
+
+  it('survives a sender that hangs up halfway through the body', async () => {
+    const port = Number(new URL(baseUrl).port);
+    await new Promise<void>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{"id":');
+        setImmediate(() => {
+          socket.destroy();
+          resolve();
+        });
+      });
+    });
+    expect((await deliver('evt_after_abort')).status).toBe(200);
   });
 });
