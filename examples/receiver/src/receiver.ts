@@ -14,6 +14,8 @@ export interface ReceiverOptions {
   handle: (event: WebhookEvent) => Promise<void> | void;
   /** Called when `handle` throws: the sender already has its 2xx, so the receiver owns the failure. */
   onError?: (error: unknown, event: WebhookEvent) => void;
+  /** Called with a failure of the receiver itself (a bug or a misconfiguration), answered 500. */
+  onInternalError?: (error: unknown) => void;
   /** Event ids remembered for de-duplication. Default 10,000. */
   rememberedIds?: number;
   /** Largest body read, in bytes. Default 1 MiB. */
@@ -34,8 +36,9 @@ export function createReceiver(options: ReceiverOptions): Server {
   const limit = options.maxBodyBytes ?? 1024 * 1024;
   return createServer((request, response) => {
     // A client that hangs up mid-body, or a receiver bug, rejects here: answer if still possible, never crash.
-    receive(request, response).catch(() => {
-      if (!response.headersSent && !request.destroyed) reply(response, 500, { error: 'internal_error' });
+    receive(request, response).catch((error: unknown) => {
+      (options.onInternalError ?? console.error)(error);
+      if (!response.headersSent && !response.destroyed) reply(response, 500, { error: 'internal_error' });
       else response.destroy();
     });
   });
@@ -43,7 +46,13 @@ export function createReceiver(options: ReceiverOptions): Server {
   async function receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
     if (request.method !== 'POST') return reply(response, 405, { error: 'method_not_allowed' });
     const body = await readBody(request, limit);
-    if (body === null) return reply(response, 413, { error: 'payload_too_large' });
+    if (body === null) {
+      // Stop reading a body that is already too large; the connection closes after this answer.
+      response.setHeader('connection', 'close');
+      reply(response, 413, { error: 'payload_too_large' });
+      response.on('finish', () => request.destroy());
+      return;
+    }
     let event: WebhookEvent;
     try {
       event = verify(body, request.headers[SIGNATURE_HEADER], options.secret);
@@ -60,7 +69,11 @@ export function createReceiver(options: ReceiverOptions): Server {
       try {
         await options.handle(event);
       } catch (error) {
-        options.onError?.(error, event);
+        try {
+          options.onError?.(error, event);
+        } catch {
+          // A failing error callback must not take the receiver down with it.
+        }
       }
     });
   }
@@ -70,15 +83,17 @@ function reply(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-/** The body's bytes, or null past `limit` (the rest is drained, so the answer still goes out). */
+/** The body's bytes, or null as soon as it is known to pass `limit` (the rest is never read). */
 async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | null> {
+  if (Number(request.headers['content-length'] ?? 0) > limit) return null;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size <= limit) chunks.push(chunk as Buffer);
+    if (size > limit) return null;
+    chunks.push(chunk as Buffer);
   }
-  return size > limit ? null : Buffer.concat(chunks);
+  return Buffer.concat(chunks);
 }
 
 /** The most recent ids, oldest forgotten first (a Map keeps insertion order). */

@@ -131,4 +131,48 @@ describe('examples/receiver over real HTTP', () => {
     });
     expect((await deliver('evt_after_abort')).status).toBe(200);
   });
+
+  it('a failing onError and a misconfigured secret never take the receiver down; the latter is a 500', async () => {
+    const internal: unknown[] = [];
+    let calls = 0;
+    const body = JSON.stringify({ id: 'evt_x', type: 'run.completed', createdAt: '', data: {} });
+    const broken = createReceiver({
+      secret: 'not-a-whsec-secret',
+      handle: () => {},
+      onInternalError: (error) => internal.push(error),
+    });
+    const throwing = createReceiver({
+      secret,
+      handle: () => {
+        calls++;
+        throw new Error('handler failed');
+      },
+      onError: () => {
+        throw new Error('onError failed too');
+      },
+    });
+    const servers = [broken, throwing];
+    for (const server of servers)
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = (server: typeof broken) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const post = (server: typeof broken) =>
+      fetch(url(server), {
+        method: 'POST',
+        headers: {
+          'x-chatbot-event-id': 'evt_x',
+          'x-chatbot-signature': signatureHeader(secret, body, now()),
+        },
+        body,
+      });
+    try {
+      expect((await post(broken)).status).toBe(500);
+      expect(String(internal[0])).toMatch(/whsec_/);
+      expect((await post(throwing)).status).toBe(200);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(calls).toBe(1);
+      expect((await post(broken)).status).toBe(500); // still serving
+    } finally {
+      for (const server of servers) server.close();
+    }
+  });
 });

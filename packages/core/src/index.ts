@@ -12,6 +12,7 @@ export {
 } from './delivery/plan.js';
 export {
   DEFAULT_RETRY_SCHEDULE_MS,
+  MAX_RETRY_AFTER_MS,
   maxAttempts,
   nextAttemptAt,
   parseRetryAfter,

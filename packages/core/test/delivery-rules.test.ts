@@ -55,6 +55,8 @@ describe('the retry schedule (spec §6, §8)', () => {
   it('a Retry-After pushes the retry later, never earlier', () => {
     expect(nextAttemptAt(1, T, noJitter, 10 * MIN)!.getTime() - T.getTime()).toBe(10 * MIN);
     expect(nextAttemptAt(1, T, noJitter, 5_000)!.getTime() - T.getTime()).toBe(MIN);
+    // At most a day: a receiver cannot park a delivery for years.
+    expect(nextAttemptAt(1, T, noJitter, 999_999_999_000)!.getTime() - T.getTime()).toBe(24 * 60 * MIN);
     // Not even on the last attempt: Retry-After does not add attempts.
     expect(nextAttemptAt(7, T, noJitter, 5_000)).toBeNull();
   });

@@ -34,6 +34,16 @@ export function prepareVerification(
         "a Fastify parseAs: 'buffer' parser, or request.arrayBuffer().",
     );
   }
+  // A lone surrogate is hashed as U+FFFD but parsed as itself: the event would not be what was signed.
+  if (
+    typeof rawBody === 'string' &&
+    (rawBody as { isWellFormed?: () => boolean }).isWellFormed?.() === false
+  ) {
+    throw new WebhookVerificationError(
+      'invalid_payload',
+      'the body string holds a lone surrogate, so it cannot be the UTF-8 bytes that were signed',
+    );
+  }
   const secrets = checkSecrets(secret);
   const toleranceSeconds = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {

@@ -110,3 +110,23 @@ describe.each(runners)('%s options and arguments', (_name, run) => {
     expect(verify<{ runId: string }>(body, header, SECRET, { now: T * 1000 }).data.runId).toBe('run_1');
   });
 });
+
+describe('a body string with a lone surrogate', () => {
+  it('is refused as invalid_payload, though its UTF-8 form carries a genuine signature', async () => {
+    const { verify, verifySignature } = await import('../src/index.js');
+    const { verifyAsync } = await import('../src/web.js');
+    const { signatureHeader, SECRET } = await import('./sign.js');
+    const signed =
+      '{"id":"evt_s","type":"run.completed","createdAt":"2026-01-01T00:00:00.000Z","data":{"s":"\uFFFD"}}';
+    const forged = signed.replace('\uFFFD', '\uD800');
+    const header = signatureHeader(signed);
+    expect(verify(signed, header, SECRET).data).toEqual({ s: '\uFFFD' });
+    for (const check of [
+      () => verify(forged, header, SECRET),
+      () => verifySignature(forged, header, SECRET),
+    ]) {
+      expect(check).toThrow(expect.objectContaining({ code: 'invalid_payload' }));
+    }
+    await expect(verifyAsync(forged, header, SECRET)).rejects.toMatchObject({ code: 'invalid_payload' });
+  });
+});

@@ -11,6 +11,9 @@ export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
 /** DESIGN.md §6: ±10 % around each scheduled delay, so receivers are not hit in lockstep. */
 export const RETRY_JITTER = 0.1;
 
+/** A receiver's Retry-After counts up to a day: past that, one answer could park a delivery for years. */
+export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
+
 export interface RetryPlan {
   /** Delays after each failure; its length is the number of retries. */
   schedule: readonly number[];
@@ -21,7 +24,8 @@ export interface RetryPlan {
 /**
  * When the next attempt goes out after attempt number `attempt` (1 = the first) failed at
  * `failedAt`, or null when that was the last one and the delivery fails permanently. A
- * `retryAfterMs` from the receiver (429/503) may push the retry later, never earlier.
+ * `retryAfterMs` from the receiver (429/503) may push the retry later, never earlier, and by
+ * at most MAX_RETRY_AFTER_MS.
  */
 export function nextAttemptAt(
   attempt: number,
@@ -34,7 +38,7 @@ export function nextAttemptAt(
   const delay = plan.schedule[attempt - 1];
   if (delay === undefined) return null;
   const jittered = delay * (1 - RETRY_JITTER + 2 * RETRY_JITTER * plan.random());
-  const wait = Math.max(jittered, retryAfterMs ?? 0);
+  const wait = Math.max(jittered, Math.min(retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
   return new Date(failedAt.getTime() + Math.round(wait));
 }
 
