@@ -167,8 +167,9 @@ export class PostgresStore implements Store {
       const current = await this.getWebhook(tenantId, id);
       if (!current) return { outcome: 'not_found' };
       // Changed again between the two statements: decide anew rather than report a status not asked for.
-      if (current.status === status || attempt + 1 >= RACE_ATTEMPTS)
-        return { outcome: 'updated', webhook: current };
+      if (current.status === status) return { outcome: 'updated', webhook: current };
+      if (attempt + 1 >= RACE_ATTEMPTS)
+        throw unavailable('The webhook changed status too often to be set; retry.');
     }
   }
 

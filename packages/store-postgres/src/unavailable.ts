@@ -1,6 +1,8 @@
 import { KeyhookError } from '@keyhook/core';
 
-// Socket-level errno codes, and SQLSTATEs: admin/crash/cannot-connect-now shutdown, too many connections.
+// Socket-level errno codes, and SQLSTATEs: admin/crash/cannot-connect-now shutdown, too many
+// connections, a cancelled or timed-out statement, a read-only standby after a failover, and a
+// serialization failure or deadlock (all pass if the client tries again).
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -14,6 +16,10 @@ const CONNECTION_CODES = new Set([
   '57P02',
   '57P03',
   '53300',
+  '57014',
+  '25006',
+  '40001',
+  '40P01',
 ]);
 
 // SQLSTATE class 08: connection exception.
@@ -26,6 +32,7 @@ const CONNECTION_MESSAGES = [
   'Cannot use a pool after calling end on the pool',
   'Client has encountered a connection error and is not queryable',
   'Client was closed and is not queryable',
+  'Query read timeout',
 ];
 
 /** Whether an error from pg means the database could not be reached, rather than a bug. */

@@ -306,6 +306,31 @@ async function outcome(
   });
 
   describe('webhooks and idempotency keys', () => {
+    it('a statement that times out waiting for a lock answers `unavailable`, not a 500', async () => {
+      const schema = freshSchema('whto');
+      const pool = new pg.Pool({ connectionString: POSTGRES_TEST_URL, options: '-c statement_timeout=200' });
+      const store = await createPostgresStore({ pool, schema });
+      const holder = await admin.connect();
+      try {
+        const record = webhookRecord();
+        await store.insertWebhook(record);
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${schema}".keyhook_webhooks WHERE id = $1 FOR UPDATE`, [
+          record.id,
+        ]);
+        const error = await store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', T0).then(
+          () => null,
+          (caught: unknown) => caught,
+        );
+        expect(isKeyhookError(error) && error.code).toBe('unavailable');
+      } finally {
+        await holder.query('ROLLBACK');
+        holder.release();
+        await store.close();
+        await pool.end().catch(() => {});
+      }
+    });
+
     it('an id clash is an error, never mistaken for an active twin', async () => {
       const store = await createPostgresStore({
         connectionString: POSTGRES_TEST_URL,

@@ -2,7 +2,18 @@ import { KeyhookError } from '@keyhook/core';
 
 // SQLite result codes that mean "the database cannot answer now", not "the statement is wrong".
 // Extended codes (SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT, …) count with their base code.
-const UNAVAILABLE_CODES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_FULL'];
+// SQLITE_READONLY covers a file moved or deleted under a running process (SQLITE_READONLY_DBMOVED).
+const UNAVAILABLE_CODES = [
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_IOERR',
+  'SQLITE_CANTOPEN',
+  'SQLITE_FULL',
+  'SQLITE_READONLY',
+  'SQLITE_PROTOCOL',
+  'SQLITE_NOMEM',
+  'SQLITE_INTERRUPT',
+];
 
 // better-sqlite3 throws a TypeError with this message once its connection was closed.
 const CLOSED_MESSAGE = 'database connection is not open';

@@ -134,6 +134,11 @@ describe('errors: out of reach → unavailable (503, Retry-After: 1)', () => {
       'SQLITE_IOERR_FSYNC',
       'SQLITE_CANTOPEN',
       'SQLITE_FULL',
+      'SQLITE_READONLY',
+      'SQLITE_READONLY_DBMOVED',
+      'SQLITE_PROTOCOL',
+      'SQLITE_NOMEM',
+      'SQLITE_INTERRUPT',
     ]) {
       expect(isUnavailableError(sqliteError(code)), code).toBe(true);
     }
