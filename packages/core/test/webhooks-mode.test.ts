@@ -9,6 +9,7 @@ import {
   silentLogger,
   type WebhookRecord,
 } from '@keyhook/core';
+import { idempotencyRecord } from '@keyhook/testing/fixtures';
 import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 
@@ -33,6 +34,17 @@ async function createWebhook(
   const response = await keyhook.handle(request);
   return { status: response.status, body: JSON.parse(response.body ?? 'null') };
 }
+
+/** Another request's in-progress claim of `key`, made now: locked 60 s, kept 24 h. */
+const heldClaim = (key: string, fingerprint: string, claimId: string) =>
+  idempotencyRecord({
+    key,
+    fingerprint,
+    claimId,
+    createdAt: clock.now(),
+    lockedUntil: new Date(clock.now().getTime() + 60_000),
+    expiresAt: new Date(clock.now().getTime() + 86_400_000),
+  });
 
 const base = { adminSession: { secret: TEST_ADMIN_SECRET }, clock, logger: silentLogger };
 
@@ -85,22 +97,10 @@ describe('webhook modes (DESIGN.md §5)', () => {
     const keyhook = createKeyhook({ ...base, store, mode: 'development' });
     const body = { url: 'https://hooks.example.com/died', events: ['run.completed'] };
     // A request that claimed the key and never finished: its process died before completing.
-    await store.claimIdempotencyKey(
-      {
-        tenantId: 'tenant_a',
-        key: 'died',
-        fingerprint: createHash('sha256')
-          .update(`POST /admin/webhooks\n${canonicalJson(body)}`)
-          .digest('hex'),
-        claimId: 'dead-claim',
-        state: 'in_progress',
-        responseSealed: null,
-        createdAt: clock.now(),
-        lockedUntil: new Date(clock.now().getTime() + 60_000),
-        expiresAt: new Date(clock.now().getTime() + 86_400_000),
-      },
-      clock.now(),
-    );
+    const fingerprint = createHash('sha256')
+      .update(`POST /admin/webhooks\n${canonicalJson(body)}`)
+      .digest('hex');
+    await store.claimIdempotencyKey(heldClaim('died', fingerprint, 'dead-claim'), clock.now());
     clock.advance(59_999);
     const early = await createWebhook(keyhook, body, { 'idempotency-key': 'died' });
     expect(early.status).toBe(409);
@@ -149,17 +149,14 @@ describe('webhook modes (DESIGN.md §5)', () => {
     const probe = async () =>
       (
         await store.claimIdempotencyKey(
-          {
-            tenantId: 'tenant_a',
+          idempotencyRecord({
             key: 'old',
             fingerprint: 'probe',
             claimId: `probe-${Math.random()}`,
-            state: 'in_progress',
-            responseSealed: null,
             createdAt: started,
             lockedUntil: started,
             expiresAt: new Date(started.getTime() + 1),
-          },
+          }),
           started,
         )
       ).outcome;
@@ -175,20 +172,7 @@ describe('webhook modes (DESIGN.md §5)', () => {
       override async insertWebhook(record: WebhookRecord, completion?: IdempotencyCompletion) {
         // While this request stalled past its 60 s lock, a retry took the key over.
         clock.advance(60_000);
-        await this.claimIdempotencyKey(
-          {
-            tenantId: 'tenant_a',
-            key: 'stalled',
-            fingerprint: 'retry',
-            claimId: 'the-retry',
-            state: 'in_progress',
-            responseSealed: null,
-            createdAt: clock.now(),
-            lockedUntil: new Date(clock.now().getTime() + 60_000),
-            expiresAt: new Date(clock.now().getTime() + 86_400_000),
-          },
-          clock.now(),
-        );
+        await this.claimIdempotencyKey(heldClaim('stalled', 'retry', 'the-retry'), clock.now());
         return super.insertWebhook(record, completion);
       }
     }
