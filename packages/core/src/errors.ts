@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   idempotency_in_progress: 409,
   webhook_conflict: 409,
   rotation_conflict: 409,
+  delivery_not_retryable: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

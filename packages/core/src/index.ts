@@ -11,6 +11,14 @@ export {
   shouldAutoDisable,
 } from './delivery/plan.js';
 export {
+  EVENT_ID_PATTERN,
+  Events,
+  MAX_EVENT_BYTES,
+  type PublishedEvent,
+  type PublishInput,
+  type PublishOptions,
+} from './delivery/publish.js';
+export {
   DEFAULT_RETRY_SCHEDULE_MS,
   MAX_RETRY_AFTER_MS,
   maxAttempts,
@@ -19,6 +27,14 @@ export {
   RETRY_JITTER,
   type RetryPlan,
 } from './delivery/schedule.js';
+export {
+  DEFAULT_ATTEMPT_TIMEOUT_MS,
+  MAX_LOGGED_RESPONSE_BYTES,
+  type SendOutcome,
+  type SendRequest,
+  WebhookSender,
+} from './delivery/sender.js';
+export { Deliveries } from './delivery/service.js';
 export { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './delivery/signature.js';
 export {
   assertTransition,
@@ -28,6 +44,19 @@ export {
   type DeliveryState,
   TERMINAL_STATES,
 } from './delivery/states.js';
+export {
+  type AttemptView,
+  type DeliveryView,
+  toAttemptView,
+  toDeliveryDetailView,
+  toDeliveryView,
+} from './delivery/view.js';
+export {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_POLL_INTERVAL_MS,
+  DeliveryWorker,
+  type DeliveryWorkerOptions,
+} from './delivery/worker.js';
 export {
   ERROR_STATUS,
   type ErrorCode,
@@ -53,6 +82,7 @@ export {
   createKeyhook,
   DEFAULT_ADMIN_BODY_LIMIT,
   DEFAULT_PREFIX,
+  type DeliveryOptions,
   type Keyhook,
   type KeyhookOptions,
 } from './keyhook.js';
@@ -68,10 +98,21 @@ export { MemoryStore } from './store/memory.js';
 export type {
   ApiKeyRecord,
   ApiKeyStatus,
+  AttemptCompletion,
+  AttemptCompletionOutcome,
+  AttemptRecord,
+  DeliveryDetail,
+  DeliveryListPage,
+  DeliveryRecord,
+  EventRecord,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
   IdempotencyRecord,
+  LeasedDelivery,
+  LeaseRequest,
   ListPage,
+  PublishOutcome,
+  RequeueOutcome,
   RotateOutcome,
   Store,
   WebhookDisabledReason,

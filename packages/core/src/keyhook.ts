@@ -1,6 +1,12 @@
 import { type AdminSessionOptions, createAdminSessionVerifier } from './admin/session.js';
 import { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
 import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
+import { Events } from './delivery/publish.js';
+import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS, WebhookSender } from './delivery/sender.js';
+import { Deliveries } from './delivery/service.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery/worker.js';
+import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
 import { adminWebhookRoutes } from './http/admin-webhooks.js';
 import { createHttpCore, type GuardResult } from './http/handler.js';
@@ -13,7 +19,8 @@ import { consoleLogger, type Logger } from './logger.js';
 import type { Scope } from './scopes.js';
 import type { Store } from './store/types.js';
 import { Webhooks } from './webhooks/service.js';
-import type { UrlPolicy } from './webhooks/url-policy.js';
+import type { LookupAll, UrlPolicy } from './webhooks/url-policy.js';
+import { toWebhookView, type WebhookView } from './webhooks/view.js';
 
 export const DEFAULT_ADMIN_BODY_LIMIT = 64 * 1024;
 
@@ -52,6 +59,21 @@ export interface KeyhookOptions {
   webhookUrlPolicy?: Partial<UrlPolicy>;
   /** How long an Idempotency-Key's answer is kept, in ms. Default 24 h. */
   idempotencyRetentionMs?: number;
+  /** Webhook delivery (DESIGN.md §6). */
+  delivery?: DeliveryOptions;
+}
+
+export interface DeliveryOptions {
+  /** Waits after each failed attempt, in ms; its length is the number of retries. Default 1m, 5m, 15m, 1h, 3h, 6h. */
+  retrySchedule?: readonly number[];
+  /** One attempt's limit, connect to answer, in ms. Default 10 s. */
+  timeoutMs?: number;
+  /** Held deliveries (endpoint disabled) fail after this long, in ms. Default 3 days. */
+  heldRetentionMs?: number;
+  /** Called when five consecutive permanent failures disabled an endpoint. Errors are logged, not thrown. */
+  onEndpointDisabled?: (webhook: WebhookView) => void | Promise<void>;
+  /** Name resolution for the sender; the system resolver by default. Every answer is still checked. */
+  lookup?: LookupAll;
 }
 
 export interface Keyhook {
@@ -63,6 +85,16 @@ export interface Keyhook {
   readonly keys: ApiKeys;
   /** The webhook endpoint rules, for host code. */
   readonly webhooks: Webhooks;
+  /** `events.publish(...)`: an event and its deliveries, in one transaction. */
+  readonly events: Events;
+  /** Deliveries as the admin endpoints see them: list, read, retry. */
+  readonly deliveries: Deliveries;
+  /**
+   * A delivery worker for this keyhook, not yet started. Run one per process that should send
+   * (any number, on any number of hosts: leases keep them apart). Publishing through this
+   * keyhook wakes it at once.
+   */
+  createWorker(options?: DeliveryWorkerOptions): DeliveryWorker;
   readonly store: Store;
   /** The whole HTTP surface: a raw request in, a response out. */
   handle(request: KeyhookRequest): Promise<KeyhookResponse>;
@@ -73,7 +105,10 @@ export interface Keyhook {
    * only when the store must be asked. Never throws; a refusal is a finished response.
    */
   guard(headers: RequestHeaders, scope?: Scope): GuardResult | Promise<GuardResult>;
-  /** Waits for background writes. The store stays open: its owner closes it. */
+  /**
+   * Stops the workers it created (attempts in flight finish and are recorded) and waits for
+   * background writes. The store stays open: its owner closes it.
+   */
   close(): Promise<void>;
 }
 
@@ -95,13 +130,49 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
       ? new SecretBox(options.encryptionKey, options.previousEncryptionKeys)
       : developmentSecretBox(mode, logger);
   const development = mode === 'development';
+  const urlPolicy = {
+    allowHttp: development,
+    allowPrivateAddresses: development,
+    ...options.webhookUrlPolicy,
+  };
+  const workers = new Set<DeliveryWorker>();
+  const wakeWorkers = () => {
+    for (const worker of workers) worker.wake();
+  };
   const webhooks = new Webhooks({
     store: options.store,
     clock,
     randomBytes,
     secrets,
-    urlPolicy: { allowHttp: development, allowPrivateAddresses: development, ...options.webhookUrlPolicy },
+    urlPolicy,
+    onEnabled: wakeWorkers,
   });
+  const events = new Events({ store: options.store, clock, randomBytes, onPublished: wakeWorkers });
+  const deliveries = new Deliveries({ store: options.store, clock, onQueued: wakeWorkers });
+  const delivery = options.delivery ?? {};
+  const timeoutMs = delivery.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+  const retrySchedule = delivery.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
+  const createWorker = (workerOptions?: DeliveryWorkerOptions) => {
+    const worker = new DeliveryWorker(
+      {
+        store: options.store,
+        clock,
+        randomBytes,
+        logger,
+        sender: new WebhookSender({ timeoutMs, policy: urlPolicy, lookup: delivery.lookup }),
+        retry: { schedule: retrySchedule, random: Math.random },
+        timeoutMs,
+        heldRetentionMs: delivery.heldRetentionMs,
+        signingSecret: (webhook) => webhooks.signingSecret(webhook),
+        onEndpointDisabled: delivery.onEndpointDisabled
+          ? (webhook) => delivery.onEndpointDisabled?.(toWebhookView(webhook))
+          : undefined,
+      },
+      workerOptions,
+    );
+    workers.add(worker);
+    return worker;
+  };
   const idempotency = new Idempotency({
     store: options.store,
     clock,
@@ -110,7 +181,12 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
     logger,
     retentionMs: options.idempotencyRetentionMs,
   });
-  const routes = [...adminKeyRoutes(keys, clock), ...adminWebhookRoutes(webhooks, idempotency), whoamiRoute];
+  const routes = [
+    ...adminKeyRoutes(keys, clock),
+    ...adminWebhookRoutes(webhooks, idempotency),
+    ...adminDeliveryRoutes(deliveries),
+    whoamiRoute,
+  ];
   const http = createHttpCore({
     routes,
     keys,
@@ -126,11 +202,17 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
     maxBodyBytes,
     keys,
     webhooks,
+    events,
+    deliveries,
+    createWorker,
     store: options.store,
     handle: http.handle,
     authenticate: async (headers, scope) => http.guard(headers, scope),
     guard: http.guard,
-    close: () => lastUsed.flush(),
+    close: async () => {
+      await Promise.all([...workers].map((worker) => worker.stop()));
+      await lastUsed.flush();
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from '@keyhook/core';
 import type pg from 'pg';
+import { DELIVERY_CHANNEL } from './delivery-statements.js';
 
 /** The channel of migration 0002's trigger; the payload is `<schema>:<key id>`. */
 export const KEY_CHANGE_CHANNEL = 'keyhook_key_changes';
@@ -9,17 +10,26 @@ const OWN_NOTIFICATION_WAIT_MS = 1000;
 const RECONNECT_DELAYS_MS = [100, 250, 500, 1000, 2000, 5000];
 
 /**
- * LISTENs on one dedicated pool connection. Its version moves on every notification for this
- * schema and on every reconnect; while it is not listening the version is null, so core caches
- * nothing and every verification reads the database.
+ * LISTENs on one dedicated pool connection, for two uses. Key changes: `start()` (the opt-in
+ * verified-key cache) listens from the store's creation on; the version moves on every key
+ * notification for this schema and on every reconnect, and while it is not listening (or was
+ * never started) the version is null, so core caches nothing and every verification reads the
+ * database. Delivery wake-ups: the first `watchDeliveries` listens lazily on the same
+ * connection (one LISTEN connection per store, never two), and the last unsubscribe gives it
+ * back unless the key cache still needs it.
  */
 export class KeyChangeFeed {
   private client: pg.PoolClient | null = null;
   private generation = 0;
   private stopped = false;
+  private keysWanted = false;
+  /** A connect is running or a reconnect is scheduled: no second one is started. */
+  private connecting = false;
   private retry: NodeJS.Timeout | undefined;
   private attempt = 0;
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Boxed, so one function registered twice is two subscriptions, each removed by its own unsubscribe. */
+  private readonly deliveryListeners = new Set<{ listener: () => void }>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -27,13 +37,31 @@ export class KeyChangeFeed {
     private readonly logger: Logger,
   ) {}
 
-  /** Resolves once listening; rejects when the first connection fails. */
+  /** Listens for key changes. Resolves once listening; rejects when the first connection fails. */
   async start(): Promise<void> {
+    this.keysWanted = true;
+    if (this.client !== null) return;
     await this.connect();
   }
 
   version(): number | null {
-    return this.client === null ? null : this.generation;
+    return !this.keysWanted || this.client === null ? null : this.generation;
+  }
+
+  /**
+   * Calls `listener` on every delivery notification for this schema, and after every (re)connect
+   * of the listening connection, since a notification sent while it was not listening is lost.
+   * Starts listening when not yet; returns the unsubscribe.
+   */
+  watchDeliveries(listener: () => void): () => void {
+    if (this.stopped) return () => {};
+    const entry = { listener };
+    this.deliveryListeners.add(entry);
+    this.listen();
+    return () => {
+      if (!this.deliveryListeners.delete(entry)) return;
+      if (!this.wanted()) this.quiet();
+    };
   }
 
   /**
@@ -42,7 +70,8 @@ export class KeyChangeFeed {
    * It resolves at once when not listening, and after a bounded wait in any case.
    */
   expect(id: string): { seen: Promise<void>; cancel(): void } {
-    if (this.client === null) return { seen: Promise.resolve(), cancel: () => {} };
+    // Without the key cache nobody reads the version, so there is nothing to wait for.
+    if (!this.keysWanted || this.client === null) return { seen: Promise.resolve(), cancel: () => {} };
     let done!: () => void;
     const seen = new Promise<void>((resolve) => (done = resolve));
     const timer = setTimeout(() => finish(), OWN_NOTIFICATION_WAIT_MS);
@@ -63,33 +92,77 @@ export class KeyChangeFeed {
     clearTimeout(this.retry);
     const client = this.client;
     this.client = null;
+    this.deliveryListeners.clear();
     for (const set of this.waiters.values()) for (const finish of [...set]) finish();
+    // Destroyed, not returned: the pool must not hand out a connection with our listeners on it.
+    if (client) client.release(true);
+  }
+
+  private wanted(): boolean {
+    return !this.stopped && (this.keysWanted || this.deliveryListeners.size > 0);
+  }
+
+  /** Starts connecting in the background unless listening or already on the way. */
+  private listen(): void {
+    if (this.client !== null || this.connecting) return;
+    this.connecting = true;
+    this.connect().then(
+      () => {
+        this.connecting = false;
+      },
+      (error: unknown) => {
+        this.connecting = false;
+        if (!this.wanted()) return;
+        this.logger.warn(
+          { err: error },
+          'keyhook delivery listener could not connect; workers poll meanwhile',
+        );
+        this.scheduleReconnect();
+      },
+    );
+  }
+
+  /** Nobody needs the connection any more: give it back and stop reconnecting. */
+  private quiet(): void {
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    this.connecting = false;
+    const client = this.client;
+    this.client = null;
     // Destroyed, not returned: the pool must not hand out a connection with our listeners on it.
     if (client) client.release(true);
   }
 
   private async connect(): Promise<void> {
     const client = await this.pool.connect();
-    client.on('notification', (message) => this.onNotification(message.payload));
+    client.on('notification', (message) => this.onNotification(message.channel, message.payload));
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
     try {
-      await client.query(`LISTEN ${KEY_CHANGE_CHANNEL}`);
+      // Both channels on the one connection, in one round trip.
+      await client.query(`LISTEN ${KEY_CHANGE_CHANNEL}; LISTEN ${DELIVERY_CHANNEL}`);
     } catch (error) {
       client.release(error instanceof Error ? error : true);
       throw error;
     }
-    if (this.stopped) {
-      client.release();
+    // Stopped, unsubscribed, or another connect got there first meanwhile.
+    if (!this.wanted() || this.client !== null) {
+      client.release(true);
       return;
     }
     // A new generation: whatever was cached before this connection may have missed a notification.
     this.generation++;
     this.attempt = 0;
     this.client = client;
+    // Deliveries may have been published while nobody listened: let the workers look now.
+    this.wakeDeliveryListeners();
   }
 
-  private onNotification(payload: string | undefined): void {
+  private onNotification(channel: string, payload: string | undefined): void {
+    if (channel === DELIVERY_CHANNEL) {
+      if (payload === this.schema) this.wakeDeliveryListeners();
+      return;
+    }
     if (!payload) return;
     const separator = payload.indexOf(':');
     if (payload.slice(0, separator) !== this.schema) return;
@@ -98,24 +171,45 @@ export class KeyChangeFeed {
     if (waiting) for (const finish of [...waiting]) finish();
   }
 
+  private wakeDeliveryListeners(): void {
+    for (const { listener } of [...this.deliveryListeners]) {
+      try {
+        listener();
+      } catch (error) {
+        // One listener's bug must not keep the others (or the connection's event loop) from running.
+        this.logger.error({ err: error }, 'keyhook delivery listener threw');
+      }
+    }
+  }
+
   private lost(client: pg.PoolClient, error?: Error): void {
     if (this.client !== client) return;
     this.client = null;
     client.release(error ?? true);
-    if (this.stopped) return;
+    if (!this.wanted()) return;
     this.logger.warn(
       { err: error },
-      'keyhook key-change listener lost; verifying every key against the database',
+      this.keysWanted
+        ? 'keyhook key-change listener lost; verifying every key against the database'
+        : 'keyhook delivery listener lost; workers poll until it is back',
     );
     this.scheduleReconnect();
   }
 
   private scheduleReconnect(): void {
     const delay = RECONNECT_DELAYS_MS[Math.min(this.attempt++, RECONNECT_DELAYS_MS.length - 1)]!;
+    this.connecting = true;
     this.retry = setTimeout(() => {
-      this.connect().catch(() => {
-        if (!this.stopped) this.scheduleReconnect();
-      });
+      this.retry = undefined;
+      this.connect().then(
+        () => {
+          this.connecting = false;
+        },
+        () => {
+          this.connecting = false;
+          if (this.wanted()) this.scheduleReconnect();
+        },
+      );
     }, delay);
     this.retry.unref();
   }

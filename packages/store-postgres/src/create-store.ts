@@ -77,6 +77,12 @@ function openPool(options: PostgresStoreOptions): pg.Pool {
   });
   const logger = options.logger ?? consoleLogger;
   // An idle client dying (server restart, network cut) is emitted here; unhandled, it would crash the process.
-  pool.on('error', (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed'));
+  // Only the message and code: pg-pool attaches the whole client (and its settings) to the error.
+  pool.on('error', (error) =>
+    logger.warn(
+      { err: { message: error.message, code: (error as { code?: unknown }).code } },
+      'an idle PostgreSQL connection failed',
+    ),
+  );
   return pool;
 }

@@ -59,6 +59,11 @@ async function applyMigration(pool: pg.Pool, schema: string, migration: Migratio
   const quoted = quoteSchema(schema);
   const client = await pool.connect();
   let failed = false;
+  // A connection the server ends mid-migration emits 'error'; heard here, it fails the query instead of the process.
+  const onError = () => {
+    failed = true;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema)]);
@@ -92,6 +97,7 @@ async function applyMigration(pool: pg.Pool, schema: string, migration: Migratio
     throw error;
   } finally {
     // A client that failed mid-transaction may be broken: destroy it rather than pool it.
+    client.off('error', onError);
     client.release(failed);
   }
 }

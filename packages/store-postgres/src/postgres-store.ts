@@ -1,9 +1,20 @@
 import type {
   ApiKeyRecord,
+  AttemptCompletion,
+  AttemptCompletionOutcome,
+  DeliveryDetail,
+  DeliveryListPage,
+  DeliveryRecord,
+  DeliveryState,
+  EventRecord,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
   IdempotencyRecord,
+  LeasedDelivery,
+  LeaseRequest,
   ListPage,
+  PublishOutcome,
+  RequeueOutcome,
   RotateOutcome,
   Store,
   WebhookDisabledReason,
@@ -13,6 +24,25 @@ import type {
 } from '@keyhook/core';
 import type pg from 'pg';
 import type { KeyChangeFeed } from './change-feed.js';
+import {
+  type DeliveryRow,
+  type DetailRow,
+  type EventRow,
+  joinedEvent,
+  joinedWebhook,
+  type LeaseRow,
+  toAttemptParams,
+  toAttemptRecord,
+  toDeliveryRecord,
+  toEventParams,
+  toEventRecord,
+} from './delivery-row.js';
+import {
+  DELIVERY_CHANNEL,
+  type DeliveryStatements,
+  deliveryStatements,
+  PUBLISH_SAVEPOINT,
+} from './delivery-statements.js';
 import { type IdempotencyRow, toClaimParams, toIdempotencyRecord } from './idempotency-row.js';
 import { type IdempotencyStatements, idempotencyStatements } from './idempotency-statements.js';
 import { type KeyRow, toKeyParams, toKeyRecord } from './key-row.js';
@@ -25,6 +55,15 @@ import { ACTIVE_TWIN_INDEX, type WebhookStatements, webhookStatements } from './
 /** How often a method decides again when the row changed between its deciding write and its report read. */
 const RACE_ATTEMPTS = 5;
 
+/** completeOn's answer when it must run again holding the webhook's exclusive lock. */
+const RETRY_EXCLUSIVE = Symbol('retry with the exclusive lock');
+
+/** SQLSTATE 25P01, no_active_sql_transaction: what SAVEPOINT answers outside BEGIN … COMMIT. */
+const NO_ACTIVE_TRANSACTION = '25P01';
+
+/** What a method's transaction runs its statements on: the store's pool client, or the caller's client. */
+type Queryable = Pick<pg.ClientBase, 'query'>;
+
 export interface PostgresStoreParts {
   pool: pg.Pool;
   /** A schema that `migrate` has brought up to date. */
@@ -36,9 +75,9 @@ export interface PostgresStoreParts {
 }
 
 /**
- * keyhook's Store on PostgreSQL. Each method is one statement, atomic in the database, so
- * any number of app instances can share one schema. Open it with `createPostgresStore`,
- * which also applies the migrations; the constructor assumes they ran.
+ * keyhook's Store on PostgreSQL. Each method is one statement or one transaction, atomic in the
+ * database, so any number of app instances can share one schema. Open it with
+ * `createPostgresStore`, which also applies the migrations; the constructor assumes they ran.
  */
 export class PostgresStore implements Store {
   readonly schema: string;
@@ -47,6 +86,7 @@ export class PostgresStore implements Store {
   private readonly sql: KeyStatements;
   private readonly webhookSql: WebhookStatements;
   private readonly idempotencySql: IdempotencyStatements;
+  private readonly deliverySql: DeliveryStatements;
   private readonly feed: KeyChangeFeed;
   private closed = false;
   private localChanges = 0;
@@ -59,6 +99,7 @@ export class PostgresStore implements Store {
     this.sql = keyStatements(this.schema);
     this.webhookSql = webhookStatements(this.schema);
     this.idempotencySql = idempotencyStatements(this.schema);
+    this.deliverySql = deliveryStatements(this.schema);
   }
 
   async insertApiKey(record: ApiKeyRecord): Promise<'inserted' | 'duplicate_lookup'> {
@@ -155,9 +196,27 @@ export class PostgresStore implements Store {
     for (let attempt = 0; ; attempt++) {
       let updated: WebhookRecord | null;
       try {
-        updated = this.oneWebhook(
-          await this.query<WebhookRow>(this.webhookSql.setStatus, [tenantId, id, status, disabledReason, at]),
-        );
+        updated = await this.transaction(async (client) => {
+          // The webhook row first: its lock orders this against publishEvent's FOR SHARE (see there).
+          const webhook = this.oneWebhook(
+            await client.query<WebhookRow>(this.webhookSql.setStatus, [
+              tenantId,
+              id,
+              status,
+              disabledReason,
+              at,
+            ]),
+          );
+          if (!webhook) return null;
+          if (status === 'disabled') {
+            await client.query(this.deliverySql.hold, [id, at]);
+          } else {
+            await client.query(this.deliverySql.release, [id, at]);
+            // Released deliveries are due now, and so is an expired lease the disable kept from leasing.
+            await this.notifyDeliveries(client);
+          }
+          return webhook;
+        });
       } catch (error) {
         if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
         throw error;
@@ -187,6 +246,155 @@ export class PostgresStore implements Store {
   async deleteWebhook(tenantId: string, id: string): Promise<boolean> {
     const result = await this.query(this.webhookSql.delete, [tenantId, id]);
     return result.rowCount === 1;
+  }
+
+  /**
+   * The event, then its subscribers under FOR SHARE, then their deliveries in one INSERT, then
+   * a NOTIFY: in one transaction, the store's own or, with `transaction`, the caller's (under a
+   * savepoint, so a failure here rolls back only this publish and leaves the caller's
+   * transaction usable).
+   */
+  async publishEvent(
+    event: EventRecord,
+    newDeliveryId: () => string,
+    transaction?: unknown,
+  ): Promise<PublishOutcome> {
+    if (transaction === undefined) {
+      return this.transaction((client) => this.publishOn(client, event, newDeliveryId));
+    }
+    const client = asCallerClient(transaction);
+    this.assertOpen();
+    try {
+      await client.query(`SAVEPOINT ${PUBLISH_SAVEPOINT}`);
+    } catch (error) {
+      if (sqlState(error) === NO_ACTIVE_TRANSACTION) {
+        throw new TypeError(
+          'keyhook: `transaction` must be a pg client inside a transaction: run BEGIN on it (or pass no transaction).',
+        );
+      }
+      throw toStoreError(error);
+    }
+    try {
+      const outcome = await this.publishOn(client, event, newDeliveryId);
+      await client.query(`RELEASE SAVEPOINT ${PUBLISH_SAVEPOINT}`);
+      return outcome;
+    } catch (error) {
+      // Undo only this publish; the caller decides about the rest of their transaction.
+      await client
+        .query(`ROLLBACK TO SAVEPOINT ${PUBLISH_SAVEPOINT}; RELEASE SAVEPOINT ${PUBLISH_SAVEPOINT}`)
+        .catch(() => {});
+      throw toStoreError(error);
+    }
+  }
+
+  async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
+    const leaseEnds = new Date(request.now.getTime() + request.leaseMs);
+    const result = await this.query<LeaseRow>(this.deliverySql.lease, [
+      request.now,
+      request.limit,
+      request.leaseId,
+      leaseEnds,
+    ]);
+    return result.rows.map((row) => ({
+      delivery: toDeliveryRecord(row),
+      event: joinedEvent(row),
+      webhook: joinedWebhook(row),
+    }));
+  }
+
+  /**
+   * Locks the webhook, then the delivery (only while the lease holds it), then writes the
+   * delivery, the attempt log, the failure count, and on an auto-disable the webhook and its
+   * held deliveries, in one transaction. Webhook before delivery is the order every writer of
+   * both keeps, so none of them waits on another in a cycle.
+   */
+  async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
+    const first = await this.transaction((client) => this.completeOn(client, completion, false));
+    if (first !== RETRY_EXCLUSIVE) return first;
+    // The count moved between the unlocked read and the share lock: once more, locked to write.
+    const second = await this.transaction((client) => this.completeOn(client, completion, true));
+    if (second === RETRY_EXCLUSIVE) throw new Error('keyhook: an exclusive completion asked for a retry');
+    return second;
+  }
+
+  async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
+    const result = await this.query(this.deliverySql.expireHeld, [heldBefore, at]);
+    return result.rowCount ?? 0;
+  }
+
+  async listDeliveries(
+    tenantId: string,
+    webhookId: string,
+    page: DeliveryListPage,
+  ): Promise<DeliveryRecord[]> {
+    const result = await this.query<DeliveryRow>(this.deliverySql.list, [
+      tenantId,
+      webhookId,
+      page.limit,
+      page.status ?? null,
+      page.before ?? null,
+    ]);
+    return result.rows.map(toDeliveryRecord);
+  }
+
+  async getDelivery(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail | null> {
+    const result = await this.query<DetailRow>(this.deliverySql.detail, [tenantId, webhookId, deliveryId]);
+    const row = result.rows[0];
+    if (!row) return null;
+    return {
+      delivery: toDeliveryRecord(row),
+      event: joinedEvent(row),
+      attempts: row.attempts_log.map(toAttemptRecord),
+    };
+  }
+
+  /**
+   * Share-locks the webhook (a concurrent disable then either came first and this holds the
+   * delivery, or waits and holds it itself), locks the delivery, decides on its locked status,
+   * and writes; a NOTIFY when it is due now.
+   */
+  async requeueDelivery(
+    tenantId: string,
+    webhookId: string,
+    deliveryId: string,
+    from: readonly DeliveryState[],
+    at: Date,
+  ): Promise<RequeueOutcome> {
+    return this.transaction(async (client): Promise<RequeueOutcome> => {
+      const webhook = this.oneWebhook(
+        await client.query<WebhookRow>(`${this.webhookSql.get} FOR SHARE`, [tenantId, webhookId]),
+      );
+      if (!webhook) return { outcome: 'not_found' };
+      const locked = await client.query<DeliveryRow>(this.deliverySql.lockDelivery, [
+        tenantId,
+        webhookId,
+        deliveryId,
+      ]);
+      const row = locked.rows[0];
+      if (!row) return { outcome: 'not_found' };
+      if (!from.includes(row.status)) return { outcome: 'wrong_state', delivery: toDeliveryRecord(row) };
+      const held = webhook.status === 'disabled';
+      const requeued = await client.query<DeliveryRow>(this.deliverySql.requeue, [
+        deliveryId,
+        held ? 'held' : 'pending',
+        held ? null : at,
+        held ? at : null,
+        at,
+      ]);
+      if (!held) await this.notifyDeliveries(client);
+      return { outcome: 'queued', delivery: toDeliveryRecord(requeued.rows[0]!) };
+    });
+  }
+
+  /**
+   * Hears the NOTIFY that publishEvent, requeueDelivery and an enabling setWebhookStatus send
+   * inside their transactions (so only committed work), from any instance on this schema, on
+   * the store's one LISTEN connection, which the first call opens. Also called once that
+   * connection is listening, and after each reconnect: a notification sent meanwhile is lost.
+   */
+  watchDeliveries(listener: () => void): () => void {
+    if (this.closed) return () => {};
+    return this.feed.watchDeliveries(listener);
   }
 
   async claimIdempotencyKey(record: IdempotencyRecord, now: Date): Promise<IdempotencyClaimOutcome> {
@@ -261,6 +469,167 @@ export class PostgresStore implements Store {
   }
 
   /**
+   * Runs `work` in one READ COMMITTED transaction on one pool client (explicitly, so a pool whose
+   * default isolation is stricter does not change what a re-read after a lock wait sees). Any
+   * error rolls back, and goes out through the unavailable mapping.
+   */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+    let broken = false;
+    // pg-pool drops its own 'error' listener while a client is checked out. A server that ends
+    // the connection mid-transaction (restart, failover, pg_terminate_backend) emits 'error'
+    // here; unheard, it is an uncaught exception that kills the process. The query in flight
+    // fails on its own, and the client is destroyed instead of pooled.
+    const onError = () => {
+      broken = true;
+    };
+    client.on('error', onError);
+    try {
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      // A client whose ROLLBACK fails is broken (the connection died): destroy it rather than pool it.
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw toStoreError(error);
+    } finally {
+      client.off('error', onError);
+      client.release(broken);
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw unavailable('The store is closed.');
+  }
+
+  /** The event and its deliveries, on a client already inside a transaction (see publishEvent). */
+  private async publishOn(
+    client: Queryable,
+    event: EventRecord,
+    newDeliveryId: () => string,
+  ): Promise<PublishOutcome> {
+    const inserted = await client.query<EventRow>(this.deliverySql.insertEvent, toEventParams(event));
+    const eventRow = inserted.rows[0];
+    if (!eventRow) {
+      const stored = await client.query<EventRow>(this.deliverySql.getEvent, [event.tenantId, event.id]);
+      const existing = stored.rows[0];
+      // Unreachable under READ COMMITTED (the conflict waited for the winner's commit); a stricter caller
+      // transaction gets a serialization failure from the insert instead. Still: never answer without it.
+      if (!existing) throw unavailable('The event was published concurrently; retry.');
+      return { outcome: 'duplicate', event: toEventRecord(existing) };
+    }
+    const subscribers = await client.query<{ id: string; status: WebhookStatus }>(
+      this.deliverySql.subscribers,
+      [event.tenantId, event.type],
+    );
+    if (subscribers.rows.length === 0) {
+      return { outcome: 'published', event: toEventRecord(eventRow), deliveries: [] };
+    }
+    const ids = subscribers.rows.map(() => newDeliveryId());
+    const statuses = subscribers.rows.map((webhook) => (webhook.status === 'active' ? 'pending' : 'held'));
+    const written = await client.query<DeliveryRow>(this.deliverySql.insertDeliveries, [
+      event.tenantId,
+      event.id,
+      event.type,
+      event.createdAt,
+      ids,
+      subscribers.rows.map((webhook) => webhook.id),
+      statuses,
+    ]);
+    if (statuses.includes('pending')) await this.notifyDeliveries(client);
+    // In the subscribers' (webhook id) order, whatever order RETURNING chose.
+    const byId = new Map(written.rows.map((row) => [row.id, toDeliveryRecord(row)]));
+    return {
+      outcome: 'published',
+      event: toEventRecord(eventRow),
+      deliveries: ids.map((id) => byId.get(id)!),
+    };
+  }
+
+  /**
+   * One try of completeAttempt. It takes the webhook's exclusive row lock only when it will
+   * write the failure count (an increment, or a reset of a count that is not 0), judged from an
+   * unlocked read; when the share-locked row shows the judgement was wrong (a failure was
+   * counted in between), it writes nothing and asks to be run again with `exclusive`, rather
+   * than upgrade its share lock, which two completions could deadlock on.
+   */
+  private async completeOn(
+    client: Queryable,
+    completion: AttemptCompletion,
+    exclusive: boolean,
+  ): Promise<AttemptCompletionOutcome | typeof RETRY_EXCLUSIVE> {
+    const lost: AttemptCompletionOutcome = { outcome: 'lease_lost' };
+    const { tenantId, deliveryId, leaseId, at, endpointFailures } = completion;
+    const holder = await client.query<{ webhook_id: string; consecutive_failures: number }>(
+      this.deliverySql.deliveryWebhook,
+      [deliveryId, tenantId, leaseId],
+    );
+    const seen = holder.rows[0];
+    if (!seen) return lost;
+    const writesCount = (failures: number) =>
+      endpointFailures === 'increment' || (endpointFailures === 'reset' && failures !== 0);
+    const lockExclusive = exclusive || writesCount(seen.consecutive_failures);
+    const locked = await client.query<WebhookRow & { consecutive_failures: number }>(
+      lockExclusive ? this.deliverySql.lockWebhook : this.deliverySql.shareWebhook,
+      [seen.webhook_id],
+    );
+    const webhook = locked.rows[0];
+    if (!webhook) return lost; // deleted meanwhile, and its deliveries with it
+    if (!lockExclusive && writesCount(webhook.consecutive_failures)) return RETRY_EXCLUSIVE;
+    // A retry of an endpoint disabled by now waits, held, for it to be enabled again.
+    const held = completion.status === 'retry_scheduled' && webhook.status === 'disabled';
+    const status: DeliveryState = held ? 'held' : completion.status;
+    const completed = await client.query<DeliveryRow>(this.deliverySql.complete, [
+      deliveryId,
+      tenantId,
+      leaseId,
+      status,
+      status === 'retry_scheduled' ? completion.dueAt : null,
+      held ? at : null,
+      completion.attempt.startedAt,
+      at,
+    ]);
+    const row = completed.rows[0];
+    // The lease ran out and was taken between the first read and the lock.
+    if (!row) return lost;
+    let delivery = toDeliveryRecord(row);
+    await client.query(this.deliverySql.insertAttempt, toAttemptParams(deliveryId, completion.attempt));
+
+    let disabledWebhook: WebhookRecord | null = null;
+    if (endpointFailures === 'reset' && webhook.consecutive_failures !== 0) {
+      await client.query(this.deliverySql.setFailures, [webhook.id, 0]);
+    } else if (endpointFailures === 'increment') {
+      const count = webhook.consecutive_failures + 1;
+      if (webhook.status === 'active' && count >= completion.autoDisableAfter) {
+        disabledWebhook = this.oneWebhook(
+          await client.query<WebhookRow>(this.deliverySql.disableForFailures, [webhook.id, count, at]),
+        );
+        // Held with the rest, this delivery too should it have just been scheduled for a retry.
+        const heldRows = await client.query<DeliveryRow>(this.deliverySql.hold, [webhook.id, at]);
+        const self = heldRows.rows.find((heldRow) => heldRow.id === deliveryId);
+        if (self) delivery = toDeliveryRecord(self);
+      } else {
+        await client.query(this.deliverySql.setFailures, [webhook.id, count]);
+      }
+    }
+    return { outcome: 'recorded', delivery, disabledWebhook };
+  }
+
+  /** Queues the wake-up inside the caller's transaction: the server sends it at commit only. */
+  private async notifyDeliveries(client: Queryable): Promise<void> {
+    await client.query(this.deliverySql.notify, [DELIVERY_CHANNEL, this.schema]);
+  }
+
+  /**
    * Runs a change to key `id` and, when it changed something, answers only after this
    * instance's listener heard the NOTIFY: the server sends it to every instance at commit, so
    * by the time a client can react to the answer, the other instances have it too.
@@ -295,6 +664,29 @@ export class PostgresStore implements Store {
     const row = result.rows[0];
     return row ? toWebhookRecord(row) : null;
   }
+}
+
+/**
+ * The caller's transaction as publishEvent takes it: a pg client (`PoolClient` or `Client`) on
+ * which BEGIN ran. A pool is refused: its queries may each run on another connection.
+ */
+function asCallerClient(transaction: unknown): Queryable {
+  const candidate = transaction as { query?: unknown; totalCount?: unknown } | null;
+  if (
+    candidate === null ||
+    typeof candidate !== 'object' ||
+    typeof candidate.query !== 'function' ||
+    typeof candidate.totalCount === 'number'
+  ) {
+    throw new TypeError(
+      'keyhook: `transaction` must be a pg client (from pool.connect() or new pg.Client()) on which BEGIN ran.',
+    );
+  }
+  return candidate as Queryable;
+}
+
+function sqlState(error: unknown): unknown {
+  return ((error ?? {}) as { code?: unknown }).code;
 }
 
 /** A unique violation of the active-twin index, and not of any other constraint. */

@@ -62,7 +62,10 @@ export function webhookStatements(schema: string): WebhookStatements {
 
     // Writes only a real change; enabling beside an active twin fails on the partial unique index, and a
     // concurrent enable of the other twin makes this wait for its commit and then fail the same way.
-    setStatus: `UPDATE ${table} SET status = $3, disabled_reason = $4, updated_at = $5
+    // Enabling starts the consecutive-failure count again. The store runs it first in its transaction:
+    // its row lock is what publishEvent's FOR SHARE and a completion's lock order against.
+    setStatus: `UPDATE ${table} SET status = $3, disabled_reason = $4, updated_at = $5,
+        consecutive_failures = CASE WHEN $3::text = 'active' THEN 0 ELSE consecutive_failures END
       WHERE tenant_id = $1 AND id = $2 AND status <> $3
       RETURNING ${WEBHOOK_COLUMNS}`,
 
@@ -70,6 +73,7 @@ export function webhookStatements(schema: string): WebhookStatements {
       WHERE tenant_id = $1 AND id = $2
       RETURNING ${WEBHOOK_COLUMNS}`,
 
+    // Its deliveries and their attempts go with it (ON DELETE CASCADE, migration 0004), in this statement.
     delete: `DELETE FROM ${table} WHERE tenant_id = $1 AND id = $2`,
   };
 }

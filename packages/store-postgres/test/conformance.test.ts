@@ -24,6 +24,8 @@ const asPostgres = (store: Store): PostgresStore => {
 
   runStoreConformance({
     name: 'postgres',
+    // publishEvent joins a pg client inside BEGIN; test/publish-transaction.test.ts covers it.
+    joinsTransactions: true,
     async create() {
       const schema = uniqueSchemaName('conf');
       schemas.push(schema);

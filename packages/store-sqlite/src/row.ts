@@ -1,8 +1,13 @@
 import type {
   ApiKeyRecord,
   ApiKeyStatus,
+  AttemptRecord,
+  DeliveryRecord,
+  DeliveryState,
+  EventRecord,
   EventType,
   IdempotencyRecord,
+  LeasedDelivery,
   Scope,
   WebhookDisabledReason,
   WebhookRecord,
@@ -142,5 +147,174 @@ export function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
     createdAt: new Date(row.created_at),
     lockedUntil: new Date(row.locked_until),
     expiresAt: new Date(row.expires_at),
+  };
+}
+
+/** A row of `keyhook_events`. `payload` is the wire body as given: never parsed, never re-encoded. */
+export interface EventRow {
+  tenant_id: string;
+  id: string;
+  type: EventType;
+  payload: string;
+  created_at: number;
+}
+
+export function toEventRow(record: EventRecord): EventRow {
+  return {
+    tenant_id: record.tenantId,
+    id: record.id,
+    type: record.type,
+    payload: record.payload,
+    created_at: record.createdAt.getTime(),
+  };
+}
+
+export function toEventRecord(row: EventRow): EventRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    type: row.type,
+    payload: row.payload,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+/** A row of `keyhook_deliveries`. */
+export interface DeliveryRow {
+  id: string;
+  tenant_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: EventType;
+  status: DeliveryState;
+  attempts: number;
+  due_at: number | null;
+  lease_id: string | null;
+  held_since: number | null;
+  last_attempt_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toDeliveryRow(record: DeliveryRecord): DeliveryRow {
+  return {
+    id: record.id,
+    tenant_id: record.tenantId,
+    webhook_id: record.webhookId,
+    event_id: record.eventId,
+    event_type: record.eventType,
+    status: record.status,
+    attempts: record.attempts,
+    due_at: toMillis(record.dueAt),
+    lease_id: record.leaseId,
+    held_since: toMillis(record.heldSince),
+    last_attempt_at: toMillis(record.lastAttemptAt),
+    created_at: record.createdAt.getTime(),
+    updated_at: record.updatedAt.getTime(),
+  };
+}
+
+export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    dueAt: toDate(row.due_at),
+    leaseId: row.lease_id,
+    heldSince: toDate(row.held_since),
+    lastAttemptAt: toDate(row.last_attempt_at),
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+/** A row of `keyhook_attempts`. */
+export interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  tenant_id: string;
+  started_at: number;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+}
+
+export function toAttemptRow(record: AttemptRecord): AttemptRow {
+  return {
+    delivery_id: record.deliveryId,
+    attempt: record.attempt,
+    tenant_id: record.tenantId,
+    started_at: record.startedAt.getTime(),
+    duration_ms: record.durationMs,
+    status_code: record.statusCode,
+    error: record.error,
+    response_body: record.responseBody,
+  };
+}
+
+export function toAttemptRecord(row: AttemptRow): AttemptRecord {
+  return {
+    deliveryId: row.delivery_id,
+    tenantId: row.tenant_id,
+    attempt: row.attempt,
+    startedAt: new Date(row.started_at),
+    durationMs: row.duration_ms,
+    statusCode: row.status_code,
+    error: row.error,
+    responseBody: row.response_body,
+  };
+}
+
+/**
+ * One row of the leasing query: the delivery's id, its event and its webhook, read in one
+ * statement. Event and webhook columns carry an `event_` / `webhook_` prefix.
+ */
+export interface DueRow {
+  id: string;
+  event_tenant_id: string;
+  event_id: string;
+  event_type: EventType;
+  event_payload: string;
+  event_created_at: number;
+  webhook_id: string;
+  webhook_tenant_id: string;
+  webhook_url: string;
+  webhook_events: string;
+  webhook_twin_key: string;
+  webhook_status: WebhookStatus;
+  webhook_disabled_reason: WebhookDisabledReason | null;
+  webhook_secret_sealed: string;
+  webhook_created_at: number;
+  webhook_updated_at: number;
+}
+
+/** The leased delivery (as the lease wrote it) with the event and webhook read beside it. */
+export function toLeasedDelivery(due: DueRow, leased: DeliveryRow): LeasedDelivery {
+  return {
+    delivery: toDeliveryRecord(leased),
+    event: toEventRecord({
+      tenant_id: due.event_tenant_id,
+      id: due.event_id,
+      type: due.event_type,
+      payload: due.event_payload,
+      created_at: due.event_created_at,
+    }),
+    webhook: toWebhookRecord({
+      id: due.webhook_id,
+      tenant_id: due.webhook_tenant_id,
+      url: due.webhook_url,
+      events: due.webhook_events,
+      twin_key: due.webhook_twin_key,
+      status: due.webhook_status,
+      disabled_reason: due.webhook_disabled_reason,
+      secret_sealed: due.webhook_secret_sealed,
+      created_at: due.webhook_created_at,
+      updated_at: due.webhook_updated_at,
+    }),
   };
 }

@@ -1,9 +1,20 @@
 import type {
   ApiKeyRecord,
+  AttemptCompletion,
+  AttemptCompletionOutcome,
+  DeliveryDetail,
+  DeliveryListPage,
+  DeliveryRecord,
+  DeliveryState,
+  EventRecord,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
   IdempotencyRecord,
+  LeasedDelivery,
+  LeaseRequest,
   ListPage,
+  PublishOutcome,
+  RequeueOutcome,
   RotateOutcome,
   Store,
   WebhookDisabledReason,
@@ -16,9 +27,20 @@ import { migrate } from './migrate.js';
 import { openDatabase, openFailure } from './open.js';
 import {
   type ApiKeyRow,
+  type AttemptRow,
+  type DeliveryRow,
+  type DueRow,
+  type EventRow,
   type IdempotencyRow,
+  toAttemptRecord,
+  toAttemptRow,
+  toDeliveryRecord,
+  toDeliveryRow,
+  toEventRecord,
+  toEventRow,
   toIdempotencyRecord,
   toIdempotencyRow,
+  toLeasedDelivery,
   toRecord,
   toRow,
   toWebhookRecord,
@@ -64,6 +86,14 @@ const WEBHOOK_COLUMNS =
 const IDEMPOTENCY_COLUMNS =
   'tenant_id, key, fingerprint, claim_id, state, response_sealed, created_at, locked_until, expires_at';
 
+const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at';
+
+const DELIVERY_COLUMNS =
+  'id, tenant_id, webhook_id, event_id, event_type, status, attempts, due_at, lease_id, held_since, last_attempt_at, created_at, updated_at';
+
+const ATTEMPT_COLUMNS =
+  'delivery_id, attempt, tenant_id, started_at, duration_ms, status_code, error, response_body';
+
 /** The partial unique index keyhook_webhooks_active_twin refused a second active twin; a clashing id is a bug. */
 function isActiveTwinViolation(error: unknown): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown };
@@ -76,6 +106,33 @@ function isActiveTwinViolation(error: unknown): boolean {
 
 /** Named parameters of the claim upsert; it writes state and response itself (in progress, none). */
 type ClaimParams = IdempotencyRow & { now: number };
+
+/** Named parameters of a delivery listing; `status` null lists every status. */
+interface ListDeliveriesParams {
+  tenantId: string;
+  webhookId: string;
+  status: DeliveryState | null;
+  limit: number;
+}
+
+/** What an attempt makes of its delivery: the columns completeAttempt writes besides the counters. */
+interface AttemptOutcomeParams {
+  id: string;
+  status: DeliveryState;
+  due_at: number | null;
+  held_since: number | null;
+  last_attempt_at: number;
+  at: number;
+}
+
+/** The delivery's new queue position after a requeue: pending and due, or held. */
+interface RequeueParams {
+  id: string;
+  status: 'pending' | 'held';
+  due_at: number | null;
+  held_since: number | null;
+  at: number;
+}
 
 function prepareStatements(db: Database.Database) {
   return {
@@ -137,6 +194,119 @@ function prepareStatements(db: Database.Database) {
     ),
     deleteWebhook: db.prepare<[string, string]>(
       'DELETE FROM keyhook_webhooks WHERE tenant_id = ? AND id = ?',
+    ),
+    // deleteWebhook's own cleanup: the foreign keys cascade only on connections with foreign_keys on.
+    deleteWebhookAttempts: db.prepare<[string]>(
+      `DELETE FROM keyhook_attempts
+        WHERE delivery_id IN (SELECT id FROM keyhook_deliveries WHERE webhook_id = ?)`,
+    ),
+    deleteWebhookDeliveries: db.prepare<[string]>('DELETE FROM keyhook_deliveries WHERE webhook_id = ?'),
+    // A disabled endpoint's queue waits: nothing pending or scheduled stays leasable.
+    holdDeliveries: db.prepare<[number, number, string]>(
+      `UPDATE keyhook_deliveries SET status = 'held', due_at = NULL, held_since = ?, updated_at = ?
+        WHERE webhook_id = ? AND status IN ('pending', 'retry_scheduled')`,
+    ),
+    releaseDeliveries: db.prepare<[number, number, string]>(
+      `UPDATE keyhook_deliveries SET status = 'pending', due_at = ?, held_since = NULL, updated_at = ?
+        WHERE webhook_id = ? AND status = 'held'`,
+    ),
+    resetFailures: db.prepare<[string]>('UPDATE keyhook_webhooks SET consecutive_failures = 0 WHERE id = ?'),
+    countFailure: db.prepare<[string], { failures: number; status: WebhookStatus }>(
+      `UPDATE keyhook_webhooks SET consecutive_failures = consecutive_failures + 1
+        WHERE id = ? RETURNING consecutive_failures AS failures, status`,
+    ),
+    disableForFailures: db.prepare<[number, string], WebhookRow>(
+      `UPDATE keyhook_webhooks SET status = 'disabled', disabled_reason = 'failures', updated_at = ?
+        WHERE id = ? AND status = 'active' RETURNING ${WEBHOOK_COLUMNS}`,
+    ),
+    webhookStatus: db
+      .prepare<[string], WebhookStatus>('SELECT status FROM keyhook_webhooks WHERE id = ?')
+      .pluck(),
+    // DO NOTHING: an event id the tenant already has writes nothing, and changes says so.
+    insertEvent: db.prepare<[EventRow]>(
+      `INSERT INTO keyhook_events (${EVENT_COLUMNS}) VALUES (@tenant_id, @id, @type, @payload, @created_at)
+        ON CONFLICT (tenant_id, id) DO NOTHING`,
+    ),
+    eventById: db.prepare<[string, string], EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM keyhook_events WHERE tenant_id = ? AND id = ?`,
+    ),
+    // The tenant's webhooks whose event set (a JSON array) holds the type, active or not.
+    subscribers: db.prepare<[string, string], { id: string; status: WebhookStatus }>(
+      `SELECT id, status FROM keyhook_webhooks
+        WHERE tenant_id = ? AND EXISTS (SELECT 1 FROM json_each(keyhook_webhooks.events) WHERE value = ?)
+        ORDER BY id`,
+    ),
+    insertDelivery: db.prepare<[DeliveryRow], DeliveryRow>(
+      `INSERT INTO keyhook_deliveries (${DELIVERY_COLUMNS}) VALUES (@id, @tenant_id, @webhook_id, @event_id,
+        @event_type, @status, @attempts, @due_at, @lease_id, @held_since, @last_attempt_at, @created_at,
+        @updated_at) RETURNING ${DELIVERY_COLUMNS}`,
+    ),
+    // The plan is pinned, whatever statistics ANALYZE gathers later: INDEXED BY and CROSS JOIN keep
+    // the deliveries outermost, walked in order through keyhook_deliveries_due up to the limit, never
+    // a scan from the active webhooks and a sort. The status IN (…) term is the partial index's WHERE
+    // word for word, which is what lets SQLite use it (INDEXED BY would fail at prepare otherwise).
+    dueDeliveries: db.prepare<[number, number], DueRow>(
+      `SELECT d.id,
+          e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
+          e.payload AS event_payload, e.created_at AS event_created_at,
+          w.id AS webhook_id, w.tenant_id AS webhook_tenant_id, w.url AS webhook_url,
+          w.events AS webhook_events, w.twin_key AS webhook_twin_key, w.status AS webhook_status,
+          w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
+          w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
+        FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
+          CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
+          CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
+        WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight') AND d.due_at <= ?
+          AND w.status = 'active'
+        ORDER BY d.due_at, d.id
+        LIMIT ?`,
+    ),
+    lease: db.prepare<[string, number, number, string], DeliveryRow>(
+      `UPDATE keyhook_deliveries SET status = 'in_flight', lease_id = ?, due_at = ?, updated_at = ?
+        WHERE id = ? RETURNING ${DELIVERY_COLUMNS}`,
+    ),
+    // Only the lease that holds the delivery may record; a delivery gone with its webhook matches nothing.
+    leaseHolder: db.prepare<[string, string, string], { webhook_id: string; webhook_status: WebhookStatus }>(
+      `SELECT d.webhook_id, w.status AS webhook_status
+        FROM keyhook_deliveries AS d JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
+        WHERE d.id = ? AND d.tenant_id = ? AND d.status = 'in_flight' AND d.lease_id = ?`,
+    ),
+    insertAttempt: db.prepare<[AttemptRow]>(
+      `INSERT INTO keyhook_attempts (${ATTEMPT_COLUMNS}) VALUES (@delivery_id, @attempt, @tenant_id,
+        @started_at, @duration_ms, @status_code, @error, @response_body)`,
+    ),
+    recordAttempt: db.prepare<[AttemptOutcomeParams], DeliveryRow>(
+      `UPDATE keyhook_deliveries SET status = @status, due_at = @due_at, lease_id = NULL,
+          held_since = @held_since, attempts = attempts + 1, last_attempt_at = @last_attempt_at,
+          updated_at = @at
+        WHERE id = @id RETURNING ${DELIVERY_COLUMNS}`,
+    ),
+    expireHeld: db.prepare<[number, number]>(
+      `UPDATE keyhook_deliveries SET status = 'failed', held_since = NULL, updated_at = ?
+        WHERE status = 'held' AND held_since <= ?`,
+    ),
+    // Filtering on status row by row keeps the walk on (webhook_id, id), in the listing's order.
+    listDeliveriesFirst: db.prepare<[ListDeliveriesParams], DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries
+        WHERE webhook_id = @webhookId AND tenant_id = @tenantId AND (@status IS NULL OR status = @status)
+        ORDER BY id DESC LIMIT @limit`,
+    ),
+    listDeliveriesBefore: db.prepare<[ListDeliveriesParams & { before: string }], DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries
+        WHERE webhook_id = @webhookId AND tenant_id = @tenantId AND (@status IS NULL OR status = @status)
+          AND id < @before
+        ORDER BY id DESC LIMIT @limit`,
+    ),
+    deliveryById: db.prepare<[string, string, string], DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id = ?`,
+    ),
+    attemptsOf: db.prepare<[string], AttemptRow>(
+      `SELECT ${ATTEMPT_COLUMNS} FROM keyhook_attempts WHERE delivery_id = ? ORDER BY attempt`,
+    ),
+    requeue: db.prepare<[RequeueParams], DeliveryRow>(
+      `UPDATE keyhook_deliveries SET status = @status, due_at = @due_at, held_since = @held_since,
+          lease_id = NULL, updated_at = @at
+        WHERE id = @id RETURNING ${DELIVERY_COLUMNS}`,
     ),
     // The first writer wins: the insert, or taking the place of an expired or abandoned record, is
     // one statement, so SQLite's write lock decides between connections and processes.
@@ -226,12 +396,145 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
           if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
           throw error;
         }
-        if (updated) return { outcome: 'updated', webhook: toWebhookRecord(updated) };
-        // Nothing matched: the webhook already has this status (returned as it is), or there is none.
-        const current = statements.webhookById.get(tenantId, id);
-        return current ? { outcome: 'updated', webhook: toWebhookRecord(current) } : { outcome: 'not_found' };
+        if (!updated) {
+          // Nothing matched: the webhook already has this status (returned as it is, its deliveries
+          // untouched), or there is none.
+          const current = statements.webhookById.get(tenantId, id);
+          return current
+            ? { outcome: 'updated', webhook: toWebhookRecord(current) }
+            : { outcome: 'not_found' };
+        }
+        // Its deliveries follow under the same lock (DESIGN.md §6 "Paused"): a publish or a lease on
+        // another connection sees the status and the queue change together.
+        if (status === 'disabled') {
+          statements.holdDeliveries.run(at, at, id);
+        } else {
+          statements.releaseDeliveries.run(at, at, id);
+          statements.resetFailures.run(id);
+        }
+        return { outcome: 'updated', webhook: toWebhookRecord(updated) };
       },
     ),
+    // The webhook, its deliveries and their attempts go together. The foreign keys would cascade,
+    // but only where foreign_keys is on; a caller's own connection may have it off.
+    deleteWebhook: db.transaction((tenantId: string, id: string): boolean => {
+      if (statements.deleteWebhook.run(tenantId, id).changes === 0) return false;
+      // Webhook ids are unique across tenants: once the tenant's webhook went, these rows are all its own.
+      statements.deleteWebhookAttempts.run(id);
+      statements.deleteWebhookDeliveries.run(id);
+      return true;
+    }),
+    // The subscriber set is read under the write lock that setWebhookStatus also takes, so no
+    // delivery is written pending for an endpoint that another connection just disabled.
+    publishEvent: db.transaction((event: EventRecord, newDeliveryId: () => string): PublishOutcome => {
+      const eventRow = toEventRow(event);
+      if (statements.insertEvent.run(eventRow).changes === 0) {
+        const stored = statements.eventById.get(event.tenantId, event.id)!;
+        return { outcome: 'duplicate', event: toEventRecord(stored) };
+      }
+      const deliveries = statements.subscribers.all(event.tenantId, event.type).map((webhook) => {
+        const held = webhook.status === 'disabled';
+        const delivery: DeliveryRecord = {
+          id: newDeliveryId(),
+          tenantId: event.tenantId,
+          webhookId: webhook.id,
+          eventId: event.id,
+          eventType: event.type,
+          status: held ? 'held' : 'pending',
+          attempts: 0,
+          dueAt: held ? null : event.createdAt,
+          leaseId: null,
+          heldSince: held ? event.createdAt : null,
+          lastAttemptAt: null,
+          createdAt: event.createdAt,
+          updatedAt: event.createdAt,
+        };
+        return toDeliveryRecord(statements.insertDelivery.get(toDeliveryRow(delivery))!);
+      });
+      return { outcome: 'published', event: toEventRecord(eventRow), deliveries };
+    }),
+    // The read and the claim share the write lock: another connection's lease waits for this one
+    // to commit, and then finds these deliveries in flight with a live lease.
+    leaseDeliveries: db.transaction((request: LeaseRequest): LeasedDelivery[] => {
+      const now = request.now.getTime();
+      const leaseEnd = now + request.leaseMs;
+      return statements.dueDeliveries
+        .all(now, request.limit)
+        .map((due) => toLeasedDelivery(due, statements.lease.get(request.leaseId, leaseEnd, now, due.id)!));
+    }),
+    completeAttempt: db.transaction((completion: AttemptCompletion): AttemptCompletionOutcome => {
+      const { tenantId, deliveryId, leaseId } = completion;
+      const holder = statements.leaseHolder.get(deliveryId, tenantId, leaseId);
+      if (!holder) return { outcome: 'lease_lost' };
+      const webhookId = holder.webhook_id;
+      const at = completion.at.getTime();
+      statements.insertAttempt.run(toAttemptRow({ ...completion.attempt, deliveryId }));
+
+      // The endpoint's count first: when this failure disables it, the hold below (pending and
+      // retry_scheduled only) skips this delivery, still in flight, and the retry written after it
+      // is held instead. The memory store reaches the same rows the other way round.
+      let webhookStatus = holder.webhook_status;
+      let disabledWebhook: WebhookRecord | null = null;
+      if (completion.endpointFailures === 'reset') statements.resetFailures.run(webhookId);
+      if (completion.endpointFailures === 'increment') {
+        const counted = statements.countFailure.get(webhookId)!;
+        if (counted.status === 'active' && counted.failures >= completion.autoDisableAfter) {
+          disabledWebhook = toWebhookRecord(statements.disableForFailures.get(at, webhookId)!);
+          statements.holdDeliveries.run(at, at, webhookId);
+          webhookStatus = 'disabled';
+        }
+      }
+
+      // A retry of an endpoint that is disabled by now waits with the rest of its queue.
+      const held = completion.status === 'retry_scheduled' && webhookStatus === 'disabled';
+      const row = statements.recordAttempt.get({
+        id: deliveryId,
+        status: held ? 'held' : completion.status,
+        due_at:
+          !held && completion.status === 'retry_scheduled' ? (completion.dueAt?.getTime() ?? null) : null,
+        held_since: held ? at : null,
+        last_attempt_at: completion.attempt.startedAt.getTime(),
+        at,
+      })!;
+      return { outcome: 'recorded', delivery: toDeliveryRecord(row), disabledWebhook };
+    }),
+    requeueDelivery: db.transaction(
+      (
+        tenantId: string,
+        webhookId: string,
+        deliveryId: string,
+        from: readonly DeliveryState[],
+        at: number,
+      ): RequeueOutcome => {
+        const current = statements.deliveryById.get(tenantId, webhookId, deliveryId);
+        if (!current) return { outcome: 'not_found' };
+        if (!from.includes(current.status)) {
+          return { outcome: 'wrong_state', delivery: toDeliveryRecord(current) };
+        }
+        // Read under the lock setWebhookStatus takes: a disable cannot slip in before the write.
+        const held = statements.webhookStatus.get(webhookId) === 'disabled';
+        const row = statements.requeue.get({
+          id: deliveryId,
+          status: held ? 'held' : 'pending',
+          due_at: held ? null : at,
+          held_since: held ? at : null,
+          at,
+        })!;
+        return { outcome: 'queued', delivery: toDeliveryRecord(row) };
+      },
+    ),
+    // Reads only: run as a plain (deferred) transaction, one WAL snapshot for the three reads,
+    // without the write lock, so a writer elsewhere never makes the detail unavailable.
+    getDelivery: db.transaction((tenantId: string, webhookId: string, deliveryId: string) => {
+      const delivery = statements.deliveryById.get(tenantId, webhookId, deliveryId);
+      if (!delivery) return null;
+      const event = statements.eventById.get(delivery.tenant_id, delivery.event_id)!;
+      return {
+        delivery: toDeliveryRecord(delivery),
+        event: toEventRecord(event),
+        attempts: statements.attemptsOf.all(deliveryId).map(toAttemptRecord),
+      } satisfies DeliveryDetail;
+    }),
     claimIdempotencyKey: db.transaction((record: IdempotencyRecord, now: number): IdempotencyClaimOutcome => {
       const holder = statements.claimIdempotency.get({ ...toIdempotencyRow(record), now });
       if (holder === record.claimId) return { outcome: 'claimed' };
@@ -394,7 +697,80 @@ export class SqliteStore implements Store {
   }
 
   async deleteWebhook(tenantId: string, id: string): Promise<boolean> {
-    return this.run(() => this.statements.deleteWebhook.run(tenantId, id).changes > 0);
+    return this.run(() => this.transactions.deleteWebhook.immediate(tenantId, id));
+  }
+
+  /**
+   * SQLite cannot join a caller's transaction: a transaction belongs to one connection, and the
+   * store's statements are prepared on its own. Given one, this throws a TypeError rather than
+   * write outside it; for a transactional outbox, the Postgres store can join one.
+   */
+  async publishEvent(
+    event: EventRecord,
+    newDeliveryId: () => string,
+    transaction?: unknown,
+  ): Promise<PublishOutcome> {
+    return this.run(() => {
+      if (transaction !== undefined) {
+        throw new TypeError(
+          'keyhook: the SQLite store cannot join a transaction; call publishEvent without one ' +
+            '(or use @keyhook/store-postgres to publish inside your own transaction)',
+        );
+      }
+      return this.transactions.publishEvent.immediate(event, newDeliveryId);
+    });
+  }
+
+  async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
+    return this.run(() => this.transactions.leaseDeliveries.immediate(request));
+  }
+
+  async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
+    return this.run(() => this.transactions.completeAttempt.immediate(completion));
+  }
+
+  async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
+    return this.run(() => this.statements.expireHeld.run(at.getTime(), heldBefore.getTime()).changes);
+  }
+
+  async listDeliveries(
+    tenantId: string,
+    webhookId: string,
+    page: DeliveryListPage,
+  ): Promise<DeliveryRecord[]> {
+    return this.run(() => {
+      const params = { tenantId, webhookId, status: page.status ?? null, limit: page.limit };
+      const rows =
+        page.before === undefined
+          ? this.statements.listDeliveriesFirst.all(params)
+          : this.statements.listDeliveriesBefore.all({ ...params, before: page.before });
+      return rows.map(toDeliveryRecord);
+    });
+  }
+
+  async getDelivery(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail | null> {
+    return this.run(() => this.transactions.getDelivery(tenantId, webhookId, deliveryId));
+  }
+
+  async requeueDelivery(
+    tenantId: string,
+    webhookId: string,
+    deliveryId: string,
+    from: readonly DeliveryState[],
+    at: Date,
+  ): Promise<RequeueOutcome> {
+    return this.run(() =>
+      this.transactions.requeueDelivery.immediate(tenantId, webhookId, deliveryId, from, at.getTime()),
+    );
+  }
+
+  /**
+   * A no-op: SQLite has no signal that crosses connections or processes (its update hook sees
+   * this connection's own writes only), so workers in other processes learn of new work by
+   * polling. Core wakes its own workers after its own publishes and requeues.
+   */
+  watchDeliveries(_listener: () => void): () => void {
+    return () => {};
   }
 
   async claimIdempotencyKey(record: IdempotencyRecord, now: Date): Promise<IdempotencyClaimOutcome> {

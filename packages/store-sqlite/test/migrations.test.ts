@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { isKeyhookError } from '@keyhook/core';
+import { T0, webhookRecord } from '@keyhook/testing/fixtures';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
@@ -119,6 +120,47 @@ describe('migrations', () => {
     mkdirSync(misnamed);
     writeFileSync(join(misnamed, 'first.sql'), 'SELECT 1;');
     expect(() => loadMigrations(misnamed)).toThrow(/not named like 0001_name\.sql/);
+  });
+
+  it('upgrades a database of the webhooks release: existing webhooks start with no failures and get deliveries', async () => {
+    const filename = freshFile();
+    const db = openDatabase(filename);
+    expect(migrate(db, shipped.slice(0, 2))).toEqual([1, 2]);
+    const webhook = webhookRecord({ events: ['run.completed'] });
+    db.prepare(
+      `INSERT INTO keyhook_webhooks (id, tenant_id, url, events, twin_key, status, disabled_reason,
+        secret_sealed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', NULL, ?, ?, ?)`,
+    ).run(
+      webhook.id,
+      webhook.tenantId,
+      webhook.url,
+      JSON.stringify(webhook.events),
+      webhook.twinKey,
+      webhook.secretSealed,
+      webhook.createdAt.getTime(),
+      webhook.updatedAt.getTime(),
+    );
+    db.close();
+
+    const store = createSqliteStore({ filename });
+    expect(await store.getWebhook(webhook.tenantId, webhook.id)).toEqual(webhook);
+    const event = {
+      id: 'evt_1',
+      tenantId: webhook.tenantId,
+      type: 'run.completed' as const,
+      payload: '{}',
+      createdAt: T0,
+    };
+    const published = await store.publishEvent(event, () => 'dlv_1');
+    expect(published).toMatchObject({
+      outcome: 'published',
+      deliveries: [{ webhookId: webhook.id, status: 'pending' }],
+    });
+    await store.close();
+    const raw = new Database(filename, { readonly: true });
+    expect(raw.prepare('SELECT consecutive_failures FROM keyhook_webhooks').pluck().all()).toEqual([0]);
+    expect(raw.prepare('SELECT version FROM keyhook_migrations').pluck().all()).toEqual([1, 2, 3]);
+    raw.close();
   });
 
   it('refuses a database migrated by a newer release', async () => {

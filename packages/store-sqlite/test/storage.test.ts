@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { EventRecord } from '@keyhook/core';
 import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -176,5 +177,206 @@ describe('how webhooks and idempotency keys are stored', () => {
     expect(list).toContain('keyhook_webhooks_tenant_id');
     expect(list).not.toContain('USE TEMP B-TREE');
     expect(purge).toContain('keyhook_idempotency_keys_expires_at');
+  });
+});
+
+describe('how events, deliveries and attempts are stored', () => {
+  const event = (id: string, createdAt: Date): EventRecord => ({
+    id,
+    tenantId: 'tenant_a',
+    type: 'run.completed',
+    payload: JSON.stringify({ id, type: 'run.completed', createdAt: createdAt.toISOString(), data: {} }),
+    createdAt,
+  });
+  let minted = 0;
+  const deliveryId = () => `dlv_${String(++minted).padStart(6, '0')}`;
+
+  it('keeps timestamps as INTEGER epoch milliseconds, the payload as given, and the failure count on the webhook', async () => {
+    const filename = freshFile();
+    const store = createSqliteStore({ filename });
+    const webhook = webhookRecord({ events: ['run.completed'] });
+    await store.insertWebhook(webhook);
+    const published = await store.publishEvent(
+      event('evt_1', new Date('2026-01-01T00:00:00.001Z')),
+      deliveryId,
+    );
+    if (published.outcome !== 'published') throw new Error('expected a new event');
+    const [leased] = await store.leaseDeliveries({
+      now: new Date('2026-01-01T00:00:00.002Z'),
+      limit: 1,
+      leaseMs: 1000,
+      leaseId: 'lease-1',
+    });
+    await store.completeAttempt({
+      tenantId: 'tenant_a',
+      deliveryId: leased!.delivery.id,
+      leaseId: 'lease-1',
+      attempt: {
+        deliveryId: leased!.delivery.id,
+        tenantId: 'tenant_a',
+        attempt: 1,
+        startedAt: new Date('2026-01-01T00:00:00.003Z'),
+        durationMs: 12,
+        statusCode: 500,
+        error: 'HTTP 500',
+        responseBody: 'no',
+      },
+      status: 'retry_scheduled',
+      dueAt: new Date('2026-01-01T00:01:00.004Z'),
+      endpointFailures: 'increment',
+      autoDisableAfter: 5,
+      at: new Date('2026-01-01T00:00:00.005Z'),
+    });
+    await store.close();
+
+    const raw = new Database(filename, { readonly: true });
+    const eventRow = raw
+      .prepare('SELECT typeof(created_at) AS t, created_at, payload FROM keyhook_events WHERE id = ?')
+      .get('evt_1');
+    const deliveryRow = raw
+      .prepare(
+        `SELECT typeof(due_at) AS t1, typeof(last_attempt_at) AS t2, typeof(created_at) AS t3,
+          typeof(updated_at) AS t4, status, attempts, due_at, lease_id, held_since, last_attempt_at,
+          created_at, updated_at FROM keyhook_deliveries WHERE id = ?`,
+      )
+      .get(leased!.delivery.id);
+    const attemptRow = raw
+      .prepare('SELECT typeof(started_at) AS t, attempt, started_at, duration_ms FROM keyhook_attempts')
+      .get();
+    const failures = raw
+      .prepare('SELECT consecutive_failures FROM keyhook_webhooks WHERE id = ?')
+      .pluck()
+      .get(webhook.id);
+    raw.close();
+    expect(eventRow).toEqual({
+      t: 'integer',
+      created_at: Date.parse('2026-01-01T00:00:00.001Z'),
+      payload: published.event.payload,
+    });
+    expect(deliveryRow).toEqual({
+      t1: 'integer',
+      t2: 'integer',
+      t3: 'integer',
+      t4: 'integer',
+      status: 'retry_scheduled',
+      attempts: 1,
+      due_at: Date.parse('2026-01-01T00:01:00.004Z'),
+      lease_id: null,
+      held_since: null,
+      last_attempt_at: Date.parse('2026-01-01T00:00:00.003Z'),
+      created_at: Date.parse('2026-01-01T00:00:00.001Z'),
+      updated_at: Date.parse('2026-01-01T00:00:00.005Z'),
+    });
+    expect(attemptRow).toEqual({
+      t: 'integer',
+      attempt: 1,
+      started_at: Date.parse('2026-01-01T00:00:00.003Z'),
+      duration_ms: 12,
+    });
+    expect(failures).toBe(1);
+  });
+
+  it('refuses a delivery row that breaks the state machine (a lease outside in_flight)', async () => {
+    const filename = freshFile();
+    const store = createSqliteStore({ filename });
+    const webhook = webhookRecord({ events: ['run.completed'] });
+    await store.insertWebhook(webhook);
+    const published = await store.publishEvent(event('evt_1', T0), deliveryId);
+    if (published.outcome !== 'published') throw new Error('expected a new event');
+    await store.close();
+    const raw = new Database(filename);
+    expect(() =>
+      raw
+        .prepare("UPDATE keyhook_deliveries SET lease_id = 'x' WHERE id = ?")
+        .run(published.deliveries[0]!.id),
+    ).toThrow(expect.objectContaining({ code: 'SQLITE_CONSTRAINT_CHECK' }));
+    raw.close();
+  });
+
+  it('deletes a webhook with its deliveries and attempts on a connection that has foreign keys off', async () => {
+    const db = new Database(freshFile());
+    db.pragma('foreign_keys = OFF');
+    const store = createSqliteStore({ database: db });
+    const webhook = webhookRecord({ events: ['run.completed'] });
+    const other = webhookRecord({ events: ['run.completed'], url: 'https://other.example.com/hook' });
+    await store.insertWebhook(webhook);
+    await store.insertWebhook(other);
+    await store.publishEvent(event('evt_1', T0), deliveryId);
+    const leased = await store.leaseDeliveries({ now: T0, limit: 10, leaseMs: 1000, leaseId: 'lease-1' });
+    for (const { delivery } of leased) {
+      await store.completeAttempt({
+        tenantId: 'tenant_a',
+        deliveryId: delivery.id,
+        leaseId: 'lease-1',
+        attempt: {
+          deliveryId: delivery.id,
+          tenantId: 'tenant_a',
+          attempt: 1,
+          startedAt: T0,
+          durationMs: 1,
+          statusCode: 200,
+          error: null,
+          responseBody: null,
+        },
+        status: 'succeeded',
+        dueAt: null,
+        endpointFailures: 'reset',
+        autoDisableAfter: 5,
+        at: T0,
+      });
+    }
+    expect(await store.deleteWebhook('tenant_b', webhook.id)).toBe(false);
+    expect(await store.deleteWebhook('tenant_a', webhook.id)).toBe(true);
+    const count = (table: string) => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+    // Only the other endpoint's delivery and attempt are left; the event stays.
+    expect(count('keyhook_deliveries')).toBe(1);
+    expect(count('keyhook_attempts')).toBe(1);
+    expect(count('keyhook_events')).toBe(1);
+    expect(await store.listDeliveries('tenant_a', other.id, { limit: 10 })).toHaveLength(1);
+    await store.close();
+    db.close();
+  });
+
+  it('leases through the partial due index in order, and lists, holds and expires through their indexes', async () => {
+    const filename = freshFile();
+    await createSqliteStore({ filename }).close();
+    const raw = new Database(filename, { readonly: true });
+    const planOf = (sql: string, ...params: unknown[]) =>
+      (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+        .map((step) => step.detail)
+        .join('\n');
+    const lease = planOf(
+      `SELECT d.id FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
+        CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
+        CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
+        WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight') AND d.due_at <= ? AND w.status = 'active'
+        ORDER BY d.due_at, d.id LIMIT ?`,
+      0,
+      10,
+    );
+    const list = planOf(
+      `SELECT * FROM keyhook_deliveries WHERE webhook_id = ? AND tenant_id = ? AND (? IS NULL OR status = ?)
+        AND id < ? ORDER BY id DESC LIMIT ?`,
+      'wh_a',
+      'tenant_a',
+      null,
+      null,
+      'dlv_z',
+      10,
+    );
+    const hold = planOf(
+      `UPDATE keyhook_deliveries SET status = 'held' WHERE webhook_id = ? AND status IN ('pending', 'retry_scheduled')`,
+      'wh_a',
+    );
+    const expire = planOf(
+      `UPDATE keyhook_deliveries SET status = 'failed' WHERE status = 'held' AND held_since <= ?`,
+      0,
+    );
+    raw.close();
+    expect(lease).toContain('keyhook_deliveries_due');
+    expect(list).toContain('keyhook_deliveries_webhook_id');
+    expect(hold).toContain('keyhook_deliveries_webhook_id');
+    expect(expire).toContain('keyhook_deliveries_held');
+    for (const plan of [lease, list]) expect(plan).not.toContain('USE TEMP B-TREE');
   });
 });

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isKeyhookError, type KeyhookError } from '@keyhook/core';
+import { type EventRecord, isKeyhookError, type KeyhookError } from '@keyhook/core';
 import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,14 @@ let count = 0;
 const freshFile = () => join(root, `db-${++count}.db`);
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const eventOf = (id: string): EventRecord => ({
+  id,
+  tenantId: 'tenant_a',
+  type: 'run.completed',
+  payload: '{}',
+  createdAt: T0,
+});
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -48,6 +56,18 @@ describe('errors: out of reach → unavailable (503, Retry-After: 1)', () => {
       // The webhook and idempotency transactions start with BEGIN IMMEDIATE: they wait, then give up alike.
       expectUnavailable(await rejection(store.insertWebhook(webhookRecord())), 'SQLITE_BUSY');
       expectUnavailable(await rejection(store.claimIdempotencyKey(idempotencyRecord(), T0)), 'SQLITE_BUSY');
+      // So do the delivery transactions, and the one-statement expiry.
+      expectUnavailable(
+        await rejection(store.publishEvent(eventOf('evt_busy'), () => 'dlv_busy')),
+        'SQLITE_BUSY',
+      );
+      const lease = { now: T0, limit: 10, leaseMs: 1000, leaseId: 'lease-busy' };
+      expectUnavailable(await rejection(store.leaseDeliveries(lease)), 'SQLITE_BUSY');
+      expectUnavailable(await rejection(store.expireHeldDeliveries(T0, T0)), 'SQLITE_BUSY');
+      expectUnavailable(await rejection(store.deleteWebhook('tenant_a', 'wh_x')), 'SQLITE_BUSY');
+      // The delivery reads take no write lock.
+      expect(await store.listDeliveries('tenant_a', 'wh_x', { limit: 5 })).toEqual([]);
+      expect(await store.getDelivery('tenant_a', 'wh_x', 'dlv_x')).toBeNull();
       // WAL: a reader never waits for the writer.
       expect(await store.findApiKeyByCredential(existing.keyLookup, existing.keyHash)).toEqual(existing);
     } finally {
@@ -101,6 +121,32 @@ describe('errors: out of reach → unavailable (503, Retry-After: 1)', () => {
       store.completeIdempotencyKey({ ...claim, responseSealed: 'sealed:r' }),
       store.releaseIdempotencyKey(claim.tenantId, claim.key, claim.claimId),
       store.purgeIdempotencyKeys(T0),
+      store.publishEvent(eventOf('evt_closed'), () => 'dlv_closed'),
+      store.leaseDeliveries({ now: T0, limit: 1, leaseMs: 1000, leaseId: 'lease-closed' }),
+      store.completeAttempt({
+        tenantId: 'tenant_a',
+        deliveryId: 'dlv_closed',
+        leaseId: 'lease-closed',
+        attempt: {
+          deliveryId: 'dlv_closed',
+          tenantId: 'tenant_a',
+          attempt: 1,
+          startedAt: T0,
+          durationMs: 1,
+          statusCode: 200,
+          error: null,
+          responseBody: null,
+        },
+        status: 'succeeded',
+        dueAt: null,
+        endpointFailures: 'reset',
+        autoDisableAfter: 5,
+        at: T0,
+      }),
+      store.expireHeldDeliveries(T0, T0),
+      store.listDeliveries(webhook.tenantId, webhook.id, { limit: 5 }),
+      store.getDelivery(webhook.tenantId, webhook.id, 'dlv_closed'),
+      store.requeueDelivery(webhook.tenantId, webhook.id, 'dlv_closed', ['failed'], T0),
     ]) {
       expectUnavailable(await rejection(call));
     }
@@ -152,6 +198,17 @@ describe('errors: out of reach → unavailable (503, Retry-After: 1)', () => {
 });
 
 describe('errors: bugs surface as they are', () => {
+  it('publishEvent refuses a caller transaction with a TypeError, and writes nothing', async () => {
+    const store = createSqliteStore({ filename: freshFile() });
+    await store.insertWebhook(webhookRecord({ events: ['run.completed'] }));
+    const error = await rejection(store.publishEvent(eventOf('evt_tx'), () => 'dlv_tx', { query() {} }));
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(/cannot join a transaction/);
+    // Not written: publishing it now is new.
+    expect((await store.publishEvent(eventOf('evt_tx'), () => 'dlv_tx')).outcome).toBe('published');
+    await store.close();
+  });
+
   it('a record that breaks a CHECK is the SQLite error itself, and nothing is written', async () => {
     const store = createSqliteStore({ filename: freshFile() });
     const bad = keyRecord({ status: 'suspended' as never });

@@ -1,10 +1,22 @@
+import type { DeliveryState } from '../delivery/states.js';
 import { KeyhookError } from '../errors.js';
 import type {
   ApiKeyRecord,
+  AttemptCompletion,
+  AttemptCompletionOutcome,
+  AttemptRecord,
+  DeliveryDetail,
+  DeliveryListPage,
+  DeliveryRecord,
+  EventRecord,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
   IdempotencyRecord,
+  LeasedDelivery,
+  LeaseRequest,
   ListPage,
+  PublishOutcome,
+  RequeueOutcome,
   RotateOutcome,
   Store,
   WebhookDisabledReason,
@@ -39,6 +51,25 @@ const copyIdempotency = (record: IdempotencyRecord): IdempotencyRecord => ({
   expiresAt: new Date(record.expiresAt.getTime()),
 });
 
+const copyEvent = (record: EventRecord): EventRecord => ({
+  ...record,
+  createdAt: new Date(record.createdAt.getTime()),
+});
+
+const copyDelivery = (record: DeliveryRecord): DeliveryRecord => ({
+  ...record,
+  dueAt: date(record.dueAt),
+  heldSince: date(record.heldSince),
+  lastAttemptAt: date(record.lastAttemptAt),
+  createdAt: new Date(record.createdAt.getTime()),
+  updatedAt: new Date(record.updatedAt.getTime()),
+});
+
+const copyAttempt = (record: AttemptRecord): AttemptRecord => ({
+  ...record,
+  startedAt: new Date(record.startedAt.getTime()),
+});
+
 const newestFirst = (a: { id: string }, b: { id: string }) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 /**
@@ -51,6 +82,10 @@ export class MemoryStore implements Store {
   private readonly idByLookup = new Map<string, string>();
   private readonly webhooks = new Map<string, WebhookRecord>();
   private readonly idempotency = new Map<string, IdempotencyRecord>();
+  private readonly events = new Map<string, EventRecord>();
+  private readonly deliveries = new Map<string, DeliveryRecord>();
+  private readonly attempts = new Map<string, AttemptRecord[]>();
+  private readonly consecutiveFailures = new Map<string, number>();
   private closed = false;
   private changes = 0;
 
@@ -165,6 +200,8 @@ export class MemoryStore implements Store {
     record.status = status;
     record.disabledReason = disabledReason;
     record.updatedAt = new Date(at);
+    if (status === 'disabled') this.holdDeliveries(id, at);
+    else this.releaseDeliveries(id, at);
     return { outcome: 'updated', webhook: copyWebhook(record) };
   }
 
@@ -184,7 +221,189 @@ export class MemoryStore implements Store {
 
   async deleteWebhook(tenantId: string, id: string): Promise<boolean> {
     this.assertOpen();
-    return this.ownedWebhook(tenantId, id) ? this.webhooks.delete(id) : false;
+    if (!this.ownedWebhook(tenantId, id)) return false;
+    for (const delivery of this.deliveries.values()) {
+      if (delivery.webhookId !== id) continue;
+      this.deliveries.delete(delivery.id);
+      this.attempts.delete(delivery.id);
+    }
+    this.consecutiveFailures.delete(id);
+    return this.webhooks.delete(id);
+  }
+
+  async publishEvent(
+    event: EventRecord,
+    newDeliveryId: () => string,
+    transaction?: unknown,
+  ): Promise<PublishOutcome> {
+    this.assertOpen();
+    if (transaction !== undefined) throw new TypeError('keyhook: the memory store cannot join a transaction');
+    const slot = eventSlot(event.tenantId, event.id);
+    const existing = this.events.get(slot);
+    if (existing) return { outcome: 'duplicate', event: copyEvent(existing) };
+    this.events.set(slot, copyEvent(event));
+    const deliveries: DeliveryRecord[] = [];
+    for (const webhook of this.webhooks.values()) {
+      if (webhook.tenantId !== event.tenantId || !webhook.events.includes(event.type)) continue;
+      const held = webhook.status === 'disabled';
+      const delivery: DeliveryRecord = {
+        id: newDeliveryId(),
+        tenantId: event.tenantId,
+        webhookId: webhook.id,
+        eventId: event.id,
+        eventType: event.type,
+        status: held ? 'held' : 'pending',
+        attempts: 0,
+        dueAt: held ? null : event.createdAt,
+        leaseId: null,
+        heldSince: held ? event.createdAt : null,
+        lastAttemptAt: null,
+        createdAt: event.createdAt,
+        updatedAt: event.createdAt,
+      };
+      this.deliveries.set(delivery.id, copyDelivery(delivery));
+      deliveries.push(delivery);
+    }
+    return { outcome: 'published', event: copyEvent(event), deliveries: deliveries.map(copyDelivery) };
+  }
+
+  async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
+    this.assertOpen();
+    const now = request.now.getTime();
+    const due = [...this.deliveries.values()]
+      .filter(
+        (d) =>
+          LEASABLE.includes(d.status) &&
+          d.dueAt !== null &&
+          d.dueAt.getTime() <= now &&
+          this.webhooks.get(d.webhookId)?.status === 'active',
+      )
+      .sort((a, b) => a.dueAt!.getTime() - b.dueAt!.getTime() || (a.id < b.id ? -1 : 1))
+      .slice(0, request.limit);
+    return due.map((delivery) => {
+      delivery.status = 'in_flight';
+      delivery.leaseId = request.leaseId;
+      delivery.dueAt = new Date(now + request.leaseMs);
+      delivery.updatedAt = new Date(now);
+      return {
+        delivery: copyDelivery(delivery),
+        event: copyEvent(this.events.get(eventSlot(delivery.tenantId, delivery.eventId))!),
+        webhook: copyWebhook(this.webhooks.get(delivery.webhookId)!),
+      };
+    });
+  }
+
+  async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
+    this.assertOpen();
+    const delivery = this.deliveries.get(completion.deliveryId);
+    if (
+      !delivery ||
+      delivery.tenantId !== completion.tenantId ||
+      delivery.status !== 'in_flight' ||
+      delivery.leaseId !== completion.leaseId
+    ) {
+      return { outcome: 'lease_lost' };
+    }
+    const webhook = this.webhooks.get(delivery.webhookId)!;
+    const at = new Date(completion.at);
+    const log = this.attempts.get(delivery.id) ?? [];
+    log.push(copyAttempt(completion.attempt));
+    this.attempts.set(delivery.id, log);
+    delivery.attempts += 1;
+    delivery.lastAttemptAt = new Date(completion.attempt.startedAt);
+    delivery.leaseId = null;
+    delivery.updatedAt = at;
+    if (completion.status === 'retry_scheduled' && webhook.status === 'disabled') {
+      delivery.status = 'held';
+      delivery.dueAt = null;
+      delivery.heldSince = at;
+    } else {
+      delivery.status = completion.status;
+      delivery.dueAt = completion.status === 'retry_scheduled' ? date(completion.dueAt) : null;
+    }
+    let disabledWebhook: WebhookRecord | null = null;
+    if (completion.endpointFailures === 'reset') this.consecutiveFailures.set(webhook.id, 0);
+    if (completion.endpointFailures === 'increment') {
+      const count = (this.consecutiveFailures.get(webhook.id) ?? 0) + 1;
+      this.consecutiveFailures.set(webhook.id, count);
+      if (webhook.status === 'active' && count >= completion.autoDisableAfter) {
+        webhook.status = 'disabled';
+        webhook.disabledReason = 'failures';
+        webhook.updatedAt = at;
+        this.holdDeliveries(webhook.id, at);
+        disabledWebhook = copyWebhook(webhook);
+      }
+    }
+    return { outcome: 'recorded', delivery: copyDelivery(delivery), disabledWebhook };
+  }
+
+  async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
+    this.assertOpen();
+    let expired = 0;
+    for (const delivery of this.deliveries.values()) {
+      if (delivery.status !== 'held' || delivery.heldSince!.getTime() > heldBefore.getTime()) continue;
+      delivery.status = 'failed';
+      delivery.heldSince = null;
+      delivery.updatedAt = new Date(at);
+      expired++;
+    }
+    return expired;
+  }
+
+  async listDeliveries(
+    tenantId: string,
+    webhookId: string,
+    page: DeliveryListPage,
+  ): Promise<DeliveryRecord[]> {
+    this.assertOpen();
+    const { before, status } = page;
+    return [...this.deliveries.values()]
+      .filter(
+        (d) =>
+          d.tenantId === tenantId &&
+          d.webhookId === webhookId &&
+          (status === undefined || d.status === status) &&
+          (before === undefined || d.id < before),
+      )
+      .sort(newestFirst)
+      .slice(0, page.limit)
+      .map(copyDelivery);
+  }
+
+  async getDelivery(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail | null> {
+    this.assertOpen();
+    const delivery = this.ownedDelivery(tenantId, webhookId, deliveryId);
+    if (!delivery) return null;
+    return {
+      delivery: copyDelivery(delivery),
+      event: copyEvent(this.events.get(eventSlot(tenantId, delivery.eventId))!),
+      attempts: (this.attempts.get(deliveryId) ?? []).map(copyAttempt),
+    };
+  }
+
+  async requeueDelivery(
+    tenantId: string,
+    webhookId: string,
+    deliveryId: string,
+    from: readonly DeliveryState[],
+    at: Date,
+  ): Promise<RequeueOutcome> {
+    this.assertOpen();
+    const delivery = this.ownedDelivery(tenantId, webhookId, deliveryId);
+    if (!delivery) return { outcome: 'not_found' };
+    if (!from.includes(delivery.status)) return { outcome: 'wrong_state', delivery: copyDelivery(delivery) };
+    const held = this.webhooks.get(webhookId)!.status === 'disabled';
+    delivery.status = held ? 'held' : 'pending';
+    delivery.dueAt = held ? null : new Date(at);
+    delivery.heldSince = held ? new Date(at) : null;
+    delivery.leaseId = null;
+    delivery.updatedAt = new Date(at);
+    return { outcome: 'queued', delivery: copyDelivery(delivery) };
+  }
+
+  watchDeliveries(_listener: () => void): () => void {
+    // One process: core wakes its own workers; there is no one else to hear from.
+    return () => {};
   }
 
   async claimIdempotencyKey(record: IdempotencyRecord, now: Date): Promise<IdempotencyClaimOutcome> {
@@ -246,6 +465,33 @@ export class MemoryStore implements Store {
     return record && record.tenantId === tenantId ? record : undefined;
   }
 
+  private ownedDelivery(tenantId: string, webhookId: string, id: string): DeliveryRecord | undefined {
+    const record = this.deliveries.get(id);
+    return record && record.tenantId === tenantId && record.webhookId === webhookId ? record : undefined;
+  }
+
+  private holdDeliveries(webhookId: string, at: Date): void {
+    for (const delivery of this.deliveries.values()) {
+      if (delivery.webhookId !== webhookId) continue;
+      if (delivery.status !== 'pending' && delivery.status !== 'retry_scheduled') continue;
+      delivery.status = 'held';
+      delivery.dueAt = null;
+      delivery.heldSince = new Date(at);
+      delivery.updatedAt = new Date(at);
+    }
+  }
+
+  private releaseDeliveries(webhookId: string, at: Date): void {
+    this.consecutiveFailures.set(webhookId, 0);
+    for (const delivery of this.deliveries.values()) {
+      if (delivery.webhookId !== webhookId || delivery.status !== 'held') continue;
+      delivery.status = 'pending';
+      delivery.dueAt = new Date(at);
+      delivery.heldSince = null;
+      delivery.updatedAt = new Date(at);
+    }
+  }
+
   private activeTwin(record: WebhookRecord): boolean {
     for (const other of this.webhooks.values()) {
       if (
@@ -279,3 +525,6 @@ export class MemoryStore implements Store {
 }
 
 const idempotencySlot = (tenantId: string, key: string) => `${tenantId}\u0000${key}`;
+const eventSlot = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
+
+const LEASABLE: readonly DeliveryState[] = ['pending', 'retry_scheduled', 'in_flight'];

@@ -1,3 +1,4 @@
+import type { DeliveryState } from '../delivery/states.js';
 import type { Scope } from '../scopes.js';
 import type { EventType } from '../webhooks/events.js';
 
@@ -80,6 +81,123 @@ export interface IdempotencyCompletion {
   claimId: string;
   responseSealed: string;
 }
+
+/** One published event. Its payload is serialised once, and every attempt sends these bytes. */
+export interface EventRecord {
+  /** Unique per tenant; publishing an id again writes nothing (publish is idempotent on it). */
+  id: string;
+  tenantId: string;
+  type: EventType;
+  /** The JSON body `{ id, type, createdAt, data }` exactly as it goes on the wire. */
+  payload: string;
+  createdAt: Date;
+}
+
+/** One event on its way to one endpoint. */
+export interface DeliveryRecord {
+  id: string;
+  tenantId: string;
+  webhookId: string;
+  eventId: string;
+  eventType: EventType;
+  status: DeliveryState;
+  /** Attempts finished and recorded. An attempt whose worker died is not counted. */
+  attempts: number;
+  /**
+   * pending and retry_scheduled: when the next attempt is due. in_flight: when the lease runs
+   * out and another worker may take the delivery. Null in every other state.
+   */
+  dueAt: Date | null;
+  /** The lease that holds an in_flight delivery; null in every other state. */
+  leaseId: string | null;
+  /** When the delivery was held (its endpoint disabled); null unless held. */
+  heldSince: Date | null;
+  lastAttemptAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The log of one finished attempt. */
+export interface AttemptRecord {
+  deliveryId: string;
+  tenantId: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  /** The receiver's status, or null when no response came (timeout, refused, DNS, TLS). */
+  statusCode: number | null;
+  /** Why no response came, or why the response failed; null on success. */
+  error: string | null;
+  /** At most 4 KiB of the response body, as text. */
+  responseBody: string | null;
+}
+
+export type PublishOutcome =
+  | { outcome: 'published'; event: EventRecord; deliveries: DeliveryRecord[] }
+  /** The tenant already has an event with this id: nothing was written. The one stored is returned. */
+  | { outcome: 'duplicate'; event: EventRecord };
+
+/** A delivery leased to a worker, with what the attempt needs, read in the same statement. */
+export interface LeasedDelivery {
+  /** As leased: in_flight, `leaseId` set, `dueAt` the lease's end. */
+  delivery: DeliveryRecord;
+  event: EventRecord;
+  /** The endpoint as it is now: its URL and its current sealed secret. */
+  webhook: WebhookRecord;
+}
+
+export interface LeaseRequest {
+  now: Date;
+  /** At most this many deliveries. */
+  limit: number;
+  /** The lease runs out at now + leaseMs. */
+  leaseMs: number;
+  /** Written on every leased delivery; only its holder can record the attempt. */
+  leaseId: string;
+}
+
+/** What a finished attempt makes of its delivery (core decides it; see delivery/plan.ts). */
+export interface AttemptCompletion {
+  tenantId: string;
+  deliveryId: string;
+  leaseId: string;
+  attempt: AttemptRecord;
+  status: 'succeeded' | 'retry_scheduled' | 'failed';
+  /** When the retry is due; null unless status is retry_scheduled. */
+  dueAt: Date | null;
+  endpointFailures: 'reset' | 'increment' | 'unchanged';
+  /** An increment that brings an active endpoint's consecutive count to this disables it. */
+  autoDisableAfter: number;
+  at: Date;
+}
+
+export type AttemptCompletionOutcome =
+  | {
+      outcome: 'recorded';
+      delivery: DeliveryRecord;
+      /** The endpoint, when this completion disabled it (reason `failures`). */
+      disabledWebhook: WebhookRecord | null;
+    }
+  /** The lease ran out and was taken, or the delivery is gone (its webhook deleted): nothing written. */
+  | { outcome: 'lease_lost' };
+
+export interface DeliveryListPage extends ListPage {
+  status?: DeliveryState | undefined;
+}
+
+export interface DeliveryDetail {
+  delivery: DeliveryRecord;
+  event: EventRecord;
+  /** Oldest first. */
+  attempts: AttemptRecord[];
+}
+
+export type RequeueOutcome =
+  | { outcome: 'queued'; delivery: DeliveryRecord }
+  /** The delivery is in a state the request did not allow: nothing written. */
+  | { outcome: 'wrong_state'; delivery: DeliveryRecord }
+  | { outcome: 'not_found' };
 
 export interface ListPage {
   /** At most this many records. */
@@ -172,10 +290,14 @@ export interface Store {
   listWebhooks(tenantId: string, page: ListPage): Promise<WebhookRecord[]>;
 
   /**
-   * Sets status and disabledReason and stamps `updatedAt = at`, in one statement. Enabling
+   * Sets status and disabledReason and stamps `updatedAt = at`, in one transaction. Enabling
    * while another active webhook of the tenant has the same twinKey writes nothing and
    * returns `active_twin`, under the same atomic rule as insertWebhook. Setting the status a
    * webhook already has writes nothing and returns it as it is.
+   *
+   * Deliveries follow in the same transaction (DESIGN.md §6 "Paused"): disabling holds the
+   * webhook's pending and retry_scheduled deliveries (`heldSince = at`); enabling releases its
+   * held ones (pending, due at `at`) and resets its consecutive-failure count to 0.
    */
   setWebhookStatus(
     tenantId: string,
@@ -193,8 +315,76 @@ export interface Store {
     at: Date,
   ): Promise<WebhookRecord | null>;
 
-  /** Deletes the webhook; false when the tenant has no such webhook. */
+  /**
+   * Deletes the webhook, and with it its deliveries and their attempts (DESIGN.md §6: DELETE
+   * cancels them); false when the tenant has no such webhook.
+   */
   deleteWebhook(tenantId: string, id: string): Promise<boolean>;
+
+  /**
+   * Writes the event and, in the same transaction, one delivery per webhook of the tenant
+   * whose event set holds `event.type`: `pending` and due at `event.createdAt` for an active
+   * one, `held` since then for a disabled one. `newDeliveryId` mints each delivery's id. The
+   * subscriber set is read under the same lock that setWebhookStatus takes, so a delivery is
+   * never left pending on an endpoint that was disabled meanwhile. When the tenant already has
+   * an event with this id, nothing is written and `'duplicate'` is returned.
+   *
+   * `transaction` is the caller's own open transaction, for stores that can join one (the
+   * Postgres store takes a pg client inside BEGIN): then every write is made on it and commits
+   * or rolls back with the caller's. Stores that cannot join one throw a TypeError when given one.
+   */
+  publishEvent(
+    event: EventRecord,
+    newDeliveryId: () => string,
+    transaction?: unknown,
+  ): Promise<PublishOutcome>;
+
+  /**
+   * One atomic claim of up to `limit` due deliveries of active endpoints, oldest due first:
+   * pending or retry_scheduled with `dueAt <= now`, or in_flight with a lease that ran out
+   * (`dueAt <= now`). Each becomes in_flight under `leaseId` until now + leaseMs. Two callers
+   * never lease the same delivery while its lease lives (Postgres: FOR UPDATE SKIP LOCKED).
+   */
+  leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]>;
+
+  /**
+   * Records a finished attempt, only while `leaseId` still holds the delivery, in one
+   * transaction: the attempt log; the delivery's new status, dueAt, attempts (+1) and
+   * lastAttemptAt; the endpoint's consecutive-failure count (reset, +1 or unchanged). A retry
+   * of an endpoint that is disabled by then is `held` instead of retry_scheduled. When the +1
+   * brings an active endpoint to `autoDisableAfter`, the endpoint is disabled with reason
+   * `failures` and its pending and retry_scheduled deliveries are held, in the same transaction.
+   */
+  completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome>;
+
+  /** Held deliveries with `heldSince <= heldBefore` become failed (`updatedAt = at`); returns how many. */
+  expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number>;
+
+  /** One webhook's deliveries, newest first (ids descending), optionally of one status only. */
+  listDeliveries(tenantId: string, webhookId: string, page: DeliveryListPage): Promise<DeliveryRecord[]>;
+
+  /** A delivery of that webhook and tenant with its event and every attempt, or null. */
+  getDelivery(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail | null>;
+
+  /**
+   * Queues a delivery again, due at `at`, when its status is one of `from`; held instead
+   * (since `at`) when its endpoint is disabled. Attempts already made are kept and counted.
+   */
+  requeueDelivery(
+    tenantId: string,
+    webhookId: string,
+    deliveryId: string,
+    from: readonly DeliveryState[],
+    at: Date,
+  ): Promise<RequeueOutcome>;
+
+  /**
+   * Calls `listener` when deliveries may have become due through another connection or process
+   * (Postgres: LISTEN/NOTIFY, sent by publishEvent and requeue/release inside their
+   * transactions, so a listener only hears of committed work). Returns a function that stops
+   * it. A store with no such signal returns a no-op; workers then poll.
+   */
+  watchDeliveries(listener: () => void): () => void;
 
   /**
    * Claims an Idempotency-Key; the first writer wins. Atomically: when no record holds

@@ -27,6 +27,8 @@ export interface WebhooksDeps {
   randomBytes: RandomBytes;
   secrets: SecretBox;
   urlPolicy: UrlPolicy;
+  /** Called after an endpoint was enabled (its held deliveries released), to wake workers. */
+  onEnabled?: (() => void) | undefined;
 }
 
 const idempotencyInProgress = () =>
@@ -114,6 +116,7 @@ export class Webhooks {
     if (result.outcome === 'not_found') throw notFound();
     // Re-enabling beside a twin that became active meanwhile (DESIGN.md §5).
     if (result.outcome === 'active_twin') throw activeTwin();
+    if (status === 'active') this.deps.onEnabled?.();
     return result.webhook;
   }
 

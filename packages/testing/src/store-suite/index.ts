@@ -1,6 +1,7 @@
 import type { Store } from '@keyhook/core';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { changeVersionCases } from './change-version.js';
+import { deliveryCases } from './deliveries.js';
 import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
 import { lifecycleCases } from './lifecycle.js';
@@ -40,5 +41,6 @@ export function runStoreConformance(harness: StoreHarness): void {
     changeVersionCases(context);
     webhookCases(context);
     idempotencyCases(context);
+    deliveryCases(context, harness);
   });
 }

@@ -11,6 +11,8 @@ export interface StoreHarness {
   createPeer(store: Store): Promise<Store>;
   /** The stored row of a key, read straight from the database, every column as stored. */
   readKeyRow(store: Store, id: string): Promise<Record<string, unknown> | null>;
+  /** True when `publishEvent` can join a caller's transaction; other stores must refuse one. */
+  joinsTransactions?: boolean;
 }
 
 export interface SuiteContext {

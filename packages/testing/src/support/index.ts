@@ -1,3 +1,4 @@
 export { type AdminTokenOptions, adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './admin.js';
 export { FakeClock } from './clock.js';
+export { answer, type ReceivedRequest, type Responder, TestReceiver } from './receiver.js';
 export { medianTimeRatio } from './timing.js';

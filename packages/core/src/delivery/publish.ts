@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import type { Clock, RandomBytes } from '../clock.js';
+import { KeyhookError } from '../errors.js';
+import { canonicalJson } from '../idempotency/canonical-json.js';
+import { newId } from '../ids.js';
+import type { DeliveryRecord, EventRecord, Store } from '../store/types.js';
+import { parseOrThrow, validationFailed } from '../validation.js';
+import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
+
+/** The largest serialised event body. Receivers buffer it whole to verify it. */
+export const MAX_EVENT_BYTES = 256 * 1024;
+
+/** Caller-chosen event ids: `evt_` and up to 100 URL-safe characters, so they travel in a header as they are. */
+export const EVENT_ID_PATTERN = /^evt_[A-Za-z0-9_-]{1,100}$/;
+
+const publishSchema = z.strictObject({
+  tenantId: z.string().min(1).max(255),
+  type: z.enum(EVENT_TYPES),
+  data: z.record(z.string(), z.unknown()),
+  id: z.string().regex(EVENT_ID_PATTERN, 'must be evt_ followed by 1–100 of A–Z a–z 0–9 _ -').optional(),
+});
+
+export interface PublishInput {
+  tenantId: string;
+  type: EventType;
+  /** A JSON object: the event's `data`. */
+  data: Record<string, unknown>;
+  /** Publishing the same id again is a no-op that returns the first event (idempotent). */
+  id?: string | undefined;
+}
+
+export interface PublishOptions {
+  /**
+   * The caller's own open transaction, for stores that can join one (store-postgres: a pg
+   * client after BEGIN). The event and its deliveries then commit or roll back with it.
+   */
+  transaction?: unknown;
+}
+
+export interface PublishedEvent {
+  event: EventRecord;
+  /** The deliveries this call wrote; empty for a replay. */
+  deliveries: DeliveryRecord[];
+  /** True when the id was published before and nothing new was written. */
+  replayed: boolean;
+}
+
+export interface EventsDeps {
+  store: Store;
+  clock: Clock;
+  randomBytes: RandomBytes;
+  /** Called after a publish that wrote deliveries, so workers in this process start at once. */
+  onPublished(): void;
+}
+
+/** `events.publish` (DESIGN.md §6 "Publishing"). */
+export class Events {
+  constructor(private readonly deps: EventsDeps) {}
+
+  /**
+   * Writes the event and one delivery per subscribed endpoint in one transaction: pending for
+   * an active endpoint, held for a disabled one. Idempotent on `id`: the same id with the same
+   * type and data returns the first event; with another type or data it is refused with
+   * `idempotency_conflict`, since a receiver deduplicating on the id would drop the second.
+   */
+  async publish(input: PublishInput, options: PublishOptions = {}): Promise<PublishedEvent> {
+    const parsed = parseOrThrow(publishSchema, input);
+    const createdAt = this.deps.clock.now();
+    const id = parsed.id ?? newId('evt', this.deps.clock, this.deps.randomBytes);
+    const payload = serialise({
+      id,
+      type: parsed.type,
+      createdAt: createdAt.toISOString(),
+      data: parsed.data,
+    });
+    const event: EventRecord = { id, tenantId: parsed.tenantId, type: parsed.type, payload, createdAt };
+    const outcome = await this.deps.store.publishEvent(
+      event,
+      () => newId('dlv', this.deps.clock, this.deps.randomBytes),
+      options.transaction,
+    );
+    if (outcome.outcome === 'duplicate') {
+      if (!samePublication(outcome.event, event)) {
+        throw new KeyhookError(
+          'idempotency_conflict',
+          `An event with id ${id} was already published with another type or data.`,
+        );
+      }
+      return { event: outcome.event, deliveries: [], replayed: true };
+    }
+    if (outcome.deliveries.length > 0) this.deps.onPublished();
+    return { event: outcome.event, deliveries: outcome.deliveries, replayed: false };
+  }
+}
+
+function serialise(body: {
+  id: string;
+  type: string;
+  createdAt: string;
+  data: Record<string, unknown>;
+}): string {
+  let payload: string;
+  try {
+    payload = JSON.stringify(body);
+  } catch (error) {
+    // A cycle or a BigInt: the caller's mistake, named as such.
+    throw validationFailed([
+      { path: 'data', message: `is not JSON-serialisable (${(error as Error).message})` },
+    ]);
+  }
+  if (Buffer.byteLength(payload, 'utf8') > MAX_EVENT_BYTES) {
+    throw validationFailed([{ path: 'data', message: `the event body exceeds ${MAX_EVENT_BYTES} bytes` }]);
+  }
+  return payload;
+}
+
+/** Same type and the same data, compared as canonical JSON (key order does not matter). */
+function samePublication(stored: EventRecord, fresh: EventRecord): boolean {
+  if (stored.type !== fresh.type) return false;
+  const data = (payload: string) => canonicalJson((JSON.parse(payload) as { data: unknown }).data);
+  return data(stored.payload) === data(fresh.payload);
+}

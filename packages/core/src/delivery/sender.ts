@@ -1,0 +1,173 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import {
+  checkWebhookUrl,
+  type LookupAll,
+  resolveCheckedAddresses,
+  type UrlPolicy,
+} from '../webhooks/url-policy.js';
+import type { AttemptResult } from './outcome.js';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.js';
+
+/** DESIGN.md §6: at most this much of a receiver's answer is kept in the attempt log. */
+export const MAX_LOGGED_RESPONSE_BYTES = 4096;
+
+/** DESIGN.md §6: one attempt may take this long, connect to last byte, unless configured. */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
+
+const USER_AGENT = 'keyhook-webhooks/1 (+https://github.com/keyhook/keyhook)';
+
+export interface SendRequest {
+  url: string;
+  /** The stored event body: the same bytes on every attempt. */
+  payload: string;
+  eventId: string;
+  /** The plaintext `whsec_…` secret, used only to sign this attempt. */
+  secret: string;
+  /** The attempt's own time, in unix seconds, as signed in `t=`. */
+  unixSeconds: number;
+}
+
+export interface SendOutcome {
+  result: AttemptResult;
+  durationMs: number;
+  /** At most MAX_LOGGED_RESPONSE_BYTES of the response body, as UTF-8 text; null without a response. */
+  responseBody: string | null;
+}
+
+export interface SenderOptions {
+  timeoutMs?: number | undefined;
+  policy: UrlPolicy;
+  /** Name resolution, injectable for tests; the system resolver otherwise. */
+  lookup?: LookupAll | undefined;
+}
+
+/**
+ * POSTs signed deliveries (DESIGN.md §5–§6). The host is resolved here and every address it
+ * resolves to is checked with the URL policy; the socket then connects to a checked address
+ * only, so a DNS answer that changes between the check and the connect cannot reach a private
+ * address (no rebinding). Redirects are never followed: a 3xx is an answer like any other.
+ * Connections are kept alive per origin, which a busy endpoint feels as lower latency.
+ */
+export class WebhookSender {
+  private readonly timeoutMs: number;
+  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+
+  constructor(private readonly options: SenderOptions) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+  }
+
+  async send(request: SendRequest): Promise<SendOutcome> {
+    const started = performance.now();
+    const finish = (result: AttemptResult, responseBody: string | null = null): SendOutcome => ({
+      result,
+      durationMs: Math.round(performance.now() - started),
+      responseBody,
+    });
+    // The URL was checked at create; checked again, since the policy may have tightened since.
+    const checked = checkWebhookUrl(request.url, this.options.policy);
+    if (!checked.ok) return finish({ kind: 'error', message: `refused: ${checked.reason}` });
+    const url = checked.url;
+    const body = Buffer.from(request.payload, 'utf8');
+    const headers = {
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      'user-agent': USER_AGENT,
+      [EVENT_ID_HEADER]: request.eventId,
+      [SIGNATURE_HEADER]: signatureHeader(request.secret, body, request.unixSeconds),
+    };
+    return new Promise<SendOutcome>((resolve) => {
+      let settled = false;
+      const settle = (outcome: SendOutcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        resolve(outcome);
+      };
+      const secure = url.protocol === 'https:';
+      const req = (secure ? https : http).request(url, {
+        method: 'POST',
+        headers,
+        agent: secure ? this.httpsAgent : this.httpAgent,
+        lookup: this.checkedLookup(),
+      });
+      // One deadline for the whole attempt: connect, send, and the answer's first 4 KiB. A
+      // status that came in time stands, with whatever of the body came with it.
+      let answered: (() => void) | undefined;
+      const deadline = setTimeout(() => {
+        answered?.();
+        req.destroy(new Error(`timed out after ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      req.on('error', (error) => settle(finish({ kind: 'error', message: describe(error) })));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        const done = () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          settle(
+            finish(
+              {
+                kind: 'response',
+                status: res.statusCode ?? 0,
+                retryAfter: headerValue(res.headers['retry-after']),
+              },
+              text,
+            ),
+          );
+        };
+        answered = done;
+        res.on('data', (chunk: Buffer) => {
+          if (kept >= MAX_LOGGED_RESPONSE_BYTES) return;
+          const part = chunk.subarray(0, MAX_LOGGED_RESPONSE_BYTES - kept);
+          chunks.push(part);
+          kept += part.length;
+          // Enough for the log: answer now, and stop reading a body that may never end.
+          if (kept >= MAX_LOGGED_RESPONSE_BYTES) {
+            done();
+            res.destroy();
+          }
+        });
+        res.on('end', done);
+        res.on('error', done);
+        res.on('close', done);
+      });
+      req.end(body);
+    });
+  }
+
+  /** Closes kept-alive connections. */
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  /** A `lookup` for the socket that answers only with addresses the policy allows. */
+  private checkedLookup(): LookupFunction {
+    const { policy, lookup } = this.options;
+    return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+      resolveCheckedAddresses(hostname, policy, lookup).then(
+        (addresses) => {
+          if (options.all) callback(null, addresses);
+          else callback(null, addresses[0]!.address, addresses[0]!.family);
+        },
+        (error: unknown) => callback(error),
+      );
+    }) as LookupFunction;
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? (value[0] ?? null) : value;
+}
+
+/** What went wrong, for the attempt log: the message and code, never a stack or a secret. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return 'request failed';
+  const code = (error as { code?: unknown }).code;
+  const text =
+    typeof code === 'string' && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
+  return text.slice(0, 500);
+}

@@ -1,0 +1,345 @@
+import type { Clock, RandomBytes } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { AttemptCompletion, LeasedDelivery, Store, WebhookRecord } from '../store/types.js';
+import { judgeAttempt } from './outcome.js';
+import { AUTO_DISABLE_AFTER, DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
+import type { RetryPlan } from './schedule.js';
+import type { SendOutcome, WebhookSender } from './sender.js';
+
+export const DEFAULT_CONCURRENCY = 16;
+export const DEFAULT_POLL_INTERVAL_MS = 1000;
+/** How often held deliveries are checked against their retention. */
+const HELD_EXPIRY_INTERVAL_MS = 60_000;
+/** After an outage the worker tries again after these waits, the last one repeating. */
+const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
+
+export interface DeliveryWorkerOptions {
+  /** Attempts in flight at once. Default 16. */
+  concurrency?: number | undefined;
+  /**
+   * How long a leased delivery stays this worker's. A worker that dies loses it after this
+   * long, and another one (or a restart) sends the delivery again. Default: the attempt
+   * timeout plus 30 s, so a live attempt always ends before its lease.
+   */
+  leaseMs?: number | undefined;
+  /**
+   * The fallback poll, for work this process was not told about (another process's publish
+   * on a store without a change signal, a lease that ran out). Default 1 s.
+   */
+  pollIntervalMs?: number | undefined;
+}
+
+export interface DeliveryWorkerDeps {
+  store: Store;
+  clock: Clock;
+  randomBytes: RandomBytes;
+  logger: Logger;
+  sender: WebhookSender;
+  retry: RetryPlan;
+  timeoutMs: number;
+  heldRetentionMs?: number | undefined;
+  /** Opens a webhook's sealed signing secret. */
+  signingSecret(webhook: WebhookRecord): string;
+  /** The host's callback when five permanent failures disabled an endpoint. */
+  onEndpointDisabled?: ((webhook: WebhookRecord) => void | Promise<void>) | undefined;
+}
+
+/**
+ * Leases due deliveries, sends them with bounded concurrency, records each attempt and
+ * schedules the next (DESIGN.md §6). It is woken when this process publishes or releases
+ * deliveries, by the store's change signal (Postgres NOTIFY), and by its own timer for the
+ * retries it scheduled; the poll is only the fallback. A store outage makes it back off and
+ * log, never stop.
+ */
+export class DeliveryWorker {
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly inFlight = new Set<Promise<void>>();
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private woken = false;
+  private wakeIdle: (() => void) | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryTimerAt = Number.POSITIVE_INFINITY;
+  private unwatch: (() => void) | undefined;
+  private lastHeldExpiry = 0;
+  private outage = 0;
+
+  constructor(
+    private readonly deps: DeliveryWorkerDeps,
+    options: DeliveryWorkerOptions = {},
+  ) {
+    this.concurrency = positive(options.concurrency ?? DEFAULT_CONCURRENCY, 'concurrency');
+    this.leaseMs = positive(options.leaseMs ?? deps.timeoutMs + 30_000, 'leaseMs');
+    this.pollIntervalMs = positive(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, 'pollIntervalMs');
+    if (this.leaseMs <= deps.timeoutMs) {
+      // A lease shorter than an attempt would hand a live attempt to a second worker.
+      throw new RangeError(
+        `leaseMs (${this.leaseMs}) must be longer than the attempt timeout (${deps.timeoutMs})`,
+      );
+    }
+  }
+
+  get started(): boolean {
+    return this.running;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unwatch = this.deps.store.watchDeliveries(() => this.wake());
+    this.loop = this.run();
+  }
+
+  /** Something may be due now: lease without waiting for the poll. */
+  wake(): void {
+    this.woken = true;
+    this.wakeIdle?.();
+  }
+
+  /**
+   * Stops leasing, lets the attempts in flight finish and record (each ends within the
+   * attempt timeout), then resolves. Deliveries not yet leased stay for the next worker.
+   */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.unwatch?.();
+    this.wake();
+    await this.loop;
+    await Promise.all(this.inFlight);
+    clearTimeout(this.retryTimer);
+    this.deps.sender.close();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      this.woken = false;
+      const room = this.concurrency - this.inFlight.size;
+      if (room > 0) {
+        const leased = await this.lease(room);
+        if (leased === null) {
+          await this.idle(this.backoff());
+          continue;
+        }
+        for (const delivery of leased) this.track(this.attempt(delivery));
+        // A full batch: more may be due already.
+        if (leased.length === room && this.running) continue;
+        await this.expireHeld();
+      }
+      await this.idle(this.pollIntervalMs);
+    }
+  }
+
+  private async lease(room: number): Promise<LeasedDelivery[] | null> {
+    try {
+      const leased = await this.deps.store.leaseDeliveries({
+        now: this.deps.clock.now(),
+        limit: room,
+        leaseMs: this.leaseMs,
+        leaseId: leaseIdFrom(this.deps.randomBytes),
+      });
+      this.recovered();
+      return leased;
+    } catch (error) {
+      this.failed(error, 'lease deliveries');
+      return null;
+    }
+  }
+
+  private track(attempt: Promise<void>): void {
+    // attempt() handles its own failures; this catch is the net for a bug, never a crash.
+    const work = attempt
+      .catch((error: unknown) =>
+        this.deps.logger.error({ err: messageOf(error) }, 'keyhook: a delivery attempt failed unexpectedly'),
+      )
+      .finally(() => {
+        this.inFlight.delete(work);
+        this.wake(); // room for one more
+      });
+    this.inFlight.add(work);
+  }
+
+  private async attempt({ delivery, event, webhook }: LeasedDelivery): Promise<void> {
+    const attempt = delivery.attempts + 1;
+    const startedAt = this.deps.clock.now();
+    let sent: SendOutcome;
+    try {
+      sent = await this.deps.sender.send({
+        url: webhook.url,
+        payload: event.payload,
+        eventId: event.id,
+        secret: this.deps.signingSecret(webhook),
+        unixSeconds: Math.floor(startedAt.getTime() / 1000),
+      });
+    } catch (error) {
+      // Only a secret that will not open gets here (a missing previous encryption key).
+      this.deps.logger.error(
+        { webhookId: webhook.id, deliveryId: delivery.id, err: messageOf(error) },
+        'keyhook: could not sign a delivery; check encryptionKey and previousEncryptionKeys',
+      );
+      sent = {
+        result: { kind: 'error', message: 'the signing secret could not be opened' },
+        durationMs: 0,
+        responseBody: null,
+      };
+    }
+    const finishedAt = this.deps.clock.now();
+    const plan = planAfterAttempt(
+      attempt,
+      judgeAttempt(sent.result, finishedAt),
+      finishedAt,
+      this.deps.retry,
+    );
+    const completion: AttemptCompletion = {
+      tenantId: delivery.tenantId,
+      deliveryId: delivery.id,
+      leaseId: delivery.leaseId!,
+      attempt: {
+        deliveryId: delivery.id,
+        tenantId: delivery.tenantId,
+        attempt,
+        startedAt,
+        durationMs: sent.durationMs,
+        statusCode: sent.result.kind === 'response' ? sent.result.status : null,
+        error: sent.result.kind === 'error' ? sent.result.message : redirectNote(sent.result.status),
+        responseBody: sent.responseBody,
+      },
+      status: plan.status,
+      dueAt: plan.nextAttemptAt,
+      endpointFailures: plan.endpointFailures,
+      autoDisableAfter: AUTO_DISABLE_AFTER,
+      at: finishedAt,
+    };
+    await this.record(completion, delivery.dueAt!);
+    if (plan.nextAttemptAt) this.wakeAt(plan.nextAttemptAt.getTime());
+  }
+
+  /**
+   * Records the attempt, retrying through an outage for as long as the lease lives. After
+   * that another worker owns the delivery and will send it again: at least once, never lost.
+   */
+  private async record(completion: AttemptCompletion, leaseEnds: Date): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      try {
+        const outcome = await this.deps.store.completeAttempt(completion);
+        this.recovered();
+        if (outcome.outcome === 'lease_lost') {
+          this.deps.logger.warn(
+            { deliveryId: completion.deliveryId },
+            'keyhook: a delivery lease ran out before its attempt was recorded; it will be sent again',
+          );
+        } else if (outcome.disabledWebhook) {
+          await this.endpointDisabled(outcome.disabledWebhook);
+        }
+        return;
+      } catch (error) {
+        this.failed(error, 'record an attempt');
+        const wait = BACKOFF_MS[Math.min(tries, BACKOFF_MS.length - 1)]!;
+        if (this.deps.clock.now().getTime() + wait >= leaseEnds.getTime()) return;
+        await sleep(wait);
+      }
+    }
+  }
+
+  private async endpointDisabled(webhook: WebhookRecord): Promise<void> {
+    this.deps.logger.warn(
+      { webhookId: webhook.id, tenantId: webhook.tenantId },
+      `keyhook: webhook disabled after ${AUTO_DISABLE_AFTER} consecutive failed deliveries`,
+    );
+    try {
+      await this.deps.onEndpointDisabled?.(webhook);
+    } catch (error) {
+      this.deps.logger.error(
+        { webhookId: webhook.id, err: messageOf(error) },
+        'keyhook: onEndpointDisabled threw',
+      );
+    }
+  }
+
+  private async expireHeld(): Promise<void> {
+    const now = this.deps.clock.now();
+    if (now.getTime() - this.lastHeldExpiry < HELD_EXPIRY_INTERVAL_MS) return;
+    this.lastHeldExpiry = now.getTime();
+    const retention = this.deps.heldRetentionMs ?? DEFAULT_HELD_RETENTION_MS;
+    try {
+      await this.deps.store.expireHeldDeliveries(new Date(now.getTime() - retention), now);
+    } catch (error) {
+      this.failed(error, 'expire held deliveries');
+    }
+  }
+
+  /** A timer for the earliest retry this worker scheduled, so it goes out on time without polling. */
+  private wakeAt(epochMs: number): void {
+    if (!this.running || epochMs >= this.retryTimerAt) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimerAt = epochMs;
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimerAt = Number.POSITIVE_INFINITY;
+        this.wake();
+      },
+      Math.max(0, epochMs - this.deps.clock.now().getTime()),
+    );
+    this.retryTimer.unref();
+  }
+
+  private idle(ms: number): Promise<void> {
+    if (this.woken || !this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeIdle = () => {
+        this.wakeIdle = undefined;
+        done();
+      };
+    });
+  }
+
+  private backoff(): number {
+    return BACKOFF_MS[Math.min(this.outage - 1, BACKOFF_MS.length - 1)]!;
+  }
+
+  private failed(error: unknown, what: string): void {
+    this.outage++;
+    // Once at the start of an outage, then every tenth try: enough to see, not a flood.
+    if (this.outage === 1 || this.outage % 10 === 0) {
+      this.deps.logger.warn(
+        { err: messageOf(error), failures: this.outage },
+        `keyhook: delivery worker could not ${what}; backing off`,
+      );
+    }
+  }
+
+  private recovered(): void {
+    if (this.outage === 0) return;
+    this.deps.logger.info({ failures: this.outage }, 'keyhook: delivery worker reached the store again');
+    this.outage = 0;
+  }
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+function leaseIdFrom(randomBytes: RandomBytes): string {
+  return Buffer.from(randomBytes(12)).toString('hex');
+}
+
+function redirectNote(status: number): string | null {
+  return status >= 300 && status < 400 ? 'redirects are not followed' : null;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,157 @@
+import type {
+  AttemptRecord,
+  DeliveryRecord,
+  DeliveryState,
+  EventRecord,
+  EventType,
+  WebhookRecord,
+} from '@keyhook/core';
+import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
+
+/** The keyhook_events columns, in the order `toEventParams` binds them. */
+export const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at';
+
+/** The keyhook_deliveries columns, as `toDeliveryRecord` reads them. */
+export const DELIVERY_COLUMNS =
+  'id, tenant_id, webhook_id, event_id, event_type, status, attempts, due_at, lease_id, held_since, last_attempt_at, created_at, updated_at';
+
+/** The keyhook_delivery_attempts columns, in the order `toAttemptParams` binds them. */
+export const ATTEMPT_COLUMNS =
+  'delivery_id, tenant_id, attempt, started_at, duration_ms, status_code, error, response_body';
+
+/**
+ * `alias.column AS <prefix>column, …`: the three tables share column names (id, tenant_id,
+ * created_at), so a statement that joins them names each side apart, and `unprefixed` reads it back.
+ */
+export function qualified(alias: string, columns: string, prefix = ''): string {
+  return columns
+    .split(', ')
+    .map((column) => `${alias}.${column} AS ${prefix}${column}`)
+    .join(', ');
+}
+
+/** The columns a `qualified(…, prefix)` list put in the row, under their own names again. */
+function unprefixed<R>(row: Record<string, unknown>, columns: string, prefix: string): R {
+  const out: Record<string, unknown> = {};
+  for (const column of columns.split(', ')) out[column] = row[`${prefix}${column}`];
+  return out as R;
+}
+
+/** A row as pg returns it with its default parsers: timestamptz → Date. */
+export interface EventRow {
+  tenant_id: string;
+  id: string;
+  type: string;
+  payload: string;
+  created_at: Date;
+}
+
+export interface DeliveryRow {
+  id: string;
+  tenant_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryState;
+  attempts: number;
+  due_at: Date | null;
+  lease_id: string | null;
+  held_since: Date | null;
+  last_attempt_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * An attempt as getDelivery reads it: through `json_agg`, so `started_at` arrives as the ISO
+ * text Postgres writes for a timestamptz (with its offset), not as a Date.
+ */
+export interface AttemptRow {
+  delivery_id: string;
+  tenant_id: string;
+  attempt: number;
+  started_at: Date | string;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+}
+
+/** The prefixes of the joined parts of a lease or detail row. */
+export const EVENT_PREFIX = 'e_';
+export const WEBHOOK_PREFIX = 'w_';
+
+/** One row of the lease statement: the delivery as leased, its event and its webhook. */
+export type LeaseRow = DeliveryRow & Record<string, unknown>;
+
+/** One row of the detail statement: the delivery, its event, and its attempts oldest first. */
+export type DetailRow = DeliveryRow & Record<string, unknown> & { attempts_log: AttemptRow[] };
+
+export function toEventRecord(row: EventRow): EventRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    type: row.type as EventType,
+    payload: row.payload,
+    createdAt: row.created_at,
+  };
+}
+
+export function toEventParams(event: EventRecord): unknown[] {
+  return [event.tenantId, event.id, event.type, event.payload, event.createdAt];
+}
+
+export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    eventType: row.event_type as EventType,
+    status: row.status,
+    attempts: row.attempts,
+    dueAt: row.due_at,
+    leaseId: row.lease_id,
+    heldSince: row.held_since,
+    lastAttemptAt: row.last_attempt_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function toAttemptRecord(row: AttemptRow): AttemptRecord {
+  return {
+    deliveryId: row.delivery_id,
+    tenantId: row.tenant_id,
+    attempt: row.attempt,
+    startedAt: new Date(row.started_at),
+    durationMs: row.duration_ms,
+    statusCode: row.status_code,
+    error: row.error,
+    responseBody: row.response_body,
+  };
+}
+
+/** The attempt log row of a completion: it belongs to the delivery the lease holds. */
+export function toAttemptParams(deliveryId: string, attempt: AttemptRecord): unknown[] {
+  return [
+    deliveryId,
+    attempt.tenantId,
+    attempt.attempt,
+    attempt.startedAt,
+    attempt.durationMs,
+    attempt.statusCode,
+    attempt.error,
+    attempt.responseBody,
+  ];
+}
+
+/** The event joined into a lease or detail row under EVENT_PREFIX. */
+export function joinedEvent(row: Record<string, unknown>): EventRecord {
+  return toEventRecord(unprefixed<EventRow>(row, EVENT_COLUMNS, EVENT_PREFIX));
+}
+
+/** The webhook joined into a lease row under WEBHOOK_PREFIX. */
+export function joinedWebhook(row: Record<string, unknown>): WebhookRecord {
+  return toWebhookRecord(unprefixed<WebhookRow>(row, WEBHOOK_COLUMNS, WEBHOOK_PREFIX));
+}

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { type EventRecord, newId, systemClock } from '@keyhook/core';
+import { T0 } from '@keyhook/testing/fixtures';
+import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
+import type pg from 'pg';
+import { expect } from 'vitest';
+import { createPostgresStore, type PostgresStore } from '../src/index.js';
+
+export const deliveryId = () => newId('dlv', systemClock, (n) => randomBytes(n));
+
+/** An event as core would write it, of tenant_a and type run.completed, created at T0. */
+export function eventRecord(overrides: Partial<EventRecord> = {}): EventRecord {
+  const id = overrides.id ?? newId('evt', systemClock, (n) => randomBytes(n));
+  return {
+    id,
+    tenantId: 'tenant_a',
+    type: 'run.completed',
+    payload: JSON.stringify({
+      id,
+      type: 'run.completed',
+      createdAt: T0.toISOString(),
+      data: { runId: 'r1' },
+    }),
+    createdAt: T0,
+    ...overrides,
+  };
+}
+
+export const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Subscribes to the store's delivery wake-ups and resolves once its LISTEN connection is up (the
+ * first call, which every new connection makes). `calls()` counts the calls after that one.
+ */
+export async function watching(store: PostgresStore) {
+  let calls = 0;
+  const stop = store.watchDeliveries(() => calls++);
+  await expect.poll(() => calls, { timeout: 5000, interval: 5 }).toBeGreaterThan(0);
+  const base = calls;
+  return { calls: () => calls - base, stop };
+}
+
+/** Stores on fresh schemas, read and dropped through `admin`. */
+export class Schemas {
+  private readonly names: string[] = [];
+
+  constructor(private readonly admin: pg.Pool) {}
+
+  /** A new name, dropped by `dropAll`. */
+  fresh(label: string): string {
+    const schema = uniqueSchemaName(label);
+    this.names.push(schema);
+    return schema;
+  }
+
+  /** A store on a fresh schema, with an `orders` table standing for the caller's own data. */
+  async open(label: string, poolSize = 4): Promise<PostgresStore> {
+    const schema = this.fresh(label);
+    const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize });
+    await this.admin.query(`CREATE TABLE "${schema}".orders (id text PRIMARY KEY)`);
+    return store;
+  }
+
+  /** Another app instance on the same schema: its own pool, its own LISTEN connection. */
+  peerOf(store: PostgresStore): Promise<PostgresStore> {
+    return createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema: store.schema, poolSize: 2 });
+  }
+
+  async count(schema: string, table: string): Promise<number> {
+    const { rows } = await this.admin.query(`SELECT count(*)::int AS n FROM "${schema}".${table}`);
+    return rows[0].n;
+  }
+
+  /** How many statements on the schema's keyhook tables wait for a row lock. */
+  async lockWaiters(schema: string): Promise<number> {
+    const { rows } = await this.admin.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+      [`%"${schema}".keyhook_%`],
+    );
+    return rows[0].n;
+  }
+
+  async dropAll(): Promise<void> {
+    for (const schema of this.names.splice(0)) {
+      await this.admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+  }
+}

@@ -1,0 +1,440 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type AttemptCompletion,
+  type AttemptRecord,
+  type EventRecord,
+  type EventType,
+  newId,
+  type Store,
+  systemClock,
+} from '@keyhook/core';
+import { describe, expect, it } from 'vitest';
+import { T0, webhookRecord } from './fixtures.js';
+import type { StoreHarness, SuiteContext } from './types.js';
+
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const random = (n: number) => randomBytes(n);
+const deliveryId = () => newId('dlv', systemClock, random);
+
+/** An event as core would write it, created at `T0` unless told otherwise. */
+export function eventRecord(overrides: Partial<EventRecord> = {}): EventRecord {
+  const id = overrides.id ?? newId('evt', systemClock, random);
+  const type: EventType = overrides.type ?? 'run.completed';
+  const createdAt = overrides.createdAt ?? T0;
+  return {
+    id,
+    tenantId: 'tenant_a',
+    type,
+    payload: JSON.stringify({ id, type, createdAt: createdAt.toISOString(), data: { runId: 'run_1' } }),
+    createdAt,
+    ...overrides,
+  };
+}
+
+function attemptOf(deliveryId: string, attempt: number, statusCode: number | null): AttemptRecord {
+  return {
+    deliveryId,
+    tenantId: 'tenant_a',
+    attempt,
+    startedAt: at(attempt * 1000),
+    durationMs: 12,
+    statusCode,
+    error:
+      statusCode === null
+        ? 'connect ECONNREFUSED 127.0.0.1:9'
+        : statusCode < 300
+          ? null
+          : `HTTP ${statusCode}`,
+    responseBody: statusCode === null ? null : 'ok ✓',
+  };
+}
+
+type Verdict = Pick<AttemptCompletion, 'status' | 'dueAt' | 'endpointFailures'>;
+const SUCCEEDED: Verdict = { status: 'succeeded', dueAt: null, endpointFailures: 'reset' };
+const FAILED: Verdict = { status: 'failed', dueAt: null, endpointFailures: 'increment' };
+const retryAt = (ms: number): Verdict => ({
+  status: 'retry_scheduled',
+  dueAt: at(ms),
+  endpointFailures: 'unchanged',
+});
+
+export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
+  /** A webhook of tenant_a subscribed to run.completed, inserted. */
+  async function subscribed(store: Store = ctx.store, overrides = {}) {
+    const webhook = webhookRecord({ events: ['run.completed'], ...overrides });
+    expect(await store.insertWebhook(webhook)).toBe('inserted');
+    return webhook;
+  }
+
+  async function publishOne(store: Store = ctx.store, overrides: Partial<EventRecord> = {}) {
+    const outcome = await store.publishEvent(eventRecord(overrides), deliveryId);
+    if (outcome.outcome !== 'published') throw new Error('expected a new event');
+    return outcome;
+  }
+
+  async function leaseAll(store: Store = ctx.store, now = T0, leaseMs = 30_000, limit = 100) {
+    return store.leaseDeliveries({ now, limit, leaseMs, leaseId: randomBytes(8).toString('hex') });
+  }
+
+  /** Leases the oldest due delivery at `now` and records an attempt with `verdict`. */
+  async function attempt(statusCode: number | null, verdict: Verdict, now = T0, autoDisableAfter = 5) {
+    const [leased] = await leaseAll(ctx.store, now, 30_000, 1);
+    if (!leased) throw new Error(`nothing due at ${now.toISOString()}`);
+    const outcome = await ctx.store.completeAttempt({
+      tenantId: leased.delivery.tenantId,
+      deliveryId: leased.delivery.id,
+      leaseId: leased.delivery.leaseId!,
+      attempt: attemptOf(leased.delivery.id, leased.delivery.attempts + 1, statusCode),
+      ...verdict,
+      autoDisableAfter,
+      at: now,
+    });
+    return { leased, outcome };
+  }
+
+  describe('events and deliveries', () => {
+    it('publish writes the event and one delivery per subscribed endpoint: pending if active, held if disabled', async () => {
+      const active = await subscribed();
+      const disabled = await subscribed(ctx.store, { status: 'disabled', disabledReason: 'manual' });
+      await subscribed(ctx.store, { events: ['run.failed'] }); // another kind
+      await subscribed(ctx.store, { tenantId: 'tenant_b' }); // another tenant
+      const event = eventRecord();
+      const outcome = await ctx.store.publishEvent(event, deliveryId);
+      expect(outcome.outcome).toBe('published');
+      if (outcome.outcome !== 'published') return;
+      expect(outcome.event).toEqual(event);
+      const byWebhook = new Map(outcome.deliveries.map((d) => [d.webhookId, d]));
+      expect([...byWebhook.keys()].sort()).toEqual([active.id, disabled.id].sort());
+      expect(byWebhook.get(active.id)).toMatchObject({
+        tenantId: 'tenant_a',
+        eventId: event.id,
+        eventType: 'run.completed',
+        status: 'pending',
+        attempts: 0,
+        dueAt: T0,
+        leaseId: null,
+        heldSince: null,
+        lastAttemptAt: null,
+        createdAt: T0,
+      });
+      expect(byWebhook.get(disabled.id)).toMatchObject({ status: 'held', dueAt: null, heldSince: T0 });
+      const stored = await ctx.store.getDelivery('tenant_a', active.id, byWebhook.get(active.id)!.id);
+      expect(stored).toEqual({ delivery: byWebhook.get(active.id), event, attempts: [] });
+    });
+
+    it('publish is idempotent on the event id, per tenant', async () => {
+      await subscribed();
+      await subscribed(ctx.store, { tenantId: 'tenant_b' });
+      const event = eventRecord();
+      await publishOne(ctx.store, event);
+      const again = await ctx.store.publishEvent({ ...event, payload: '{"other":true}' }, deliveryId);
+      expect(again).toEqual({ outcome: 'duplicate', event });
+      // The same id in another tenant is that tenant's own event.
+      const other = await ctx.store.publishEvent({ ...event, tenantId: 'tenant_b' }, deliveryId);
+      expect(other.outcome).toBe('published');
+      expect(await leaseAll()).toHaveLength(2);
+    });
+
+    it('of 20 concurrent publishes of one event id over two connections, exactly one writes', async () => {
+      await subscribed();
+      const peer = await ctx.peer();
+      const event = eventRecord();
+      const outcomes = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? peer : ctx.store).publishEvent(event, deliveryId)),
+      );
+      expect(outcomes.filter((o) => o.outcome === 'published')).toHaveLength(1);
+      expect(await leaseAll()).toHaveLength(1);
+    });
+
+    it('publish with no subscriber still records the event, and refuses a transaction it cannot join', async () => {
+      const outcome = await ctx.store.publishEvent(eventRecord(), deliveryId);
+      expect(outcome).toMatchObject({ outcome: 'published', deliveries: [] });
+      if (!harness.joinsTransactions) {
+        await expect(ctx.store.publishEvent(eventRecord(), deliveryId, {})).rejects.toThrow(TypeError);
+      }
+    });
+
+    it('leases due deliveries oldest first, at most `limit`, each in_flight until the lease ends', async () => {
+      const webhook = await subscribed();
+      const early = await publishOne(ctx.store, { createdAt: at(-2000) });
+      const late = await publishOne(ctx.store, { createdAt: at(-1000) });
+      await publishOne(ctx.store, { createdAt: at(60_000) }); // not due yet
+      const leased = await ctx.store.leaseDeliveries({
+        now: T0,
+        limit: 1,
+        leaseMs: 5000,
+        leaseId: 'lease-1',
+      });
+      expect(leased).toHaveLength(1);
+      expect(leased[0]!.delivery).toMatchObject({
+        id: early.deliveries[0]!.id,
+        status: 'in_flight',
+        leaseId: 'lease-1',
+        dueAt: at(5000),
+      });
+      expect(leased[0]!.event).toEqual(early.event);
+      expect(leased[0]!.webhook).toEqual(webhook);
+      const next = await leaseAll();
+      expect(next.map((l) => l.delivery.id)).toEqual([late.deliveries[0]!.id]);
+      expect(await leaseAll()).toEqual([]);
+    });
+
+    it('an expired lease is leased again, and its old holder can no longer record', async () => {
+      await subscribed();
+      await publishOne();
+      const [first] = await leaseAll(ctx.store, T0, 1000);
+      expect(await leaseAll(ctx.store, at(999))).toEqual([]);
+      const [second] = await leaseAll(ctx.store, at(1000));
+      expect(second!.delivery.id).toBe(first!.delivery.id);
+      expect(second!.delivery.attempts).toBe(0); // the lost attempt is not counted
+      const stale = await ctx.store.completeAttempt({
+        tenantId: 'tenant_a',
+        deliveryId: first!.delivery.id,
+        leaseId: first!.delivery.leaseId!,
+        attempt: attemptOf(first!.delivery.id, 1, 200),
+        ...SUCCEEDED,
+        autoDisableAfter: 5,
+        at: at(1500),
+      });
+      expect(stale).toEqual({ outcome: 'lease_lost' });
+      const detail = await ctx.store.getDelivery('tenant_a', first!.delivery.webhookId, first!.delivery.id);
+      expect(detail!.delivery).toMatchObject({ status: 'in_flight', leaseId: second!.delivery.leaseId });
+      expect(detail!.attempts).toEqual([]);
+    });
+
+    it('two connections leasing at once never share a delivery', async () => {
+      await subscribed();
+      const ids = new Set<string>();
+      for (let i = 0; i < 60; i++) {
+        const outcome = await publishOne(ctx.store, { createdAt: at(-i) });
+        ids.add(outcome.deliveries[0]!.id);
+      }
+      const peer = await ctx.peer();
+      const batches = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          (i % 2 ? peer : ctx.store).leaseDeliveries({
+            now: T0,
+            limit: 7,
+            leaseMs: 30_000,
+            leaseId: `lease-${i}`,
+          }),
+        ),
+      );
+      const leased = batches.flat().map((l) => l.delivery.id);
+      expect(new Set(leased).size).toBe(leased.length);
+      expect(leased.length).toBe(60);
+      expect(new Set(leased)).toEqual(ids);
+    });
+
+    it('records a success: attempt logged, delivery succeeded, never leased again', async () => {
+      await subscribed();
+      await publishOne();
+      const { leased, outcome } = await attempt(200, SUCCEEDED);
+      expect(outcome).toMatchObject({
+        outcome: 'recorded',
+        delivery: { status: 'succeeded', attempts: 1, dueAt: null, leaseId: null, lastAttemptAt: at(1000) },
+        disabledWebhook: null,
+      });
+      const detail = await ctx.store.getDelivery('tenant_a', leased.webhook.id, leased.delivery.id);
+      expect(detail!.attempts).toEqual([attemptOf(leased.delivery.id, 1, 200)]);
+      expect(await leaseAll(ctx.store, at(10 * 86_400_000))).toEqual([]);
+    });
+
+    it('a scheduled retry comes due at its time and keeps every attempt, oldest first', async () => {
+      await subscribed();
+      await publishOne();
+      await attempt(500, retryAt(60_000));
+      expect(await leaseAll(ctx.store, at(59_999))).toEqual([]);
+      const { leased, outcome } = await attempt(null, retryAt(360_000), at(60_000));
+      expect(leased.delivery.attempts).toBe(1);
+      expect(outcome).toMatchObject({
+        delivery: { status: 'retry_scheduled', attempts: 2, dueAt: at(360_000) },
+      });
+      const detail = await ctx.store.getDelivery('tenant_a', leased.webhook.id, leased.delivery.id);
+      expect(detail!.attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
+        [1, 500],
+        [2, null],
+      ]);
+    });
+
+    it('five consecutive permanent failures disable the endpoint and hold its other deliveries; a success resets the count', async () => {
+      const webhook = await subscribed();
+      const failOne = async (now: Date) => {
+        await publishOne(ctx.store, { createdAt: now });
+        return attempt(500, FAILED, now);
+      };
+      for (let i = 0; i < 4; i++) await failOne(at(i));
+      await publishOne(ctx.store, { createdAt: at(10) });
+      await attempt(200, SUCCEEDED, at(10)); // resets to 0
+      for (let i = 0; i < 4; i++) {
+        const { outcome } = await failOne(at(20 + i));
+        expect(outcome).toMatchObject({ outcome: 'recorded', disabledWebhook: null });
+      }
+      // A retry waiting when the endpoint is disabled is held with the rest.
+      const waiting = await publishOne(ctx.store, { createdAt: at(30) });
+      await attempt(503, retryAt(90_000), at(30));
+      const fifth = await failOne(at(40));
+      expect(fifth.outcome).toMatchObject({
+        outcome: 'recorded',
+        delivery: { status: 'failed' },
+        disabledWebhook: {
+          id: webhook.id,
+          status: 'disabled',
+          disabledReason: 'failures',
+          updatedAt: at(40),
+        },
+      });
+      expect(await ctx.store.getWebhook('tenant_a', webhook.id)).toMatchObject({
+        status: 'disabled',
+        disabledReason: 'failures',
+      });
+      const held = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 100, status: 'held' });
+      expect(held.map((d) => d.id)).toEqual([waiting.deliveries[0]!.id]);
+      expect(held[0]).toMatchObject({ heldSince: at(40), dueAt: null });
+      expect(await leaseAll(ctx.store, at(10 * 86_400_000))).toEqual([]);
+    });
+
+    it('re-enabling releases held deliveries at once and starts the failure count again', async () => {
+      const webhook = await subscribed();
+      for (let i = 0; i < 4; i++) {
+        await publishOne(ctx.store, { createdAt: at(i) });
+        await attempt(500, FAILED, at(i));
+      }
+      await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'disabled', 'manual', at(100));
+      const queued = await publishOne(ctx.store, { createdAt: at(200) });
+      expect(queued.deliveries[0]).toMatchObject({ status: 'held', heldSince: at(200) });
+      expect(await leaseAll(ctx.store, at(300))).toEqual([]);
+      await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'active', null, at(400));
+      const released = await leaseAll(ctx.store, at(400));
+      expect(released.map((l) => l.delivery.id)).toEqual([queued.deliveries[0]!.id]);
+      expect(released[0]!.delivery.heldSince).toBeNull();
+      // The count restarted: one more permanent failure does not disable.
+      const outcome = await ctx.store.completeAttempt({
+        tenantId: 'tenant_a',
+        deliveryId: released[0]!.delivery.id,
+        leaseId: released[0]!.delivery.leaseId!,
+        attempt: attemptOf(released[0]!.delivery.id, 1, 410),
+        ...FAILED,
+        autoDisableAfter: 5,
+        at: at(500),
+      });
+      expect(outcome).toMatchObject({ outcome: 'recorded', disabledWebhook: null });
+    });
+
+    it('a manual disable holds pending and scheduled deliveries; an in-flight retry is held when recorded', async () => {
+      const webhook = await subscribed();
+      const pending = await publishOne(ctx.store, { createdAt: at(60_000) });
+      await publishOne(ctx.store, { createdAt: T0 });
+      const [inFlight] = await leaseAll(ctx.store, T0);
+      await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'disabled', 'manual', at(10));
+      const outcome = await ctx.store.completeAttempt({
+        tenantId: 'tenant_a',
+        deliveryId: inFlight!.delivery.id,
+        leaseId: inFlight!.delivery.leaseId!,
+        attempt: attemptOf(inFlight!.delivery.id, 1, 500),
+        ...retryAt(70_000),
+        autoDisableAfter: 5,
+        at: at(20),
+      });
+      expect(outcome).toMatchObject({ delivery: { status: 'held', heldSince: at(20), dueAt: null } });
+      const held = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 10, status: 'held' });
+      expect(held.map((d) => d.id).sort()).toEqual([pending.deliveries[0]!.id, inFlight!.delivery.id].sort());
+    });
+
+    it('held deliveries past the retention become failed', async () => {
+      const webhook = await subscribed(ctx.store, { status: 'disabled', disabledReason: 'manual' });
+      const old = await publishOne(ctx.store, { createdAt: T0 });
+      const recent = await publishOne(ctx.store, { createdAt: at(5000) });
+      expect(await ctx.store.expireHeldDeliveries(at(1000), at(9000))).toBe(1);
+      const failed = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 10, status: 'failed' });
+      expect(failed.map((d) => d.id)).toEqual([old.deliveries[0]!.id]);
+      expect(failed[0]).toMatchObject({ heldSince: null, updatedAt: at(9000) });
+      const held = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 10, status: 'held' });
+      expect(held.map((d) => d.id)).toEqual([recent.deliveries[0]!.id]);
+    });
+
+    it('deleting a webhook cancels its deliveries and their attempts', async () => {
+      const webhook = await subscribed();
+      const keep = await subscribed(ctx.store, { url: 'https://keep.example.com/hook' });
+      await publishOne();
+      await attempt(500, retryAt(1000));
+      expect(await ctx.store.deleteWebhook('tenant_a', webhook.id)).toBe(true);
+      expect(await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 10 })).toEqual([]);
+      const leased = await leaseAll(ctx.store, at(5000));
+      expect(leased.map((l) => l.webhook.id)).toEqual([keep.id]);
+    });
+
+    it('lists newest first, pages with `before`, filters by status, and keeps tenants apart', async () => {
+      const webhook = await subscribed();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        ids.push((await publishOne(ctx.store, { createdAt: at(i) })).deliveries[0]!.id);
+        await new Promise((resolve) => setTimeout(resolve, 2)); // ids sort by time
+      }
+      await attempt(200, SUCCEEDED, at(0)); // the oldest succeeds
+      const newest = [...ids].reverse();
+      const first = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 3 });
+      expect(first.map((d) => d.id)).toEqual(newest.slice(0, 3));
+      const second = await ctx.store.listDeliveries('tenant_a', webhook.id, {
+        limit: 3,
+        before: first[2]!.id,
+      });
+      expect(second.map((d) => d.id)).toEqual(newest.slice(3));
+      const succeeded = await ctx.store.listDeliveries('tenant_a', webhook.id, {
+        limit: 10,
+        status: 'succeeded',
+      });
+      expect(succeeded.map((d) => d.id)).toEqual([ids[0]]);
+      expect(await ctx.store.listDeliveries('tenant_b', webhook.id, { limit: 10 })).toEqual([]);
+      expect(await ctx.store.getDelivery('tenant_b', webhook.id, ids[0]!)).toBeNull();
+      const other = await subscribed(ctx.store, { url: 'https://other.example.com/hook' });
+      expect(await ctx.store.getDelivery('tenant_a', other.id, ids[0]!)).toBeNull();
+      expect(await ctx.store.requeueDelivery('tenant_b', webhook.id, ids[0]!, ['succeeded'], T0)).toEqual({
+        outcome: 'not_found',
+      });
+    });
+
+    it('requeue moves a delivery from an allowed state to pending now, and holds it on a disabled endpoint', async () => {
+      const webhook = await subscribed();
+      await publishOne();
+      const { leased } = await attempt(410, FAILED);
+      const id = leased.delivery.id;
+      expect(
+        await ctx.store.requeueDelivery('tenant_a', webhook.id, id, ['succeeded'], at(10)),
+      ).toMatchObject({
+        outcome: 'wrong_state',
+        delivery: { status: 'failed' },
+      });
+      const queued = await ctx.store.requeueDelivery('tenant_a', webhook.id, id, ['failed'], at(10));
+      expect(queued).toMatchObject({
+        outcome: 'queued',
+        delivery: { status: 'pending', dueAt: at(10), attempts: 1 },
+      });
+      const [again] = await leaseAll(ctx.store, at(10));
+      expect(again!.delivery).toMatchObject({ id, attempts: 1 });
+      await ctx.store.completeAttempt({
+        tenantId: 'tenant_a',
+        deliveryId: id,
+        leaseId: again!.delivery.leaseId!,
+        attempt: attemptOf(id, 2, 500),
+        ...FAILED,
+        autoDisableAfter: 5,
+        at: at(20),
+      });
+      await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'disabled', 'manual', at(30));
+      expect(await ctx.store.requeueDelivery('tenant_a', webhook.id, id, ['failed'], at(40))).toMatchObject({
+        outcome: 'queued',
+        delivery: { status: 'held', heldSince: at(40), dueAt: null },
+      });
+    });
+
+    it('an event payload with any unicode comes back byte for byte', async () => {
+      await subscribed();
+      const payload = JSON.stringify({ id: 'evt_x', data: { text: 'naïve — 😀 \u2028 "quoted" \\ \u0000' } });
+      const outcome = await publishOne(ctx.store, { payload });
+      const [leased] = await leaseAll();
+      expect(leased!.event.payload).toBe(payload);
+      expect(outcome.event.payload).toBe(payload);
+    });
+  });
+}
