@@ -6,6 +6,7 @@ import { adminSessionCases, tenantIsolationCases } from './admin-auth.js';
 import { bodyCases } from './bodies.js';
 import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
+import { deliveryCases } from './deliveries.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
 import { GatedMemoryStore, InsertGate, RotationGate } from './rotation-gate.js';
 import type { HttpSuiteAdapter, StartedServer, SuiteContext } from './types.js';
@@ -62,6 +63,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       conventionCases(ctx);
       mountCases(ctx);
       webhookCases(ctx);
+      deliveryCases(ctx);
     });
   }
 }
