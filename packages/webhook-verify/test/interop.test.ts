@@ -1,4 +1,11 @@
-import { signatureHeader as coreSignatureHeader, mintWebhookSecret } from '@keyhook/core';
+import {
+  signatureHeader as coreSignatureHeader,
+  createKeyhook,
+  MemoryStore,
+  mintWebhookSecret,
+  silentLogger,
+} from '@keyhook/core';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { verify } from '../src/index.js';
 import { verifyAsync } from '../src/web.js';
@@ -19,5 +26,51 @@ describe('interop with the sender in @keyhook/core', () => {
     expect(() => verify(body, header, other)).toThrow(
       expect.objectContaining({ code: 'signature_mismatch' }),
     );
+  });
+});
+
+describe('interop with a real delivery', () => {
+  it('a delivery sent by the worker to a receiver on 127.0.0.1 verifies here, and agrees with an independent HMAC', async () => {
+    const receiver = await TestReceiver.start();
+    const keyhook = createKeyhook({
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      mode: 'development',
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      logger: silentLogger,
+    });
+    const worker = keyhook.createWorker();
+    worker.start();
+    try {
+      const { secret } = await keyhook.webhooks.create('tenant_a', {
+        url: receiver.url('/hooks'),
+        events: ['generation.published'],
+      });
+      const published = await keyhook.events.publish({
+        tenantId: 'tenant_a',
+        type: 'generation.published',
+        data: { generation: 7, note: 'ünïcödé ✓' },
+      });
+      await receiver.waitFor((requests) => requests.length === 1);
+      const [request] = receiver.requests;
+      const header = String(request!.headers['x-chatbot-signature']);
+      const t = Number(/^t=(\d+),/.exec(header)![1]);
+      expect(header).toBe(`t=${t},v1=${hmacHex(secret, t, request!.body)}`);
+      const event = verify(request!.body, header, secret);
+      expect(event).toMatchObject({
+        id: published.event.id,
+        type: 'generation.published',
+        data: { generation: 7 },
+      });
+      expect(request!.headers['x-chatbot-event-id']).toBe(event.id);
+      const viaWeb = await verifyAsync(new TextEncoder().encode(request!.body), header, secret);
+      expect(viaWeb.id).toBe(published.event.id);
+      expect(() => verify(`${request!.body} `, header, secret)).toThrow(
+        expect.objectContaining({ code: 'signature_mismatch' }),
+      );
+    } finally {
+      await keyhook.close();
+      await receiver.close();
+    }
   });
 });
