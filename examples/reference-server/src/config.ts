@@ -31,9 +31,9 @@ export interface ServerConfig {
   encryptionKey: Buffer | null;
   /** Earlier master keys, comma-separated in KEYHOOK_PREVIOUS_ENCRYPTION_KEYS: they still open old values. */
   previousEncryptionKeys: Buffer[];
-  /** Validated now; used once webhook delivery exists (DESIGN.md §6). */
+  /** KEYHOOK_RETRY_SCHEDULE: the waits after each failed attempt; null for the spec's (DESIGN.md §6). */
   retryScheduleMs: number[] | null;
-  /** Validated now; used once webhook delivery exists (DESIGN.md §6). */
+  /** KEYHOOK_DELIVERY_TIMEOUT: one attempt's limit; null for 10 s. */
   deliveryTimeoutMs: number | null;
 }
 
@@ -50,6 +50,8 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_SQLITE_PATH = './data/keyhook.db';
 export const DEFAULT_PG_SCHEMA = 'keyhook';
 
+/** Spec §8: up to six retries after the first attempt. */
+const MAX_RETRIES = 6;
 const MIN_SECRET_BYTES = 32; // core refuses shorter HS256 secrets
 const PG_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
@@ -223,6 +225,12 @@ function parseRetrySchedule(text: string | undefined, problems: string[]): numbe
   if (steps.some((step) => step === null)) {
     problems.push(
       `KEYHOOK_RETRY_SCHEDULE must be a comma-separated list of positive durations like 1m,5m,15m,1h,3h,6h, got "${text}"`,
+    );
+    return null;
+  }
+  if (steps.length > MAX_RETRIES) {
+    problems.push(
+      `KEYHOOK_RETRY_SCHEDULE may list at most ${MAX_RETRIES} retries (spec §8), got ${steps.length}`,
     );
     return null;
   }

@@ -3,6 +3,7 @@ import {
   type AdminSessionOptions,
   createKeyhook,
   cryptoRandomBytes,
+  type DeliveryWorkerOptions,
   type Keyhook,
   newId,
   type Store,
@@ -22,6 +23,8 @@ export const API_PREFIX = '/api/v1';
 export interface BuildServerOptions {
   /** Fastify's `logger` option: `false` (default) for silence, `true` or pino options to log. */
   logger?: FastifyServerOptions['logger'];
+  /** Run a delivery worker in this process (default true); any number of instances may. */
+  worker?: boolean | DeliveryWorkerOptions;
 }
 
 export interface ReferenceServer {
@@ -29,7 +32,10 @@ export interface ReferenceServer {
   store: Store;
   keyhook: Keyhook;
   config: ServerConfig;
-  /** Stops taking connections, lets requests in flight finish, flushes keyhook, closes the store. */
+  /**
+   * Stops taking connections, lets requests in flight finish, stops the delivery worker (its
+   * attempts in flight finish and are recorded), flushes keyhook, closes the store.
+   */
   close(): Promise<void>;
 }
 
@@ -57,6 +63,12 @@ export async function buildServer(
       mode: config.production ? 'production' : 'development',
       encryptionKey: await encryptionKeyFor(config),
       previousEncryptionKeys: config.previousEncryptionKeys,
+      delivery: {
+        ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
+        ...(config.deliveryTimeoutMs && { timeoutMs: config.deliveryTimeoutMs }),
+        onEndpointDisabled: (webhook) =>
+          app.log.warn({ webhookId: webhook.id }, 'webhook disabled after repeated delivery failures'),
+      },
     });
     let draining = false;
     app.addHook('preClose', async () => {
@@ -72,6 +84,9 @@ export async function buildServer(
     registerDemoRoute(app, keyhook, API_PREFIX);
     registerHealthz(app, store);
     await app.ready();
+    if (options.worker !== false) {
+      keyhook.createWorker(typeof options.worker === 'object' ? options.worker : undefined).start();
+    }
     return { app, store, keyhook, config, close: closeOnce(app, keyhook, store) };
   } catch (error) {
     await app.close().catch(() => {});

@@ -165,6 +165,9 @@ describe('loadConfig (DESIGN.md §8)', () => {
     expect(config.deliveryTimeoutMs).toBe(10_000);
     expect(load({ KEYHOOK_ENCRYPTION_KEY: key.toString('base64url') }).encryptionKey?.equals(key)).toBe(true);
     expect(load({ KEYHOOK_RETRY_SCHEDULE: '200ms,200ms' }).retryScheduleMs).toEqual([200, 200]);
+    expect(problemsOf({ KEYHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s' })).toEqual([
+      'KEYHOOK_RETRY_SCHEDULE may list at most 6 retries (spec §8), got 7',
+    ]);
   });
 
   it('collects every problem at once', () => {

@@ -1,0 +1,144 @@
+import type { Keyhook, Store } from '@keyhook/core';
+import { postgresAvailable } from '@keyhook/testing/postgres';
+import { TestReceiver } from '@keyhook/testing/support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  allDeliveries,
+  type Backend,
+  countBy,
+  openPostgres,
+  publishMany,
+  receivedCounts,
+  recordingLogger,
+  sleep,
+  TENANT,
+  testKeyhook,
+  waitUntil,
+} from './delivery-load.js';
+
+const withPostgres = await postgresAvailable();
+
+const EVENTS = 2000;
+const CONCURRENCY = 16;
+const LEASE_MS = 60_000;
+
+/** What one worker's store was asked to do: deliveries leased, attempts recorded. */
+interface Tally {
+  leased: number;
+  leaseCalls: number;
+  completed: number;
+  lost: number;
+}
+
+/** The store as it is, but counting what its worker leases and records. */
+function counting(store: Store, tally: Tally): Store {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'leaseDeliveries') {
+        return async (...args: Parameters<Store['leaseDeliveries']>) => {
+          const leased = await target.leaseDeliveries(...args);
+          tally.leaseCalls++;
+          tally.leased += leased.length;
+          return leased;
+        };
+      }
+      if (property === 'completeAttempt') {
+        return async (...args: Parameters<Store['completeAttempt']>) => {
+          const outcome = await target.completeAttempt(...args);
+          if (outcome.outcome === 'recorded') tally.completed++;
+          else tally.lost++;
+          return outcome;
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * DESIGN.md §6: any number of workers, leases keep them apart. Two workers, each on its own
+ * store object and pool, share one schema and one webhook; every delivery is sent exactly once.
+ */
+describe.skipIf(!withPostgres)('two workers on one Postgres schema', () => {
+  let backend: Backend;
+  let second: Store;
+  let receiver: TestReceiver;
+  const keyhooks: Keyhook[] = [];
+
+  beforeAll(async () => {
+    backend = await openPostgres('ref_2w');
+    second = await backend.openAnother();
+    receiver = await TestReceiver.start(); // answers 200 at once
+  });
+
+  afterAll(async () => {
+    for (const keyhook of keyhooks) await keyhook.close();
+    await second?.close().catch(() => {});
+    await receiver?.close();
+    await backend?.tearDown();
+  });
+
+  it(`${EVENTS} deliveries, published while both run: each sent exactly once, both send a share`, async () => {
+    const tallies: [Tally, Tally] = [
+      { leased: 0, leaseCalls: 0, completed: 0, lost: 0 },
+      { leased: 0, leaseCalls: 0, completed: 0, lost: 0 },
+    ];
+    const logger = recordingLogger();
+    const a = testKeyhook(counting(backend.store, tallies[0]), logger);
+    const b = testKeyhook(counting(second, tallies[1]), logger);
+    keyhooks.push(a, b);
+    const { webhook } = await a.webhooks.create(TENANT, {
+      url: receiver.url('/hook'),
+      events: ['run.completed'],
+    });
+
+    const started = performance.now();
+    const workers = [a, b].map((keyhook) =>
+      keyhook.createWorker({ concurrency: CONCURRENCY, leaseMs: LEASE_MS }),
+    );
+    for (const worker of workers) worker.start();
+    // Half through each instance: each wakes its own worker, and the other hears of it through the store.
+    const published = await publishMany([a, b], EVENTS, 'two', 8);
+    const publishedIn = performance.now() - started;
+    const eventIds = published.map((p) => p.event.id);
+    expect(new Set(eventIds).size).toBe(EVENTS);
+
+    await waitUntil(
+      () => receivedCounts(receiver, '/hook').size === EVENTS,
+      45_000,
+      () =>
+        `${receivedCounts(receiver, '/hook').size}/${EVENTS} event ids arrived; tallies ${JSON.stringify(tallies)}`,
+    );
+    const allIn = performance.now() - started;
+    await waitUntil(
+      () => tallies[0].completed + tallies[1].completed >= EVENTS,
+      10_000,
+      () => `attempts recorded: ${JSON.stringify(tallies)}`,
+    );
+    await sleep(500); // a second send of anything would come now
+    await Promise.all(workers.map((worker) => worker.stop()));
+
+    const counts = receivedCounts(receiver, '/hook');
+    const deliveries = await allDeliveries(backend.store, webhook.id);
+    console.log(
+      `[two workers, Postgres] ${EVENTS} deliveries, concurrency ${CONCURRENCY} each: ` +
+        `worker A leased ${tallies[0].leased} (${tallies[0].leaseCalls} leases, ${tallies[0].completed} recorded), ` +
+        `worker B leased ${tallies[1].leased} (${tallies[1].leaseCalls} leases, ${tallies[1].completed} recorded); ` +
+        `${receiver.to('/hook').length} requests for ${counts.size} event ids; published in ` +
+        `${publishedIn.toFixed(0)} ms, all received in ${allIn.toFixed(0)} ms`,
+    );
+
+    expect(eventIds.filter((id) => counts.get(id) !== 1)).toEqual([]);
+    expect(receiver.to('/hook')).toHaveLength(EVENTS);
+    expect(tallies[0].leased + tallies[1].leased).toBe(EVENTS); // nothing leased twice
+    expect(tallies[0].completed + tallies[1].completed).toBe(EVENTS);
+    expect(tallies[0].lost + tallies[1].lost).toBe(0);
+    expect(tallies[0].completed).toBeGreaterThan(0);
+    expect(tallies[1].completed).toBeGreaterThan(0);
+    expect(deliveries).toHaveLength(EVENTS);
+    expect(countBy(deliveries, (d) => d.status)).toEqual({ succeeded: EVENTS });
+    expect(deliveries.filter((d) => d.attempts !== 1)).toEqual([]);
+    expect(logger.lines.filter((line) => line.level !== 'info')).toEqual([]);
+  }, 60_000);
+});
