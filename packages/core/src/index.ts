@@ -18,6 +18,7 @@ export {
   type PublishInput,
   type PublishOptions,
 } from './delivery/publish.js';
+export { newDeliveryRecord } from './delivery/records.js';
 export {
   DEFAULT_RETRY_SCHEDULE_MS,
   MAX_RETRY_AFTER_MS,

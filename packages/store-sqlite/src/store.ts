@@ -22,6 +22,7 @@ import type {
   WebhookStatus,
   WebhookStatusOutcome,
 } from '@keyhook/core';
+import { newDeliveryRecord } from '@keyhook/core';
 import type Database from 'better-sqlite3';
 import { migrate } from './migrate.js';
 import { openDatabase, openFailure } from './open.js';
@@ -210,7 +211,10 @@ function prepareStatements(db: Database.Database) {
       `UPDATE keyhook_deliveries SET status = 'pending', due_at = ?, held_since = NULL, updated_at = ?
         WHERE webhook_id = ? AND status = 'held'`,
     ),
-    resetFailures: db.prepare<[string]>('UPDATE keyhook_webhooks SET consecutive_failures = 0 WHERE id = ?'),
+    // Most successes follow successes: a count already at 0 is left unwritten.
+    resetFailures: db.prepare<[string]>(
+      'UPDATE keyhook_webhooks SET consecutive_failures = 0 WHERE id = ? AND consecutive_failures <> 0',
+    ),
     countFailure: db.prepare<[string], { failures: number; status: WebhookStatus }>(
       `UPDATE keyhook_webhooks SET consecutive_failures = consecutive_failures + 1
         WHERE id = ? RETURNING consecutive_failures AS failures, status`,
@@ -433,22 +437,7 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
         return { outcome: 'duplicate', event: toEventRecord(stored) };
       }
       const deliveries = statements.subscribers.all(event.tenantId, event.type).map((webhook) => {
-        const held = webhook.status === 'disabled';
-        const delivery: DeliveryRecord = {
-          id: newDeliveryId(),
-          tenantId: event.tenantId,
-          webhookId: webhook.id,
-          eventId: event.id,
-          eventType: event.type,
-          status: held ? 'held' : 'pending',
-          attempts: 0,
-          dueAt: held ? null : event.createdAt,
-          leaseId: null,
-          heldSince: held ? event.createdAt : null,
-          lastAttemptAt: null,
-          createdAt: event.createdAt,
-          updatedAt: event.createdAt,
-        };
+        const delivery = newDeliveryRecord(event, webhook, newDeliveryId());
         return toDeliveryRecord(statements.insertDelivery.get(toDeliveryRow(delivery))!);
       });
       return { outcome: 'published', event: toEventRecord(eventRow), deliveries };

@@ -8,6 +8,8 @@ import type { SendOutcome, WebhookSender } from './sender.js';
 
 export const DEFAULT_CONCURRENCY = 16;
 export const DEFAULT_POLL_INTERVAL_MS = 1000;
+/** Opened signing secrets kept per worker (oldest dropped first). */
+const SECRET_CACHE_ENTRIES = 1000;
 /** How often held deliveries are checked against their retention. */
 const HELD_EXPIRY_INTERVAL_MS = 60_000;
 /** After an outage the worker tries again after these waits, the last one repeating. */
@@ -65,6 +67,13 @@ export class DeliveryWorker {
   private unwatch: (() => void) | undefined;
   private lastHeldExpiry = 0;
   private outage = 0;
+  private readonly leaseBatch: number;
+  /**
+   * Opened signing secrets by sealed value: opening one costs an AES-GCM decryption per
+   * attempt otherwise. A rotation seals a new value, so a rotated secret is never served from
+   * here. Plaintext stays in this process's memory only, as it must while signing.
+   */
+  private readonly secrets = new Map<string, string>();
 
   constructor(
     private readonly deps: DeliveryWorkerDeps,
@@ -73,6 +82,7 @@ export class DeliveryWorker {
     this.concurrency = positive(options.concurrency ?? DEFAULT_CONCURRENCY, 'concurrency');
     this.leaseMs = positive(options.leaseMs ?? deps.timeoutMs + 30_000, 'leaseMs');
     this.pollIntervalMs = positive(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, 'pollIntervalMs');
+    this.leaseBatch = Math.max(1, Math.floor(this.concurrency / 4));
     if (this.leaseMs <= deps.timeoutMs) {
       // A lease shorter than an attempt would hand a live attempt to a second worker.
       throw new RangeError(
@@ -110,6 +120,7 @@ export class DeliveryWorker {
     await this.loop;
     await Promise.all(this.inFlight);
     clearTimeout(this.retryTimer);
+    this.secrets.clear();
     this.deps.sender.close();
   }
 
@@ -117,7 +128,9 @@ export class DeliveryWorker {
     while (this.running) {
       this.woken = false;
       const room = this.concurrency - this.inFlight.size;
-      if (room > 0) {
+      // Busy: lease when a batch's worth of room is free, not one delivery per finished attempt
+      // (each lease is a write transaction). Idle or nearly so: lease whatever room there is.
+      if (room >= this.leaseBatch || (room > 0 && this.inFlight.size < this.leaseBatch)) {
         const leased = await this.lease(room);
         if (leased === null) {
           await this.idle(this.backoff());
@@ -170,7 +183,7 @@ export class DeliveryWorker {
         url: webhook.url,
         payload: event.payload,
         eventId: event.id,
-        secret: this.deps.signingSecret(webhook),
+        secret: this.secretOf(webhook),
         unixSeconds: Math.floor(startedAt.getTime() / 1000),
       });
     } catch (error) {
@@ -214,6 +227,16 @@ export class DeliveryWorker {
     };
     await this.record(completion, delivery.dueAt!);
     if (plan.nextAttemptAt) this.wakeAt(plan.nextAttemptAt.getTime());
+  }
+
+  private secretOf(webhook: WebhookRecord): string {
+    let secret = this.secrets.get(webhook.secretSealed);
+    if (secret === undefined) {
+      secret = this.deps.signingSecret(webhook);
+      if (this.secrets.size >= SECRET_CACHE_ENTRIES) this.secrets.delete(this.secrets.keys().next().value!);
+      this.secrets.set(webhook.secretSealed, secret);
+    }
+    return secret;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { newDeliveryRecord } from '../delivery/records.js';
 import type { DeliveryState } from '../delivery/states.js';
 import { KeyhookError } from '../errors.js';
 import type {
@@ -245,22 +246,7 @@ export class MemoryStore implements Store {
     const deliveries: DeliveryRecord[] = [];
     for (const webhook of this.webhooks.values()) {
       if (webhook.tenantId !== event.tenantId || !webhook.events.includes(event.type)) continue;
-      const held = webhook.status === 'disabled';
-      const delivery: DeliveryRecord = {
-        id: newDeliveryId(),
-        tenantId: event.tenantId,
-        webhookId: webhook.id,
-        eventId: event.id,
-        eventType: event.type,
-        status: held ? 'held' : 'pending',
-        attempts: 0,
-        dueAt: held ? null : event.createdAt,
-        leaseId: null,
-        heldSince: held ? event.createdAt : null,
-        lastAttemptAt: null,
-        createdAt: event.createdAt,
-        updatedAt: event.createdAt,
-      };
+      const delivery = newDeliveryRecord(event, webhook, newDeliveryId());
       this.deliveries.set(delivery.id, copyDelivery(delivery));
       deliveries.push(delivery);
     }
