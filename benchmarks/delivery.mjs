@@ -1,0 +1,908 @@
+// node --expose-gc benchmarks/delivery.mjs: what keyhook's webhook delivery costs, in one run.
+//
+//  1. Throughput, SQLite. N deliveries of a ~1 KB event (publish → the worker's signed POST →
+//     the 2xx recorded) against a bare loop that builds the same body, signs it (createHmac) and
+//     POSTs it through a keep-alive agent, with no persistence at all. Both run CONCURRENCY
+//     requests in flight against the same receiver. Target: keyhook / bare ≥ 0.5.
+//     - keyhook's figure is end to end: the clock starts at the first publish and stops when the
+//       store has recorded the Nth success. "Recorded" means store.completeAttempt() resolved
+//       with outcome `recorded` for an attempt whose new status is `succeeded` (the script wraps
+//       the store's completeAttempt to count them; the count is checked afterwards against
+//       listDeliveries(status: succeeded) and the receiver's distinct event ids).
+//     - Publishing runs concurrently with delivery, as in an app: the worker is started first,
+//       then one publisher loop publishes all N (yielding to the event loop every 16 publishes,
+//       so the worker's I/O is served while it runs). Publishing is part of the measured time.
+//       BENCH_PUBLISH=upfront publishes all N first and starts the worker after (same clock),
+//       which splits the publish and delivery phases.
+//     - The bare loop's clock runs from its first request to its last response.
+//     - Order: a warm-up of each variant, then ROUNDS rounds; the order within a round reverses
+//       every round (bare, sqlite, postgres / postgres, sqlite, bare). The verdict is the median
+//       of the per-round ratios, each keyhook run divided by the bare run of the same round, so
+//       the drift of a shared VM cancels instead of landing on one side. Every keyhook run gets a
+//       fresh SQLite file (or Postgres schema), so rounds do not grow one database.
+//  2. Postgres, two workers. The same N through two keyhook instances, each on its own
+//     PostgresStore (its own pool) over one fresh schema `bench_<random>` (dropped at the end),
+//     each with a worker of CONCURRENCY/2, so the in-flight total equals the bare loop's.
+//     Publishes alternate between the two instances (4 publisher lanes; a Postgres publish waits
+//     on the network). Reported as deliveries/s and ratio to the same round's bare run; no target.
+//  3. Latency, SQLite. LATENCY_EVENTS events published one at a time, one every
+//     LATENCY_INTERVAL_MS (a fixed schedule; a late timer publishes at once), after 50 unmeasured
+//     warm-up events. Each event carries `sentAt` = performance.timeOrigin + performance.now(),
+//     read just before publish(); the receiver (another process on this machine) subtracts it
+//     from its own clock when the request body has arrived. The two processes' clocks are
+//     compared over IPC first (the offset of the ping with the shortest round trip; its error is
+//     at most half that round trip, printed) and the offset is taken out. Target p99 ≤ 50 ms.
+//     Also printed: publish → success recorded in the store, measured in this process.
+//  4. Memory, SQLite. RSS (process.memoryUsage().rss) after setup and after MEMORY_N deliveries,
+//     both after global.gc() when node runs with --expose-gc, plus the peak, sampled every
+//     500 ms. Events are published in batches of 1000, at most 5000 ahead of the recorded
+//     successes, so the script never holds more than that in flight. Reported; no target.
+//
+// The receiver (delivery-receiver.mjs) is a plain node:http server in a child process: it reads
+// each body and answers 200 with an empty body at once; it checks headers, verifies every 64th
+// signature, and counts distinct event ids (a delivery sent twice would show).
+//
+// Needs the built packages (npm run bench builds them; or `npx turbo run build --filter=@keyhook/core
+// --filter=@keyhook/store-sqlite --filter=@keyhook/store-postgres`). Postgres is skipped when it
+// cannot be reached. Exits 0 always: a missed target prints FAIL, a broken section prints ERROR.
+//
+// Environment: BENCH_DELIVERIES (5000), BENCH_CONCURRENCY (16), BENCH_ROUNDS (3),
+// BENCH_WARMUP_DELIVERIES (1000), BENCH_PUBLISH (concurrent | upfront), BENCH_PG_URL
+// (postgres://postgres@127.0.0.1:5432/test), BENCH_PG_CONCURRENCY (per worker, CONCURRENCY/2),
+// BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_INTERVAL_MS (5), BENCH_MEMORY_DELIVERIES (100000),
+// BENCH_SECTIONS (throughput,postgres,latency,memory: any subset, comma-separated).
+import { fork } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { createKeyhook } from '@keyhook/core';
+import { createSqliteStore } from '@keyhook/store-sqlite';
+
+const numberFrom = (name, fallback) => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
+  return value;
+};
+const N = numberFrom('BENCH_DELIVERIES', 5000);
+const CONCURRENCY = numberFrom('BENCH_CONCURRENCY', 16);
+const ROUNDS = numberFrom('BENCH_ROUNDS', 3);
+const WARMUP = numberFrom('BENCH_WARMUP_DELIVERIES', 1000);
+const PUBLISH = process.env.BENCH_PUBLISH ?? 'concurrent';
+const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG_CONCURRENCY = numberFrom('BENCH_PG_CONCURRENCY', Math.max(1, Math.round(CONCURRENCY / 2)));
+const PG_WORKERS = 2;
+const PG_PUBLISH_LANES = 4;
+const LATENCY_EVENTS = numberFrom('BENCH_LATENCY_EVENTS', 1000);
+const LATENCY_INTERVAL_MS = numberFrom('BENCH_LATENCY_INTERVAL_MS', 5);
+const LATENCY_WARMUP = 50;
+const MEMORY_N = numberFrom('BENCH_MEMORY_DELIVERIES', 100_000);
+const MEMORY_BATCH = 1000;
+const MEMORY_MAX_AHEAD = 5000;
+const SECTIONS = new Set(
+  (process.env.BENCH_SECTIONS ?? 'throughput,postgres,latency,memory').split(',').map((s) => s.trim()),
+);
+if (PUBLISH !== 'concurrent' && PUBLISH !== 'upfront')
+  throw new RangeError('BENCH_PUBLISH: concurrent | upfront');
+
+const THROUGHPUT_TARGET = 0.5;
+const LATENCY_P99_TARGET_MS = 50;
+/** A run that records no success for this long is stuck: it is reported, not waited on forever. */
+const STALL_MS = 30_000;
+const PUBLISH_YIELD_EVERY = 16;
+
+const TENANT = 'bench';
+const EVENT_TYPE = 'run.completed';
+const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+const ADMIN_SECRET = 'benchmark-admin-secret-0123456789abcdef';
+const BARE_SECRET = `whsec_${'3f9a1c5e7b2d4f60'.repeat(4)}`;
+const USER_AGENT = 'keyhook-webhooks/1 (+https://github.com/keyhook/keyhook)';
+
+const now = () => performance.timeOrigin + performance.now();
+const gc = () => globalThis.gc?.();
+
+// ---------------------------------------------------------------------------------------------
+// The event: keyhook's body is {id, type, createdAt, data}; `pages` pads it to about 1 KB.
+
+const PAGES = [];
+{
+  const probe = () =>
+    JSON.stringify({
+      id: `evt_${'0'.repeat(26)}`, // newId('evt'): 26 characters after the prefix
+      type: EVENT_TYPE,
+      createdAt: new Date().toISOString(),
+      data: eventData(99_999, now()),
+    }).length;
+  while (probe() < 1024 - 40) {
+    PAGES.push({ url: `https://docs.example.com/guide/${PAGES.length}`, status: 'added' });
+  }
+}
+
+function eventData(seq, sentAt) {
+  return {
+    runId: `run_${seq}`,
+    seq,
+    sentAt,
+    sourceId: 'src_docs',
+    counts: { added: PAGES.length, changed: 0 },
+    pages: PAGES,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Housekeeping: temp dirs and schemas are removed even on an error or Ctrl-C.
+
+const cleanups = new Set();
+async function runCleanups() {
+  for (const cleanup of [...cleanups].reverse()) {
+    cleanups.delete(cleanup);
+    await Promise.resolve()
+      .then(cleanup)
+      .catch((error) => console.error(`cleanup failed: ${error?.message ?? error}`));
+  }
+}
+process.once('SIGINT', async () => {
+  await runCleanups();
+  process.exit(130);
+});
+
+function tempDir() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'keyhook-delivery-bench-'));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  cleanups.add(remove);
+  return {
+    dir,
+    remove: () => {
+      cleanups.delete(remove);
+      remove();
+    },
+  };
+}
+
+/** Silent, but counts what keyhook would have warned about: any warning makes a run suspect. */
+function countingLogger() {
+  const logger = {
+    warnings: [],
+    info: () => {},
+    warn: (_context, message) => logger.warnings.push(message),
+    error: (_context, message) => logger.warnings.push(message),
+  };
+  return logger;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The receiver, in its own process.
+
+async function startReceiver() {
+  const script = fileURLToPath(new URL('./delivery-receiver.mjs', import.meta.url));
+  const child = fork(script, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const pending = [];
+  child.on('message', (message) => pending.shift()?.(message));
+  const next = () => new Promise((resolve) => pending.push(resolve));
+  const ready = next();
+  let closing = false;
+  child.once('exit', (code) => {
+    if (closing) return;
+    console.error(`ERROR: the receiver exited with ${code}`);
+    runCleanups().finally(() => process.exit(0));
+  });
+  const { port, pid } = await ready;
+  const ask = (message) => {
+    const answer = next();
+    child.send(message);
+    return answer;
+  };
+  return {
+    pid,
+    url: `http://127.0.0.1:${port}/hook`,
+    port,
+    ask,
+    reset: (secret, latency = false) => ask({ type: 'reset', secret, latency }),
+    stats: () => ask({ type: 'stats' }),
+    async cpuMicros() {
+      const { usage } = await ask({ type: 'cpu' });
+      return usage.user + usage.system;
+    },
+    /** The receiver's clock minus this one's, from the IPC ping with the shortest round trip. */
+    async clockOffset() {
+      let best = { rttMs: Number.POSITIVE_INFINITY, offsetMs: 0 };
+      for (let i = 0; i < 50; i++) {
+        const t0 = now();
+        const { now: theirs } = await ask({ type: 'clock' });
+        const t1 = now();
+        if (t1 - t0 < best.rttMs) best = { rttMs: t1 - t0, offsetMs: theirs - (t0 + t1) / 2 };
+      }
+      return best;
+    },
+    close() {
+      closing = true;
+      child.disconnect();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counting recorded successes: the store's completeAttempt, wrapped.
+
+class Tally {
+  succeeded = 0;
+  other = 0;
+  onSuccess = undefined;
+  waiter = undefined;
+
+  watch(store) {
+    const complete = store.completeAttempt.bind(store);
+    store.completeAttempt = async (completion) => {
+      const outcome = await complete(completion);
+      if (outcome.outcome === 'recorded' && completion.status === 'succeeded') {
+        this.succeeded++;
+        this.onSuccess?.(completion.deliveryId);
+      } else {
+        this.other++;
+      }
+      if (this.waiter && this.succeeded >= this.waiter.n) this.waiter.resolve();
+      return outcome;
+    };
+  }
+
+  /** Resolves once `n` successes are recorded; rejects when none is recorded for STALL_MS. */
+  reached(n) {
+    if (this.succeeded >= n) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      let last = this.succeeded;
+      let lastMoved = performance.now();
+      const timer = setInterval(() => {
+        if (this.succeeded !== last) {
+          last = this.succeeded;
+          lastMoved = performance.now();
+        } else if (performance.now() - lastMoved > STALL_MS) {
+          clearInterval(timer);
+          this.waiter = undefined;
+          reject(
+            new Error(`stalled at ${this.succeeded}/${n} recorded successes (${this.other} other outcomes)`),
+          );
+        }
+      }, 1000);
+      this.waiter = {
+        n,
+        resolve: () => {
+          clearInterval(timer);
+          this.waiter = undefined;
+          resolve();
+        },
+      };
+    });
+  }
+}
+
+async function countSucceeded(store, webhookId) {
+  let count = 0;
+  let before;
+  for (;;) {
+    const page = await store.listDeliveries(TENANT, webhookId, { limit: 1000, before, status: 'succeeded' });
+    count += page.length;
+    if (page.length < 1000) return count;
+    before = page.at(-1).id;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backends: a keyhook (or two) with a webhook pointing at the receiver.
+
+function makeKeyhook(store, logger) {
+  return createKeyhook({
+    store,
+    adminSession: { secret: ADMIN_SECRET },
+    mode: 'development',
+    encryptionKey: ENCRYPTION_KEY,
+    logger,
+    delivery: { timeoutMs: 10_000 },
+  });
+}
+
+async function openSqlite(receiver) {
+  const temp = tempDir();
+  const store = createSqliteStore({ filename: path.join(temp.dir, 'keyhook.db') });
+  const logger = countingLogger();
+  const keyhook = makeKeyhook(store, logger);
+  const { webhook, secret } = await keyhook.webhooks.create(TENANT, {
+    url: receiver.url,
+    events: [EVENT_TYPE],
+  });
+  return {
+    stores: [store],
+    keyhooks: [keyhook],
+    logger,
+    webhookId: webhook.id,
+    secret,
+    workerOptions: { concurrency: CONCURRENCY },
+    publishLanes: 1,
+    async close() {
+      await keyhook.close();
+      await store.close();
+      temp.remove();
+    },
+  };
+}
+
+let pgModules;
+async function loadPg() {
+  pgModules ??= {
+    pg: (await import('pg')).default,
+    createPostgresStore: (await import('@keyhook/store-postgres')).createPostgresStore,
+  };
+  return pgModules;
+}
+
+async function dropSchema(schema) {
+  const { pg } = await loadPg();
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+async function postgresReachable() {
+  try {
+    const { pg } = await loadPg();
+    const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+    await client.connect();
+    await client.end();
+    return null;
+  } catch (error) {
+    return error?.message ?? String(error);
+  }
+}
+
+async function openPostgres(receiver) {
+  const { createPostgresStore } = await loadPg();
+  const schema = `bench_${randomBytes(6).toString('hex')}`;
+  const drop = () => dropSchema(schema);
+  cleanups.add(drop);
+  const logger = countingLogger();
+  const stores = [];
+  // One after the other: the second finds the schema migrated.
+  for (let i = 0; i < PG_WORKERS; i++) {
+    stores.push(await createPostgresStore({ connectionString: PG_URL, schema, logger }));
+  }
+  const keyhooks = stores.map((store) => makeKeyhook(store, logger));
+  const { webhook, secret } = await keyhooks[0].webhooks.create(TENANT, {
+    url: receiver.url,
+    events: [EVENT_TYPE],
+  });
+  return {
+    stores,
+    keyhooks,
+    logger,
+    webhookId: webhook.id,
+    secret,
+    workerOptions: { concurrency: PG_CONCURRENCY },
+    publishLanes: PG_PUBLISH_LANES,
+    async close() {
+      await Promise.all(keyhooks.map((keyhook) => keyhook.close()));
+      await Promise.all(stores.map((store) => store.close()));
+      cleanups.delete(drop);
+      await drop();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runs.
+
+/** Publishes events first..first+count-1, round-robin over the keyhooks, in `lanes` loops. */
+async function publishRange(keyhooks, first, count, lanes) {
+  let next = first;
+  const end = first + count;
+  const lane = async () => {
+    let since = 0;
+    while (next < end) {
+      const seq = next++;
+      await keyhooks[seq % keyhooks.length].events.publish({
+        tenantId: TENANT,
+        type: EVENT_TYPE,
+        data: eventData(seq, now()),
+      });
+      if (++since === PUBLISH_YIELD_EVERY) {
+        since = 0;
+        await yieldToLoop();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+}
+
+async function keyhookRun(open, receiver, n) {
+  const backend = await open(receiver);
+  try {
+    const tally = new Tally();
+    for (const store of backend.stores) tally.watch(store);
+    await receiver.reset(backend.secret);
+    const workers = backend.keyhooks.map((keyhook) => keyhook.createWorker(backend.workerOptions));
+    let publishMs;
+    const cpuBefore = process.cpuUsage();
+    const receiverCpuBefore = await receiver.cpuMicros();
+    const started = performance.now();
+    const publish = publishRange(backend.keyhooks, 0, n, backend.publishLanes).then(() => {
+      publishMs = performance.now() - started;
+    });
+    if (PUBLISH === 'upfront') await publish;
+    for (const worker of workers) worker.start();
+    await Promise.all([tally.reached(n), publish]);
+    const ms = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    const receiverCpu = (await receiver.cpuMicros()) - receiverCpuBefore;
+    await Promise.all(backend.keyhooks.map((keyhook) => keyhook.close()));
+    const inStore = await countSucceeded(backend.stores[0], backend.webhookId);
+    const received = await receiver.stats();
+    const problems = [];
+    if (inStore !== n) problems.push(`${inStore} succeeded in the store, expected ${n}`);
+    if (received.distinct !== n) problems.push(`${received.distinct} distinct events received`);
+    if (received.hits !== received.distinct) problems.push(`${received.hits - received.distinct} duplicates`);
+    if (received.missingHeaders) problems.push(`${received.missingHeaders} requests without headers`);
+    if (received.badSignatures)
+      problems.push(`${received.badSignatures}/${received.verified} bad signatures`);
+    if (tally.other) problems.push(`${tally.other} attempts recorded as not succeeded`);
+    if (backend.logger.warnings.length)
+      problems.push(`warnings: ${backend.logger.warnings.slice(0, 3).join('; ')}`);
+    return {
+      ms,
+      perSecond: (n / ms) * 1000,
+      publishMs,
+      cpuMicrosPerDelivery: (cpu.user + cpu.system) / n,
+      receiverCpuMicrosPerDelivery: receiverCpu / n,
+      problems,
+    };
+  } finally {
+    await backend.close();
+  }
+}
+
+/** The bare loop: stringify, sign, POST through a keep-alive agent, CONCURRENCY at a time. */
+async function bareRun(receiver, n, tag) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  await receiver.reset(BARE_SECRET);
+  const post = (eventId, body, signature) =>
+    new Promise((resolve, reject) => {
+      const req = http.request({
+        host: '127.0.0.1',
+        port: receiver.port,
+        path: '/hook',
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(body.length),
+          'user-agent': USER_AGENT,
+          'x-chatbot-event-id': eventId,
+          'x-chatbot-signature': signature,
+        },
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve(res.statusCode));
+        res.on('error', reject);
+      });
+      req.end(body);
+    });
+  let next = 0;
+  let failures = 0;
+  const lane = async () => {
+    while (next < n) {
+      const seq = next++;
+      const id = `evt_${tag}${String(seq).padStart(26 - tag.length, '0')}`;
+      const body = Buffer.from(
+        JSON.stringify({
+          id,
+          type: EVENT_TYPE,
+          createdAt: new Date().toISOString(),
+          data: eventData(seq, now()),
+        }),
+      );
+      const t = Math.floor(Date.now() / 1000);
+      const v1 = createHmac('sha256', BARE_SECRET).update(`${t}.`).update(body).digest('hex');
+      const status = await post(id, body, `t=${t},v1=${v1}`);
+      if (status < 200 || status >= 300) failures++;
+    }
+  };
+  const cpuBefore = process.cpuUsage();
+  const receiverCpuBefore = await receiver.cpuMicros();
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  const ms = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const receiverCpu = (await receiver.cpuMicros()) - receiverCpuBefore;
+  agent.destroy();
+  const received = await receiver.stats();
+  const problems = [];
+  if (failures) problems.push(`${failures} non-2xx answers`);
+  if (received.distinct !== n || received.hits !== n)
+    problems.push(`${received.hits} hits, ${received.distinct} distinct`);
+  if (received.badSignatures) problems.push(`${received.badSignatures} bad signatures`);
+  return {
+    ms,
+    perSecond: (n / ms) * 1000,
+    cpuMicrosPerDelivery: (cpu.user + cpu.system) / n,
+    receiverCpuMicrosPerDelivery: receiverCpu / n,
+    problems,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and printing.
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+/** Nearest-rank percentile. */
+const percentile = (sorted, p) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+const fixed = (value, digits = 0) => value.toFixed(digits).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
+
+const summary = [];
+const results = {};
+const row = (metric, figure, target, verdict) => summary.push({ metric, figure, target, verdict });
+
+async function section(name, body) {
+  try {
+    await body();
+  } catch (error) {
+    console.log(`\nERROR in ${name}: ${error?.stack ?? error}`);
+    row(name, 'did not complete', '—', 'ERROR');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main.
+
+console.log(
+  `keyhook delivery benchmark — Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
+);
+{
+  const sample = JSON.stringify({
+    id: `evt_${'0'.repeat(26)}`,
+    type: EVENT_TYPE,
+    createdAt: new Date().toISOString(),
+    data: eventData(0, now()),
+  });
+  console.log(
+    `event body ≈ ${sample.length} bytes; concurrency ${CONCURRENCY}; publishing ${PUBLISH}; ` +
+      `global.gc ${globalThis.gc ? 'exposed' : 'NOT exposed (run node --expose-gc for memory readings after GC)'}`,
+  );
+}
+
+const receiver = await startReceiver();
+console.log(`receiver: pid ${receiver.pid}, ${receiver.url}`);
+
+try {
+  // 1 + 2: throughput.
+  const variants = [{ key: 'bare', label: 'bare sign + POST', run: (n, tag) => bareRun(receiver, n, tag) }];
+  if (SECTIONS.has('throughput')) {
+    variants.push({
+      key: 'sqlite',
+      label: `keyhook, SQLite, 1 worker × ${CONCURRENCY}`,
+      run: (n) => keyhookRun(openSqlite, receiver, n),
+    });
+  }
+  if (SECTIONS.has('postgres')) {
+    const unreachable = await postgresReachable();
+    if (unreachable) {
+      console.log(`Postgres skipped: ${PG_URL} cannot be reached (${unreachable})`);
+      row('Postgres, 2 workers', `skipped (${unreachable})`, '—', 'SKIP');
+    } else {
+      variants.push({
+        key: 'postgres',
+        label: `keyhook, Postgres, ${PG_WORKERS} workers × ${PG_CONCURRENCY}`,
+        run: (n) => keyhookRun(openPostgres, receiver, n),
+      });
+    }
+  }
+  if (variants.length > 1) {
+    await section('throughput', async () => {
+      console.log(`\nthroughput: ${N} deliveries per run, ${ROUNDS} rounds after a warm-up of ${WARMUP}`);
+      for (const variant of variants) {
+        variant.runs = [];
+        const warm = await variant.run(WARMUP, 'W');
+        if (warm.problems.length) console.log(`  warm-up ${variant.key}: ${warm.problems.join('; ')}`);
+      }
+      for (let round = 0; round < ROUNDS; round++) {
+        const order = round % 2 === 0 ? variants : [...variants].reverse();
+        for (const variant of order) {
+          gc();
+          const result = await variant.run(N, `R${round}`);
+          variant.runs[round] = result;
+          const extra =
+            result.publishMs !== undefined
+              ? `, publishing done at ${(result.publishMs / 1000).toFixed(2)} s`
+              : '';
+          console.log(
+            `round ${round + 1}/${ROUNDS}  ${variant.label.padEnd(34)} ${fixed(result.perSecond).padStart(7)}/s` +
+              `  (${(result.ms / 1000).toFixed(2)} s${extra}; ${result.cpuMicrosPerDelivery.toFixed(0)} µs CPU/delivery here, ` +
+              `${result.receiverCpuMicrosPerDelivery.toFixed(0)} µs at the receiver)` +
+              (result.problems.length ? `  PROBLEMS: ${result.problems.join('; ')}` : ''),
+          );
+        }
+      }
+      const [bare] = variants;
+      console.log('\nmedians over rounds');
+      console.log(
+        'variant                              deliveries/s   (min – max)          CPU µs/delivery   ratio to bare, median (min – max)',
+      );
+      for (const variant of variants) {
+        const rates = variant.runs.map((r) => r.perSecond);
+        const ratios = variant.runs.map((r, round) => r.perSecond / bare.runs[round].perSecond);
+        variant.ratio = median(ratios);
+        variant.ratios = ratios;
+        variant.perSecond = median(rates);
+        variant.cpu = median(variant.runs.map((r) => r.cpuMicrosPerDelivery));
+        const range = `(${fixed(Math.min(...rates))} – ${fixed(Math.max(...rates))})`;
+        const ratioText =
+          variant === bare
+            ? '—'
+            : `${variant.ratio.toFixed(3)} (${Math.min(...ratios).toFixed(3)} – ${Math.max(...ratios).toFixed(3)})`;
+        console.log(
+          `${variant.label.padEnd(35)}  ${fixed(variant.perSecond).padStart(12)}   ${range.padEnd(19)}  ${variant.cpu.toFixed(0).padStart(15)}   ${ratioText}`,
+        );
+      }
+      const problems = variants.flatMap((v) =>
+        v.runs.flatMap((r) => r.problems.map((p) => `${v.key}: ${p}`)),
+      );
+      if (problems.length)
+        console.log(`\nPROBLEMS (the figures above are suspect):\n  ${problems.join('\n  ')}`);
+      results.throughput = variants.map(({ key, label, runs, ratio, ratios, perSecond, cpu }) => ({
+        key,
+        label,
+        runs,
+        ratio,
+        ratios,
+        perSecond,
+        cpuMicrosPerDelivery: cpu,
+      }));
+      const suspect = problems.length ? ' (with PROBLEMS)' : '';
+      const sqlite = variants.find((v) => v.key === 'sqlite');
+      if (sqlite) {
+        row(
+          'delivery throughput, SQLite: keyhook / bare',
+          `${sqlite.ratio.toFixed(3)}× (${fixed(sqlite.perSecond)}/s vs ${fixed(bare.perSecond)}/s)${suspect}`,
+          `≥ ${THROUGHPUT_TARGET}×`,
+          problems.length ? 'ERROR' : sqlite.ratio >= THROUGHPUT_TARGET ? 'PASS' : 'FAIL',
+        );
+      }
+      const postgres = variants.find((v) => v.key === 'postgres');
+      if (postgres) {
+        row(
+          `delivery throughput, Postgres ${PG_WORKERS} workers / bare`,
+          `${postgres.ratio.toFixed(3)}× (${fixed(postgres.perSecond)}/s)${suspect}`,
+          '—',
+          'info',
+        );
+      }
+    });
+  }
+
+  // 3: latency.
+  if (SECTIONS.has('latency')) {
+    await section('latency', async () => {
+      console.log(
+        `\nlatency: ${LATENCY_EVENTS} events, one every ${LATENCY_INTERVAL_MS} ms, after ${LATENCY_WARMUP} warm-up events (SQLite, 1 worker × ${CONCURRENCY})`,
+      );
+      const backend = await openSqlite(receiver);
+      try {
+        const [keyhook] = backend.keyhooks;
+        const tally = new Tally();
+        tally.watch(backend.stores[0]);
+        const worker = keyhook.createWorker(backend.workerOptions);
+        worker.start();
+        const sentAt = new Map();
+        const recordedMs = [];
+        const publishCallMs = [];
+        tally.onSuccess = (deliveryId) => {
+          const at = sentAt.get(deliveryId);
+          if (at !== undefined) recordedMs.push(now() - at);
+        };
+        const paced = async (first, count, measured) => {
+          const start = performance.now();
+          for (let i = 0; i < count; i++) {
+            const wait = start + i * LATENCY_INTERVAL_MS - performance.now();
+            if (wait > 0) await sleep(wait);
+            const at = now();
+            const published = await keyhook.events.publish({
+              tenantId: TENANT,
+              type: EVENT_TYPE,
+              data: eventData(first + i, at),
+            });
+            if (measured) {
+              publishCallMs.push(now() - at);
+              sentAt.set(published.deliveries[0].id, at);
+            }
+          }
+        };
+        await receiver.reset(backend.secret, true);
+        await paced(0, LATENCY_WARMUP, false);
+        await tally.reached(LATENCY_WARMUP);
+        const clock = await receiver.clockOffset();
+        await receiver.reset(backend.secret, true);
+        await paced(LATENCY_WARMUP, LATENCY_EVENTS, true);
+        await tally.reached(LATENCY_WARMUP + LATENCY_EVENTS);
+        const received = await receiver.stats();
+        if (received.samples.length !== LATENCY_EVENTS) {
+          throw new Error(`the receiver got ${received.samples.length} of ${LATENCY_EVENTS} events`);
+        }
+        const toReceiver = received.samples.map((ms) => ms - clock.offsetMs).sort((a, b) => a - b);
+        const toRecorded = recordedMs.sort((a, b) => a - b);
+        const calls = publishCallMs.sort((a, b) => a - b);
+        const line = (label, sorted) =>
+          console.log(
+            `${label.padEnd(36)} p50 ${percentile(sorted, 50).toFixed(2).padStart(6)}  p90 ${percentile(sorted, 90).toFixed(2).padStart(6)}  ` +
+              `p99 ${percentile(sorted, 99).toFixed(2).padStart(6)}  max ${sorted.at(-1).toFixed(2).padStart(7)} ms`,
+          );
+        console.log(
+          `receiver clock − this clock: ${clock.offsetMs.toFixed(3)} ms (± ${(clock.rttMs / 2).toFixed(3)} ms, half the best IPC round trip); taken out below`,
+        );
+        line('publish → received at the receiver', toReceiver);
+        line('publish → success recorded', toRecorded);
+        line('the publish() call itself', calls);
+        const p50 = percentile(toReceiver, 50);
+        const p99 = percentile(toReceiver, 99);
+        const problems = [];
+        if (received.hits !== received.distinct)
+          problems.push(`${received.hits - received.distinct} duplicates`);
+        if (received.badSignatures) problems.push(`${received.badSignatures} bad signatures`);
+        if (tally.other) problems.push(`${tally.other} attempts not succeeded`);
+        if (backend.logger.warnings.length)
+          problems.push(`warnings: ${backend.logger.warnings.slice(0, 3).join('; ')}`);
+        if (problems.length) console.log(`PROBLEMS: ${problems.join('; ')}`);
+        results.latency = {
+          events: LATENCY_EVENTS,
+          intervalMs: LATENCY_INTERVAL_MS,
+          clock,
+          toReceiver: { p50, p90: percentile(toReceiver, 90), p99, max: toReceiver.at(-1) },
+          toRecorded: {
+            p50: percentile(toRecorded, 50),
+            p99: percentile(toRecorded, 99),
+            max: toRecorded.at(-1),
+          },
+          publishCall: { p50: percentile(calls, 50), p99: percentile(calls, 99) },
+          problems,
+        };
+        row('latency publish → received, p50', `${p50.toFixed(2)} ms`, '—', 'info');
+        row(
+          'latency publish → received, p99',
+          `${p99.toFixed(2)} ms`,
+          `≤ ${LATENCY_P99_TARGET_MS} ms`,
+          problems.length ? 'ERROR' : p99 <= LATENCY_P99_TARGET_MS ? 'PASS' : 'FAIL',
+        );
+      } finally {
+        await backend.close();
+      }
+    });
+  }
+
+  // 4: memory.
+  if (SECTIONS.has('memory')) {
+    await section('memory', async () => {
+      console.log(
+        `\nmemory: ${fixed(MEMORY_N)} deliveries on SQLite (1 worker × ${CONCURRENCY}), published in batches of ${MEMORY_BATCH}, at most ${MEMORY_MAX_AHEAD} ahead`,
+      );
+      const backend = await openSqlite(receiver);
+      try {
+        const [keyhook] = backend.keyhooks;
+        const tally = new Tally();
+        tally.watch(backend.stores[0]);
+        await receiver.reset(backend.secret);
+        const worker = keyhook.createWorker(backend.workerOptions);
+        worker.start();
+        gc();
+        const start = process.memoryUsage();
+        let peak = start.rss;
+        const sampler = setInterval(() => {
+          peak = Math.max(peak, process.memoryUsage().rss);
+        }, 500);
+        const started = performance.now();
+        const marks = [];
+        const markEvery = Math.max(MEMORY_BATCH, Math.round(MEMORY_N / 10 / MEMORY_BATCH) * MEMORY_BATCH);
+        try {
+          let published = 0;
+          while (published < MEMORY_N) {
+            const count = Math.min(MEMORY_BATCH, MEMORY_N - published);
+            await publishRange([keyhook], published, count, 1);
+            published += count;
+            if (published - MEMORY_MAX_AHEAD > tally.succeeded)
+              await tally.reached(published - MEMORY_MAX_AHEAD);
+            if (published % markEvery === 0 || published === MEMORY_N) {
+              const rss = process.memoryUsage().rss;
+              peak = Math.max(peak, rss);
+              marks.push({ published, recorded: tally.succeeded, rss });
+              console.log(
+                `  published ${fixed(published).padStart(7)}  recorded ${fixed(tally.succeeded).padStart(7)}  rss ${mb(rss).padStart(9)}  ` +
+                  `${fixed((tally.succeeded / (performance.now() - started)) * 1000)}/s`,
+              );
+            }
+          }
+          await tally.reached(MEMORY_N);
+        } finally {
+          clearInterval(sampler);
+        }
+        const seconds = (performance.now() - started) / 1000;
+        peak = Math.max(peak, process.memoryUsage().rss);
+        gc();
+        const end = process.memoryUsage();
+        await keyhook.close();
+        const inStore = await countSucceeded(backend.stores[0], backend.webhookId);
+        const received = await receiver.stats();
+        const problems = [];
+        if (inStore !== MEMORY_N) problems.push(`${inStore} succeeded in the store`);
+        if (received.distinct !== MEMORY_N) problems.push(`${received.distinct} distinct events received`);
+        if (received.hits !== received.distinct)
+          problems.push(`${received.hits - received.distinct} duplicates`);
+        if (received.badSignatures) problems.push(`${received.badSignatures} bad signatures`);
+        if (tally.other) problems.push(`${tally.other} attempts not succeeded`);
+        if (backend.logger.warnings.length)
+          problems.push(`warnings: ${backend.logger.warnings.slice(0, 3).join('; ')}`);
+        console.log(
+          `rss: start ${mb(start.rss)}, end ${mb(end.rss)} (${end.rss >= start.rss ? '+' : ''}${mb(end.rss - start.rss)}), ` +
+            `peak ${mb(peak)}; heap used: start ${mb(start.heapUsed)}, end ${mb(end.heapUsed)}; ` +
+            `${fixed(MEMORY_N / seconds)} deliveries/s over ${seconds.toFixed(1)} s` +
+            (globalThis.gc
+              ? ' (readings after global.gc())'
+              : ' (no --expose-gc: readings without a GC first)'),
+        );
+        if (problems.length) console.log(`PROBLEMS: ${problems.join('; ')}`);
+        results.memory = {
+          deliveries: MEMORY_N,
+          start,
+          end,
+          peakRss: peak,
+          seconds,
+          marks,
+          gc: Boolean(globalThis.gc),
+          problems,
+        };
+        row(
+          `memory, ${fixed(MEMORY_N)} deliveries: RSS start → end (peak)`,
+          `${mb(start.rss)} → ${mb(end.rss)} (peak ${mb(peak)})`,
+          '—',
+          problems.length ? 'ERROR' : 'info',
+        );
+        row(
+          'memory: heap used after GC, start → end',
+          `${mb(start.heapUsed)} → ${mb(end.heapUsed)}`,
+          '—',
+          'info',
+        );
+      } finally {
+        await backend.close();
+      }
+    });
+  }
+} finally {
+  receiver.close();
+  await runCleanups();
+}
+
+console.log('\nsummary');
+const widths = ['metric', 'figure', 'target', 'verdict'].map((key) =>
+  Math.max(key.length, ...summary.map((r) => String(r[key]).length)),
+);
+const pad = (cells) => `| ${cells.map((cell, i) => String(cell).padEnd(widths[i])).join(' | ')} |`;
+console.log(pad(['metric', 'figure', 'target', 'verdict']));
+console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+for (const r of summary) console.log(pad([r.metric, r.figure, r.target, r.verdict]));
+const failed = summary.filter((r) => r.verdict === 'FAIL' || r.verdict === 'ERROR');
+console.log(
+  failed.length ? `\n${failed.map((r) => `${r.verdict}: ${r.metric}`).join('\n')}` : '\nall targets met',
+);
+console.log(
+  `json ${JSON.stringify({ deliveries: N, concurrency: CONCURRENCY, rounds: ROUNDS, publish: PUBLISH, summary, results })}`,
+);
+process.exit(0);
