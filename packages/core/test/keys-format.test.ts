@@ -82,36 +82,52 @@ describe('ids (DESIGN.md §2: opaque, prefixed, time-sortable)', () => {
 });
 
 describe('request ids', () => {
-  it('have the id shape, sort by time, and never repeat across pool refills', async () => {
+  it('have the id shape, sort by time and then by issue order, and never repeat', async () => {
     const { RequestIds } = await import('../src/http/request-id.js');
     const { isWellFormedId } = await import('@keyhook/core');
     let ms = 1_000;
     const ids = new RequestIds({ now: () => new Date(ms) }, (n) => randomBytes(n));
     const seen = new Set<string>();
     let previous = '';
-    for (let i = 0; i < 1000; i++) {
-      if (i % 100 === 0) ms++;
+    for (let i = 0; i < 5000; i++) {
+      if (i % 700 === 0) ms++;
       const id = ids.next();
       expect(isWellFormedId(id, 'req')).toBe(true);
-      expect(id.slice(0, 14) >= previous.slice(0, 14)).toBe(true);
+      expect(id > previous).toBe(true); // across the counter's 1024 boundaries too
       seen.add(id);
       previous = id;
     }
-    expect(seen.size).toBe(1000); // 1000 ids: four pool refills
+    expect(seen.size).toBe(5000);
   });
 
-  it('on the system clock carry the current time, and use every character of the alphabet', async () => {
+  it('carry the current time, then the random instance part, then the counter', async () => {
     const { RequestIds } = await import('../src/http/request-id.js');
     const { newId, systemClock } = await import('@keyhook/core');
     const timePart = () => newId('req', systemClock, (n) => new Uint8Array(n)).slice(0, 14);
     const ones = new RequestIds(systemClock, (n) => new Uint8Array(n).fill(255));
     const before = timePart();
-    const id = ones.next();
+    const first = ones.next();
     const after = timePart();
-    expect(id.slice(0, 14) >= before && id.slice(0, 14) <= after).toBe(true);
-    expect(id.slice(14)).toBe('z'.repeat(16));
-    const mixed = new RequestIds(systemClock, (n) => randomBytes(n));
-    const tails = Array.from({ length: 300 }, () => mixed.next().slice(14)).join('');
-    expect(new Set(tails).size).toBe(32);
+    expect(first.slice(0, 14) >= before && first.slice(0, 14) <= after).toBe(true);
+    // 40 all-ones bits: every instance character is the alphabet's last.
+    expect(first.slice(14, 22)).toBe('z'.repeat(8));
+    expect(first.slice(22)).toBe('00000000');
+    for (let i = 1; i < 1025; i++) ones.next();
+    expect(ones.next().slice(22)).toBe('00000101'); // 1025 = 32² + 1: base32 digits 1, 0, 1
+  });
+
+  it('differ between two generators (two processes) at the same millisecond', async () => {
+    const { RequestIds } = await import('../src/http/request-id.js');
+    const clock = { now: () => new Date(5_000) };
+    const a = new RequestIds(clock, (n) => randomBytes(n));
+    const b = new RequestIds(clock, (n) => randomBytes(n));
+    const fromA = new Set(Array.from({ length: 100 }, () => a.next()));
+    const fromB = Array.from({ length: 100 }, () => b.next());
+    expect(fromB.some((id) => fromA.has(id))).toBe(false);
+    // The instance part uses the whole alphabet over many generators.
+    const instances = Array.from({ length: 200 }, () =>
+      new RequestIds(clock, (n) => randomBytes(n)).next().slice(14, 22),
+    );
+    expect(new Set(instances.join('')).size).toBe(32);
   });
 });

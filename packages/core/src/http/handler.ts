@@ -1,5 +1,5 @@
 import { AdminSessionRejected, type AdminSessionVerifier } from '../admin/session.js';
-import type { Clock, RandomBytes } from '../clock.js';
+import { type Clock, epochMs, type RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import type { LastUsedRecorder } from '../keys/last-used.js';
 import type { ApiKeys } from '../keys/service.js';
@@ -78,8 +78,8 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
   };
 
   /** What a verified key may do: records lastUsedAt off the request path, then checks the scope. */
-  const admit = (key: ApiKeyRecord, scope: Scope | undefined): ApiKeyRecord => {
-    deps.lastUsed.record(key.id);
+  const admit = (key: ApiKeyRecord, scope: Scope | undefined, nowMs: number): ApiKeyRecord => {
+    deps.lastUsed.record(key.id, nowMs);
     if (scope !== undefined && !key.scopes.includes(scope)) {
       throw new KeyhookError('insufficient_scope', `This operation needs the ${scope} scope.`, {
         details: [{ message: `missing scope ${scope}`, scope }],
@@ -88,17 +88,23 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
     return key;
   };
 
-  /** Spec §5: verify the bearer key, then the scope; without a promise when the key is cached. */
+  /**
+   * Spec §5: verify the bearer key, then the scope; without a promise when the key is cached.
+   * `nowMs` is the request's one clock read: expiry, lastUsedAt and the request id share it.
+   */
   const verifyApiKey = (
     headers: RequestHeaders,
     scope: Scope | undefined,
+    nowMs: number,
   ): ApiKeyRecord | Promise<ApiKeyRecord> => {
     const token = bearerToken(headers);
     if (token === undefined) {
       throw new KeyhookError('missing_credentials', 'Send an API key as Authorization: Bearer <API_KEY>.');
     }
-    const found = deps.keys.check(token);
-    return found instanceof Promise ? found.then((key) => admit(key, scope)) : admit(found, scope);
+    const found = deps.keys.check(token, nowMs);
+    return found instanceof Promise
+      ? found.then((key) => admit(key, scope, nowMs))
+      : admit(found, scope, nowMs);
   };
 
   const verifyAdmin = async (headers: RequestHeaders, requestId: string) => {
@@ -116,7 +122,8 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
 
   return {
     async handle(request) {
-      const requestId = requestIds.next();
+      const nowMs = epochMs(deps.clock);
+      const requestId = requestIds.next(nowMs);
       try {
         const matched = router.match(request.method, request.path);
         if (!matched) throw new KeyhookError('not_found', 'No such route.');
@@ -134,7 +141,7 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
           // Admin answers can carry one-time secrets: no cache may keep them.
           response.headers['cache-control'] = 'no-store';
         } else {
-          const apiKey = await verifyApiKey(request.headers, undefined);
+          const apiKey = await verifyApiKey(request.headers, undefined, nowMs);
           response = await route.run({ request, params, query, body: readBody(), apiKey });
         }
         return finish(response, requestId);
@@ -146,9 +153,10 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
     },
 
     guard(headers, scope) {
-      const requestId = requestIds.next();
+      const nowMs = epochMs(deps.clock);
+      const requestId = requestIds.next(nowMs);
       try {
-        const found = verifyApiKey(headers, scope);
+        const found = verifyApiKey(headers, scope, nowMs);
         if (!(found instanceof Promise)) return passed(found, requestId);
         return found.then(
           (key) => passed(key, requestId),

@@ -21,7 +21,14 @@ export function bearerToken(headers: RequestHeaders): string | undefined {
   const value = header(headers, 'authorization');
   if (!value) return undefined;
   // The usual spelling, without a regex on the hot path; every other spelling goes through it.
-  if (value.startsWith('Bearer ') && value.length > 7 && !/[ \t]/.test(value.slice(7))) return value.slice(7);
+  if (
+    value.startsWith('Bearer ') &&
+    value.length > 7 &&
+    value.indexOf(' ', 7) === -1 &&
+    value.indexOf('\t') === -1
+  ) {
+    return value.slice(7);
+  }
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(value);
   return match?.[1];
 }

@@ -3,7 +3,7 @@ import type { ApiKeyRecord } from '../store/types.js';
 export const DEFAULT_KEY_CACHE_ENTRIES = 10_000;
 
 /**
- * Verified keys by the SHA-256 of the presented key, each valid only under the store's
+ * Verified keys by the SHA-256 of the presented key (keys/hash.ts cacheDigest), each valid only under the store's
  * key-change version it was read at (Store.keyChangeVersion). A revoke or rotate anywhere
  * moves that version, so no cached answer outlives it. Only keys whose hash matched are
  * cached: unknown ids and wrong secrets always go to the store, alike.
@@ -13,23 +13,23 @@ export class VerifiedKeyCache {
 
   constructor(private readonly maxEntries = DEFAULT_KEY_CACHE_ENTRIES) {}
 
-  get(keyHash: string, version: number): ApiKeyRecord | undefined {
-    const entry = this.entries.get(keyHash);
+  get(digest: string, version: number): ApiKeyRecord | undefined {
+    const entry = this.entries.get(digest);
     if (entry === undefined) return undefined;
     if (entry.version !== version) {
-      this.entries.delete(keyHash);
+      this.entries.delete(digest);
       return undefined;
     }
     return entry.record;
   }
 
-  set(keyHash: string, record: ApiKeyRecord, version: number): void {
-    if (this.entries.size >= this.maxEntries && !this.entries.has(keyHash)) {
+  set(digest: string, record: ApiKeyRecord, version: number): void {
+    if (this.entries.size >= this.maxEntries && !this.entries.has(digest)) {
       // Maps iterate in insertion order: the first entry is the oldest.
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
-    this.entries.set(keyHash, { record, version });
+    this.entries.set(digest, { record, version });
   }
 
   get size(): number {

@@ -20,8 +20,7 @@ export class LastUsedRecorder {
   ) {}
 
   /** Never awaits the store and never throws: a failed write is logged and tried again later. */
-  record(keyId: string): void {
-    const nowMs = epochMs(this.clock);
+  record(keyId: string, nowMs = epochMs(this.clock)): void {
     const previous = this.lastWrite.get(keyId);
     if (previous !== undefined && nowMs - previous < this.intervalMs) return;
     this.lastWrite.set(keyId, nowMs);

@@ -1,4 +1,4 @@
-import type { Clock, RandomBytes } from '../clock.js';
+import { type Clock, epochMs, type RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import type { Scope } from '../scopes.js';
@@ -6,7 +6,7 @@ import type { ApiKeyRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { VerifiedKeyCache } from './cache.js';
 import { mintApiKey, parseApiKey, remintApiKey } from './format.js';
-import { digestsEqual, hashApiKey } from './hash.js';
+import { cacheDigest, digestsEqual, hashApiKey, hexOfCacheDigest } from './hash.js';
 import { type CreateApiKeyInput, createApiKeySchema } from './schemas.js';
 import { isExpired } from './view.js';
 
@@ -128,37 +128,40 @@ export class ApiKeys {
   /**
    * `verify` for the guard's hot path: the answer without a promise when the key is cached.
    * A cache entry is keyed by a digest the store matched, and that was compared in constant
-   * time, when the key was first verified; a hit needs no second compare.
+   * time, when the key was first verified; a hit needs no second compare. `nowMs` is the
+   * request's time when the caller has read the clock already.
    */
-  check(presented: string): ApiKeyRecord | Promise<ApiKeyRecord> {
+  check(presented: string, nowMs = epochMs(this.deps.clock)): ApiKeyRecord | Promise<ApiKeyRecord> {
     const bounded =
       presented.length > MAX_PRESENTED_LENGTH ? presented.slice(0, MAX_PRESENTED_LENGTH) : presented;
-    const presentedHash = hashApiKey(bounded);
+    const digest = cacheDigest(bounded);
     const version = this.cache ? this.deps.store.keyChangeVersion() : null;
-    const cached = version === null ? undefined : this.cache!.get(presentedHash, version);
-    if (cached) return this.judge(cached);
-    return this.fromStore(presented, presentedHash, version);
+    const cached = version === null ? undefined : this.cache!.get(digest, version);
+    if (cached) return this.judge(cached, nowMs);
+    return this.fromStore(presented, digest, version, nowMs);
   }
 
   private async fromStore(
     presented: string,
-    presentedHash: string,
+    digest: string,
     version: number | null,
+    nowMs: number,
   ): Promise<ApiKeyRecord> {
+    const presentedHash = hexOfCacheDigest(digest);
     const parsed = parseApiKey(presented);
     const record = parsed
       ? await this.deps.store.findApiKeyByCredential(parsed.keyLookup, presentedHash)
       : null;
     const matches = digestsEqual(presentedHash, record ? record.keyHash : this.dummyHash);
     if (!record || !matches) throw new KeyhookError('invalid_api_key', 'The API key is not valid.');
-    if (version !== null) this.cache!.set(presentedHash, record, version);
-    return this.judge(record);
+    if (version !== null) this.cache!.set(digest, record, version);
+    return this.judge(record, nowMs);
   }
 
   /** Told only to a caller who presented the right secret (spec §5.5). */
-  private judge(record: ApiKeyRecord): ApiKeyRecord {
+  private judge(record: ApiKeyRecord, nowMs: number): ApiKeyRecord {
     if (record.status === 'revoked') throw new KeyhookError('key_revoked', 'The API key has been revoked.');
-    if (record.expiresAt !== null && isExpired(record, this.deps.clock.now())) {
+    if (record.expiresAt !== null && record.expiresAt.getTime() <= nowMs) {
       throw new KeyhookError('key_expired', 'The API key has expired.');
     }
     return record;
