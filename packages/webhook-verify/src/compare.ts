@@ -1,14 +1,29 @@
 /**
- * True when `expected` equals any of `presented`. Every candidate is compared over all its bytes
- * and the results are OR-ed, so the time does not depend on where, or whether, one matched.
+ * True when `expectedHex` (lowercase, as a digest gives it) equals any of `presented` (hex of
+ * either case, checked by the header reader). Every candidate is compared over all its
+ * characters and the results are OR-ed, so the time does not depend on where, or whether, one
+ * matched (spec §6 rule 4). Comparing the hex text spares decoding the header and a Buffer for
+ * the digest: on the sync path that is most of what verifying adds to the HMAC itself.
  */
-export function matchesAny(expected: Uint8Array, presented: readonly Uint8Array[]): boolean {
+export function matchesAny(expectedHex: string, presented: readonly string[]): boolean {
   let matched = 0;
   for (const candidate of presented) {
-    // Lengths are public (32 bytes each, checked by the parser); only the contents are secret.
-    let difference = expected.length ^ candidate.length;
-    for (let i = 0; i < expected.length; i++) difference |= expected[i]! ^ (candidate[i] ?? 0);
+    // Lengths are public (64 characters each, checked by the reader); only the contents are secret.
+    let difference = expectedHex.length ^ candidate.length;
+    for (let i = 0; i < expectedHex.length; i++) {
+      // `| 0x20` folds A–F onto a–f and leaves 0–9 as they are.
+      difference |= expectedHex.charCodeAt(i) ^ (candidate.charCodeAt(i) | 0x20);
+    }
     matched |= difference === 0 ? 1 : 0;
   }
   return matched === 1;
+}
+
+const HEX_DIGITS = '0123456789abcdef';
+
+/** Lowercase hex of a digest (the WebCrypto path, whose digests come as bytes). */
+export function toHex(bytes: Uint8Array): string {
+  let text = '';
+  for (let i = 0; i < bytes.length; i++) text += HEX_DIGITS[bytes[i]! >> 4]! + HEX_DIGITS[bytes[i]! & 15]!;
+  return text;
 }

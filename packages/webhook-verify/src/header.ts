@@ -11,6 +11,12 @@ export interface ParsedSignatureHeader {
   signatures: Uint8Array[];
 }
 
+/** The header as the verifiers read it: each `v1` as its 64 hex characters, either case. */
+export interface SignatureHeaderText {
+  timestamp: number;
+  signatures: string[];
+}
+
 // Canonical decimal only: no sign, exponent, fraction or leading zero, so `t` has one spelling.
 const TIMESTAMP = /^[1-9][0-9]{0,15}$/;
 const V1 = /^[0-9a-fA-F]{64}$/;
@@ -28,6 +34,12 @@ for (let i = 0; i < 16; i++) {
  * Anything else odd is `malformed_header`; an absent or blank header is `missing_signature`.
  */
 export function parseSignatureHeader(value: SignatureHeaderValue): ParsedSignatureHeader {
+  const { timestamp, signatures } = readSignatureHeader(value);
+  return { timestamp, signatures: signatures.map(hexToBytes) };
+}
+
+/** `parseSignatureHeader` with the signatures left as validated hex: what verify compares. */
+export function readSignatureHeader(value: SignatureHeaderValue): SignatureHeaderText {
   if (typeof value === 'string') {
     const canonical = canonicalHeader(value);
     if (canonical) return canonical;
@@ -43,7 +55,7 @@ export function parseSignatureHeader(value: SignatureHeaderValue): ParsedSignatu
   if (entries.length > MAX_HEADER_ENTRIES) throw malformed(`it has more than ${MAX_HEADER_ENTRIES} entries`);
 
   let timestamp: number | undefined;
-  const signatures: Uint8Array[] = [];
+  const signatures: string[] = [];
   for (let index = 0; index < entries.length; index++) {
     const entry = entries[index]!;
     const equals = entry.indexOf('=');
@@ -60,7 +72,7 @@ export function parseSignatureHeader(value: SignatureHeaderValue): ParsedSignatu
     } else if (key === 'v1') {
       // A short, long or non-hex v1 cannot be an HMAC-SHA256: that is a broken header, not a wrong key.
       if (!V1.test(text)) throw malformed('v1 must be 64 hexadecimal characters');
-      signatures.push(hexToBytes(text));
+      signatures.push(text);
     }
   }
   if (timestamp === undefined) throw malformed('it has no t');
@@ -93,7 +105,7 @@ function trimOws(text: string): string {
 }
 
 /** `t=<1–16 digits, no leading zero>,v1=<64 hex>` exactly, or undefined for the general path. */
-function canonicalHeader(header: string): ParsedSignatureHeader | undefined {
+function canonicalHeader(header: string): SignatureHeaderText | undefined {
   const comma = header.indexOf(',');
   const digits = comma - 2;
   if (header.length !== comma + 4 + 64 || digits < 1 || digits > 16) return undefined;
@@ -112,17 +124,13 @@ function canonicalHeader(header: string): ParsedSignatureHeader | undefined {
     timestamp = timestamp * 10 + digit;
   }
   if (!Number.isSafeInteger(timestamp)) return undefined;
-  const signature = new Uint8Array(32);
-  for (let i = 0, at = comma + 4; i < 32; i++, at += 2) {
-    const high = HEX_VALUE[header.charCodeAt(at)] ?? -1;
-    const low = HEX_VALUE[header.charCodeAt(at + 1)] ?? -1;
-    if (high < 0 || low < 0) return undefined;
-    signature[i] = (high << 4) | low;
+  for (let at = comma + 4; at < header.length; at++) {
+    if ((HEX_VALUE[header.charCodeAt(at)] ?? -1) < 0) return undefined;
   }
-  return { timestamp, signatures: [signature] };
+  return { timestamp, signatures: [header.slice(comma + 4)] };
 }
 
-// Called only on text that matched V1, so every character is a hex digit.
+// Called only on text that was checked as 64 hex digits.
 function hexToBytes(hex: string): Uint8Array {
   const bytes = new Uint8Array(hex.length / 2);
   for (let i = 0; i < bytes.length; i++) {

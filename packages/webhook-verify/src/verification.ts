@@ -1,6 +1,6 @@
 import { DEFAULT_TOLERANCE_SECONDS, SECRET_PREFIX } from './constants.js';
 import { WebhookVerificationError } from './errors.js';
-import { type ParsedSignatureHeader, parseSignatureHeader, type SignatureHeaderValue } from './header.js';
+import { readSignatureHeader, type SignatureHeaderText, type SignatureHeaderValue } from './header.js';
 import { parseEvent, type WebhookEvent } from './payload.js';
 
 /** One signing secret, or several while a receiver rotates: any of them may match. */
@@ -14,8 +14,9 @@ export interface VerifyOptions {
 }
 
 /** What `verify` and `verifyAsync` share before the HMAC: checked arguments and the parsed header. */
-export interface PreparedVerification extends ParsedSignatureHeader {
-  secrets: readonly string[];
+export interface PreparedVerification extends SignatureHeaderText {
+  /** As given: one secret, or the list of them. */
+  secrets: WebhookSecret;
   toleranceSeconds: number;
   now: NonNullable<VerifyOptions['now']>;
 }
@@ -53,7 +54,7 @@ export function prepareVerification(
   if (!(now instanceof Date) && typeof now !== 'number' && typeof now !== 'function') {
     throw new TypeError('now must be a Date, epoch milliseconds, or a function returning either');
   }
-  const { timestamp, signatures } = parseSignatureHeader(signatureHeader);
+  const { timestamp, signatures } = readSignatureHeader(signatureHeader);
   return { timestamp, signatures, secrets, toleranceSeconds, now };
 }
 
@@ -88,18 +89,23 @@ export function finishVerification<TData>(
   return parseEvent<TData>(rawBody);
 }
 
-function checkSecrets(secret: WebhookSecret): readonly string[] {
-  const secrets = typeof secret === 'string' ? [secret] : secret;
-  if (!Array.isArray(secrets) || secrets.length === 0) {
+function checkSecrets(secret: WebhookSecret): WebhookSecret {
+  if (typeof secret === 'string') {
+    checkSecret(secret);
+    return secret;
+  }
+  if (!Array.isArray(secret) || secret.length === 0) {
     throw new TypeError('secret must be a signing secret or a non-empty list of them');
   }
-  for (const item of secrets) {
-    // The key is the full string (DESIGN.md §6): a stripped prefix would fail every delivery as a mismatch.
-    if (typeof item !== 'string' || !item.startsWith(SECRET_PREFIX) || item.length === SECRET_PREFIX.length) {
-      throw new TypeError(`secret must be the full signing secret, ${SECRET_PREFIX} prefix included`);
-    }
+  for (const item of secret) checkSecret(item);
+  return secret;
+}
+
+function checkSecret(item: unknown): void {
+  // The key is the full string (DESIGN.md §6): a stripped prefix would fail every delivery as a mismatch.
+  if (typeof item !== 'string' || !item.startsWith(SECRET_PREFIX) || item.length === SECRET_PREFIX.length) {
+    throw new TypeError(`secret must be the full signing secret, ${SECRET_PREFIX} prefix included`);
   }
-  return secrets;
 }
 
 function currentMillis(now: PreparedVerification['now']): number {

@@ -1,4 +1,4 @@
-import { matchesAny } from './compare.js';
+import { matchesAny, toHex } from './compare.js';
 import type { SignatureHeaderValue } from './header.js';
 import type { WebhookEvent } from './payload.js';
 import {
@@ -29,7 +29,7 @@ export async function verifyAsync<TData = Record<string, unknown>>(
   message.set(prefix);
   message.set(body, prefix.length);
   const digests = await Promise.all(
-    prepared.secrets.map(async (secretText) => {
+    (typeof prepared.secrets === 'string' ? [prepared.secrets] : prepared.secrets).map(async (secretText) => {
       const key = await subtle.importKey(
         'raw',
         encoder.encode(secretText),
@@ -37,7 +37,7 @@ export async function verifyAsync<TData = Record<string, unknown>>(
         false,
         ['sign'],
       );
-      return new Uint8Array(await subtle.sign('HMAC', key, message));
+      return toHex(new Uint8Array(await subtle.sign('HMAC', key, message)));
     }),
   );
   let matched = false;

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { matchesAny } from './compare.js';
 import type { SignatureHeaderValue } from './header.js';
 import type { WebhookEvent } from './payload.js';
 import {
@@ -41,12 +42,13 @@ export function verifySignature(
 
 function signatureMatches(prepared: PreparedVerification, rawBody: string | Uint8Array): boolean {
   const prefix = `${prepared.timestamp}.`;
-  let matched = false;
-  for (const key of prepared.secrets) {
+  const digest = (key: string) =>
     // A string key is used as its UTF-8 bytes, `whsec_` included (DESIGN.md §6).
-    const expected = createHmac('sha256', key).update(prefix).update(rawBody).digest();
-    // The call comes before `||`, so every candidate is compared even after a match.
-    for (const presented of prepared.signatures) matched = timingSafeEqual(expected, presented) || matched;
-  }
+    createHmac('sha256', key).update(prefix).update(rawBody).digest('hex');
+  const { secrets, signatures } = prepared;
+  if (typeof secrets === 'string') return matchesAny(digest(secrets), signatures);
+  let matched = false;
+  // The call comes before `||`, so every secret is compared even after a match.
+  for (const key of secrets) matched = matchesAny(digest(key), signatures) || matched;
   return matched;
 }
