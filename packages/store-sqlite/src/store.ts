@@ -24,6 +24,7 @@ import type {
 } from '@keyhook/core';
 import { newDeliveryRecord } from '@keyhook/core';
 import type Database from 'better-sqlite3';
+import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrate.js';
 import { openDatabase, openFailure } from './open.js';
 import {
@@ -537,13 +538,15 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
 /**
  * keyhook's Store on SQLite through better-sqlite3. better-sqlite3 is synchronous, so each
  * method runs its statement (or its immediate transaction) to the end before it yields: nothing
- * interleaves inside a process, and across processes SQLite's write lock serialises them.
+ * interleaves inside a process, and across processes SQLite's write lock serialises them. The
+ * delivery path's writes share one commit per turn of the event loop (group-commit.ts).
  */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly ownsDatabase: boolean;
   private readonly statements: ReturnType<typeof prepareStatements>;
   private readonly transactions: ReturnType<typeof prepareTransactions>;
+  private readonly group: GroupCommit;
   private closed = false;
   private readonly changeCheckIntervalMs: number;
   private localChanges = 0;
@@ -565,6 +568,7 @@ export class SqliteStore implements Store {
       migrate(this.db);
       this.statements = prepareStatements(this.db);
       this.transactions = prepareTransactions(this.db, this.statements);
+      this.group = new GroupCommit(this.db, translateDriverError);
     } catch (error) {
       if (this.ownsDatabase) this.db.close();
       throw openFailure(this.db.name, 'migrate', error);
@@ -699,23 +703,23 @@ export class SqliteStore implements Store {
     newDeliveryId: () => string,
     transaction?: unknown,
   ): Promise<PublishOutcome> {
-    return this.run(() => {
+    this.run(() => {
       if (transaction !== undefined) {
         throw new TypeError(
           'keyhook: the SQLite store cannot join a transaction; call publishEvent without one ' +
             '(or use @keyhook/store-postgres to publish inside your own transaction)',
         );
       }
-      return this.transactions.publishEvent.immediate(event, newDeliveryId);
     });
+    return this.grouped(() => this.transactions.publishEvent(event, newDeliveryId));
   }
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
-    return this.run(() => this.transactions.leaseDeliveries.immediate(request));
+    return this.grouped(() => this.transactions.leaseDeliveries(request));
   }
 
   async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
-    return this.run(() => this.transactions.completeAttempt.immediate(completion));
+    return this.grouped(() => this.transactions.completeAttempt(completion));
   }
 
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
@@ -816,6 +820,18 @@ export class SqliteStore implements Store {
 
   private toRecordOrNull(row: ApiKeyRow | undefined): ApiKeyRecord | null {
     return row ? toRecord(row) : null;
+  }
+
+  /**
+   * The delivery path's writes: `action` (a transaction function, so it nests as a savepoint)
+   * joins the group that commits after this turn of the event loop (group-commit.ts).
+   */
+  private grouped<T>(action: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(unavailable('The SQLite store is closed.'));
+    return this.group.run(() => {
+      if (this.closed) throw unavailable('The SQLite store is closed.');
+      return action();
+    });
   }
 
   private run<T>(action: () => T): T {
