@@ -22,10 +22,11 @@ const EVENTS = 2000;
 const CONCURRENCY = 16;
 const LEASE_MS = 60_000;
 
-/** What one worker's store was asked to do: deliveries leased, attempts recorded. */
+/** What one instance's store was asked to do: deliveries leased (by a lease query, or in the publish for its worker), attempts recorded. */
 interface Tally {
   leased: number;
   leaseCalls: number;
+  handedOff: number;
   completed: number;
   lost: number;
 }
@@ -40,6 +41,13 @@ function counting(store: Store, tally: Tally): Store {
           tally.leaseCalls++;
           tally.leased += leased.length;
           return leased;
+        };
+      }
+      if (property === 'publishEvent') {
+        return async (...args: Parameters<Store['publishEvent']>) => {
+          const outcome = await target.publishEvent(...args);
+          if (outcome.outcome === 'published') tally.handedOff += outcome.leased.length;
+          return outcome;
         };
       }
       if (property === 'completeAttempt') {
@@ -59,35 +67,42 @@ function counting(store: Store, tally: Tally): Store {
 /**
  * DESIGN.md §6: any number of workers, leases keep them apart. Two workers, each on its own
  * store object and pool, share one schema and one webhook; every delivery is sent exactly once.
+ * The events are published through a third instance that runs no worker, as an API process
+ * beside two worker processes would: nothing is handed over in a publish, so every delivery
+ * goes through the two workers' competing leases (FOR UPDATE SKIP LOCKED).
  */
 describe.skipIf(!withPostgres)('two workers on one Postgres schema', () => {
   let backend: Backend;
   let second: Store;
+  let third: Store;
   let receiver: TestReceiver;
   const keyhooks: Keyhook[] = [];
 
   beforeAll(async () => {
     backend = await openPostgres('ref_2w');
     second = await backend.openAnother();
+    third = await backend.openAnother();
     receiver = await TestReceiver.start(); // answers 200 at once
   });
 
   afterAll(async () => {
     for (const keyhook of keyhooks) await keyhook.close();
     await second?.close().catch(() => {});
+    await third?.close().catch(() => {});
     await receiver?.close();
     await backend?.tearDown();
   });
 
   it(`${EVENTS} deliveries, published while both run: each sent exactly once, both send a share`, async () => {
     const tallies: [Tally, Tally] = [
-      { leased: 0, leaseCalls: 0, completed: 0, lost: 0 },
-      { leased: 0, leaseCalls: 0, completed: 0, lost: 0 },
+      { leased: 0, leaseCalls: 0, handedOff: 0, completed: 0, lost: 0 },
+      { leased: 0, leaseCalls: 0, handedOff: 0, completed: 0, lost: 0 },
     ];
     const logger = recordingLogger();
     const a = testKeyhook(counting(backend.store, tallies[0]), logger);
     const b = testKeyhook(counting(second, tallies[1]), logger);
-    keyhooks.push(a, b);
+    const publisher = testKeyhook(third, logger);
+    keyhooks.push(a, b, publisher);
     const { webhook } = await a.webhooks.create(TENANT, {
       url: receiver.url('/hook'),
       events: ['run.completed'],
@@ -98,8 +113,8 @@ describe.skipIf(!withPostgres)('two workers on one Postgres schema', () => {
       keyhook.createWorker({ concurrency: CONCURRENCY, leaseMs: LEASE_MS }),
     );
     for (const worker of workers) worker.start();
-    // Half through each instance: each wakes its own worker, and the other hears of it through the store.
-    const published = await publishMany([a, b], EVENTS, 'two', 8);
+    // The workers hear of every publish through the store (NOTIFY), as workers in other processes do.
+    const published = await publishMany([publisher], EVENTS, 'two', 8);
     const publishedIn = performance.now() - started;
     const eventIds = published.map((p) => p.event.id);
     expect(new Set(eventIds).size).toBe(EVENTS);
@@ -123,15 +138,18 @@ describe.skipIf(!withPostgres)('two workers on one Postgres schema', () => {
     const deliveries = await allDeliveries(backend.store, webhook.id);
     console.log(
       `[two workers, Postgres] ${EVENTS} deliveries, concurrency ${CONCURRENCY} each: ` +
-        `worker A leased ${tallies[0].leased} (${tallies[0].leaseCalls} leases, ${tallies[0].completed} recorded), ` +
-        `worker B leased ${tallies[1].leased} (${tallies[1].leaseCalls} leases, ${tallies[1].completed} recorded); ` +
+        `worker A leased ${tallies[0].leased} (${tallies[0].leaseCalls} leases) and was handed ${tallies[0].handedOff} ` +
+        `in publishes, ${tallies[0].completed} recorded; worker B leased ${tallies[1].leased} ` +
+        `(${tallies[1].leaseCalls} leases) and was handed ${tallies[1].handedOff}, ${tallies[1].completed} recorded; ` +
         `${receiver.to('/hook').length} requests for ${counts.size} event ids; published in ` +
         `${publishedIn.toFixed(0)} ms, all received in ${allIn.toFixed(0)} ms`,
     );
 
     expect(eventIds.filter((id) => counts.get(id) !== 1)).toEqual([]);
     expect(receiver.to('/hook')).toHaveLength(EVENTS);
-    expect(tallies[0].leased + tallies[1].leased).toBe(EVENTS); // nothing leased twice
+    // Nothing leased twice, whether by a lease query or in its publish.
+    const leasedInAll = tallies.reduce((sum, tally) => sum + tally.leased + tally.handedOff, 0);
+    expect(leasedInAll).toBe(EVENTS);
     expect(tallies[0].completed + tallies[1].completed).toBe(EVENTS);
     expect(tallies[0].lost + tallies[1].lost).toBe(0);
     expect(tallies[0].completed).toBeGreaterThan(0);

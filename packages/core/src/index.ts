@@ -18,7 +18,7 @@ export {
   type PublishInput,
   type PublishOptions,
 } from './delivery/publish.js';
-export { newDeliveryRecord } from './delivery/records.js';
+export { leasedSubscribers, newDeliveryRecord } from './delivery/records.js';
 export {
   DEFAULT_RETRY_SCHEDULE_MS,
   MAX_RETRY_AFTER_MS,
@@ -112,6 +112,7 @@ export type {
   LeasedDelivery,
   LeaseRequest,
   ListPage,
+  PublishLease,
   PublishOutcome,
   RequeueOutcome,
   RotateOutcome,

@@ -147,7 +147,19 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
     urlPolicy,
     onEnabled: wakeWorkers,
   });
-  const events = new Events({ store: options.store, clock, randomBytes, onPublished: wakeWorkers });
+  const events = new Events({
+    store: options.store,
+    clock,
+    randomBytes,
+    onPublished: wakeWorkers,
+    handoff: () => {
+      for (const worker of workers) {
+        const handoff = worker.reserveHandoff();
+        if (handoff) return handoff;
+      }
+      return undefined;
+    },
+  });
   const deliveries = new Deliveries({ store: options.store, clock, onQueued: wakeWorkers });
   const delivery = options.delivery ?? {};
   const timeoutMs = delivery.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;

@@ -354,6 +354,131 @@ describe('delivery over real HTTP (DESIGN.md §6)', () => {
   });
 });
 
+describe('the publish handoff (a worker of the publishing process)', () => {
+  /** Records every delivery a lease query handed out. */
+  function watchLeases(): string[] {
+    const leasedByQuery: string[] = [];
+    const lease = store.leaseDeliveries.bind(store);
+    store.leaseDeliveries = async (request) => {
+      const leased = await lease(request);
+      leasedByQuery.push(...leased.map((l) => l.delivery.id));
+      return leased;
+    };
+    return leasedByQuery;
+  }
+
+  it("sends a publish's delivery under the lease the publish took, never through a lease query", async () => {
+    setUp();
+    const leasedByQuery = watchLeases();
+    const { webhook } = await webhookTo('/ok');
+    const published = await publish();
+    const [delivery] = published.deliveries;
+    expect(delivery).toMatchObject({ status: 'in_flight', attempts: 0 });
+    await receiver.waitFor((r) => r.length === 1);
+    await eventually(async () => {
+      const detail = await keyhook.deliveries.get(TENANT, webhook.id, delivery!.id);
+      expect(detail.delivery.status).toBe('succeeded');
+    });
+    expect(leasedByQuery).toEqual([]);
+  });
+
+  it("handoffs and leases share the worker's room: never more attempts at once than its concurrency", async () => {
+    setUp();
+    await worker.stop();
+    worker = keyhook.createWorker({ pollIntervalMs: 50, concurrency: 2 });
+    worker.start();
+    const leasedByQuery = watchLeases();
+    let open = 0;
+    let most = 0;
+    receiver.on('/slow', (_r, _i, res) => {
+      most = Math.max(most, ++open);
+      setTimeout(() => {
+        open--;
+        res.writeHead(200).end();
+      }, 60);
+    });
+    await webhookTo('/slow');
+    const published = await Promise.all(Array.from({ length: 10 }, (_, i) => publish({ i })));
+    // Two were handed over to run at once and two more to wait beside them; the rest were
+    // written pending for the lease.
+    expect(published.map((p) => p.deliveries[0]!.status).sort()).toEqual([
+      ...Array(4).fill('in_flight'),
+      ...Array(6).fill('pending'),
+    ]);
+    await receiver.waitFor((r) => r.length === 10, 5000);
+    expect(most).toBe(2);
+    expect(leasedByQuery).toHaveLength(6);
+    expect(new Set(receiver.requests.map((r) => r.headers[EVENT_ID_HEADER])).size).toBe(10);
+  });
+
+  it('a handed-over delivery that could not finish inside its lease waits for the lease to run out', async () => {
+    setUp();
+    await worker.stop();
+    // Attempts may take 500 ms; a lease lasts 600 ms from the publish.
+    worker = keyhook.createWorker({ pollIntervalMs: 20, concurrency: 1, leaseMs: 600 });
+    worker.start();
+    receiver.on('/slow', (_r, index, res) => {
+      setTimeout(() => res.writeHead(200).end(), index === 0 ? 300 : 0);
+    });
+    await webhookTo('/slow');
+    const started = Date.now();
+    const [first, second] = await Promise.all([publish({ n: 1 }), publish({ n: 2 })]);
+    expect([first!.deliveries[0]!.status, second!.deliveries[0]!.status]).toEqual(['in_flight', 'in_flight']);
+    await receiver.waitFor((r) => r.length === 2, 5000);
+    // The second waited 300 ms behind the first: too late to start under its lease, so it went
+    // out only once that lease ran out, leased again; and once only.
+    expect(receiver.requests[1]!.receivedAt - started).toBeGreaterThanOrEqual(600);
+    await sleep(100);
+    expect(receiver.requests).toHaveLength(2);
+  });
+
+  it('stop() waits for a publish that set room aside, then sends what it handed over', async () => {
+    setUp();
+    const { webhook } = await webhookTo('/ok');
+    const write = store.publishEvent.bind(store);
+    let letThrough!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      letThrough = resolve;
+    });
+    store.publishEvent = async (...args) => {
+      await gate;
+      return write(...args);
+    };
+    const publishing = publish();
+    await sleep(20); // the publish has reserved its slot and waits on the store
+    let stopped = false;
+    const stopping = worker.stop().then(() => {
+      stopped = true;
+    });
+    await sleep(50);
+    expect(stopped).toBe(false);
+    letThrough();
+    const published = await publishing;
+    await stopping;
+    const detail = await keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id);
+    expect(detail.delivery.status).toBe('succeeded');
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('a publish that fails gives its room back', async () => {
+    setUp();
+    await worker.stop();
+    worker = keyhook.createWorker({ pollIntervalMs: 50, concurrency: 1 });
+    worker.start();
+    await webhookTo('/ok');
+    const write = store.publishEvent.bind(store);
+    store.publishEvent = async () => {
+      throw new KeyhookError('unavailable', 'The store is unreachable.');
+    };
+    await expect(publish()).rejects.toMatchObject({ code: 'unavailable' });
+    store.publishEvent = write;
+    // The one slot is free again: the next publish is handed over, not left pending.
+    const published = await publish();
+    expect(published.deliveries[0]!.status).toBe('in_flight');
+    await receiver.waitFor((r) => r.length === 1);
+  });
+});
+
 describe('events.publish', () => {
   it('is idempotent on id: a replay writes nothing; the same id with other data is refused', async () => {
     setUp();

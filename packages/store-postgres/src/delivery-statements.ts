@@ -78,17 +78,18 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     // FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change either commits
     // before this read (and FOR SHARE sees the new status) or waits for the publish to commit (and then
     // holds or releases the deliveries it wrote). Id order, so two publishes lock alike.
-    subscribers: `SELECT id, status FROM ${webhooks}
+    subscribers: `SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
       WHERE tenant_id = $1 AND $2::text = ANY (events)
       ORDER BY id
       FOR SHARE`,
 
     // One statement for every subscriber: parallel arrays of id, webhook and status. Pending ones are
-    // due when the event was created; held ones are held since then.
+    // due when the event was created; held ones are held since then; in_flight ones (leased in the
+    // publish, for a worker of the publishing process) are due when their lease $8 ($9) runs out.
     insertDeliveries: `INSERT INTO ${deliveries} (${DELIVERY_COLUMNS})
       SELECT n.id, $1, n.webhook_id, $2, $3, n.status, 0,
-        CASE WHEN n.status = 'pending' THEN $4::timestamptz END,
-        NULL,
+        CASE n.status WHEN 'pending' THEN $4::timestamptz WHEN 'in_flight' THEN $9::timestamptz END,
+        CASE WHEN n.status = 'in_flight' THEN $8::text END,
         CASE WHEN n.status = 'held' THEN $4::timestamptz END,
         NULL, $4, $4
       FROM unnest($5::text[], $6::text[], $7::text[]) AS n(id, webhook_id, status)

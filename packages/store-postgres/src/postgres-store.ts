@@ -13,6 +13,7 @@ import type {
   LeasedDelivery,
   LeaseRequest,
   ListPage,
+  PublishLease,
   PublishOutcome,
   RequeueOutcome,
   RotateOutcome,
@@ -22,6 +23,7 @@ import type {
   WebhookStatus,
   WebhookStatusOutcome,
 } from '@keyhook/core';
+import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core';
 import type pg from 'pg';
 import type { KeyChangeFeed } from './change-feed.js';
 import {
@@ -258,9 +260,10 @@ export class PostgresStore implements Store {
     event: EventRecord,
     newDeliveryId: () => string,
     transaction?: unknown,
+    lease?: PublishLease,
   ): Promise<PublishOutcome> {
     if (transaction === undefined) {
-      return this.transaction((client) => this.publishOn(client, event, newDeliveryId));
+      return this.transaction((client) => this.publishOn(client, event, newDeliveryId, lease));
     }
     const client = asCallerClient(transaction);
     this.assertOpen();
@@ -516,6 +519,7 @@ export class PostgresStore implements Store {
     client: Queryable,
     event: EventRecord,
     newDeliveryId: () => string,
+    lease?: PublishLease,
   ): Promise<PublishOutcome> {
     const inserted = await client.query<EventRow>(this.deliverySql.insertEvent, toEventParams(event));
     const eventRow = inserted.rows[0];
@@ -527,32 +531,37 @@ export class PostgresStore implements Store {
       if (!existing) throw unavailable('The event was published concurrently; retry.');
       return { outcome: 'duplicate', event: toEventRecord(existing) };
     }
-    const subscribers = await client.query<{ id: string; status: WebhookStatus }>(
-      this.deliverySql.subscribers,
-      [event.tenantId, event.type],
-    );
-    if (subscribers.rows.length === 0) {
-      return { outcome: 'published', event: toEventRecord(eventRow), deliveries: [] };
+    const published = toEventRecord(eventRow);
+    const subscribers = (
+      await client.query<WebhookRow>(this.deliverySql.subscribers, [event.tenantId, event.type])
+    ).rows.map(toWebhookRecord);
+    if (subscribers.length === 0) {
+      return { outcome: 'published', event: published, deliveries: [], leased: [] };
     }
-    const ids = subscribers.rows.map(() => newDeliveryId());
-    const statuses = subscribers.rows.map((webhook) => (webhook.status === 'active' ? 'pending' : 'held'));
+    const toLease = leasedSubscribers(subscribers, lease);
+    const planned = subscribers.map((webhook) =>
+      newDeliveryRecord(published, webhook, newDeliveryId(), toLease.has(webhook) ? lease : undefined),
+    );
+    const leaseEnds = lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null;
     const written = await client.query<DeliveryRow>(this.deliverySql.insertDeliveries, [
       event.tenantId,
       event.id,
       event.type,
       event.createdAt,
-      ids,
-      subscribers.rows.map((webhook) => webhook.id),
-      statuses,
+      planned.map((delivery) => delivery.id),
+      planned.map((delivery) => delivery.webhookId),
+      planned.map((delivery) => delivery.status),
+      lease?.leaseId ?? null,
+      leaseEnds,
     ]);
-    if (statuses.includes('pending')) await this.notifyDeliveries(client);
+    if (planned.some((delivery) => delivery.status === 'pending')) await this.notifyDeliveries(client);
     // In the subscribers' (webhook id) order, whatever order RETURNING chose.
     const byId = new Map(written.rows.map((row) => [row.id, toDeliveryRecord(row)]));
-    return {
-      outcome: 'published',
-      event: toEventRecord(eventRow),
-      deliveries: ids.map((id) => byId.get(id)!),
-    };
+    const deliveries = planned.map((delivery) => byId.get(delivery.id)!);
+    const leased = deliveries.flatMap((delivery, index) =>
+      delivery.status === 'in_flight' ? [{ delivery, event: published, webhook: subscribers[index]! }] : [],
+    );
+    return { outcome: 'published', event: published, deliveries, leased };
   }
 
   /**

@@ -276,6 +276,9 @@ export function toAttemptRecord(row: AttemptRow): AttemptRecord {
  */
 export interface DueRow {
   id: string;
+  attempts: number;
+  last_attempt_at: number | null;
+  created_at: number;
   event_tenant_id: string;
   event_id: string;
   event_type: EventType;
@@ -293,10 +296,29 @@ export interface DueRow {
   webhook_updated_at: number;
 }
 
-/** The leased delivery (as the lease wrote it) with the event and webhook read beside it. */
-export function toLeasedDelivery(due: DueRow, leased: DeliveryRow): LeasedDelivery {
+/** The due delivery as the lease wrote it, with the event and webhook read beside it. */
+export function toLeasedDelivery(
+  due: DueRow,
+  leaseId: string,
+  leaseEnd: number,
+  now: number,
+): LeasedDelivery {
   return {
-    delivery: toDeliveryRecord(leased),
+    delivery: toDeliveryRecord({
+      id: due.id,
+      tenant_id: due.event_tenant_id,
+      webhook_id: due.webhook_id,
+      event_id: due.event_id,
+      event_type: due.event_type,
+      status: 'in_flight',
+      attempts: due.attempts,
+      due_at: leaseEnd,
+      lease_id: leaseId,
+      held_since: null,
+      last_attempt_at: due.last_attempt_at,
+      created_at: due.created_at,
+      updated_at: now,
+    }),
     event: toEventRecord({
       tenant_id: due.event_tenant_id,
       id: due.event_id,

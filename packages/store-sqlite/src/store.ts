@@ -13,6 +13,7 @@ import type {
   LeasedDelivery,
   LeaseRequest,
   ListPage,
+  PublishLease,
   PublishOutcome,
   RequeueOutcome,
   RotateOutcome,
@@ -22,7 +23,7 @@ import type {
   WebhookStatus,
   WebhookStatusOutcome,
 } from '@keyhook/core';
-import { newDeliveryRecord } from '@keyhook/core';
+import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core';
 import type Database from 'better-sqlite3';
 import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrate.js';
@@ -123,6 +124,16 @@ interface AttemptOutcomeParams {
   status: DeliveryState;
   due_at: number | null;
   held_since: number | null;
+  last_attempt_at: number;
+  at: number;
+}
+
+/** A delivery's end (succeeded or failed), for the lease that holds it. */
+interface FinishParams {
+  id: string;
+  tenant_id: string;
+  lease_id: string;
+  status: 'succeeded' | 'failed';
   last_attempt_at: number;
   at: number;
 }
@@ -236,22 +247,22 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${EVENT_COLUMNS} FROM keyhook_events WHERE tenant_id = ? AND id = ?`,
     ),
     // The tenant's webhooks whose event set (a JSON array) holds the type, active or not.
-    subscribers: db.prepare<[string, string], { id: string; status: WebhookStatus }>(
-      `SELECT id, status FROM keyhook_webhooks
+    subscribers: db.prepare<[string, string], WebhookRow>(
+      `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks
         WHERE tenant_id = ? AND EXISTS (SELECT 1 FROM json_each(keyhook_webhooks.events) WHERE value = ?)
         ORDER BY id`,
     ),
-    insertDelivery: db.prepare<[DeliveryRow], DeliveryRow>(
+    insertDelivery: db.prepare<[DeliveryRow]>(
       `INSERT INTO keyhook_deliveries (${DELIVERY_COLUMNS}) VALUES (@id, @tenant_id, @webhook_id, @event_id,
         @event_type, @status, @attempts, @due_at, @lease_id, @held_since, @last_attempt_at, @created_at,
-        @updated_at) RETURNING ${DELIVERY_COLUMNS}`,
+        @updated_at)`,
     ),
     // The plan is pinned, whatever statistics ANALYZE gathers later: INDEXED BY and CROSS JOIN keep
     // the deliveries outermost, walked in order through keyhook_deliveries_due up to the limit, never
     // a scan from the active webhooks and a sort. The status IN (…) term is the partial index's WHERE
     // word for word, which is what lets SQLite use it (INDEXED BY would fail at prepare otherwise).
     dueDeliveries: db.prepare<[number, number], DueRow>(
-      `SELECT d.id,
+      `SELECT d.id, d.attempts, d.last_attempt_at, d.created_at,
           e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
           e.payload AS event_payload, e.created_at AS event_created_at,
           w.id AS webhook_id, w.tenant_id AS webhook_tenant_id, w.url AS webhook_url,
@@ -266,9 +277,10 @@ function prepareStatements(db: Database.Database) {
         ORDER BY d.due_at, d.id
         LIMIT ?`,
     ),
-    lease: db.prepare<[string, number, number, string], DeliveryRow>(
+    // Read under the same write lock: the leased record is the due row with these columns set.
+    lease: db.prepare<[string, number, number, string]>(
       `UPDATE keyhook_deliveries SET status = 'in_flight', lease_id = ?, due_at = ?, updated_at = ?
-        WHERE id = ? RETURNING ${DELIVERY_COLUMNS}`,
+        WHERE id = ?`,
     ),
     // Only the lease that holds the delivery may record; a delivery gone with its webhook matches nothing.
     leaseHolder: db.prepare<[string, string, string], { webhook_id: string; webhook_status: WebhookStatus }>(
@@ -279,6 +291,13 @@ function prepareStatements(db: Database.Database) {
     insertAttempt: db.prepare<[AttemptRow]>(
       `INSERT INTO keyhook_attempts (${ATTEMPT_COLUMNS}) VALUES (@delivery_id, @attempt, @tenant_id,
         @started_at, @duration_ms, @status_code, @error, @response_body)`,
+    ),
+    // A success or a permanent failure: the delivery's end, written only while the lease holds it.
+    finishLeased: db.prepare<[FinishParams], DeliveryRow>(
+      `UPDATE keyhook_deliveries SET status = @status, due_at = NULL, lease_id = NULL,
+          attempts = attempts + 1, last_attempt_at = @last_attempt_at, updated_at = @at
+        WHERE id = @id AND tenant_id = @tenant_id AND status = 'in_flight' AND lease_id = @lease_id
+        RETURNING ${DELIVERY_COLUMNS}`,
     ),
     recordAttempt: db.prepare<[AttemptOutcomeParams], DeliveryRow>(
       `UPDATE keyhook_deliveries SET status = @status, due_at = @due_at, lease_id = NULL,
@@ -360,6 +379,26 @@ function prepareStatements(db: Database.Database) {
  * upgrade a read lock (which SQLite would answer with SQLITE_BUSY at once).
  */
 function prepareTransactions(db: Database.Database, statements: ReturnType<typeof prepareStatements>) {
+  /**
+   * The endpoint's consecutive-failure count after an attempt (reset, +1 or unchanged); the +1
+   * that reaches `autoDisableAfter` on an active endpoint disables it and holds its queue.
+   */
+  const countEndpointFailures = (
+    webhookId: string,
+    completion: AttemptCompletion,
+    at: number,
+  ): { disabledWebhook: WebhookRecord | null } => {
+    if (completion.endpointFailures === 'reset') statements.resetFailures.run(webhookId);
+    if (completion.endpointFailures !== 'increment') return { disabledWebhook: null };
+    const counted = statements.countFailure.get(webhookId)!;
+    if (counted.status !== 'active' || counted.failures < completion.autoDisableAfter) {
+      return { disabledWebhook: null };
+    }
+    const disabledWebhook = toWebhookRecord(statements.disableForFailures.get(at, webhookId)!);
+    statements.holdDeliveries.run(at, at, webhookId);
+    return { disabledWebhook };
+  };
+
   return {
     // The webhook and its Idempotency-Key completion commit together or not at all.
     insertWebhook: db.transaction(
@@ -431,62 +470,79 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
     }),
     // The subscriber set is read under the write lock that setWebhookStatus also takes, so no
     // delivery is written pending for an endpoint that another connection just disabled.
-    publishEvent: db.transaction((event: EventRecord, newDeliveryId: () => string): PublishOutcome => {
-      const eventRow = toEventRow(event);
-      if (statements.insertEvent.run(eventRow).changes === 0) {
-        const stored = statements.eventById.get(event.tenantId, event.id)!;
-        return { outcome: 'duplicate', event: toEventRecord(stored) };
-      }
-      const deliveries = statements.subscribers.all(event.tenantId, event.type).map((webhook) => {
-        const delivery = newDeliveryRecord(event, webhook, newDeliveryId());
-        return toDeliveryRecord(statements.insertDelivery.get(toDeliveryRow(delivery))!);
-      });
-      return { outcome: 'published', event: toEventRecord(eventRow), deliveries };
-    }),
+    publishEvent: db.transaction(
+      (event: EventRecord, newDeliveryId: () => string, lease: PublishLease | undefined): PublishOutcome => {
+        const eventRow = toEventRow(event);
+        if (statements.insertEvent.run(eventRow).changes === 0) {
+          const stored = statements.eventById.get(event.tenantId, event.id)!;
+          return { outcome: 'duplicate', event: toEventRecord(stored) };
+        }
+        const subscribers = statements.subscribers.all(event.tenantId, event.type);
+        const toLease = leasedSubscribers(subscribers, lease);
+        const leased: LeasedDelivery[] = [];
+        const deliveries = subscribers.map((webhook) => {
+          const forLease = toLease.has(webhook) ? lease : undefined;
+          const delivery = newDeliveryRecord(event, webhook, newDeliveryId(), forLease);
+          statements.insertDelivery.run(toDeliveryRow(delivery));
+          if (forLease) leased.push({ delivery, event, webhook: toWebhookRecord(webhook) });
+          return delivery;
+        });
+        return { outcome: 'published', event, deliveries, leased };
+      },
+    ),
     // The read and the claim share the write lock: another connection's lease waits for this one
     // to commit, and then finds these deliveries in flight with a live lease.
     leaseDeliveries: db.transaction((request: LeaseRequest): LeasedDelivery[] => {
       const now = request.now.getTime();
       const leaseEnd = now + request.leaseMs;
-      return statements.dueDeliveries
-        .all(now, request.limit)
-        .map((due) => toLeasedDelivery(due, statements.lease.get(request.leaseId, leaseEnd, now, due.id)!));
+      return statements.dueDeliveries.all(now, request.limit).map((due) => {
+        statements.lease.run(request.leaseId, leaseEnd, now, due.id);
+        return toLeasedDelivery(due, request.leaseId, leaseEnd, now);
+      });
     }),
     completeAttempt: db.transaction((completion: AttemptCompletion): AttemptCompletionOutcome => {
       const { tenantId, deliveryId, leaseId } = completion;
+      const at = completion.at.getTime();
+      const lastAttemptAt = completion.attempt.startedAt.getTime();
+      if (completion.status !== 'retry_scheduled') {
+        // Whatever the endpoint's status, a success or a permanent failure ends the delivery: the
+        // lease check and the write are one statement, and the hold a disable makes (pending and
+        // retry_scheduled only) cannot reach a delivery that has ended.
+        const row = statements.finishLeased.get({
+          id: deliveryId,
+          tenant_id: tenantId,
+          lease_id: leaseId,
+          status: completion.status,
+          last_attempt_at: lastAttemptAt,
+          at,
+        });
+        if (!row) return { outcome: 'lease_lost' };
+        statements.insertAttempt.run(toAttemptRow({ ...completion.attempt, deliveryId }));
+        const { disabledWebhook } = countEndpointFailures(row.webhook_id, completion, at);
+        return { outcome: 'recorded', delivery: toDeliveryRecord(row), disabledWebhook };
+      }
       const holder = statements.leaseHolder.get(deliveryId, tenantId, leaseId);
       if (!holder) return { outcome: 'lease_lost' };
-      const webhookId = holder.webhook_id;
-      const at = completion.at.getTime();
       statements.insertAttempt.run(toAttemptRow({ ...completion.attempt, deliveryId }));
-
-      // The endpoint's count first: when this failure disables it, the hold below (pending and
+      // The endpoint's count first: when it disables the endpoint, the hold (pending and
       // retry_scheduled only) skips this delivery, still in flight, and the retry written after it
       // is held instead. The memory store reaches the same rows the other way round.
-      let webhookStatus = holder.webhook_status;
-      let disabledWebhook: WebhookRecord | null = null;
-      if (completion.endpointFailures === 'reset') statements.resetFailures.run(webhookId);
-      if (completion.endpointFailures === 'increment') {
-        const counted = statements.countFailure.get(webhookId)!;
-        if (counted.status === 'active' && counted.failures >= completion.autoDisableAfter) {
-          disabledWebhook = toWebhookRecord(statements.disableForFailures.get(at, webhookId)!);
-          statements.holdDeliveries.run(at, at, webhookId);
-          webhookStatus = 'disabled';
-        }
-      }
-
+      const counted = countEndpointFailures(holder.webhook_id, completion, at);
       // A retry of an endpoint that is disabled by now waits with the rest of its queue.
-      const held = completion.status === 'retry_scheduled' && webhookStatus === 'disabled';
+      const held = (counted.disabledWebhook ? 'disabled' : holder.webhook_status) === 'disabled';
       const row = statements.recordAttempt.get({
         id: deliveryId,
-        status: held ? 'held' : completion.status,
-        due_at:
-          !held && completion.status === 'retry_scheduled' ? (completion.dueAt?.getTime() ?? null) : null,
+        status: held ? 'held' : 'retry_scheduled',
+        due_at: held ? null : (completion.dueAt?.getTime() ?? null),
         held_since: held ? at : null,
-        last_attempt_at: completion.attempt.startedAt.getTime(),
+        last_attempt_at: lastAttemptAt,
         at,
       })!;
-      return { outcome: 'recorded', delivery: toDeliveryRecord(row), disabledWebhook };
+      return {
+        outcome: 'recorded',
+        delivery: toDeliveryRecord(row),
+        disabledWebhook: counted.disabledWebhook,
+      };
     }),
     requeueDelivery: db.transaction(
       (
@@ -702,6 +758,7 @@ export class SqliteStore implements Store {
     event: EventRecord,
     newDeliveryId: () => string,
     transaction?: unknown,
+    lease?: PublishLease,
   ): Promise<PublishOutcome> {
     this.run(() => {
       if (transaction !== undefined) {
@@ -711,7 +768,7 @@ export class SqliteStore implements Store {
         );
       }
     });
-    return this.grouped(() => this.transactions.publishEvent(event, newDeliveryId));
+    return this.grouped(() => this.transactions.publishEvent(event, newDeliveryId, lease));
   }
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {

@@ -3,7 +3,14 @@ import type { Clock, RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { canonicalJson } from '../idempotency/canonical-json.js';
 import { newId } from '../ids.js';
-import type { DeliveryRecord, EventRecord, Store } from '../store/types.js';
+import type {
+  DeliveryRecord,
+  EventRecord,
+  LeasedDelivery,
+  PublishLease,
+  PublishOutcome,
+  Store,
+} from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
 
@@ -45,12 +52,25 @@ export interface PublishedEvent {
   replayed: boolean;
 }
 
+/**
+ * Room a worker of this process set aside for the deliveries of one publish (the handoff):
+ * the publish leases them to it in the same transaction, so their first attempt needs no lease
+ * query. `accept` starts their attempts; `release` gives the room back when nothing came.
+ */
+export interface DeliveryHandoff {
+  lease: PublishLease;
+  accept(leased: readonly LeasedDelivery[]): void;
+  release(): void;
+}
+
 export interface EventsDeps {
   store: Store;
   clock: Clock;
   randomBytes: RandomBytes;
-  /** Called after a publish that wrote deliveries, so workers in this process start at once. */
+  /** Called after a publish that wrote deliveries due now, so workers in this process lease them. */
   onPublished(): void;
+  /** A worker of this process with room for a handoff, if any. */
+  handoff?(): DeliveryHandoff | undefined;
 }
 
 /** `events.publish` (DESIGN.md §6 "Publishing"). */
@@ -74,12 +94,22 @@ export class Events {
       data: parsed.data,
     });
     const event: EventRecord = { id, tenantId: parsed.tenantId, type: parsed.type, payload, createdAt };
-    const outcome = await this.deps.store.publishEvent(
-      event,
-      () => newId('dlv', this.deps.clock, this.deps.randomBytes),
-      options.transaction,
-    );
+    // Never inside a caller's transaction: the worker would send what may still roll back.
+    const handoff = options.transaction === undefined ? this.deps.handoff?.() : undefined;
+    let outcome: PublishOutcome;
+    try {
+      outcome = await this.deps.store.publishEvent(
+        event,
+        () => newId('dlv', this.deps.clock, this.deps.randomBytes),
+        options.transaction,
+        handoff?.lease,
+      );
+    } catch (error) {
+      handoff?.release();
+      throw error;
+    }
     if (outcome.outcome === 'duplicate') {
+      handoff?.release();
       if (!samePublication(outcome.event, event)) {
         throw new KeyhookError(
           'idempotency_conflict',
@@ -88,7 +118,8 @@ export class Events {
       }
       return { event: outcome.event, deliveries: [], replayed: true };
     }
-    if (outcome.deliveries.length > 0) this.deps.onPublished();
+    handoff?.accept(outcome.leased);
+    if (outcome.deliveries.some((delivery) => delivery.status === 'pending')) this.deps.onPublished();
     return { event: outcome.event, deliveries: outcome.deliveries, replayed: false };
   }
 }

@@ -1,8 +1,10 @@
 import type { Clock, RandomBytes } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { AttemptCompletion, LeasedDelivery, Store, WebhookRecord } from '../store/types.js';
+import { Handoffs, leaseIdFrom } from './handoff.js';
 import { judgeAttempt } from './outcome.js';
 import { AUTO_DISABLE_AFTER, DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
+import type { DeliveryHandoff } from './publish.js';
 import type { RetryPlan } from './schedule.js';
 import type { SendOutcome, WebhookSender } from './sender.js';
 
@@ -68,6 +70,16 @@ export class DeliveryWorker {
   private lastHeldExpiry = 0;
   private outage = 0;
   private readonly leaseBatch: number;
+  private readonly handoffs: Handoffs;
+  /**
+   * Work may be due that the worker has not leased: a lease filled all its room, or a wake or
+   * poll found no room to lease. A finished attempt (or room a publish gave back) then wakes
+   * the loop; otherwise it does not, so deliveries handed over in their publish cost no empty
+   * lease queries.
+   */
+  private backlog = true;
+  /** Room the lease in progress may fill. */
+  private leasing = 0;
   /**
    * Opened signing secrets by sealed value: opening one costs an AES-GCM decryption per
    * attempt otherwise. A rotation seals a new value, so a rotated secret is never served from
@@ -83,6 +95,18 @@ export class DeliveryWorker {
     this.leaseMs = positive(options.leaseMs ?? deps.timeoutMs + 30_000, 'leaseMs');
     this.pollIntervalMs = positive(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, 'pollIntervalMs');
     this.leaseBatch = Math.max(1, Math.floor(this.concurrency / 4));
+    this.handoffs = new Handoffs({
+      clock: deps.clock,
+      randomBytes: deps.randomBytes,
+      concurrency: this.concurrency,
+      leaseMs: this.leaseMs,
+      timeoutMs: deps.timeoutMs,
+      busy: () => this.inFlight.size + this.leasing,
+      start: (delivery) => this.track(this.attempt(delivery)),
+      roomReturned: () => {
+        if (this.backlog) this.wake();
+      },
+    });
     if (this.leaseMs <= deps.timeoutMs) {
       // A lease shorter than an attempt would hand a live attempt to a second worker.
       throw new RangeError(
@@ -109,6 +133,16 @@ export class DeliveryWorker {
   }
 
   /**
+   * Sets room aside for the deliveries of a publish about to be written, so the publish can
+   * lease them to this worker in its own transaction (the handoff; delivery/handoff.ts).
+   * Undefined when the worker is not running or has no room: the deliveries are then written
+   * pending and leased as usual.
+   */
+  reserveHandoff(): DeliveryHandoff | undefined {
+    return this.running ? this.handoffs.reserve() : undefined;
+  }
+
+  /**
    * Stops leasing, lets the attempts in flight finish and record (each ends within the
    * attempt timeout), then resolves. Deliveries not yet leased stay for the next worker.
    */
@@ -118,7 +152,10 @@ export class DeliveryWorker {
     this.unwatch?.();
     this.wake();
     await this.loop;
-    await Promise.all(this.inFlight);
+    // A publish that reserved room before the stop hands its deliveries over when it returns;
+    // what was handed over is sent (each finished attempt starts the next one waiting).
+    await this.handoffs.allSettled();
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
     clearTimeout(this.retryTimer);
     this.secrets.clear();
     this.deps.sender.close();
@@ -127,18 +164,24 @@ export class DeliveryWorker {
   private async run(): Promise<void> {
     while (this.running) {
       this.woken = false;
-      const room = this.concurrency - this.inFlight.size;
+      const room = this.concurrency - this.inFlight.size - this.handoffs.pending;
       // Busy: lease when a batch's worth of room is free, not one delivery per finished attempt
       // (each lease is a write transaction). Idle or nearly so: lease whatever room there is.
-      if (room >= this.leaseBatch || (room > 0 && this.inFlight.size < this.leaseBatch)) {
+      const leaseNow = room >= this.leaseBatch || (room > 0 && this.inFlight.size < this.leaseBatch);
+      if (!leaseNow) this.backlog = true;
+      if (leaseNow) {
+        // Publishes meanwhile may reserve only what this lease leaves.
+        this.leasing = room;
         const leased = await this.lease(room);
+        this.leasing = 0;
         if (leased === null) {
           await this.idle(this.backoff());
           continue;
         }
         for (const delivery of leased) this.track(this.attempt(delivery));
         // A full batch: more may be due already.
-        if (leased.length === room && this.running) continue;
+        this.backlog = leased.length === room;
+        if (this.backlog && this.running) continue;
         await this.expireHeld();
       }
       await this.idle(this.pollIntervalMs);
@@ -169,7 +212,9 @@ export class DeliveryWorker {
       )
       .finally(() => {
         this.inFlight.delete(work);
-        this.wake(); // room for one more
+        const next = this.handoffs.next();
+        if (next) this.track(this.attempt(next));
+        if (this.backlog) this.wake(); // room for one more of what is due
       });
     this.inFlight.add(work);
   }
@@ -349,10 +394,6 @@ function positive(value: number, name: string): number {
   if (!Number.isFinite(value) || value <= 0)
     throw new RangeError(`${name} must be a positive number, got ${value}`);
   return value;
-}
-
-function leaseIdFrom(randomBytes: RandomBytes): string {
-  return Buffer.from(randomBytes(12)).toString('hex');
 }
 
 function redirectNote(status: number): string | null {

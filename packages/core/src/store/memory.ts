@@ -1,4 +1,4 @@
-import { newDeliveryRecord } from '../delivery/records.js';
+import { leasedSubscribers, newDeliveryRecord } from '../delivery/records.js';
 import type { DeliveryState } from '../delivery/states.js';
 import { KeyhookError } from '../errors.js';
 import type {
@@ -16,6 +16,7 @@ import type {
   LeasedDelivery,
   LeaseRequest,
   ListPage,
+  PublishLease,
   PublishOutcome,
   RequeueOutcome,
   RotateOutcome,
@@ -236,6 +237,7 @@ export class MemoryStore implements Store {
     event: EventRecord,
     newDeliveryId: () => string,
     transaction?: unknown,
+    lease?: PublishLease,
   ): Promise<PublishOutcome> {
     this.assertOpen();
     if (transaction !== undefined) throw new TypeError('keyhook: the memory store cannot join a transaction');
@@ -243,14 +245,30 @@ export class MemoryStore implements Store {
     const existing = this.events.get(slot);
     if (existing) return { outcome: 'duplicate', event: copyEvent(existing) };
     this.events.set(slot, copyEvent(event));
+    const subscribers = [...this.webhooks.values()]
+      .filter((webhook) => webhook.tenantId === event.tenantId && webhook.events.includes(event.type))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    const toLease = leasedSubscribers(subscribers, lease);
     const deliveries: DeliveryRecord[] = [];
-    for (const webhook of this.webhooks.values()) {
-      if (webhook.tenantId !== event.tenantId || !webhook.events.includes(event.type)) continue;
-      const delivery = newDeliveryRecord(event, webhook, newDeliveryId());
+    const leased: LeasedDelivery[] = [];
+    for (const webhook of subscribers) {
+      const delivery = newDeliveryRecord(
+        event,
+        webhook,
+        newDeliveryId(),
+        toLease.has(webhook) ? lease : undefined,
+      );
       this.deliveries.set(delivery.id, copyDelivery(delivery));
-      deliveries.push(delivery);
+      deliveries.push(copyDelivery(delivery));
+      if (toLease.has(webhook)) {
+        leased.push({
+          delivery: copyDelivery(delivery),
+          event: copyEvent(event),
+          webhook: copyWebhook(webhook),
+        });
+      }
     }
-    return { outcome: 'published', event: copyEvent(event), deliveries: deliveries.map(copyDelivery) };
+    return { outcome: 'published', event: copyEvent(event), deliveries, leased };
   }
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {

@@ -134,7 +134,14 @@ export interface AttemptRecord {
 }
 
 export type PublishOutcome =
-  | { outcome: 'published'; event: EventRecord; deliveries: DeliveryRecord[] }
+  | {
+      outcome: 'published';
+      event: EventRecord;
+      /** Every delivery written, in subscriber (webhook id) order, the leased ones included. */
+      deliveries: DeliveryRecord[];
+      /** The deliveries leased in the publish itself (`lease`), with what their attempts need. */
+      leased: LeasedDelivery[];
+    }
   /** The tenant already has an event with this id: nothing was written. The one stored is returned. */
   | { outcome: 'duplicate'; event: EventRecord };
 
@@ -145,6 +152,20 @@ export interface LeasedDelivery {
   event: EventRecord;
   /** The endpoint as it is now: its URL and its current sealed secret. */
   webhook: WebhookRecord;
+}
+
+/**
+ * A lease taken in the publish itself, for a worker of the publishing process that has room
+ * (the handoff): its first attempt needs no lease query and no poll. The deliveries are
+ * in_flight under `leaseId` from the start, so a worker that dies before sending loses them to
+ * any other worker when the lease runs out, as with any lease.
+ */
+export interface PublishLease {
+  /** At most this many of the new deliveries of active endpoints, in subscriber order. */
+  limit: number;
+  leaseId: string;
+  /** The lease runs out at event.createdAt + leaseMs. */
+  leaseMs: number;
 }
 
 export interface LeaseRequest {
@@ -332,11 +353,18 @@ export interface Store {
    * `transaction` is the caller's own open transaction, for stores that can join one (the
    * Postgres store takes a pg client inside BEGIN): then every write is made on it and commits
    * or rolls back with the caller's. Stores that cannot join one throw a TypeError when given one.
+   *
+   * `lease` (never given with `transaction`: a worker must not send what may still roll back)
+   * writes the first `lease.limit` deliveries of active endpoints in_flight under
+   * `lease.leaseId`, due (the lease's end) at createdAt + leaseMs, and returns them in `leased`
+   * with their event and webhook as read under the lock. No other caller can lease them while
+   * that lease lives.
    */
   publishEvent(
     event: EventRecord,
     newDeliveryId: () => string,
     transaction?: unknown,
+    lease?: PublishLease,
   ): Promise<PublishOutcome>;
 
   /**

@@ -148,10 +148,86 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
 
     it('publish with no subscriber still records the event, and refuses a transaction it cannot join', async () => {
       const outcome = await ctx.store.publishEvent(eventRecord(), deliveryId);
-      expect(outcome).toMatchObject({ outcome: 'published', deliveries: [] });
+      expect(outcome).toMatchObject({ outcome: 'published', deliveries: [], leased: [] });
       if (!harness.joinsTransactions) {
         await expect(ctx.store.publishEvent(eventRecord(), deliveryId, {})).rejects.toThrow(TypeError);
       }
+    });
+
+    it('publish with a lease writes the first `limit` active deliveries in flight under it, and returns them with event and webhook', async () => {
+      const first = await subscribed();
+      const second = await subscribed();
+      const third = await subscribed();
+      const disabled = await subscribed(ctx.store, { status: 'disabled', disabledReason: 'manual' });
+      const event = eventRecord();
+      const outcome = await ctx.store.publishEvent(event, deliveryId, undefined, {
+        limit: 2,
+        leaseId: 'handoff-1',
+        leaseMs: 30_000,
+      });
+      if (outcome.outcome !== 'published') throw new Error('expected a new event');
+      // Webhook id order: the first two active subscribers are leased, the third stays pending,
+      // the disabled one is held and never leased.
+      const ordered = [first, second, third].map((w) => w.id).sort();
+      const byWebhook = new Map(outcome.deliveries.map((d) => [d.webhookId, d]));
+      expect(outcome.leased.map((l) => l.webhook.id)).toEqual(ordered.slice(0, 2));
+      for (const leased of outcome.leased) {
+        expect(leased.delivery).toMatchObject({
+          status: 'in_flight',
+          leaseId: 'handoff-1',
+          dueAt: at(30_000),
+          attempts: 0,
+        });
+        expect(leased.delivery).toEqual(byWebhook.get(leased.webhook.id));
+        expect(leased.event).toEqual(event);
+        expect(leased.webhook).toEqual([first, second, third].find((w) => w.id === leased.webhook.id));
+      }
+      expect(byWebhook.get(ordered[2]!)).toMatchObject({ status: 'pending', leaseId: null, dueAt: T0 });
+      expect(byWebhook.get(disabled.id)).toMatchObject({ status: 'held', leaseId: null });
+      // As stored: the leased ones are not leasable while the lease lives, the pending one is.
+      const stored = await ctx.store.getDelivery('tenant_a', ordered[0]!, byWebhook.get(ordered[0]!)!.id);
+      expect(stored!.delivery).toEqual(byWebhook.get(ordered[0]!));
+      const due = await leaseAll(ctx.store, at(29_999));
+      expect(due.map((l) => l.delivery.webhookId)).toEqual([ordered[2]]);
+    });
+
+    it('a delivery leased in its publish is recorded by that lease, and leased again by anyone once the lease runs out', async () => {
+      await subscribed();
+      const lease = { limit: 4, leaseId: 'handoff-2', leaseMs: 1000 };
+      const recorded = await ctx.store.publishEvent(eventRecord(), deliveryId, undefined, lease);
+      const lost = await ctx.store.publishEvent(eventRecord(), deliveryId, undefined, lease);
+      if (recorded.outcome !== 'published' || lost.outcome !== 'published')
+        throw new Error('expected new events');
+      const [kept] = recorded.leased;
+      const outcome = await ctx.store.completeAttempt({
+        tenantId: 'tenant_a',
+        deliveryId: kept!.delivery.id,
+        leaseId: 'handoff-2',
+        attempt: attemptOf(kept!.delivery.id, 1, 200),
+        ...SUCCEEDED,
+        autoDisableAfter: 5,
+        at: at(500),
+      });
+      expect(outcome).toMatchObject({ outcome: 'recorded', delivery: { status: 'succeeded', attempts: 1 } });
+      // The worker that took the other one died: after its lease, another worker has it.
+      expect(await leaseAll(ctx.store, at(999))).toEqual([]);
+      const again = await leaseAll(ctx.store, at(1000));
+      expect(again.map((l) => l.delivery.id)).toEqual([lost.leased[0]!.delivery.id]);
+    });
+
+    it('a replayed event id takes no lease and writes nothing', async () => {
+      await subscribed();
+      const event = eventRecord();
+      await publishOne(ctx.store, event);
+      const again = await ctx.store.publishEvent(event, deliveryId, undefined, {
+        limit: 4,
+        leaseId: 'handoff-3',
+        leaseMs: 30_000,
+      });
+      expect(again).toEqual({ outcome: 'duplicate', event });
+      const pending = await leaseAll();
+      expect(pending).toHaveLength(1);
+      expect(pending[0]!.delivery.leaseId).not.toBe('handoff-3');
     });
 
     it('leases due deliveries oldest first, at most `limit`, each in_flight until the lease ends', async () => {

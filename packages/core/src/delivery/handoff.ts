@@ -1,0 +1,100 @@
+import { type Clock, epochMs, type RandomBytes } from '../clock.js';
+import type { LeasedDelivery } from '../store/types.js';
+import type { DeliveryHandoff } from './publish.js';
+
+/**
+ * Deliveries of one publish handed to a worker in the publish itself. Most events have one
+ * subscriber; more would hold room that concurrent publishes could use. The others are written
+ * pending and leased as usual.
+ */
+export const HANDOFF_LIMIT = 1;
+
+export interface HandoffDeps {
+  clock: Clock;
+  randomBytes: RandomBytes;
+  /** Attempts the worker runs at once. As many handed-over deliveries may wait beside them. */
+  concurrency: number;
+  leaseMs: number;
+  timeoutMs: number;
+  /** Attempts running now, and deliveries the worker's own lease may still bring. */
+  busy(): number;
+  /** Starts the attempt of a delivery now. */
+  start(delivery: LeasedDelivery): void;
+  /** Room promised to a publish came back unused. */
+  roomReturned(): void;
+}
+
+/**
+ * The worker's side of the publish handoff (DeliveryHandoff): room set aside for publishes in
+ * progress, and the deliveries they handed over that wait for a free slot. A publish finds room
+ * while fewer than `concurrency` attempts run and wait beyond those running, so a busy worker
+ * still takes the next deliveries without a lease query; the wait is bounded, and a delivery
+ * that could no longer finish its attempt inside its lease is left to the lease's expiry, when
+ * any worker takes it.
+ */
+export class Handoffs {
+  private reserved = 0;
+  private readonly waiting: LeasedDelivery[] = [];
+  private settled: (() => void) | undefined;
+
+  constructor(private readonly deps: HandoffDeps) {}
+
+  /** Promised or waiting: room the worker's own lease must leave. */
+  get pending(): number {
+    return this.reserved + this.waiting.length;
+  }
+
+  reserve(): DeliveryHandoff | undefined {
+    const room = 2 * this.deps.concurrency - this.deps.busy() - this.pending;
+    const limit = Math.min(HANDOFF_LIMIT, room);
+    if (limit <= 0) return undefined;
+    this.reserved += limit;
+    let open = true;
+    const settle = () => {
+      if (!open) return false;
+      open = false;
+      this.reserved -= limit;
+      if (this.reserved === 0) this.settled?.();
+      return true;
+    };
+    return {
+      lease: { limit, leaseId: leaseIdFrom(this.deps.randomBytes), leaseMs: this.deps.leaseMs },
+      accept: (leased) => {
+        if (!settle()) return;
+        for (const delivery of leased) {
+          if (this.deps.busy() < this.deps.concurrency) this.deps.start(delivery);
+          else this.waiting.push(delivery);
+        }
+        if (leased.length < limit) this.deps.roomReturned();
+      },
+      release: () => {
+        if (settle()) this.deps.roomReturned();
+      },
+    };
+  }
+
+  /**
+   * The longest-waiting delivery whose attempt can still end inside its lease (a later one is
+   * left to that lease's expiry), or undefined.
+   */
+  next(): LeasedDelivery | undefined {
+    const latestStart = epochMs(this.deps.clock) + this.deps.timeoutMs;
+    for (let delivery = this.waiting.shift(); delivery; delivery = this.waiting.shift()) {
+      if (delivery.delivery.dueAt!.getTime() > latestStart) return delivery;
+    }
+    return undefined;
+  }
+
+  /** Resolves when no publish holds room any more: its handover has come or will not. */
+  async allSettled(): Promise<void> {
+    if (this.reserved === 0) return;
+    await new Promise<void>((resolve) => {
+      this.settled = resolve;
+    });
+    this.settled = undefined;
+  }
+}
+
+export function leaseIdFrom(randomBytes: RandomBytes): string {
+  return Buffer.from(randomBytes(12)).toString('hex');
+}
