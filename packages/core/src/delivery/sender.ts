@@ -5,6 +5,7 @@ import {
   checkWebhookUrl,
   type LookupAll,
   resolveCheckedAddresses,
+  type UrlCheck,
   type UrlPolicy,
 } from '../webhooks/url-policy.js';
 import type { AttemptResult } from './outcome.js';
@@ -17,6 +18,9 @@ export const MAX_LOGGED_RESPONSE_BYTES = 4096;
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 
 const USER_AGENT = 'keyhook-webhooks/1 (+https://github.com/keyhook/keyhook)';
+
+/** Checked URLs kept per sender: its policy never changes, and most attempts go to a few endpoints. */
+const CHECKED_URL_ENTRIES = 1000;
 
 export interface SendRequest {
   url: string;
@@ -54,6 +58,7 @@ export class WebhookSender {
   private readonly timeoutMs: number;
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+  private readonly checkedUrls = new Map<string, UrlCheck>();
 
   constructor(private readonly options: SenderOptions) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
@@ -67,7 +72,7 @@ export class WebhookSender {
       responseBody,
     });
     // The URL was checked at create; checked again, since the policy may have tightened since.
-    const checked = checkWebhookUrl(request.url, this.options.policy);
+    const checked = this.check(request.url);
     if (!checked.ok) return finish({ kind: 'error', message: `refused: ${checked.reason}` });
     const url = checked.url;
     const body = Buffer.from(request.payload, 'utf8');
@@ -135,6 +140,18 @@ export class WebhookSender {
       });
       req.end(body);
     });
+  }
+
+  private check(url: string): UrlCheck {
+    let checked = this.checkedUrls.get(url);
+    if (checked === undefined) {
+      checked = checkWebhookUrl(url, this.options.policy);
+      if (this.checkedUrls.size >= CHECKED_URL_ENTRIES) {
+        this.checkedUrls.delete(this.checkedUrls.keys().next().value!);
+      }
+      this.checkedUrls.set(url, checked);
+    }
+    return checked;
   }
 
   /** Closes kept-alive connections. */
