@@ -10,8 +10,12 @@
 //       the store's completeAttempt to count them; the count is checked afterwards against
 //       listDeliveries(status: succeeded) and the receiver's distinct event ids).
 //     - Publishing runs concurrently with delivery, as in an app: the worker is started first,
-//       then one publisher loop publishes all N (yielding to the event loop every 16 publishes,
-//       so the worker's I/O is served while it runs). Publishing is part of the measured time.
+//       then PUBLISH_LANES publisher loops (default CONCURRENCY: an app publishes from its
+//       concurrent request handlers) publish all N, each awaiting its publish and yielding to the
+//       event loop every 16. Publishing is part of the measured time. The SQLite store commits
+//       the publishes, leases and attempt records of one turn of the event loop together (group
+//       commit), so concurrent publishers share commits; one lane (BENCH_PUBLISH_LANES=1) measures
+//       a single sequential publisher, which gets no sharing.
 //       BENCH_PUBLISH=upfront publishes all N first and starts the worker after (same clock),
 //       which splits the publish and delivery phases.
 //     - The bare loop's clock runs from its first request to its last response.
@@ -46,7 +50,7 @@
 // --filter=@keyhook/store-sqlite --filter=@keyhook/store-postgres`). Postgres is skipped when it
 // cannot be reached. Exits 0 always: a missed target prints FAIL, a broken section prints ERROR.
 //
-// Environment: BENCH_DELIVERIES (5000), BENCH_CONCURRENCY (16), BENCH_ROUNDS (3),
+// Environment: BENCH_DELIVERIES (5000), BENCH_CONCURRENCY (16), BENCH_PUBLISH_LANES (SQLite, CONCURRENCY), BENCH_ROUNDS (3),
 // BENCH_WARMUP_DELIVERIES (1000), BENCH_PUBLISH (concurrent | upfront), BENCH_PG_URL
 // (postgres://postgres@127.0.0.1:5432/test), BENCH_PG_CONCURRENCY (per worker, CONCURRENCY/2),
 // BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_INTERVAL_MS (5), BENCH_MEMORY_DELIVERIES (100000),
@@ -76,6 +80,7 @@ const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/t
 const PG_CONCURRENCY = numberFrom('BENCH_PG_CONCURRENCY', Math.max(1, Math.round(CONCURRENCY / 2)));
 const PG_WORKERS = 2;
 const PG_PUBLISH_LANES = 4;
+const PUBLISH_LANES = numberFrom('BENCH_PUBLISH_LANES', CONCURRENCY);
 const LATENCY_EVENTS = numberFrom('BENCH_LATENCY_EVENTS', 1000);
 const LATENCY_INTERVAL_MS = numberFrom('BENCH_LATENCY_INTERVAL_MS', 5);
 const LATENCY_WARMUP = 50;
@@ -319,7 +324,7 @@ async function openSqlite(receiver) {
     webhookId: webhook.id,
     secret,
     workerOptions: { concurrency: CONCURRENCY },
-    publishLanes: 1,
+    publishLanes: PUBLISH_LANES,
     async close() {
       await keyhook.close();
       await store.close();
@@ -576,7 +581,7 @@ console.log(
     data: eventData(0, now()),
   });
   console.log(
-    `event body ≈ ${sample.length} bytes; concurrency ${CONCURRENCY}; publishing ${PUBLISH}; ` +
+    `event body ≈ ${sample.length} bytes; concurrency ${CONCURRENCY}; publishing ${PUBLISH} from ${PUBLISH_LANES} lanes (SQLite); ` +
       `global.gc ${globalThis.gc ? 'exposed' : 'NOT exposed (run node --expose-gc for memory readings after GC)'}`,
   );
 }
