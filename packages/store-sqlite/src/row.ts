@@ -296,13 +296,33 @@ export interface DueRow {
   webhook_updated_at: number;
 }
 
-/** The due delivery as the lease wrote it, with the event and webhook read beside it. */
+/**
+ * The due delivery as the lease wrote it, with the event and webhook read beside it. `webhooks`
+ * holds the records already made in this lease, by id.
+ */
 export function toLeasedDelivery(
   due: DueRow,
   leaseId: string,
   leaseEnd: number,
   now: number,
+  webhooks: Map<string, WebhookRecord>,
 ): LeasedDelivery {
+  let webhook = webhooks.get(due.webhook_id);
+  if (webhook === undefined) {
+    webhook = toWebhookRecord({
+      id: due.webhook_id,
+      tenant_id: due.webhook_tenant_id,
+      url: due.webhook_url,
+      events: due.webhook_events,
+      twin_key: due.webhook_twin_key,
+      status: due.webhook_status,
+      disabled_reason: due.webhook_disabled_reason,
+      secret_sealed: due.webhook_secret_sealed,
+      created_at: due.webhook_created_at,
+      updated_at: due.webhook_updated_at,
+    });
+    webhooks.set(due.webhook_id, webhook);
+  }
   return {
     delivery: toDeliveryRecord({
       id: due.id,
@@ -326,17 +346,6 @@ export function toLeasedDelivery(
       payload: due.event_payload,
       created_at: due.event_created_at,
     }),
-    webhook: toWebhookRecord({
-      id: due.webhook_id,
-      tenant_id: due.webhook_tenant_id,
-      url: due.webhook_url,
-      events: due.webhook_events,
-      twin_key: due.webhook_twin_key,
-      status: due.webhook_status,
-      disabled_reason: due.webhook_disabled_reason,
-      secret_sealed: due.webhook_secret_sealed,
-      created_at: due.webhook_created_at,
-      updated_at: due.webhook_updated_at,
-    }),
+    webhook,
   };
 }

@@ -246,8 +246,14 @@ function prepareStatements(db: Database.Database) {
     eventById: db.prepare<[string, string], EventRow>(
       `SELECT ${EVENT_COLUMNS} FROM keyhook_events WHERE tenant_id = ? AND id = ?`,
     ),
-    // The tenant's webhooks whose event set (a JSON array) holds the type, active or not.
-    subscribers: db.prepare<[string, string], WebhookRow>(
+    // The tenant's webhooks whose event set (a JSON array) holds the type, active or not; whole
+    // rows only when the publish leases a delivery (the attempt needs its URL and secret).
+    subscribers: db.prepare<[string, string], Pick<WebhookRow, 'id' | 'status'>>(
+      `SELECT id, status FROM keyhook_webhooks
+        WHERE tenant_id = ? AND EXISTS (SELECT 1 FROM json_each(keyhook_webhooks.events) WHERE value = ?)
+        ORDER BY id`,
+    ),
+    subscriberRows: db.prepare<[string, string], WebhookRow>(
       `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks
         WHERE tenant_id = ? AND EXISTS (SELECT 1 FROM json_each(keyhook_webhooks.events) WHERE value = ?)
         ORDER BY id`,
@@ -477,14 +483,16 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
           const stored = statements.eventById.get(event.tenantId, event.id)!;
           return { outcome: 'duplicate', event: toEventRecord(stored) };
         }
-        const subscribers = statements.subscribers.all(event.tenantId, event.type);
+        const subscribers: readonly Pick<WebhookRow, 'id' | 'status'>[] = (
+          lease ? statements.subscriberRows : statements.subscribers
+        ).all(event.tenantId, event.type);
         const toLease = leasedSubscribers(subscribers, lease);
         const leased: LeasedDelivery[] = [];
         const deliveries = subscribers.map((webhook) => {
           const forLease = toLease.has(webhook) ? lease : undefined;
           const delivery = newDeliveryRecord(event, webhook, newDeliveryId(), forLease);
           statements.insertDelivery.run(toDeliveryRow(delivery));
-          if (forLease) leased.push({ delivery, event, webhook: toWebhookRecord(webhook) });
+          if (forLease) leased.push({ delivery, event, webhook: toWebhookRecord(webhook as WebhookRow) });
           return delivery;
         });
         return { outcome: 'published', event, deliveries, leased };
@@ -495,9 +503,11 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
     leaseDeliveries: db.transaction((request: LeaseRequest): LeasedDelivery[] => {
       const now = request.now.getTime();
       const leaseEnd = now + request.leaseMs;
+      // One record per webhook: under this transaction's lock its row is the same for every delivery.
+      const webhooks = new Map<string, WebhookRecord>();
       return statements.dueDeliveries.all(now, request.limit).map((due) => {
         statements.lease.run(request.leaseId, leaseEnd, now, due.id);
-        return toLeasedDelivery(due, request.leaseId, leaseEnd, now);
+        return toLeasedDelivery(due, request.leaseId, leaseEnd, now, webhooks);
       });
     }),
     completeAttempt: db.transaction((completion: AttemptCompletion): AttemptCompletionOutcome => {

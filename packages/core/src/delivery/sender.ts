@@ -59,9 +59,12 @@ export class WebhookSender {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly checkedUrls = new Map<string, UrlCheck>();
+  /** A `lookup` for the socket that answers only with addresses the policy allows. */
+  private readonly lookup: LookupFunction;
 
   constructor(private readonly options: SenderOptions) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+    this.lookup = checkedLookup(options.policy, options.lookup);
   }
 
   async send(request: SendRequest): Promise<SendOutcome> {
@@ -96,7 +99,7 @@ export class WebhookSender {
         method: 'POST',
         headers,
         agent: secure ? this.httpsAgent : this.httpAgent,
-        lookup: this.checkedLookup(),
+        lookup: this.lookup,
       });
       // One deadline for the whole attempt: connect, send, and the answer's first 4 KiB. A
       // status that came in time stands, with whatever of the body came with it.
@@ -159,20 +162,18 @@ export class WebhookSender {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
   }
+}
 
-  /** A `lookup` for the socket that answers only with addresses the policy allows. */
-  private checkedLookup(): LookupFunction {
-    const { policy, lookup } = this.options;
-    return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-      resolveCheckedAddresses(hostname, policy, lookup).then(
-        (addresses) => {
-          if (options.all) callback(null, addresses);
-          else callback(null, addresses[0]!.address, addresses[0]!.family);
-        },
-        (error: unknown) => callback(error),
-      );
-    }) as LookupFunction;
-  }
+function checkedLookup(policy: UrlPolicy, lookup: LookupAll | undefined): LookupFunction {
+  return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    resolveCheckedAddresses(hostname, policy, lookup).then(
+      (addresses) => {
+        if (options.all) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (error: unknown) => callback(error),
+    );
+  }) as LookupFunction;
 }
 
 function headerValue(value: string | string[] | undefined): string | null {
