@@ -1,11 +1,11 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import {
   checkWebhookUrl,
   type LookupAll,
   resolveCheckedAddresses,
-  type UrlCheck,
   type UrlPolicy,
 } from '../webhooks/url-policy.js';
 import type { AttemptResult } from './outcome.js';
@@ -21,6 +21,11 @@ const USER_AGENT = 'keyhook-webhooks/1 (+https://github.com/keyhook/keyhook)';
 
 /** Checked URLs kept per sender: its policy never changes, and most attempts go to a few endpoints. */
 const CHECKED_URL_ENTRIES = 1000;
+
+/** A URL the policy allows, as request options (never handed to http.request itself: it would be merged into). */
+type CheckedTarget =
+  | { ok: true; target: ReturnType<typeof urlToHttpOptions>; secure: boolean }
+  | { ok: false; reason: string };
 
 export interface SendRequest {
   url: string;
@@ -58,7 +63,7 @@ export class WebhookSender {
   private readonly timeoutMs: number;
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
-  private readonly checkedUrls = new Map<string, UrlCheck>();
+  private readonly checkedUrls = new Map<string, CheckedTarget>();
   /** A `lookup` for the socket that answers only with addresses the policy allows. */
   private readonly lookup: LookupFunction;
 
@@ -77,7 +82,7 @@ export class WebhookSender {
     // The URL was checked at create; checked again, since the policy may have tightened since.
     const checked = this.check(request.url);
     if (!checked.ok) return finish({ kind: 'error', message: `refused: ${checked.reason}` });
-    const url = checked.url;
+    const { target, secure } = checked;
     const body = Buffer.from(request.payload, 'utf8');
     const headers = {
       'content-type': 'application/json',
@@ -94,8 +99,8 @@ export class WebhookSender {
         clearTimeout(deadline);
         resolve(outcome);
       };
-      const secure = url.protocol === 'https:';
-      const req = (secure ? https : http).request(url, {
+      const req = (secure ? https : http).request({
+        ...target,
         method: 'POST',
         headers,
         agent: secure ? this.httpsAgent : this.httpAgent,
@@ -145,10 +150,13 @@ export class WebhookSender {
     });
   }
 
-  private check(url: string): UrlCheck {
+  private check(url: string): CheckedTarget {
     let checked = this.checkedUrls.get(url);
     if (checked === undefined) {
-      checked = checkWebhookUrl(url, this.options.policy);
+      const check = checkWebhookUrl(url, this.options.policy);
+      checked = check.ok
+        ? { ok: true, target: urlToHttpOptions(check.url), secure: check.url.protocol === 'https:' }
+        : check;
       if (this.checkedUrls.size >= CHECKED_URL_ENTRIES) {
         this.checkedUrls.delete(this.checkedUrls.keys().next().value!);
       }
