@@ -50,7 +50,7 @@
 // --filter=@keyhook/store-sqlite --filter=@keyhook/store-postgres`). Postgres is skipped when it
 // cannot be reached. Exits 0 always: a missed target prints FAIL, a broken section prints ERROR.
 //
-// Environment: BENCH_DELIVERIES (5000), BENCH_CONCURRENCY (16), BENCH_PUBLISH_LANES (SQLite, CONCURRENCY), BENCH_ROUNDS (3),
+// Environment: BENCH_DELIVERIES (5000), BENCH_CONCURRENCY (16), BENCH_PUBLISH_LANES (SQLite, CONCURRENCY), BENCH_ROUNDS (5),
 // BENCH_WARMUP_DELIVERIES (1000), BENCH_PUBLISH (concurrent | upfront), BENCH_PG_URL
 // (postgres://postgres@127.0.0.1:5432/test), BENCH_PG_CONCURRENCY (per worker, CONCURRENCY/2),
 // BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_INTERVAL_MS (5), BENCH_MEMORY_DELIVERIES (100000),
@@ -73,7 +73,7 @@ const numberFrom = (name, fallback) => {
 };
 const N = numberFrom('BENCH_DELIVERIES', 5000);
 const CONCURRENCY = numberFrom('BENCH_CONCURRENCY', 16);
-const ROUNDS = numberFrom('BENCH_ROUNDS', 3);
+const ROUNDS = numberFrom('BENCH_ROUNDS', 5);
 const WARMUP = numberFrom('BENCH_WARMUP_DELIVERIES', 1000);
 const PUBLISH = process.env.BENCH_PUBLISH ?? 'concurrent';
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -9,15 +9,15 @@
 // the cost the guard adds, and server CPU near 100 % shows the server (not autocannon) was the
 // limit.
 //
-// Environment: BENCH_DURATION (s per run, 4), BENCH_ROUNDS (9), BENCH_WARMUP (s, 3),
+// Environment: BENCH_DURATION (s per run, 3), BENCH_ROUNDS (15), BENCH_WARMUP (s, 3),
 // BENCH_CONNECTIONS (10), BENCH_STORE (sqlite; memory to leave the database read out).
 import { fork } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
-const DURATION = Number(process.env.BENCH_DURATION ?? 4);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
+const DURATION = Number(process.env.BENCH_DURATION ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 // `memory` swaps the SQLite store for core's MemoryStore: the guard's cost without a database read.
