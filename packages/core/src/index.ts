@@ -68,7 +68,15 @@ export {
 } from './errors.js';
 export type { ApiKeyContext, GuardResult } from './http/handler.js';
 export { bearerToken, header } from './http/headers.js';
-export { errorResponse } from './http/response.js';
+export {
+  DEFAULT_LIMIT,
+  encodeCursor,
+  MAX_LIMIT,
+  type PageResponse,
+  parseListCursor,
+  parseListLimit,
+} from './http/pagination.js';
+export { errorEnvelope, errorResponse } from './http/response.js';
 export type {
   HttpMethod,
   KeyhookRequest,
@@ -122,6 +130,7 @@ export type {
   WebhookStatus,
   WebhookStatusOutcome,
 } from './store/types.js';
+export { parseOrThrow, validationFailed } from './validation.js';
 export { EVENT_TYPES, type EventType, isEventType } from './webhooks/events.js';
 export { type CreateWebhookInput, createWebhookSchema, type UpdateWebhookInput } from './webhooks/schemas.js';
 export { mintWebhookSecret, WEBHOOK_SECRET_PREFIX } from './webhooks/secret.js';

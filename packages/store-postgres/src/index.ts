@@ -6,3 +6,5 @@ export {
 } from './create-store.js';
 export { PostgresStore, type PostgresStoreParts } from './postgres-store.js';
 export { DEFAULT_SCHEMA } from './schema-name.js';
+/** For hosts that share the database: a connection failure becomes `unavailable` (503). */
+export { toStoreError } from './unavailable.js';

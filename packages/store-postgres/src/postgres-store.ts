@@ -290,6 +290,13 @@ export class PostgresStore implements Store {
     }
   }
 
+  /** Postgres has no synchronous queries: publish with `{ transaction: client }` instead. */
+  publishEventSync(_event: EventRecord, _newDeliveryId: () => string, _transaction: unknown): PublishOutcome {
+    throw new TypeError(
+      'keyhook: the Postgres store cannot publish synchronously; await events.publish(input, { transaction: client })',
+    );
+  }
+
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
     const leaseEnds = new Date(request.now.getTime() + request.leaseMs);
     const result = await this.query<LeaseRow>(this.deliverySql.lease, [

@@ -32,7 +32,7 @@ export class GroupCommit {
   private readonly commitGroup: (group: readonly Pending[]) => Settled[];
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly translate: (error: unknown) => unknown,
   ) {
     const inGroup = db.transaction((group: readonly Pending[]): Settled[] =>
@@ -65,6 +65,12 @@ export class GroupCommit {
   }
 
   private flush(): void {
+    // A connection shared with the host (`database`) may hold the host's transaction open across
+    // an await: a group run now would commit or roll back with it. Wait for it to end.
+    if (this.db.inTransaction) {
+      setImmediate(() => this.flush());
+      return;
+    }
     this.scheduled = false;
     while (this.queue.length > 0) {
       const group = this.queue.splice(0, MAX_GROUP_SIZE);

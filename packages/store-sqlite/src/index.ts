@@ -1,7 +1,9 @@
-export { DEFAULT_BUSY_TIMEOUT_MS } from './open.js';
+export { DEFAULT_BUSY_TIMEOUT_MS, openDatabase } from './open.js';
 export {
   createSqliteStore,
   DEFAULT_CHANGE_CHECK_INTERVAL_MS,
   SqliteStore,
   type SqliteStoreOptions,
 } from './store.js';
+/** For hosts that share the database: a driver error that means "out of reach" becomes `unavailable` (503). */
+export { translateDriverError as toStoreError } from './unavailable.js';

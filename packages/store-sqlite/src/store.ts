@@ -781,6 +781,21 @@ export class SqliteStore implements Store {
     return this.grouped(() => this.transactions.publishEvent(event, newDeliveryId, lease));
   }
 
+  /**
+   * Joins a transaction of yours when it runs on this store's own connection (`database`):
+   * the event and its deliveries are written before this returns, in a savepoint of your
+   * transaction, and commit or roll back with it. For a transactional outbox on SQLite.
+   */
+  publishEventSync(event: EventRecord, newDeliveryId: () => string, transaction: unknown): PublishOutcome {
+    if (transaction !== this.db || !this.db.inTransaction) {
+      throw new TypeError(
+        'keyhook: the SQLite store joins only a transaction open on its own connection: ' +
+          'createSqliteStore({ database: db }), then db.transaction(() => { … publishSync(…, { transaction: db }) … })',
+      );
+    }
+    return this.run(() => this.transactions.publishEvent(event, newDeliveryId, undefined));
+  }
+
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
     return this.grouped(() => this.transactions.leaseDeliveries(request));
   }

@@ -5,20 +5,30 @@ import type { Store } from '@keyhook/core';
 import { runStoreConformance } from '@keyhook/testing/store-suite';
 import Database from 'better-sqlite3';
 import { afterAll } from 'vitest';
-import { createSqliteStore } from '../src/index.js';
+import { createSqliteStore, openDatabase } from '../src/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'keyhook-sqlite-conformance-'));
 const fileOf = new WeakMap<Store, string>();
+// The first store of each file shares its connection with the harness, as a host sharing it would.
+const connectionOf = new WeakMap<Store, Database.Database>();
+const connections: Database.Database[] = [];
 let opened = 0;
 
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => {
+  // The store never closes a connection it was given.
+  for (const connection of connections) connection.close();
+  rmSync(root, { recursive: true, force: true });
+});
 
 runStoreConformance({
   name: 'sqlite',
   create: async () => {
     const filename = join(root, `store-${++opened}.db`);
-    const store = createSqliteStore({ filename });
+    const database = openDatabase(filename);
+    const store = createSqliteStore({ database });
     fileOf.set(store, filename);
+    connectionOf.set(store, database);
+    connections.push(database);
     return store;
   },
   // A second app instance: its own connection to the same file.
@@ -28,6 +38,12 @@ runStoreConformance({
     const peer = createSqliteStore({ filename });
     fileOf.set(peer, filename);
     return peer;
+  },
+  // A host's synchronous transaction on the connection the store shares.
+  syncTransaction: (store, work) => {
+    const database = connectionOf.get(store);
+    if (!database) throw new Error('syncTransaction: store was not created by this harness');
+    return database.transaction(() => work(database))();
   },
   // Straight from the file, through a connection keyhook never touched.
   readKeyRow: async (store, id) => {

@@ -84,6 +84,45 @@ export class Events {
    * `idempotency_conflict`, since a receiver deduplicating on the id would drop the second.
    */
   async publish(input: PublishInput, options: PublishOptions = {}): Promise<PublishedEvent> {
+    const event = this.prepare(input);
+    // Never inside a caller's transaction: the worker would send what may still roll back.
+    const handoff = options.transaction === undefined ? this.deps.handoff?.() : undefined;
+    let outcome: PublishOutcome;
+    try {
+      outcome = await this.deps.store.publishEvent(
+        event,
+        this.newDeliveryId,
+        options.transaction,
+        handoff?.lease,
+      );
+    } catch (error) {
+      handoff?.release();
+      throw error;
+    }
+    if (outcome.outcome === 'duplicate') handoff?.release();
+    else handoff?.accept(outcome.leased);
+    return this.settle(event, outcome);
+  }
+
+  /**
+   * `publish` inside a synchronous transaction of yours, for stores whose driver is synchronous
+   * (SQLite through better-sqlite3, when your transaction runs on the store's own connection):
+   * the event and its deliveries are written now, on `transaction`, and commit or roll back with
+   * it. It throws rather than rejects, so the transaction function sees every refusal and rolls
+   * back. A store that cannot (Postgres: use `publish` with your client) throws a TypeError.
+   */
+  publishSync(input: PublishInput, options: { transaction: unknown }): PublishedEvent {
+    const event = this.prepare(input);
+    return this.settle(
+      event,
+      this.deps.store.publishEventSync(event, this.newDeliveryId, options.transaction),
+    );
+  }
+
+  private readonly newDeliveryId = () => newId('dlv', this.deps.clock, this.deps.randomBytes);
+
+  /** The event as it will be stored and sent: validated, and its body serialised once. */
+  private prepare(input: PublishInput): EventRecord {
     const parsed = parseOrThrow(publishSchema, input);
     const createdAt = this.deps.clock.now();
     const id = parsed.id ?? newId('evt', this.deps.clock, this.deps.randomBytes);
@@ -93,32 +132,22 @@ export class Events {
       createdAt: createdAt.toISOString(),
       data: parsed.data,
     });
-    const event: EventRecord = { id, tenantId: parsed.tenantId, type: parsed.type, payload, createdAt };
-    // Never inside a caller's transaction: the worker would send what may still roll back.
-    const handoff = options.transaction === undefined ? this.deps.handoff?.() : undefined;
-    let outcome: PublishOutcome;
-    try {
-      outcome = await this.deps.store.publishEvent(
-        event,
-        () => newId('dlv', this.deps.clock, this.deps.randomBytes),
-        options.transaction,
-        handoff?.lease,
-      );
-    } catch (error) {
-      handoff?.release();
-      throw error;
-    }
+    return { id, tenantId: parsed.tenantId, type: parsed.type, payload, createdAt };
+  }
+
+  /** A replay returns the first event (or is refused when it differs); new work wakes the workers. */
+  private settle(event: EventRecord, outcome: PublishOutcome): PublishedEvent {
     if (outcome.outcome === 'duplicate') {
-      handoff?.release();
       if (!samePublication(outcome.event, event)) {
         throw new KeyhookError(
           'idempotency_conflict',
-          `An event with id ${id} was already published with another type or data.`,
+          `An event with id ${event.id} was already published with another type or data.`,
         );
       }
       return { event: outcome.event, deliveries: [], replayed: true };
     }
-    handoff?.accept(outcome.leased);
+    // A caller's transaction may still roll back: the lease that this wakes runs in a later turn,
+    // after it ended, and finds nothing if it did.
     if (outcome.deliveries.some((delivery) => delivery.status === 'pending')) this.deps.onPublished();
     return { event: outcome.event, deliveries: outcome.deliveries, replayed: false };
   }

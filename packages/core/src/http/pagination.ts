@@ -17,23 +17,40 @@ export interface PageResponse<View> {
 
 /** `?limit=` (1–100, default 20) and an opaque `?cursor=` (DESIGN.md §2 "Lists"). */
 export function parsePageRequest(query: URLSearchParams, prefix: IdPrefix): PageRequest {
-  const rawLimit = query.get('limit');
-  let limit = DEFAULT_LIMIT;
-  if (rawLimit !== null) {
-    limit = /^\d{1,3}$/.test(rawLimit) ? Number(rawLimit) : Number.NaN;
-    if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-      throw validationFailed([{ path: 'limit', message: `must be a whole number from 1 to ${MAX_LIMIT}` }]);
-    }
-  }
-  const rawCursor = query.get('cursor');
-  let before: string | undefined;
-  if (rawCursor !== null && rawCursor !== '') {
-    before = decodeCursor(rawCursor);
-    if (!before || !isWellFormedId(before, prefix)) {
-      throw validationFailed([{ path: 'cursor', message: 'is not a cursor this list returned' }]);
-    }
-  }
+  const limit = parseListLimit(query.get('limit'));
+  const before = parseListCursor(query.get('cursor'), (id) => isWellFormedId(id, prefix));
   return { limit, before };
+}
+
+/** `?limit=`: a whole number from 1 to 100, 20 when absent; anything else is 400 `validation_failed`. */
+export function parseListLimit(raw: string | null): number {
+  if (raw === null) return DEFAULT_LIMIT;
+  const limit = /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_LIMIT)) {
+    throw validationFailed([{ path: 'limit', message: `must be a whole number from 1 to ${MAX_LIMIT}` }]);
+  }
+  return limit;
+}
+
+/**
+ * `?cursor=`: the position a list's `nextCursor` encoded, or undefined when absent or empty. A
+ * cursor that does not decode, or whose position `valid` refuses, is 400 `validation_failed`.
+ */
+export function parseListCursor(
+  raw: string | null,
+  valid: (position: string) => boolean,
+): string | undefined {
+  if (raw === null || raw === '') return undefined;
+  const position = decodeCursor(raw);
+  if (position === undefined || !valid(position)) {
+    throw validationFailed([{ path: 'cursor', message: 'is not a cursor this list returned' }]);
+  }
+  return position;
+}
+
+/** The opaque form of a list position (an id, a key, a number as text). */
+export function encodeCursor(position: string): string {
+  return Buffer.from(position, 'utf8').toString('base64url');
 }
 
 /** Ask the store for `limit + 1` rows; the extra row only says whether a next page exists. */
@@ -46,11 +63,11 @@ export function toPage<Row extends { id: string }, View>(
   const last = page[page.length - 1];
   return {
     data: page.map(view),
-    nextCursor: rows.length > limit && last ? Buffer.from(last.id, 'utf8').toString('base64url') : null,
+    nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null,
   };
 }
 
 function decodeCursor(cursor: string): string | undefined {
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return undefined;
+  if (!/^[A-Za-z0-9_-]{1,400}$/.test(cursor)) return undefined;
   return Buffer.from(cursor, 'base64url').toString('utf8');
 }

@@ -1,4 +1,4 @@
-import { type ErrorCode, isKeyhookError, KeyhookError } from '../errors.js';
+import { isKeyhookError, KeyhookError } from '../errors.js';
 import type { KeyhookResponse } from './types.js';
 
 const REALM = 'keyhook';
@@ -27,6 +27,23 @@ export function toKeyhookError(error: unknown): KeyhookError {
 
 const QUOTED_UNSAFE = /["\\\r\n]/g;
 
+/**
+ * `{ "error": { code, message, details? } }` with its status (DESIGN.md §2): the one envelope,
+ * for keyhook's own errors and for a host's routes beside them (the reference data plane's
+ * `source_inactive`, say), so a client reads every error the same way.
+ */
+export function errorEnvelope(
+  status: number,
+  code: string,
+  message: string,
+  details?: readonly unknown[],
+  headers: Record<string, string> = {},
+): KeyhookResponse {
+  const body: { code: string; message: string; details?: readonly unknown[] } = { code, message };
+  if (details) body.details = details;
+  return jsonResponse(status, { error: body }, headers);
+}
+
 /** The error envelope of DESIGN.md §2, with RFC 6750 challenges on 401 and 403. */
 export function errorResponse(error: KeyhookError): KeyhookResponse {
   const headers: Record<string, string> = {};
@@ -34,10 +51,9 @@ export function errorResponse(error: KeyhookError): KeyhookResponse {
   if (challenge) headers['www-authenticate'] = challenge;
   if (error.retryAfter !== undefined)
     headers['retry-after'] = String(Math.max(0, Math.ceil(error.retryAfter)));
-  const message = error.code === 'internal_error' ? 'An internal error occurred.' : error.message;
-  const body: { code: ErrorCode; message: string; details?: unknown } = { code: error.code, message };
-  if (error.details && error.code !== 'internal_error') body.details = error.details;
-  return jsonResponse(error.status, { error: body }, headers);
+  const internal = error.code === 'internal_error';
+  const message = internal ? 'An internal error occurred.' : error.message;
+  return errorEnvelope(error.status, error.code, message, internal ? undefined : error.details, headers);
 }
 
 function challengeFor(error: KeyhookError): string | undefined {

@@ -271,6 +271,10 @@ export class MemoryStore implements Store {
     return { outcome: 'published', event: copyEvent(event), deliveries, leased };
   }
 
+  publishEventSync(_event: EventRecord, _newDeliveryId: () => string, _transaction: unknown): PublishOutcome {
+    throw new TypeError('keyhook: the memory store has no transactions to join; use publish');
+  }
+
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
     this.assertOpen();
     const now = request.now.getTime();

@@ -368,6 +368,15 @@ export interface Store {
   ): Promise<PublishOutcome>;
 
   /**
+   * publishEvent (without a lease) inside the caller's own synchronous transaction, written
+   * before it returns, for stores whose driver is synchronous: the SQLite store takes its own
+   * better-sqlite3 connection while a transaction is open on it. A store that cannot join such
+   * a transaction (Postgres: every query is a round trip; the memory store: no transactions)
+   * throws a TypeError and writes nothing.
+   */
+  publishEventSync(event: EventRecord, newDeliveryId: () => string, transaction: unknown): PublishOutcome;
+
+  /**
    * One atomic claim of up to `limit` due deliveries of active endpoints, oldest due first:
    * pending or retry_scheduled with `dueAt <= now`, or in_flight with a lease that ran out
    * (`dueAt <= now`). Each becomes in_flight under `leaseId` until now + leaseMs. Two callers

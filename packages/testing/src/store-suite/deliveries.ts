@@ -230,6 +230,34 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       expect(pending[0]!.delivery.leaseId).not.toBe('handoff-3');
     });
 
+    it("publishEventSync joins a host's synchronous transaction where the store can, and refuses otherwise", async () => {
+      await subscribed();
+      const { syncTransaction } = harness;
+      if (!syncTransaction) {
+        expect(() => ctx.store.publishEventSync(eventRecord(), deliveryId, {})).toThrow(TypeError);
+        expect(await leaseAll()).toEqual([]);
+        return;
+      }
+      // Outside a transaction there is nothing to join.
+      expect(() => ctx.store.publishEventSync(eventRecord(), deliveryId, undefined)).toThrow(TypeError);
+      const committed = eventRecord();
+      const outcome = syncTransaction(ctx.store, (tx) =>
+        ctx.store.publishEventSync(committed, deliveryId, tx),
+      );
+      expect(outcome).toMatchObject({ outcome: 'published', event: committed, leased: [] });
+      const rolledBack = eventRecord();
+      expect(() =>
+        syncTransaction(ctx.store, (tx) => {
+          ctx.store.publishEventSync(rolledBack, deliveryId, tx);
+          throw new Error('the host changed its mind');
+        }),
+      ).toThrow('changed its mind');
+      const leased = await leaseAll();
+      expect(leased.map((l) => l.event.id)).toEqual([committed.id]);
+      // The rolled-back id was never written: publishing it now is new, not a replay.
+      expect((await ctx.store.publishEvent(rolledBack, deliveryId)).outcome).toBe('published');
+    });
+
     it('leases due deliveries oldest first, at most `limit`, each in_flight until the lease ends', async () => {
       const webhook = await subscribed();
       const early = await publishOne(ctx.store, { createdAt: at(-2000) });

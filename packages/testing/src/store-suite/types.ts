@@ -13,6 +13,12 @@ export interface StoreHarness {
   readKeyRow(store: Store, id: string): Promise<Record<string, unknown> | null>;
   /** True when `publishEvent` can join a caller's transaction; other stores must refuse one. */
   joinsTransactions?: boolean;
+  /**
+   * For stores whose `publishEventSync` joins a host's synchronous transaction (SQLite): runs
+   * `work` inside one, handing it what to pass as `transaction`, and returns its result (a throw
+   * rolls it back). Other stores must refuse `publishEventSync` with a TypeError.
+   */
+  syncTransaction?<T>(store: Store, work: (transaction: unknown) => T): T;
 }
 
 export interface SuiteContext {
