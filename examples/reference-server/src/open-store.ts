@@ -1,16 +1,68 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Logger, Store } from '@keyhook/core';
+import type { Keyhook, Logger, Store } from '@keyhook/core';
 import { createPostgresStore } from '@keyhook/store-postgres';
-import { createSqliteStore } from '@keyhook/store-sqlite';
+import { createSqliteStore, openDatabase } from '@keyhook/store-sqlite';
 import type { StoreConfig } from './config.js';
+import type { StagingDb } from './staging/db.js';
+import { postgresStagingDb } from './staging/postgres-db.js';
+import { sqliteStagingDb } from './staging/sqlite-db.js';
 
-/** Opens the configured store; both run their migrations on open. */
-export async function openStore(config: StoreConfig, logger: Logger): Promise<Store> {
+/** keyhook's store, and the data plane's tables beside it in the same database. */
+export interface Storage {
+  store: Store;
+  /** The data plane's access to the same database, publishing through `events`. */
+  staging(events: Keyhook['events']): StagingDb;
+  /** Closes what this opened, the store last but one and the connection last. */
+  close(): Promise<void>;
+}
+
+/** Opens the configured database; the store runs its migrations on open. */
+export async function openStorage(config: StoreConfig, logger: Logger): Promise<Storage> {
   if (config.kind === 'postgres') {
-    return createPostgresStore({ connectionString: config.connectionString, schema: config.schema, logger });
+    const store = await createPostgresStore({
+      connectionString: config.connectionString,
+      schema: config.schema,
+      logger,
+    });
+    let staging: StagingDb | undefined;
+    return {
+      store,
+      staging: (events) => {
+        staging = postgresStagingDb(
+          { connectionString: config.connectionString, schema: config.schema },
+          events,
+        );
+        return staging;
+      },
+      close: async () => {
+        await staging?.close().catch(() => {});
+        await store.close();
+      },
+    };
   }
   // DESIGN.md §8: `./data/keyhook.db` must work on a fresh checkout, so its directory is made here.
   mkdirSync(path.dirname(config.filename), { recursive: true });
-  return createSqliteStore({ filename: config.filename });
+  // One connection for keyhook and the data plane, so an event joins its state change's transaction.
+  const database = openDatabase(config.filename);
+  let store: Store;
+  try {
+    store = createSqliteStore({ database });
+  } catch (error) {
+    database.close();
+    throw error;
+  }
+  let staging: StagingDb | undefined;
+  return {
+    store,
+    staging: (events) => {
+      staging = sqliteStagingDb(database, events);
+      return staging;
+    },
+    close: async () => {
+      await staging?.close().catch(() => {});
+      await store.close();
+      database.close();
+    },
+  };
 }

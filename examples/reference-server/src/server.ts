@@ -15,7 +15,9 @@ import { registerDemoRoute } from './demo-route.js';
 import { encryptionKeyFor } from './encryption-key.js';
 import { registerErrorReplies } from './error-replies.js';
 import { registerHealthz } from './healthz.js';
-import { openStore } from './open-store.js';
+import { openStorage, type Storage } from './open-store.js';
+import { openDataPlane } from './staging/index.js';
+import type { StagingJobHooks, StagingJobs } from './staging/jobs.js';
 
 /** DESIGN.md §2: the mount point. */
 export const API_PREFIX = '/api/v1';
@@ -25,6 +27,8 @@ export interface BuildServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Run a delivery worker in this process (default true); any number of instances may. */
   worker?: boolean | DeliveryWorkerOptions;
+  /** The data plane's jobs: tests inject failures and shorten the sweep. */
+  staging?: { hooks?: StagingJobHooks; sweepMs?: number; staleClaimMs?: number };
 }
 
 export interface ReferenceServer {
@@ -52,10 +56,13 @@ export async function buildServer(
     // Every response carries an x-request-id (DESIGN.md §2); a client cannot choose it.
     requestIdHeader: false,
     genReqId: () => newId('req', systemClock, cryptoRandomBytes),
+    // Item keys are up to 256 URL-safe characters (DESIGN.md §7); Fastify's default stops at 100.
+    maxParamLength: 300,
   });
-  let store: Store | undefined;
+  let storage: Storage | undefined;
   try {
-    store = await openStore(config.store, app.log);
+    storage = await openStorage(config.store, app.log);
+    const { store } = storage;
     const keyhook = createKeyhook({
       store,
       adminSession: adminSessionOptions(config.admin),
@@ -81,16 +88,25 @@ export async function buildServer(
     });
     registerErrorReplies(app);
     await app.register(keyhookFastify, { keyhook, prefix: API_PREFIX });
+    const dataPlane = await openDataPlane(storage.staging(keyhook.events), keyhook, app.log, options.staging);
+    await app.register(dataPlane.routes, { prefix: API_PREFIX });
     registerDemoRoute(app, keyhook, API_PREFIX);
     registerHealthz(app, store);
     await app.ready();
     if (options.worker !== false) {
       keyhook.createWorker(typeof options.worker === 'object' ? options.worker : undefined).start();
     }
-    return { app, store, keyhook, config, close: closeOnce(app, keyhook, store) };
+    dataPlane.jobs.start();
+    return {
+      app,
+      store,
+      keyhook,
+      config,
+      close: closeOnce(app, keyhook, dataPlane.jobs, storage),
+    };
   } catch (error) {
     await app.close().catch(() => {});
-    await store?.close().catch(() => {});
+    await storage?.close().catch(() => {});
     throw error;
   }
 }
@@ -105,14 +121,22 @@ function adminSessionOptions(admin: AdminAuthConfig): AdminSessionOptions {
     : { jwksUrl: admin.jwksUrl, ...claims };
 }
 
-function closeOnce(app: FastifyInstance, keyhook: Keyhook, store: Store): () => Promise<void> {
+function closeOnce(
+  app: FastifyInstance,
+  keyhook: Keyhook,
+  jobs: StagingJobs,
+  storage: Storage,
+): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {
     closing ??= (async () => {
       await app.close();
+      await jobs.stop();
       await keyhook.close();
       // The store may already be gone (a failed database, a test that closed it); closing is what we want.
-      await store.close().catch((error: unknown) => app.log.warn({ err: error }, 'closing the store failed'));
+      await storage
+        .close()
+        .catch((error: unknown) => app.log.warn({ err: error }, 'closing the store failed'));
     })();
     return closing;
   };

@@ -1,0 +1,61 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PublishInput } from '@keyhook/core';
+
+export type SqlParam = string | number | null;
+
+/**
+ * One transaction of the staging data, on SQLite or Postgres alike. The SQL is the subset both
+ * speak: `?` placeholders (numbered for Postgres by the adapter), `ON CONFLICT`, `RETURNING`,
+ * integer milliseconds for time and TEXT for JSON.
+ */
+export interface Tx {
+  all<T>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
+  get<T>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined>;
+  /** Runs a write; resolves with the number of rows it changed. */
+  run(sql: string, params?: readonly SqlParam[]): Promise<number>;
+  /** Runs statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+  /**
+   * Publishes a keyhook event inside this transaction: it commits or rolls back with the state
+   * change that caused it (SQLite: `events.publishSync` on the shared connection; Postgres:
+   * `events.publish` on this transaction's client).
+   */
+  publish(input: PublishInput): Promise<void>;
+}
+
+export interface StagingDb {
+  readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * Runs `work` in one transaction and commits, or rolls back when it throws. `work` may await
+   * only this transaction's own calls: on SQLite the transaction holds the connection, and
+   * other work waits for it.
+   */
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Reads outside a transaction (each statement sees committed data). */
+  read<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** The reference server's directory (the nearest package.json), from src/ under tests or dist/ once built. */
+export function packageDir(moduleUrl: string): string {
+  let dir = path.dirname(fileURLToPath(moduleUrl));
+  while (!existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('staging: no package.json above this module');
+    dir = parent;
+  }
+  return dir;
+}
+
+/** Runs async work one at a time, in call order: SQLite's single connection, shared with keyhook. */
+export class Serial {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(work);
+    this.tail = result.catch(() => {});
+    return result;
+  }
+}

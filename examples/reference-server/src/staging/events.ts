@@ -1,0 +1,58 @@
+import type { PublishInput } from '@keyhook/core';
+import type { ChangeCounts, RunRecord } from './model.js';
+
+/**
+ * The data plane's events (spec §6), each naming the source, the run, the generation and the
+ * reason. Ids are derived from the run, so a job that runs again after a crash publishes the
+ * same event id, and keyhook's idempotency on `id` keeps it to one.
+ */
+const event = (run: RunRecord, kind: string, type: PublishInput['type'], data: Record<string, unknown>) => ({
+  tenantId: run.tenantId,
+  type,
+  id: `evt_${run.id}_${kind}`,
+  data: { sourceId: run.sourceId, runId: run.id, ...data },
+});
+
+const generationOf = (number: number) => (number === 0 ? null : number);
+
+export function runCompleted(run: RunRecord, counts: ChangeCounts, noop: boolean): PublishInput {
+  return event(run, 'completed', 'run.completed', {
+    baseGeneration: generationOf(run.baseGeneration),
+    stagedRevision: run.stagedRevision,
+    noop,
+    counts,
+  });
+}
+
+export function runFailed(run: RunRecord, reason: string): PublishInput {
+  return event(run, 'failed', 'run.failed', { baseGeneration: generationOf(run.baseGeneration), reason });
+}
+
+export function runConflicted(run: RunRecord, activeGeneration: number, reason: string): PublishInput {
+  return event(run, 'conflict', 'run.conflict', {
+    baseGeneration: generationOf(run.baseGeneration),
+    activeGeneration: generationOf(activeGeneration),
+    reason,
+  });
+}
+
+export function generationPublished(
+  run: RunRecord,
+  generation: number,
+  counts: { items: number; passages: number },
+): PublishInput {
+  return event(run, 'published', 'generation.published', {
+    generation,
+    previousGeneration: generationOf(run.baseGeneration),
+    changes: run.counts,
+    items: counts.items,
+    passages: counts.passages,
+  });
+}
+
+export function applyFailed(run: RunRecord, reason: string): PublishInput {
+  return event(run, 'apply_failed', 'apply.failed', {
+    baseGeneration: generationOf(run.baseGeneration),
+    reason,
+  });
+}

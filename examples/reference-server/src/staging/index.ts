@@ -1,0 +1,48 @@
+import { cryptoRandomBytes, type Keyhook, type Logger, systemClock } from '@keyhook/core';
+import type { FastifyPluginAsync } from 'fastify';
+import type { StagingDb } from './db.js';
+import { type StagingJobHooks, StagingJobs } from './jobs.js';
+import { migrateStaging } from './migrate.js';
+import { stagingRoutes } from './routes.js';
+import { RunStorage } from './runs.js';
+import { Staging } from './service.js';
+import { SourceStorage } from './sources.js';
+
+export interface DataPlane {
+  routes: FastifyPluginAsync;
+  jobs: StagingJobs;
+  staging: Staging;
+}
+
+/**
+ * The reference data plane on `db`, as a host app embeds keyhook: its tables migrated, its
+ * routes behind `requireScope`, its jobs ready to start. Every event goes through keyhook's
+ * `events` inside the transaction of the state change that causes it.
+ */
+export async function openDataPlane(
+  db: StagingDb,
+  keyhook: Keyhook,
+  logger: Logger,
+  options: {
+    hooks?: StagingJobHooks | undefined;
+    sweepMs?: number | undefined;
+    staleClaimMs?: number | undefined;
+  } = {},
+): Promise<DataPlane> {
+  await migrateStaging(db);
+  const sources = new SourceStorage(db);
+  const runs = new RunStorage(db);
+  const jobs = new StagingJobs({
+    runs,
+    clock: systemClock,
+    logger,
+    hooks: options.hooks,
+    sweepMs: options.sweepMs,
+    staleClaimMs: options.staleClaimMs,
+  });
+  const staging = new Staging({ sources, runs, jobs, clock: systemClock, randomBytes: cryptoRandomBytes });
+  return { routes: stagingRoutes(keyhook, staging), jobs, staging };
+}
+
+export type { StagingJobHooks } from './jobs.js';
+export { DATA_PLANE_ROUTES, type DataPlaneRoute } from './routes.js';

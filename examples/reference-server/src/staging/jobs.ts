@@ -1,0 +1,129 @@
+import { type Clock, isKeyhookError, type Logger } from '@keyhook/core';
+import { diffItems } from './diff.js';
+import type { RunRecord } from './model.js';
+import type { RunStorage } from './runs.js';
+
+/** A job's claim older than this is taken as its worker's death: another job takes the run. */
+export const DEFAULT_STALE_CLAIM_MS = 60_000;
+/** How often each instance looks for runs nobody is working on (another instance's, a crash's). */
+export const DEFAULT_SWEEP_MS = 2_000;
+
+export interface StagingJobHooks {
+  /** Runs inside discovery, after the diff; a throw fails the run (tests force `run.failed` so). */
+  afterDiscovery?(run: RunRecord): void | Promise<void>;
+  /**
+   * Runs inside the apply's transaction, after the build and before the switch; a throw fails
+   * the apply. It must not use the data plane itself: on SQLite the transaction holds the
+   * connection, and a request of its own would wait for it forever.
+   */
+  beforeSwitch?(run: RunRecord): void | Promise<void>;
+}
+
+/**
+ * The data plane's jobs of its own (DESIGN.md §7: discovery and the generation build run
+ * asynchronously). A run is claimed by exactly one job at a time (a compare-and-set on its
+ * status and claim time), so any number of instances share the work; each is kicked when its
+ * own request queues work and sweeps every few seconds for the rest. One job runs at a time per
+ * instance. A store outage leaves the run where it was, and a later sweep takes it again.
+ */
+export class StagingJobs {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly deps: {
+      runs: RunStorage;
+      clock: Clock;
+      logger: Logger;
+      hooks?: StagingJobHooks | undefined;
+      staleClaimMs?: number | undefined;
+      sweepMs?: number | undefined;
+    },
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.timer = setInterval(() => this.kick(), this.deps.sweepMs ?? DEFAULT_SWEEP_MS);
+    this.timer.unref();
+    this.kick();
+  }
+
+  /** Something may be waiting: look now (once more after the current pass, if one runs). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass().finally(() => {
+      this.running = undefined;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  /** Stops sweeping and waits for the job in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async pass(): Promise<void> {
+    try {
+      const staleBefore = new Date(
+        this.deps.clock.now().getTime() - (this.deps.staleClaimMs ?? DEFAULT_STALE_CLAIM_MS),
+      );
+      for (const pending of await this.deps.runs.pending()) {
+        if (this.stopped) return;
+        if (pending.status === 'applying') await this.build(pending.id, staleBefore);
+        else await this.discover(pending.id, staleBefore);
+      }
+    } catch (error) {
+      this.deps.logger.warn(
+        { err: messageOf(error) },
+        'staging: could not look for pending runs; trying again',
+      );
+    }
+  }
+
+  private async discover(runId: string, staleBefore: Date): Promise<void> {
+    const claimedAt = this.deps.clock.now();
+    const run = await this.deps.runs.claimDiscovery(runId, claimedAt, staleBefore);
+    if (!run) return; // another job has it, or it moved on
+    try {
+      const { pinned, base } = await this.deps.runs.discoveryInput(run);
+      const changes = diffItems(pinned, base);
+      await this.deps.hooks?.afterDiscovery?.(run);
+      await this.deps.runs.completeDiscovery(run, claimedAt, changes, this.deps.clock.now());
+    } catch (error) {
+      if (unavailable(error)) throw error; // the claim goes stale and a later sweep retries
+      this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: discovery failed');
+      await this.deps.runs.failDiscovery(run, claimedAt, reasonOf(error), this.deps.clock.now());
+    }
+  }
+
+  private async build(runId: string, staleBefore: Date): Promise<void> {
+    const claimedAt = this.deps.clock.now();
+    const run = await this.deps.runs.claimBuild(runId, claimedAt, staleBefore);
+    if (!run) return;
+    try {
+      await this.deps.runs.publishGeneration(run, claimedAt, this.deps.clock.now(), async (held) => {
+        await this.deps.hooks?.beforeSwitch?.(held);
+      });
+    } catch (error) {
+      if (unavailable(error)) throw error;
+      this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: the generation build failed');
+      await this.deps.runs.failApply(run, claimedAt, reasonOf(error), this.deps.clock.now());
+    }
+  }
+}
+
+const unavailable = (error: unknown) => isKeyhookError(error) && error.code === 'unavailable';
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+/** What the run's `reason` and its event say: the message, never a stack. */
+const reasonOf = (error: unknown) => messageOf(error).slice(0, 500);

@@ -1,0 +1,99 @@
+import type { Keyhook } from '@keyhook/core';
+import { toStoreError } from '@keyhook/store-postgres';
+import pg from 'pg';
+import type { SqlParam, StagingDb, Tx } from './db.js';
+
+const INT8_OID = 20;
+
+/** `?` placeholders as Postgres numbers them (`$1`, `$2`, …); the staging SQL has no `?` in literals. */
+export function numberPlaceholders(sql: string): string {
+  let index = 0;
+  return sql.replace(/\?/g, () => `$${++index}`);
+}
+
+/**
+ * The staging data on Postgres, in `schema`, through a pool of its own (the keyhook store has
+ * its own). An event is published on the transaction's client, so it commits or rolls back
+ * with the state change that caused it.
+ */
+export function postgresStagingDb(
+  options: { connectionString: string; schema: string; max?: number },
+  events: Keyhook['events'],
+): StagingDb {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+    // Counts and milliseconds are BIGINT; they fit a JavaScript number. This pool only.
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+    options: `-c search_path=${options.schema}`,
+  });
+  // An idle client's error (the server restarted) must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  const sqlCache = new Map<string, string>();
+  const numbered = (sql: string) => {
+    let text = sqlCache.get(sql);
+    if (text === undefined) {
+      text = numberPlaceholders(sql);
+      sqlCache.set(sql, text);
+    }
+    return text;
+  };
+  const on = (client: pg.Pool | pg.PoolClient): Tx => {
+    const query = async <T>(sql: string, params: readonly SqlParam[]) => {
+      try {
+        return await client.query<T & pg.QueryResultRow>(numbered(sql), params as unknown[]);
+      } catch (error) {
+        throw toStoreError(error);
+      }
+    };
+    return {
+      all: async <T>(sql: string, params: readonly SqlParam[] = []) => (await query<T>(sql, params)).rows,
+      get: async <T>(sql: string, params: readonly SqlParam[] = []) => (await query<T>(sql, params)).rows[0],
+      run: async (sql: string, params: readonly SqlParam[] = []) => (await query(sql, params)).rowCount ?? 0,
+      exec: async (sql: string) => {
+        try {
+          await client.query(sql); // the simple protocol: several statements, no parameters
+        } catch (error) {
+          throw toStoreError(error);
+        }
+      },
+      publish: async (input) => {
+        if (client === pool) throw new Error('staging: an event is published inside a transaction only');
+        await events.publish(input, { transaction: client });
+      },
+    };
+  };
+  return {
+    dialect: 'postgres',
+    async transaction(work) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw toStoreError(error);
+      }
+      let broken = false;
+      try {
+        await on(client).run('BEGIN');
+        const result = await work(on(client));
+        await on(client).run('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    read: (work) => work(on(pool)),
+    close: () => pool.end(),
+  };
+}

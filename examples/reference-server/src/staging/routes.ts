@@ -1,0 +1,256 @@
+import { requireScope } from '@keyhook/adapter-fastify';
+import {
+  type ApiKeyContext,
+  errorResponse,
+  isKeyhookError,
+  type Keyhook,
+  KeyhookError,
+  type KeyhookResponse,
+  type Operation,
+  scopeFor,
+} from '@keyhook/core';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { StagingError } from './errors.js';
+import {
+  batchSchema,
+  itemFieldsSchema,
+  MAX_DATA_BODY_BYTES,
+  runStartSchema,
+  snapshotSchema,
+  sourceCreateSchema,
+  sourcePatchSchema,
+} from './schemas.js';
+import type { Staging } from './service.js';
+
+interface Call {
+  tenantId: string;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+}
+
+/** One data-plane route: its path, the operation (and so the scope) it is, and what it answers. */
+export interface DataPlaneRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  operation: Operation;
+  summary: string;
+  /** The body's schema, for validation's documentation (the handler parses it itself). */
+  body?: z.ZodType | undefined;
+  /** Query parameters, for the documentation. */
+  query?: readonly string[];
+  /** The success status; `created` says when an upsert made a new item (201). */
+  status: number;
+  created?: number;
+  handle(staging: Staging, call: Call): Promise<unknown>;
+}
+
+const LIST = ['limit', 'cursor'] as const;
+
+/** DESIGN.md §7: the data plane's routes under `/sources`, each guarded by its operation's scope. */
+export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
+  {
+    method: 'GET',
+    path: '/sources',
+    operation: 'sources.list',
+    summary: 'List sources, newest first',
+    query: LIST,
+    status: 200,
+    handle: (s, c) => s.listSources(c.tenantId, c.query),
+  },
+  {
+    method: 'POST',
+    path: '/sources',
+    operation: 'sources.create',
+    summary: 'Create a source',
+    body: sourceCreateSchema,
+    status: 201,
+    handle: (s, c) => s.createSource(c.tenantId, c.body),
+  },
+  {
+    method: 'GET',
+    path: '/sources/:sourceId',
+    operation: 'sources.read',
+    summary: 'Read a source',
+    status: 200,
+    handle: (s, c) => s.getSource(c.tenantId, c.params['sourceId']!),
+  },
+  {
+    method: 'PATCH',
+    path: '/sources/:sourceId',
+    operation: 'sources.update',
+    summary: "Change a source's name or description",
+    body: sourcePatchSchema,
+    status: 200,
+    handle: (s, c) => s.updateSource(c.tenantId, c.params['sourceId']!, c.body),
+  },
+  {
+    method: 'POST',
+    path: '/sources/:sourceId/deactivate',
+    operation: 'sources.deactivate',
+    summary: 'Deactivate a source: its items and runs become read-only (409 source_inactive)',
+    status: 200,
+    handle: (s, c) => s.deactivateSource(c.tenantId, c.params['sourceId']!),
+  },
+  {
+    method: 'GET',
+    path: '/sources/:sourceId/items',
+    operation: 'items.list',
+    summary: 'List staged items in key order',
+    query: LIST,
+    status: 200,
+    handle: (s, c) => s.listItems(c.tenantId, c.params['sourceId']!, c.query),
+  },
+  {
+    method: 'PUT',
+    path: '/sources/:sourceId/items',
+    operation: 'items.snapshot',
+    summary: 'Replace the whole staged set (an empty one needs ?allowEmpty=true)',
+    body: snapshotSchema,
+    query: ['allowEmpty'],
+    status: 200,
+    handle: (s, c) => s.snapshot(c.tenantId, c.params['sourceId']!, c.body, c.query),
+  },
+  {
+    method: 'POST',
+    path: '/sources/:sourceId/items/batch',
+    operation: 'items.batch',
+    summary: 'Up to 1000 upserts and deletes; one result per operation, in order',
+    body: batchSchema,
+    status: 200,
+    handle: (s, c) => s.batch(c.tenantId, c.params['sourceId']!, c.body),
+  },
+  {
+    method: 'PUT',
+    path: '/sources/:sourceId/items/:key',
+    operation: 'items.upsert',
+    summary: 'Create or replace one item: created (201), updated or unchanged (200)',
+    body: itemFieldsSchema,
+    status: 200,
+    created: 201,
+    handle: (s, c) => s.upsertItem(c.tenantId, c.params['sourceId']!, c.params['key']!, c.body),
+  },
+  {
+    method: 'DELETE',
+    path: '/sources/:sourceId/items/:key',
+    operation: 'items.delete',
+    summary: 'Remove one staged item',
+    status: 204,
+    handle: (s, c) => s.deleteItem(c.tenantId, c.params['sourceId']!, c.params['key']!),
+  },
+  {
+    method: 'POST',
+    path: '/sources/:sourceId/runs',
+    operation: 'runs.start',
+    summary: 'Start a run: discovery diffs the staged set against the active generation',
+    body: runStartSchema,
+    status: 202,
+    handle: (s, c) => s.startRun(c.tenantId, c.params['sourceId']!, c.body),
+  },
+  {
+    method: 'GET',
+    path: '/sources/:sourceId/runs',
+    operation: 'runs.read',
+    summary: 'List runs, newest first',
+    query: LIST,
+    status: 200,
+    handle: (s, c) => s.listRuns(c.tenantId, c.params['sourceId']!, c.query),
+  },
+  {
+    method: 'GET',
+    path: '/sources/:sourceId/runs/:runId',
+    operation: 'runs.read',
+    summary: 'Read a run',
+    status: 200,
+    handle: (s, c) => s.getRun(c.tenantId, c.params['sourceId']!, c.params['runId']!),
+  },
+  {
+    method: 'GET',
+    path: '/sources/:sourceId/runs/:runId/diff',
+    operation: 'runs.diff',
+    summary: "A run's changes in key order; ?change= keeps one kind",
+    query: [...LIST, 'change'],
+    status: 200,
+    handle: (s, c) => s.runDiff(c.tenantId, c.params['sourceId']!, c.params['runId']!, c.query),
+  },
+  {
+    method: 'POST',
+    path: '/sources/:sourceId/runs/:runId/apply',
+    operation: 'runs.apply',
+    summary: 'Apply a completed run: build generation N+1 and make it active',
+    status: 202,
+    handle: (s, c) => s.applyRun(c.tenantId, c.params['sourceId']!, c.params['runId']!),
+  },
+  {
+    method: 'GET',
+    path: '/sources/:sourceId/generations/active',
+    operation: 'generations.read',
+    summary: "The source's active generation",
+    status: 200,
+    handle: (s, c) => s.activeGeneration(c.tenantId, c.params['sourceId']!),
+  },
+  {
+    method: 'GET',
+    path: '/sources/:sourceId/generations',
+    operation: 'generations.read',
+    summary: 'List generations, newest first',
+    query: LIST,
+    status: 200,
+    handle: (s, c) => s.listGenerations(c.tenantId, c.params['sourceId']!, c.query),
+  },
+];
+
+/**
+ * The data plane as a Fastify plugin, in a scope of its own: JSON bodies up to 10 MiB, each
+ * route behind keyhook's `requireScope` with its operation's scope, and errors in keyhook's
+ * envelope (the data plane's own codes beside keyhook's).
+ */
+export function stagingRoutes(keyhook: Keyhook, staging: Staging): FastifyPluginAsync {
+  return async (scope: FastifyInstance) => {
+    // JSON only: Fastify's text/plain parser would hand a string to the validation (400), not a 415.
+    scope.removeContentTypeParser('text/plain');
+    // A compressed body would reach the JSON parser as bytes it cannot read: refuse it plainly.
+    scope.addHook('onRequest', async (request) => {
+      const encoding = request.headers['content-encoding'];
+      if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+        throw new KeyhookError('unsupported_media_type', 'Compressed request bodies are not accepted.');
+      }
+    });
+    scope.setErrorHandler(async (error, _request, reply) => {
+      if (error instanceof StagingError) return send(reply, error.toResponse());
+      if (isKeyhookError(error)) return send(reply, errorResponse(error));
+      throw error; // Fastify's own (body too large, bad JSON, media type): the app's handler maps them
+    });
+    for (const route of DATA_PLANE_ROUTES) {
+      scope.route({
+        method: route.method,
+        url: route.path,
+        bodyLimit: MAX_DATA_BODY_BYTES,
+        preHandler: requireScope(keyhook, scopeFor(route.operation)),
+        handler: async (request: FastifyRequest, reply: FastifyReply) => {
+          const apiKey = request.apiKey as ApiKeyContext;
+          const url = request.url;
+          const queryAt = url.indexOf('?');
+          const result = await route.handle(staging, {
+            tenantId: apiKey.tenantId,
+            params: request.params as Record<string, string>,
+            query: new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)),
+            body: request.body,
+          });
+          if (route.status === 204) return reply.code(204).send();
+          const created =
+            route.created !== undefined && (result as { result?: unknown }).result === 'created';
+          return reply.code(created ? route.created! : route.status).send(result);
+        },
+      });
+    }
+  };
+}
+
+function send(reply: FastifyReply, response: KeyhookResponse): FastifyReply {
+  return reply
+    .code(response.status)
+    .headers(response.headers)
+    .send(response.body ?? undefined);
+}

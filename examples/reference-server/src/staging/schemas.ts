@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/** DESIGN.md §7: a key is the caller's, 1–256 URL-safe characters (RFC 3986 unreserved). */
+export const ITEM_KEY = /^[A-Za-z0-9._~-]{1,256}$/;
+/** DESIGN.md §7 limits: one item's content, and a whole data-plane body. */
+export const MAX_CONTENT_BYTES = 1024 * 1024;
+export const MAX_DATA_BODY_BYTES = 10 * 1024 * 1024;
+export const MAX_BATCH_OPERATIONS = 1000;
+
+const name = z.string().trim().min(1).max(200);
+const description = z.string().max(2000).nullable();
+
+export const sourceCreateSchema = z
+  .strictObject({ name, description: description.optional() })
+  .meta({ id: 'SourceCreate', description: 'A new source: a named collection of staged items.' });
+
+export const sourcePatchSchema = z
+  .strictObject({ name: name.optional(), description: description.optional() })
+  .refine((patch) => patch.name !== undefined || patch.description !== undefined, {
+    message: 'name or description is required',
+  })
+  .meta({ id: 'SourcePatch' });
+
+export const itemKeySchema = z
+  .string()
+  .regex(ITEM_KEY, 'must be 1–256 of A–Z a–z 0–9 . _ ~ -')
+  .meta({ id: 'ItemKey', description: "The caller's key for the item, unique in its source." });
+
+export const itemFieldsSchema = z
+  .strictObject({
+    title: z.string().max(1000).nullable().optional(),
+    content: z.string(),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .nullable()
+      .optional(),
+    metadata: z.record(z.string(), z.unknown()).nullable().optional(),
+  })
+  .meta({ id: 'ItemFields', description: `content: at most ${MAX_CONTENT_BYTES} bytes as UTF-8.` });
+
+export const keyedItemSchema = itemFieldsSchema.extend({ key: itemKeySchema }).meta({ id: 'KeyedItem' });
+
+/** The envelope only: each operation is checked on its own, so one bad item fails alone. */
+export const batchSchema = z
+  .strictObject({
+    upsert: z.array(z.unknown()).optional(),
+    delete: z.array(z.unknown()).optional(),
+  })
+  .refine((batch) => (batch.upsert?.length ?? 0) + (batch.delete?.length ?? 0) > 0, {
+    message: 'upsert or delete must hold at least one operation',
+  })
+  .refine((batch) => (batch.upsert?.length ?? 0) + (batch.delete?.length ?? 0) <= MAX_BATCH_OPERATIONS, {
+    message: `at most ${MAX_BATCH_OPERATIONS} operations`,
+  })
+  .meta({
+    id: 'ItemBatch',
+    description: `Up to ${MAX_BATCH_OPERATIONS} operations: upsert holds KeyedItem objects, delete holds ItemKey strings.`,
+  });
+
+export const snapshotSchema = z
+  .strictObject({ items: z.array(keyedItemSchema) })
+  .meta({ id: 'ItemSnapshot', description: 'The whole staged set: items not listed are removed.' });
+
+export const runStartSchema = z.strictObject({ expectedBaseGeneration: z.int().min(0).optional() }).meta({
+  id: 'RunStart',
+  description: 'expectedBaseGeneration: the run conflicts unless this is the active generation.',
+});
+
+export const CHANGES = ['added', 'updated', 'removed', 'unchanged'] as const;
+export const changeFilterSchema = z.enum(CHANGES).meta({ id: 'Change' });

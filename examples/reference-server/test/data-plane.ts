@@ -1,0 +1,134 @@
+import { postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
+import { adminToken } from '@keyhook/testing/support';
+import { expect } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { type BuildServerOptions, buildServer } from '../src/server.js';
+import type { Reply } from './client.js';
+import { Client, listen } from './client.js';
+import { dropSchema, postgresEnv, type Running, sqliteEnv, tempDir } from './instances.js';
+
+export const withPostgres = await postgresAvailable();
+
+export const ALL_SCOPES = [
+  'sources:read',
+  'sources:write',
+  'items:read',
+  'items:write',
+  'runs:read',
+  'runs:execute',
+  'runs:apply',
+];
+
+/** The two databases the data plane runs on; Postgres only where a server answers (CI: always). */
+export const backends = [
+  {
+    name: 'SQLite',
+    available: true,
+    setUp: async () => {
+      const temp = tempDir();
+      return { env: sqliteEnv(temp.dir), tearDown: async () => temp.remove() };
+    },
+  },
+  {
+    name: 'Postgres',
+    available: withPostgres,
+    setUp: async () => {
+      const schema = uniqueSchemaName('ref_data');
+      return { env: postgresEnv(schema), tearDown: () => dropSchema(schema) };
+    },
+  },
+];
+
+export type Backend = (typeof backends)[number];
+
+/** One server on a fresh database, with an admin token and a key holding every scope. */
+export async function startDataPlane(
+  backend: Backend,
+  options: BuildServerOptions & { env?: Record<string, string> } = {},
+) {
+  const setUp = await backend.setUp();
+  const server = await buildServer(loadConfig({ ...setUp.env, ...options.env }), {
+    staging: { sweepMs: 200, ...options.staging },
+    ...(options.worker !== undefined && { worker: options.worker }),
+  });
+  const running: Running = { server, client: new Client(await listen(server.app)) };
+  const admin = await adminToken({ tenantId: 'acme', subject: 'ops' });
+  const { secret: key } = await running.client.createKey(admin, { name: 'all scopes', scopes: ALL_SCOPES });
+  return {
+    running,
+    admin,
+    key,
+    api: new DataPlaneClient(running.client, key),
+    close: async () => {
+      await server.close();
+      await setUp.tearDown();
+    },
+  };
+}
+
+/** The data plane over real HTTP, with one API key. */
+export class DataPlaneClient {
+  constructor(
+    readonly client: Client,
+    readonly key: string,
+  ) {}
+
+  call(method: string, path: string, body?: unknown, key = this.key): Promise<Reply> {
+    return this.client.request(method, `/api/v1${path}`, key, body);
+  }
+
+  async createSource(name = 'docs'): Promise<string> {
+    const reply = await this.call('POST', '/sources', { name });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    return reply.body.source.id as string;
+  }
+
+  async put(sourceId: string, key: string, content: string, extra: Record<string, unknown> = {}) {
+    const reply = await this.call('PUT', `/sources/${sourceId}/items/${key}`, { content, ...extra });
+    expect([200, 201], JSON.stringify(reply.body)).toContain(reply.status);
+    return reply.body.result as string;
+  }
+
+  async startRun(sourceId: string, body?: unknown) {
+    const reply = await this.call('POST', `/sources/${sourceId}/runs`, body);
+    expect(reply.status, JSON.stringify(reply.body)).toBe(202);
+    return reply.body.run as { id: string; status: string };
+  }
+
+  /** Polls the run until it leaves queued/running (or applying); fails after 20 s. */
+  async settled(sourceId: string, runId: string, from = ['queued', 'running', 'applying']) {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const run = (await this.call('GET', `/sources/${sourceId}/runs/${runId}`)).body.run;
+      if (!from.includes(run.status)) return run as { status: string } & Record<string, unknown>;
+      if (Date.now() > deadline) throw new Error(`run ${runId} is still ${run.status} after 20 s`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  async diff(sourceId: string, runId: string, change?: string) {
+    const changes: { key: string; change: string }[] = [];
+    let cursor: string | null = null;
+    do {
+      const query = new URLSearchParams({
+        limit: '100',
+        ...(change && { change }),
+        ...(cursor && { cursor }),
+      });
+      const reply = await this.call('GET', `/sources/${sourceId}/runs/${runId}/diff?${query}`);
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      changes.push(...reply.body.data);
+      cursor = reply.body.nextCursor;
+    } while (cursor);
+    return changes.map(({ key, change: kind }) => `${kind} ${key}`);
+  }
+
+  async apply(sourceId: string, runId: string): Promise<Reply> {
+    return this.call('POST', `/sources/${sourceId}/runs/${runId}/apply`);
+  }
+
+  async activeGeneration(sourceId: string): Promise<number | null> {
+    const reply = await this.call('GET', `/sources/${sourceId}/generations/active`);
+    return reply.status === 404 ? null : (reply.body.generation.number as number);
+  }
+}
