@@ -16,6 +16,7 @@ import { encryptionKeyFor } from './encryption-key.js';
 import { registerErrorReplies } from './error-replies.js';
 import { registerHealthz } from './healthz.js';
 import { openStorage, type Storage } from './open-store.js';
+import { registerApiDocs } from './openapi.js';
 import { openDataPlane } from './staging/index.js';
 import type { StagingJobHooks, StagingJobs } from './staging/jobs.js';
 
@@ -36,6 +37,8 @@ export interface ReferenceServer {
   store: Store;
   keyhook: Keyhook;
   config: ServerConfig;
+  /** Every route the app registered (method and URL), HEAD included. */
+  routes: readonly { method: string; url: string }[];
   /**
    * Stops taking connections, lets requests in flight finish, stops the delivery worker (its
    * attempts in flight finish and are recorded), flushes keyhook, closes the store.
@@ -58,6 +61,11 @@ export async function buildServer(
     genReqId: () => newId('req', systemClock, cryptoRandomBytes),
     // Item keys are up to 256 URL-safe characters (DESIGN.md §7); Fastify's default stops at 100.
     maxParamLength: 300,
+  });
+  // Every route as registered, for the test that holds the OpenAPI document to it.
+  const registered: { method: string; url: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) registered.push({ method, url: route.url });
   });
   let storage: Storage | undefined;
   try {
@@ -92,6 +100,7 @@ export async function buildServer(
     await app.register(dataPlane.routes, { prefix: API_PREFIX });
     registerDemoRoute(app, keyhook, API_PREFIX);
     registerHealthz(app, store);
+    registerApiDocs(app, keyhook, API_PREFIX);
     await app.ready();
     if (options.worker !== false) {
       keyhook.createWorker(typeof options.worker === 'object' ? options.worker : undefined).start();
@@ -102,6 +111,7 @@ export async function buildServer(
       store,
       keyhook,
       config,
+      routes: registered,
       close: closeOnce(app, keyhook, dataPlane.jobs, storage),
     };
   } catch (error) {

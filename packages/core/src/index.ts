@@ -68,6 +68,7 @@ export {
 } from './errors.js';
 export type { ApiKeyContext, GuardResult } from './http/handler.js';
 export { bearerToken, header } from './http/headers.js';
+export { type ApiOperation, type OpenApiInfo, openApiDocument } from './http/openapi.js';
 export {
   DEFAULT_LIMIT,
   encodeCursor,

@@ -10,6 +10,7 @@ import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
 import { adminWebhookRoutes } from './http/admin-webhooks.js';
 import { createHttpCore, type GuardResult } from './http/handler.js';
+import type { ApiOperation } from './http/openapi.js';
 import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/types.js';
 import { whoamiRoute } from './http/whoami.js';
 import { Idempotency } from './idempotency/service.js';
@@ -79,6 +80,11 @@ export interface DeliveryOptions {
 export interface Keyhook {
   /** Every route `handle` serves, relative to the mount point; adapters register these. */
   readonly routes: readonly RouteDefinition[];
+  /**
+   * Those routes as the OpenAPI document describes them, mounted at `prefix` (default
+   * `/api/v1`): for `openApiDocument`, beside a host's own operations.
+   */
+  operations(prefix?: string): ApiOperation[];
   /** Adapters stop reading a body past this many bytes and pass `bodyError: 'too_large'`. */
   readonly maxBodyBytes: number;
   /** The key rules, for host code (seeding, scripts). */
@@ -211,6 +217,22 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
   });
   return {
     routes: routes.map(({ method, path }) => ({ method, path })),
+    operations: (prefix = DEFAULT_PREFIX) =>
+      routes.map((route) => ({
+        method: route.method,
+        path: `${prefix}${route.path}`,
+        summary: route.doc.summary,
+        success: route.doc.success,
+        requestBody: route.doc.requestBody,
+        query: route.doc.query,
+        idempotent: route.doc.idempotent,
+        auth: route.auth,
+        tag: route.path.includes('/deliveries')
+          ? 'Deliveries'
+          : route.path.startsWith('/admin/webhooks')
+            ? 'Webhooks'
+            : 'API keys',
+      })),
     maxBodyBytes,
     keys,
     webhooks,

@@ -1,11 +1,13 @@
 import { cryptoRandomBytes, type Keyhook, type Logger, systemClock } from '@keyhook/core';
 import type { FastifyPluginAsync } from 'fastify';
+import { ApplyStorage } from './apply.js';
 import type { StagingDb } from './db.js';
 import { type StagingJobHooks, StagingJobs } from './jobs.js';
 import { migrateStaging } from './migrate.js';
-import { stagingRoutes } from './routes.js';
+import { type Staging, stagingRoutes } from './routes.js';
+import { RunApi } from './run-api.js';
 import { RunStorage } from './runs.js';
-import { Staging } from './service.js';
+import { SourceApi } from './source-api.js';
 import { SourceStorage } from './sources.js';
 
 export interface DataPlane {
@@ -32,15 +34,21 @@ export async function openDataPlane(
   await migrateStaging(db);
   const sources = new SourceStorage(db);
   const runs = new RunStorage(db);
+  const apply = new ApplyStorage(db);
   const jobs = new StagingJobs({
     runs,
+    apply,
     clock: systemClock,
     logger,
     hooks: options.hooks,
     sweepMs: options.sweepMs,
     staleClaimMs: options.staleClaimMs,
   });
-  const staging = new Staging({ sources, runs, jobs, clock: systemClock, randomBytes: cryptoRandomBytes });
+  const common = { clock: systemClock, randomBytes: cryptoRandomBytes };
+  const staging: Staging = {
+    sources: new SourceApi({ sources, ...common }),
+    runs: new RunApi({ sources, runs, apply, jobs, ...common }),
+  };
   return { routes: stagingRoutes(keyhook, staging), jobs, staging };
 }
 

@@ -1,4 +1,5 @@
 import { type Clock, isKeyhookError, type Logger } from '@keyhook/core';
+import type { ApplyStorage } from './apply.js';
 import { diffItems } from './diff.js';
 import type { RunRecord } from './model.js';
 import type { RunStorage } from './runs.js';
@@ -35,6 +36,7 @@ export class StagingJobs {
   constructor(
     private readonly deps: {
       runs: RunStorage;
+      apply: ApplyStorage;
       clock: Clock;
       logger: Logger;
       hooks?: StagingJobHooks | undefined;
@@ -109,16 +111,16 @@ export class StagingJobs {
 
   private async build(runId: string, staleBefore: Date): Promise<void> {
     const claimedAt = this.deps.clock.now();
-    const run = await this.deps.runs.claimBuild(runId, claimedAt, staleBefore);
+    const run = await this.deps.apply.claimBuild(runId, claimedAt, staleBefore);
     if (!run) return;
     try {
-      await this.deps.runs.publishGeneration(run, claimedAt, this.deps.clock.now(), async (held) => {
+      await this.deps.apply.publishGeneration(run, claimedAt, this.deps.clock.now(), async (held) => {
         await this.deps.hooks?.beforeSwitch?.(held);
       });
     } catch (error) {
       if (unavailable(error)) throw error;
       this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: the generation build failed');
-      await this.deps.runs.failApply(run, claimedAt, reasonOf(error), this.deps.clock.now());
+      await this.deps.apply.failApply(run, claimedAt, reasonOf(error), this.deps.clock.now());
     }
   }
 }

@@ -12,6 +12,7 @@ import {
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { StagingError } from './errors.js';
+import type { RunApi } from './run-api.js';
 import {
   batchSchema,
   itemFieldsSchema,
@@ -21,7 +22,13 @@ import {
   sourceCreateSchema,
   sourcePatchSchema,
 } from './schemas.js';
-import type { Staging } from './service.js';
+import type { SourceApi } from './source-api.js';
+
+/** The data plane's operations, as the routes call them. */
+export interface Staging {
+  sources: SourceApi;
+  runs: RunApi;
+}
 
 interface Call {
   tenantId: string;
@@ -57,7 +64,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'List sources, newest first',
     query: LIST,
     status: 200,
-    handle: (s, c) => s.listSources(c.tenantId, c.query),
+    handle: (s, c) => s.sources.listSources(c.tenantId, c.query),
   },
   {
     method: 'POST',
@@ -66,7 +73,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'Create a source',
     body: sourceCreateSchema,
     status: 201,
-    handle: (s, c) => s.createSource(c.tenantId, c.body),
+    handle: (s, c) => s.sources.createSource(c.tenantId, c.body),
   },
   {
     method: 'GET',
@@ -74,7 +81,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     operation: 'sources.read',
     summary: 'Read a source',
     status: 200,
-    handle: (s, c) => s.getSource(c.tenantId, c.params['sourceId']!),
+    handle: (s, c) => s.sources.getSource(c.tenantId, c.params['sourceId']!),
   },
   {
     method: 'PATCH',
@@ -83,7 +90,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: "Change a source's name or description",
     body: sourcePatchSchema,
     status: 200,
-    handle: (s, c) => s.updateSource(c.tenantId, c.params['sourceId']!, c.body),
+    handle: (s, c) => s.sources.updateSource(c.tenantId, c.params['sourceId']!, c.body),
   },
   {
     method: 'POST',
@@ -91,7 +98,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     operation: 'sources.deactivate',
     summary: 'Deactivate a source: its items and runs become read-only (409 source_inactive)',
     status: 200,
-    handle: (s, c) => s.deactivateSource(c.tenantId, c.params['sourceId']!),
+    handle: (s, c) => s.sources.deactivateSource(c.tenantId, c.params['sourceId']!),
   },
   {
     method: 'GET',
@@ -100,7 +107,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'List staged items in key order',
     query: LIST,
     status: 200,
-    handle: (s, c) => s.listItems(c.tenantId, c.params['sourceId']!, c.query),
+    handle: (s, c) => s.sources.listItems(c.tenantId, c.params['sourceId']!, c.query),
   },
   {
     method: 'PUT',
@@ -110,7 +117,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     body: snapshotSchema,
     query: ['allowEmpty'],
     status: 200,
-    handle: (s, c) => s.snapshot(c.tenantId, c.params['sourceId']!, c.body, c.query),
+    handle: (s, c) => s.sources.snapshot(c.tenantId, c.params['sourceId']!, c.body, c.query),
   },
   {
     method: 'POST',
@@ -119,7 +126,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'Up to 1000 upserts and deletes; one result per operation, in order',
     body: batchSchema,
     status: 200,
-    handle: (s, c) => s.batch(c.tenantId, c.params['sourceId']!, c.body),
+    handle: (s, c) => s.sources.batch(c.tenantId, c.params['sourceId']!, c.body),
   },
   {
     method: 'PUT',
@@ -129,7 +136,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     body: itemFieldsSchema,
     status: 200,
     created: 201,
-    handle: (s, c) => s.upsertItem(c.tenantId, c.params['sourceId']!, c.params['key']!, c.body),
+    handle: (s, c) => s.sources.upsertItem(c.tenantId, c.params['sourceId']!, c.params['key']!, c.body),
   },
   {
     method: 'DELETE',
@@ -137,7 +144,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     operation: 'items.delete',
     summary: 'Remove one staged item',
     status: 204,
-    handle: (s, c) => s.deleteItem(c.tenantId, c.params['sourceId']!, c.params['key']!),
+    handle: (s, c) => s.sources.deleteItem(c.tenantId, c.params['sourceId']!, c.params['key']!),
   },
   {
     method: 'POST',
@@ -146,7 +153,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'Start a run: discovery diffs the staged set against the active generation',
     body: runStartSchema,
     status: 202,
-    handle: (s, c) => s.startRun(c.tenantId, c.params['sourceId']!, c.body),
+    handle: (s, c) => s.runs.startRun(c.tenantId, c.params['sourceId']!, c.body),
   },
   {
     method: 'GET',
@@ -155,7 +162,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'List runs, newest first',
     query: LIST,
     status: 200,
-    handle: (s, c) => s.listRuns(c.tenantId, c.params['sourceId']!, c.query),
+    handle: (s, c) => s.runs.listRuns(c.tenantId, c.params['sourceId']!, c.query),
   },
   {
     method: 'GET',
@@ -163,7 +170,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     operation: 'runs.read',
     summary: 'Read a run',
     status: 200,
-    handle: (s, c) => s.getRun(c.tenantId, c.params['sourceId']!, c.params['runId']!),
+    handle: (s, c) => s.runs.getRun(c.tenantId, c.params['sourceId']!, c.params['runId']!),
   },
   {
     method: 'GET',
@@ -172,7 +179,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: "A run's changes in key order; ?change= keeps one kind",
     query: [...LIST, 'change'],
     status: 200,
-    handle: (s, c) => s.runDiff(c.tenantId, c.params['sourceId']!, c.params['runId']!, c.query),
+    handle: (s, c) => s.runs.runDiff(c.tenantId, c.params['sourceId']!, c.params['runId']!, c.query),
   },
   {
     method: 'POST',
@@ -180,7 +187,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     operation: 'runs.apply',
     summary: 'Apply a completed run: build generation N+1 and make it active',
     status: 202,
-    handle: (s, c) => s.applyRun(c.tenantId, c.params['sourceId']!, c.params['runId']!),
+    handle: (s, c) => s.runs.applyRun(c.tenantId, c.params['sourceId']!, c.params['runId']!),
   },
   {
     method: 'GET',
@@ -188,7 +195,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     operation: 'generations.read',
     summary: "The source's active generation",
     status: 200,
-    handle: (s, c) => s.activeGeneration(c.tenantId, c.params['sourceId']!),
+    handle: (s, c) => s.runs.activeGeneration(c.tenantId, c.params['sourceId']!),
   },
   {
     method: 'GET',
@@ -197,7 +204,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'List generations, newest first',
     query: LIST,
     status: 200,
-    handle: (s, c) => s.listGenerations(c.tenantId, c.params['sourceId']!, c.query),
+    handle: (s, c) => s.runs.listGenerations(c.tenantId, c.params['sourceId']!, c.query),
   },
 ];
 

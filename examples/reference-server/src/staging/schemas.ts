@@ -12,19 +12,18 @@ const description = z.string().max(2000).nullable();
 
 export const sourceCreateSchema = z
   .strictObject({ name, description: description.optional() })
-  .meta({ id: 'SourceCreate', description: 'A new source: a named collection of staged items.' });
+  .meta({ description: 'A new source: a named collection of staged items.' });
 
 export const sourcePatchSchema = z
   .strictObject({ name: name.optional(), description: description.optional() })
   .refine((patch) => patch.name !== undefined || patch.description !== undefined, {
     message: 'name or description is required',
-  })
-  .meta({ id: 'SourcePatch' });
+  });
 
 export const itemKeySchema = z
   .string()
   .regex(ITEM_KEY, 'must be 1–256 of A–Z a–z 0–9 . _ ~ -')
-  .meta({ id: 'ItemKey', description: "The caller's key for the item, unique in its source." });
+  .meta({ description: "The caller's key for the item, unique in its source." });
 
 export const itemFieldsSchema = z
   .strictObject({
@@ -37,9 +36,9 @@ export const itemFieldsSchema = z
       .optional(),
     metadata: z.record(z.string(), z.unknown()).nullable().optional(),
   })
-  .meta({ id: 'ItemFields', description: `content: at most ${MAX_CONTENT_BYTES} bytes as UTF-8.` });
+  .meta({ description: `content: at most ${MAX_CONTENT_BYTES} bytes as UTF-8.` });
 
-export const keyedItemSchema = itemFieldsSchema.extend({ key: itemKeySchema }).meta({ id: 'KeyedItem' });
+export const keyedItemSchema = itemFieldsSchema.extend({ key: itemKeySchema });
 
 /** The envelope only: each operation is checked on its own, so one bad item fails alone. */
 export const batchSchema = z
@@ -54,18 +53,16 @@ export const batchSchema = z
     message: `at most ${MAX_BATCH_OPERATIONS} operations`,
   })
   .meta({
-    id: 'ItemBatch',
     description: `Up to ${MAX_BATCH_OPERATIONS} operations: upsert holds KeyedItem objects, delete holds ItemKey strings.`,
   });
 
 export const snapshotSchema = z
   .strictObject({ items: z.array(keyedItemSchema) })
-  .meta({ id: 'ItemSnapshot', description: 'The whole staged set: items not listed are removed.' });
+  .meta({ description: 'The whole staged set: items not listed are removed.' });
 
 export const runStartSchema = z.strictObject({ expectedBaseGeneration: z.int().min(0).optional() }).meta({
-  id: 'RunStart',
   description: 'expectedBaseGeneration: the run conflicts unless this is the active generation.',
 });
 
 export const CHANGES = ['added', 'updated', 'removed', 'unchanged'] as const;
-export const changeFilterSchema = z.enum(CHANGES).meta({ id: 'Change' });
+export const changeFilterSchema = z.enum(CHANGES);

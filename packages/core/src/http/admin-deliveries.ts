@@ -1,6 +1,6 @@
 import type { Deliveries } from '../delivery/service.js';
 import { toDeliveryDetailView, toDeliveryView } from '../delivery/view.js';
-import { parsePageRequest, toPage } from './pagination.js';
+import { LIST_QUERY, parsePageRequest, toPage } from './pagination.js';
 import { jsonResponse } from './response.js';
 import type { RouteSpec } from './route.js';
 
@@ -10,6 +10,11 @@ export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
     {
       method: 'GET',
       path: '/admin/webhooks/:webhookId/deliveries',
+      doc: {
+        summary: "List an endpoint's deliveries, newest first",
+        success: 200,
+        query: [...LIST_QUERY, 'status'],
+      },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params, query }) => {
@@ -27,6 +32,7 @@ export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
     {
       method: 'GET',
       path: '/admin/webhooks/:webhookId/deliveries/:deliveryId',
+      doc: { summary: 'Read a delivery with its event and attempts', success: 200 },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>
@@ -38,6 +44,7 @@ export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
     {
       method: 'POST',
       path: '/admin/webhooks/:webhookId/deliveries/:deliveryId/retry',
+      doc: { summary: 'Queue a failed delivery again, now', success: 202 },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>

@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
+import { createApiKeySchema } from '../keys/schemas.js';
 import type { ApiKeys } from '../keys/service.js';
 import { toApiKeyView } from '../keys/view.js';
-import { parsePageRequest, toPage } from './pagination.js';
+import { LIST_QUERY, parsePageRequest, toPage } from './pagination.js';
 import { jsonResponse } from './response.js';
 import type { RouteSpec } from './route.js';
 
@@ -12,6 +13,11 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
     {
       method: 'POST',
       path: '/admin/keys',
+      doc: {
+        summary: 'Create an API key; its secret is shown once',
+        success: 201,
+        requestBody: createApiKeySchema,
+      },
       auth: 'admin',
       body: 'json',
       run: async ({ admin, body }) => {
@@ -22,6 +28,7 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
     {
       method: 'GET',
       path: '/admin/keys',
+      doc: { summary: 'List API keys, newest first', success: 200, query: LIST_QUERY },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, query }) => {
@@ -33,6 +40,7 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
     {
       method: 'GET',
       path: '/admin/keys/:keyId',
+      doc: { summary: 'Read an API key (never its secret)', success: 200 },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>
@@ -41,6 +49,7 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
     {
       method: 'POST',
       path: '/admin/keys/:keyId/rotate',
+      doc: { summary: 'Rotate a key in place: the old secret stops at once', success: 200 },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) => {
@@ -51,6 +60,7 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
     {
       method: 'DELETE',
       path: '/admin/keys/:keyId',
+      doc: { summary: 'Revoke a key (repeating it is harmless)', success: 200 },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>

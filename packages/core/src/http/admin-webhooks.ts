@@ -1,8 +1,9 @@
 import type { Idempotency } from '../idempotency/service.js';
+import { createWebhookSchema, updateWebhookSchema } from '../webhooks/schemas.js';
 import type { IssuedWebhook, Webhooks } from '../webhooks/service.js';
 import { toWebhookView } from '../webhooks/view.js';
 import { header } from './headers.js';
-import { parsePageRequest, toPage } from './pagination.js';
+import { LIST_QUERY, parsePageRequest, toPage } from './pagination.js';
 import { emptyResponse, jsonResponse } from './response.js';
 import type { RouteSpec } from './route.js';
 
@@ -15,6 +16,12 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
     {
       method: 'POST',
       path: '/admin/webhooks',
+      doc: {
+        summary: 'Register a webhook endpoint; its signing secret is shown once',
+        success: 201,
+        requestBody: createWebhookSchema,
+        idempotent: true,
+      },
       auth: 'admin',
       body: 'json',
       run: ({ admin, body, request }) =>
@@ -35,6 +42,7 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
     {
       method: 'GET',
       path: '/admin/webhooks',
+      doc: { summary: 'List webhook endpoints, newest first', success: 200, query: LIST_QUERY },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, query }) => {
@@ -46,6 +54,7 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
     {
       method: 'GET',
       path: '/admin/webhooks/:webhookId',
+      doc: { summary: 'Read a webhook endpoint', success: 200 },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>
@@ -55,6 +64,7 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
       // Spec §4 rule 7: disabling (and rotating) ignores Idempotency-Key.
       method: 'PATCH',
       path: '/admin/webhooks/:webhookId',
+      doc: { summary: 'Disable or re-enable an endpoint', success: 200, requestBody: updateWebhookSchema },
       auth: 'admin',
       body: 'json',
       run: async ({ admin, params, body }) =>
@@ -65,6 +75,7 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
     {
       method: 'POST',
       path: '/admin/webhooks/:webhookId/rotate',
+      doc: { summary: "Rotate an endpoint's signing secret", success: 200 },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>
@@ -73,6 +84,7 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
     {
       method: 'DELETE',
       path: '/admin/webhooks/:webhookId',
+      doc: { summary: 'Delete an endpoint and cancel its deliveries', success: 204 },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) => {

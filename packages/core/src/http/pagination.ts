@@ -4,6 +4,8 @@ import { validationFailed } from '../validation.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
+/** The query parameters every list takes. */
+export const LIST_QUERY = ['limit', 'cursor'] as const;
 
 export interface PageRequest {
   limit: number;

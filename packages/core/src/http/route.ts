@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { AdminSession } from '../admin/session.js';
 import type { ApiKeyRecord } from '../store/types.js';
 import type { KeyhookRequest, KeyhookResponse, RouteDefinition } from './types.js';
@@ -10,14 +11,29 @@ interface BaseContext {
   body: unknown;
 }
 
+/** What the OpenAPI document says of a route (http/openapi.ts). */
+export interface RouteDoc {
+  summary: string;
+  /** The success status. */
+  success: number;
+  /** The JSON body's schema: the one the route validates with. */
+  requestBody?: z.ZodType | undefined;
+  /** Query parameters the route reads. */
+  query?: readonly string[] | undefined;
+  /** An `Idempotency-Key` header is honoured. */
+  idempotent?: boolean | undefined;
+}
+
 export type RouteSpec =
   | (RouteDefinition & {
       auth: 'admin';
       body: 'json' | 'none';
+      doc: RouteDoc;
       run(context: BaseContext & { admin: AdminSession }): Promise<KeyhookResponse>;
     })
   | (RouteDefinition & {
       auth: 'apiKey';
       body: 'json' | 'none';
+      doc: RouteDoc;
       run(context: BaseContext & { apiKey: ApiKeyRecord }): Promise<KeyhookResponse>;
     });

@@ -5,6 +5,7 @@ import type { RouteSpec } from './route.js';
 export const whoamiRoute: RouteSpec = {
   method: 'GET',
   path: '/whoami',
+  doc: { summary: 'Who the presented API key is: any valid key, no scope', success: 200 },
   auth: 'apiKey',
   body: 'none',
   run: async ({ apiKey }) =>

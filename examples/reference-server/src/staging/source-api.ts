@@ -1,58 +1,41 @@
 import {
   type Clock,
-  encodeCursor,
   KeyhookError,
   newId,
-  type PageResponse,
   parseListCursor,
   parseListLimit,
   parseOrThrow,
   type RandomBytes,
   validationFailed,
 } from '@keyhook/core';
-import { StagingError } from './errors.js';
 import { contentHash } from './hash.js';
-import type { StagingJobs } from './jobs.js';
-import type { Change, ItemFields } from './model.js';
-import type { ApplyOutcome, RunStorage, StartOutcome } from './runs.js';
+import type { ItemFields } from './model.js';
+import { page } from './paging.js';
+import { isSourceId, refuseSource, sourceNotFound } from './refusals.js';
 import {
   batchSchema,
-  changeFilterSchema,
   ITEM_KEY,
   itemFieldsSchema,
   itemKeySchema,
   keyedItemSchema,
   MAX_CONTENT_BYTES,
-  runStartSchema,
   snapshotSchema,
   sourceCreateSchema,
   sourcePatchSchema,
 } from './schemas.js';
 import type { ItemOperation, ItemWrites, SourceRefusal, SourceStorage } from './sources.js';
-import { changeView, generationView, itemView, runView, sourceView } from './views.js';
+import { itemView, sourceView } from './views.js';
 
 type BatchResult =
   | { key: string; result: 'created' | 'updated' | 'unchanged' | 'deleted' | 'not_found' }
   | { key: string | null; error: { code: string; message: string; details?: unknown[] } };
 
-const ID = /^[a-z]{2,3}_[0-9a-hjkmnp-tv-z]{26}$/;
-
 /**
- * The reference data plane (DESIGN.md §7) as a host app writes it: every rule here, storage in
- * sources.ts and runs.ts, HTTP in routes.ts. Tenants come from the caller's API key only.
+ * Sources and their staged items (DESIGN.md §7) as a host app writes them: the rules here,
+ * storage in sources.ts, HTTP in routes.ts. Tenants come from the caller's API key only.
  */
-export class Staging {
-  constructor(
-    private readonly deps: {
-      sources: SourceStorage;
-      runs: RunStorage;
-      jobs: StagingJobs;
-      clock: Clock;
-      randomBytes: RandomBytes;
-    },
-  ) {}
-
-  // --- sources ---
+export class SourceApi {
+  constructor(private readonly deps: { sources: SourceStorage; clock: Clock; randomBytes: RandomBytes }) {}
 
   async createSource(tenantId: string, body: unknown) {
     const input = parseOrThrow(sourceCreateSchema, body);
@@ -75,7 +58,7 @@ export class Staging {
 
   async listSources(tenantId: string, query: URLSearchParams) {
     const limit = parseListLimit(query.get('limit'));
-    const before = parseListCursor(query.get('cursor'), (id) => id.startsWith('src_') && ID.test(id));
+    const before = parseListCursor(query.get('cursor'), isSourceId);
     const rows = await this.deps.sources.list(tenantId, limit + 1, before);
     return page(rows, limit, sourceView, (source) => source.id);
   }
@@ -200,120 +183,6 @@ export class Staging {
     };
   }
 
-  // --- runs ---
-
-  /** POST a run: 202; discovery runs as a job. A conflicting base is the run's own outcome. */
-  async startRun(tenantId: string, sourceId: string, body: unknown) {
-    const input = parseOrThrow(runStartSchema, body ?? {});
-    if (!isSourceId(sourceId)) throw sourceNotFound();
-    const runId = newId('run', this.deps.clock, this.deps.randomBytes);
-    const outcome: StartOutcome = await this.deps.runs.start(
-      tenantId,
-      sourceId,
-      runId,
-      input.expectedBaseGeneration,
-      this.deps.clock.now(),
-    );
-    refuseSource(outcome);
-    if (outcome.outcome !== 'started') throw new Error('unreachable');
-    if (outcome.run.status === 'queued') this.deps.jobs.kick();
-    return { run: runView(outcome.run) };
-  }
-
-  async listRuns(tenantId: string, sourceId: string, query: URLSearchParams) {
-    await this.source(tenantId, sourceId);
-    const limit = parseListLimit(query.get('limit'));
-    const before = parseListCursor(query.get('cursor'), (id) => id.startsWith('run_') && ID.test(id));
-    const rows = await this.deps.runs.list(tenantId, sourceId, limit + 1, before);
-    return page(rows, limit, runView, (run) => run.id);
-  }
-
-  async getRun(tenantId: string, sourceId: string, runId: string) {
-    return { run: runView(await this.run(tenantId, sourceId, runId)) };
-  }
-
-  /** The run's diff, in key order, paged; `?change=` keeps one kind. */
-  async runDiff(tenantId: string, sourceId: string, runId: string, query: URLSearchParams) {
-    const run = await this.run(tenantId, sourceId, runId);
-    const rawChange = query.get('change');
-    const change: Change | undefined = rawChange === null ? undefined : parseChange(rawChange);
-    const limit = parseListLimit(query.get('limit'));
-    const after = parseListCursor(query.get('cursor'), (key) => ITEM_KEY.test(key));
-    const rows = await this.deps.runs.changes(tenantId, run.id, change, limit + 1, after);
-    return { run: runView(run), ...page(rows, limit, changeView, (c) => c.key) };
-  }
-
-  /** POST apply: 202 while the generation is built, or the refusal (DESIGN.md §7 "Apply"). */
-  async applyRun(tenantId: string, sourceId: string, runId: string) {
-    if (!isSourceId(sourceId) || !isRunId(runId)) throw runNotFound();
-    const outcome: ApplyOutcome = await this.deps.runs.requestApply(
-      tenantId,
-      sourceId,
-      runId,
-      this.deps.clock.now(),
-    );
-    refuseSource(outcome);
-    switch (outcome.outcome) {
-      case 'run_not_found':
-        throw runNotFound();
-      case 'conflict':
-        throw new StagingError(
-          'run_conflict',
-          outcome.run.reason ?? 'The run conflicts with the active generation.',
-          [{ message: outcome.run.reason ?? 'conflict', runId: outcome.run.id }],
-        );
-      case 'not_ready':
-        throw new StagingError(
-          'run_not_ready',
-          `The run is ${outcome.run.status}; only a completed run can be applied.`,
-          [{ message: `status ${outcome.run.status}`, runId: outcome.run.id, status: outcome.run.status }],
-        );
-      case 'apply_in_progress':
-        throw new StagingError(
-          'apply_in_progress',
-          `The apply of ${outcome.holder} is in flight on this source.`,
-          [{ message: 'one apply per source at a time', runId: outcome.holder }],
-        );
-      case 'applying':
-        this.deps.jobs.kick();
-        return { run: runView(outcome.run) };
-      case 'noop':
-        return { run: runView(outcome.run) };
-      default:
-        throw new Error('unreachable');
-    }
-  }
-
-  // --- generations ---
-
-  async activeGeneration(tenantId: string, sourceId: string) {
-    const source = await this.source(tenantId, sourceId);
-    const generation =
-      source.activeGeneration === 0
-        ? undefined
-        : await this.deps.runs.generation(tenantId, sourceId, source.activeGeneration);
-    if (!generation) throw new KeyhookError('not_found', 'The source has no active generation yet.');
-    return { generation: generationView(generation, source.activeGeneration) };
-  }
-
-  async listGenerations(tenantId: string, sourceId: string, query: URLSearchParams) {
-    const source = await this.source(tenantId, sourceId);
-    const limit = parseListLimit(query.get('limit'));
-    const below = parseListCursor(query.get('cursor'), (n) => /^[1-9][0-9]{0,15}$/.test(n));
-    const rows = await this.deps.runs.generations(
-      tenantId,
-      sourceId,
-      limit + 1,
-      below === undefined ? undefined : Number(below),
-    );
-    return page(
-      rows,
-      limit,
-      (g) => generationView(g, source.activeGeneration),
-      (g) => String(g.number),
-    );
-  }
-
   // --- helpers ---
 
   private async source(tenantId: string, sourceId: string) {
@@ -326,15 +195,6 @@ export class Staging {
     const source = await this.source(tenantId, sourceId);
     if (source.status !== 'active') refuseSource({ outcome: 'source_inactive' });
     return source;
-  }
-
-  private async run(tenantId: string, sourceId: string, runId: string) {
-    const run =
-      isSourceId(sourceId) && isRunId(runId)
-        ? await this.deps.runs.get(tenantId, sourceId, runId)
-        : undefined;
-    if (!run) throw runNotFound();
-    return run;
   }
 
   private write(tenantId: string, sourceId: string, operations: ItemOperation[], snapshot: boolean) {
@@ -392,38 +252,4 @@ function contentTooLargeError(path: string) {
 function invalid(issues: readonly { path: PropertyKey[]; message: string }[]) {
   const details = issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
   return { code: 'validation_failed', message: 'The operation is invalid.', details };
-}
-
-function parseChange(raw: string): Change {
-  const parsed = changeFilterSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw validationFailed([{ path: 'change', message: 'must be added, updated, removed or unchanged' }]);
-  }
-  return parsed.data;
-}
-
-function refuseSource(outcome: { outcome: string }): void {
-  if (outcome.outcome === 'source_not_found') throw sourceNotFound();
-  if (outcome.outcome === 'source_inactive') {
-    throw new StagingError('source_inactive', 'The source is inactive: its items and runs are read-only.');
-  }
-}
-
-const sourceNotFound = () => new KeyhookError('not_found', 'No source with that id.');
-const runNotFound = () => new KeyhookError('not_found', 'No run with that id in this source.');
-const isSourceId = (id: string) => id.startsWith('src_') && ID.test(id);
-const isRunId = (id: string) => id.startsWith('run_') && ID.test(id);
-
-function page<Row, View>(
-  rows: Row[],
-  limit: number,
-  view: (row: Row) => View,
-  position: (row: Row) => string,
-): PageResponse<View> {
-  const data = rows.slice(0, limit);
-  const last = data[data.length - 1];
-  return {
-    data: data.map(view),
-    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(position(last)) : null,
-  };
 }

@@ -1,0 +1,172 @@
+import {
+  type Clock,
+  KeyhookError,
+  newId,
+  parseListCursor,
+  parseListLimit,
+  parseOrThrow,
+  type RandomBytes,
+  validationFailed,
+} from '@keyhook/core';
+import type { ApplyOutcome, ApplyStorage } from './apply.js';
+import { StagingError } from './errors.js';
+import type { StagingJobs } from './jobs.js';
+import type { Change } from './model.js';
+import { page } from './paging.js';
+import { isRunId, isSourceId, refuseSource, runNotFound, sourceNotFound } from './refusals.js';
+import type { RunStorage, StartOutcome } from './runs.js';
+import { changeFilterSchema, ITEM_KEY, runStartSchema } from './schemas.js';
+import type { SourceStorage } from './sources.js';
+import { changeView, generationView, runView } from './views.js';
+
+/**
+ * Runs, their apply and the generations (DESIGN.md §7) as a host app writes them: the rules
+ * here, storage in runs.ts and apply.ts, the jobs in jobs.ts, HTTP in routes.ts.
+ */
+export class RunApi {
+  constructor(
+    private readonly deps: {
+      sources: SourceStorage;
+      runs: RunStorage;
+      apply: ApplyStorage;
+      jobs: StagingJobs;
+      clock: Clock;
+      randomBytes: RandomBytes;
+    },
+  ) {}
+
+  /** POST a run: 202; discovery runs as a job. A conflicting base is the run's own outcome. */
+  async startRun(tenantId: string, sourceId: string, body: unknown) {
+    const input = parseOrThrow(runStartSchema, body ?? {});
+    if (!isSourceId(sourceId)) throw sourceNotFound();
+    const runId = newId('run', this.deps.clock, this.deps.randomBytes);
+    const outcome: StartOutcome = await this.deps.runs.start(
+      tenantId,
+      sourceId,
+      runId,
+      input.expectedBaseGeneration,
+      this.deps.clock.now(),
+    );
+    refuseSource(outcome);
+    if (outcome.outcome !== 'started') throw new Error('unreachable');
+    if (outcome.run.status === 'queued') this.deps.jobs.kick();
+    return { run: runView(outcome.run) };
+  }
+
+  async listRuns(tenantId: string, sourceId: string, query: URLSearchParams) {
+    await this.source(tenantId, sourceId);
+    const limit = parseListLimit(query.get('limit'));
+    const before = parseListCursor(query.get('cursor'), isRunId);
+    const rows = await this.deps.runs.list(tenantId, sourceId, limit + 1, before);
+    return page(rows, limit, runView, (run) => run.id);
+  }
+
+  async getRun(tenantId: string, sourceId: string, runId: string) {
+    return { run: runView(await this.run(tenantId, sourceId, runId)) };
+  }
+
+  /** The run's diff, in key order, paged; `?change=` keeps one kind. */
+  async runDiff(tenantId: string, sourceId: string, runId: string, query: URLSearchParams) {
+    const run = await this.run(tenantId, sourceId, runId);
+    const rawChange = query.get('change');
+    const change: Change | undefined = rawChange === null ? undefined : parseChange(rawChange);
+    const limit = parseListLimit(query.get('limit'));
+    const after = parseListCursor(query.get('cursor'), (key) => ITEM_KEY.test(key));
+    const rows = await this.deps.runs.changes(tenantId, run.id, change, limit + 1, after);
+    return { run: runView(run), ...page(rows, limit, changeView, (c) => c.key) };
+  }
+
+  /** POST apply: 202 while the generation is built, or the refusal (DESIGN.md §7 "Apply"). */
+  async applyRun(tenantId: string, sourceId: string, runId: string) {
+    if (!isSourceId(sourceId) || !isRunId(runId)) throw runNotFound();
+    const outcome: ApplyOutcome = await this.deps.apply.requestApply(
+      tenantId,
+      sourceId,
+      runId,
+      this.deps.clock.now(),
+    );
+    refuseSource(outcome);
+    switch (outcome.outcome) {
+      case 'run_not_found':
+        throw runNotFound();
+      case 'conflict':
+        throw new StagingError(
+          'run_conflict',
+          outcome.run.reason ?? 'The run conflicts with the active generation.',
+          [{ message: outcome.run.reason ?? 'conflict', runId: outcome.run.id }],
+        );
+      case 'not_ready':
+        throw new StagingError(
+          'run_not_ready',
+          `The run is ${outcome.run.status}; only a completed run can be applied.`,
+          [{ message: `status ${outcome.run.status}`, runId: outcome.run.id, status: outcome.run.status }],
+        );
+      case 'apply_in_progress':
+        throw new StagingError(
+          'apply_in_progress',
+          `The apply of ${outcome.holder} is in flight on this source.`,
+          [{ message: 'one apply per source at a time', runId: outcome.holder }],
+        );
+      case 'applying':
+        this.deps.jobs.kick();
+        return { run: runView(outcome.run) };
+      case 'noop':
+        return { run: runView(outcome.run) };
+      default:
+        throw new Error('unreachable');
+    }
+  }
+
+  // --- generations ---
+
+  async activeGeneration(tenantId: string, sourceId: string) {
+    const source = await this.source(tenantId, sourceId);
+    const generation =
+      source.activeGeneration === 0
+        ? undefined
+        : await this.deps.apply.generation(tenantId, sourceId, source.activeGeneration);
+    if (!generation) throw new KeyhookError('not_found', 'The source has no active generation yet.');
+    return { generation: generationView(generation, source.activeGeneration) };
+  }
+
+  async listGenerations(tenantId: string, sourceId: string, query: URLSearchParams) {
+    const source = await this.source(tenantId, sourceId);
+    const limit = parseListLimit(query.get('limit'));
+    const below = parseListCursor(query.get('cursor'), (n) => /^[1-9][0-9]{0,15}$/.test(n));
+    const rows = await this.deps.apply.generations(
+      tenantId,
+      sourceId,
+      limit + 1,
+      below === undefined ? undefined : Number(below),
+    );
+    return page(
+      rows,
+      limit,
+      (g) => generationView(g, source.activeGeneration),
+      (g) => String(g.number),
+    );
+  }
+
+  private async source(tenantId: string, sourceId: string) {
+    const source = isSourceId(sourceId) ? await this.deps.sources.get(tenantId, sourceId) : undefined;
+    if (!source) throw sourceNotFound();
+    return source;
+  }
+
+  private async run(tenantId: string, sourceId: string, runId: string) {
+    const run =
+      isSourceId(sourceId) && isRunId(runId)
+        ? await this.deps.runs.get(tenantId, sourceId, runId)
+        : undefined;
+    if (!run) throw runNotFound();
+    return run;
+  }
+}
+
+function parseChange(raw: string): Change {
+  const parsed = changeFilterSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw validationFailed([{ path: 'change', message: 'must be added, updated, removed or unchanged' }]);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,69 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends, startDataPlane } from './data-plane.js';
+
+/** Issue 5: one OpenAPI 3.1 document for the whole API, every registered route in it. */
+describe('the OpenAPI document (/api/v1/openapi.json) and its page (/api/v1/docs)', () => {
+  let plane: Awaited<ReturnType<typeof startDataPlane>>;
+  // biome-ignore lint/suspicious/noExplicitAny: the document is asserted field by field
+  let document: any;
+
+  beforeAll(async () => {
+    plane = await startDataPlane(backends[0]!);
+    const reply = await plane.running.client.request('GET', '/api/v1/openapi.json');
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toContain('application/json');
+    document = reply.body;
+  });
+  afterAll(async () => {
+    await plane?.close();
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(document.openapi).toBe('3.1.0');
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('lists every route the server registers, and nothing it does not', () => {
+    const registered = plane.running.server.routes
+      .filter((route) => route.method !== 'HEAD')
+      .map((route) => `${route.method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
+      .sort();
+    const documented = Object.entries(document.paths as Record<string, object>)
+      .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+    expect(registered.length).toBeGreaterThan(35);
+    expect(documented).toEqual(registered.filter((route) => route !== 'GET /api/v1/demo/echo'));
+  });
+
+  it('describes request bodies from the zod schemas the routes validate with, and who may call each', () => {
+    const createKey = document.paths['/api/v1/admin/keys'].post;
+    expect(createKey.security).toEqual([{ adminSession: [] }]);
+    expect(createKey.requestBody.content['application/json'].schema).toMatchObject({
+      type: 'object',
+      required: ['name', 'scopes'],
+      additionalProperties: false,
+      properties: { scopes: { type: 'array', items: { enum: expect.arrayContaining(['runs:apply']) } } },
+    });
+    const upsert = document.paths['/api/v1/sources/{sourceId}/items/{key}'].put;
+    expect(upsert).toMatchObject({ security: [{ apiKey: [] }], 'x-required-scope': 'items:write' });
+    expect(upsert.parameters.map((p: { name: string }) => p.name)).toEqual(['sourceId', 'key']);
+    expect(upsert.requestBody.content['application/json'].schema.required).toEqual(['content']);
+    expect(document.paths['/api/v1/admin/webhooks'].post.parameters).toContainEqual(
+      expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }),
+    );
+    expect(document.paths['/healthz'].get.security).toBeUndefined();
+  });
+
+  it('serves a page to read, built from the same document, with nothing fetched from elsewhere', async () => {
+    const response = await fetch(`${plane.running.client.baseUrl}/api/v1/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/html');
+    const html = await response.text();
+    expect(html).toContain('/api/v1/sources/{sourceId}/runs/{runId}/apply');
+    expect(html).toContain('<code>runs:apply</code>');
+    expect(html).not.toMatch(/<script|https?:\/\/(?!127\.0\.0\.1)[a-z]/i);
+  });
+});
