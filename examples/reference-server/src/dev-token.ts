@@ -28,7 +28,10 @@ export async function mintDevAdminToken(options: DevTokenOptions): Promise<strin
 
 /** What a developer reads at start: the token and a curl line that creates a first key. */
 export function devTokenBanner(token: string, baseUrl: string): string {
-  const body = JSON.stringify({ name: 'my first key', scopes: ['sources:read'] });
+  const body = JSON.stringify({
+    name: 'my first key',
+    scopes: ['sources:read', 'sources:write', 'items:read', 'items:write', 'runs:read', 'runs:execute', 'runs:apply'],
+  });
   return [
     '',
     'Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL is set, so this process',
@@ -40,8 +43,8 @@ export function devTokenBanner(token: string, baseUrl: string): string {
     'Create an API key:',
     `  curl -sS -X POST ${baseUrl}/api/v1/admin/keys -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' -d '${body}'`,
     '',
-    'Then call the guarded demo route with the returned secret:',
-    `  curl -sS ${baseUrl}/api/v1/demo/echo -H 'Authorization: Bearer <API_KEY>'`,
+    'Then use the data plane with the returned secret (the docs: ' + `${baseUrl}/api/v1/docs):`,
+    `  curl -sS -X POST ${baseUrl}/api/v1/sources -H 'Authorization: Bearer <API_KEY>' -H 'Content-Type: application/json' -d '{"name":"docs"}'`,
     '',
   ].join('\n');
 }

@@ -11,7 +11,6 @@ import {
 } from '@keyhook/core';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { AdminAuthConfig, ServerConfig } from './config.js';
-import { registerDemoRoute } from './demo-route.js';
 import { encryptionKeyFor } from './encryption-key.js';
 import { registerErrorReplies } from './error-replies.js';
 import { registerHealthz } from './healthz.js';
@@ -98,7 +97,6 @@ export async function buildServer(
     await app.register(keyhookFastify, { keyhook, prefix: API_PREFIX });
     const dataPlane = await openDataPlane(storage.staging(keyhook.events), keyhook, app.log, options.staging);
     await app.register(dataPlane.routes, { prefix: API_PREFIX });
-    registerDemoRoute(app, keyhook, API_PREFIX);
     registerHealthz(app, store);
     registerApiDocs(app, keyhook, API_PREFIX);
     await app.ready();

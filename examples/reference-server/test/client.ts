@@ -14,7 +14,7 @@ export async function listen(app: FastifyInstance): Promise<string> {
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
-/** A real HTTP client for one running server: the admin calls and the guarded demo route. */
+/** A real HTTP client for one running server: the admin calls and a guarded data-plane route. */
 export class Client {
   constructor(readonly baseUrl: string) {}
 
@@ -64,8 +64,8 @@ export class Client {
     return this.request('POST', `/api/v1/admin/keys/${keyId}/rotate`, adminJwt);
   }
 
-  /** The guarded demo route (`sources:read`). */
-  echo(apiKey: string): Promise<Reply> {
-    return this.request('GET', '/api/v1/demo/echo', apiKey);
+  /** GET /api/v1/sources: a data-plane route behind `sources:read`. */
+  listSources(apiKey: string): Promise<Reply> {
+    return this.request('GET', '/api/v1/sources', apiKey);
   }
 }

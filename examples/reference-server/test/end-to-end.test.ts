@@ -68,12 +68,13 @@ describe.each(backends)('end to end over HTTP on $name', (backend) => {
       const { id } = created.body.key;
       const secret: string = created.body.secret;
 
-      const used = await client.echo(secret);
+      const used = await client.listSources(secret);
       expect(used.status).toBe(200);
       expect(used.headers.get('x-request-id')).toMatch(/^req_/);
-      expect(used.body.apiKey).toEqual({
-        tenantId: 'acme',
-        keyId: id,
+      expect(used.body).toEqual({ data: [], nextCursor: null });
+      const whoami = await client.request('GET', '/api/v1/whoami', secret);
+      expect(whoami.body.key).toEqual({
+        id,
         keyLookup: created.body.key.keyLookup,
         scopes: ['sources:read'],
         expiresAt: null,
@@ -82,7 +83,7 @@ describe.each(backends)('end to end over HTTP on $name', (backend) => {
       const revoked = await client.revoke(admin, id);
       expect(revoked).toMatchObject({ status: 200, body: { key: { id, status: 'revoked' } } });
       for (let i = 0; i < 3; i++) {
-        const refused = await client.echo(secret);
+        const refused = await client.listSources(secret);
         expect(refused.status).toBe(401);
         expect(refused.body.error.code).toBe('key_revoked');
       }
@@ -93,7 +94,7 @@ describe.each(backends)('end to end over HTTP on $name', (backend) => {
     'spec §5.4: a key without sources:read gets 403 insufficient_scope',
     async () => {
       const { secret } = await running.client.createKey(admin, { scopes: ['items:write'] });
-      const reply = await running.client.echo(secret);
+      const reply = await running.client.listSources(secret);
       expect(reply.status).toBe(403);
       expect(reply.body.error.code).toBe('insufficient_scope');
       expect(reply.headers.get('www-authenticate')).toContain('scope="sources:read"');
@@ -101,10 +102,10 @@ describe.each(backends)('end to end over HTTP on $name', (backend) => {
   );
 
   it.skipIf(!backend.available)('the guard answers 401 without a key, and for a forged one', async () => {
-    const missing = await running.client.request('GET', '/api/v1/demo/echo');
+    const missing = await running.client.request('GET', '/api/v1/sources');
     expect(missing.status).toBe(401);
     expect(missing.body.error.code).toBe('missing_credentials');
-    const forged = await running.client.echo(`sk_live_${'0'.repeat(16)}_${'0'.repeat(48)}`);
+    const forged = await running.client.listSources(`sk_live_${'0'.repeat(16)}_${'0'.repeat(48)}`);
     expect(forged.status).toBe(401);
     expect(forged.body.error.code).toBe('invalid_api_key');
   });

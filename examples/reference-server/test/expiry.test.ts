@@ -20,12 +20,13 @@ it('spec §3: a key works until expiresAt and answers 401 key_expired after it (
   const expiresAt = new Date(Date.now() + 1500);
   const { secret } = await running.client.createKey(admin, { expiresAt: expiresAt.toISOString() });
 
-  const before = await running.client.echo(secret);
+  const before = await running.client.listSources(secret);
   expect(before.status).toBe(200);
-  expect(before.body.apiKey.expiresAt).toBe(expiresAt.toISOString());
+  const whoami = await running.client.request('GET', '/api/v1/whoami', secret);
+  expect(whoami.body.key.expiresAt).toBe(expiresAt.toISOString());
 
   await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now() + 20));
-  const after = await running.client.echo(secret);
+  const after = await running.client.listSources(secret);
   expect(after.status).toBe(401);
   expect(after.body.error.code).toBe('key_expired');
 });

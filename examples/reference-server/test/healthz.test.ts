@@ -42,7 +42,7 @@ describe('GET /healthz when the store is gone (DESIGN.md §8)', () => {
     const running = await start(sqliteEnv(temp.dir));
     cleanups.push(() => running.server.close());
     await running.server.store.close();
-    const reply = await running.client.echo(`sk_live_${'a'.repeat(16)}_${'b'.repeat(48)}`);
+    const reply = await running.client.listSources(`sk_live_${'a'.repeat(16)}_${'b'.repeat(48)}`);
     expect(reply.status).toBe(503);
     expect(reply.body.error.code).toBe('unavailable');
   });
