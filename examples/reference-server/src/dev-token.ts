@@ -1,3 +1,4 @@
+import { SCOPES } from '@keyhook/core';
 import { SignJWT } from 'jose';
 
 /** DESIGN.md §8: the ready token printed in development is for this tenant. */
@@ -28,10 +29,7 @@ export async function mintDevAdminToken(options: DevTokenOptions): Promise<strin
 
 /** What a developer reads at start: the token and a curl line that creates a first key. */
 export function devTokenBanner(token: string, baseUrl: string): string {
-  const body = JSON.stringify({
-    name: 'my first key',
-    scopes: ['sources:read', 'sources:write', 'items:read', 'items:write', 'runs:read', 'runs:execute', 'runs:apply'],
-  });
+  const body = JSON.stringify({ name: 'my first key', scopes: SCOPES });
   return [
     '',
     'Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL is set, so this process',

@@ -59,10 +59,7 @@ describe.each(backends)('data-plane events over real HTTP on $name', (backend: B
       const { api } = plane;
       const source = await api.createSource();
       await api.put(source, 'a', 'Alpha.');
-      const run = await api.startRun(source);
-      await api.settled(source, run.id);
-      await api.apply(source, run.id);
-      await api.settled(source, run.id);
+      const run = await api.runAndApply(source);
       await receiver.waitFor(() => eventsOf(run.id).length === 2);
       const [completed, published] = eventsOf(run.id);
       expect(completed).toMatchObject({
@@ -100,10 +97,7 @@ describe.each(backends)('data-plane events over real HTTP on $name', (backend: B
       const { api } = plane;
       const source = await api.createSource();
       await api.put(source, 'a', 'Alpha.');
-      const good = await api.startRun(source);
-      await api.settled(source, good.id);
-      await api.apply(source, good.id);
-      await api.settled(source, good.id);
+      expect(await api.runAndApply(source)).toMatchObject({ status: 'applied', generation: 1 });
       await api.put(source, 'b', 'Bravo.');
       failBuild.add(source);
       const run = await api.startRun(source);

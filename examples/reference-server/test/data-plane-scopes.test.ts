@@ -19,10 +19,7 @@ describe.each(backends)('data-plane scopes on $name (spec §4, §5)', (backend: 
     const { api } = plane;
     paths.sourceId = await api.createSource();
     await api.put(paths.sourceId, 'a', 'Alpha.');
-    const first = (await api.startRun(paths.sourceId)).id;
-    await api.settled(paths.sourceId, first);
-    await api.apply(paths.sourceId, first);
-    await api.settled(paths.sourceId, first);
+    await api.runAndApply(paths.sourceId);
     await api.put(paths.sourceId, 'b', 'Bravo.');
     paths.runId = (await api.startRun(paths.sourceId)).id;
     await api.settled(paths.sourceId, paths.runId);

@@ -1,43 +1,19 @@
-import { postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
+import { SCOPES } from '@keyhook/core';
+import { postgresAvailable } from '@keyhook/testing/postgres';
 import { adminToken } from '@keyhook/testing/support';
 import { expect } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { type BuildServerOptions, buildServer } from '../src/server.js';
 import type { Reply } from './client.js';
 import { Client, listen } from './client.js';
-import { dropSchema, postgresEnv, type Running, sqliteEnv, tempDir } from './instances.js';
+import { backendsFor, type Running } from './instances.js';
 
 export const withPostgres = await postgresAvailable();
 
-export const ALL_SCOPES = [
-  'sources:read',
-  'sources:write',
-  'items:read',
-  'items:write',
-  'runs:read',
-  'runs:execute',
-  'runs:apply',
-];
+export const ALL_SCOPES = [...SCOPES];
 
 /** The two databases the data plane runs on; Postgres only where a server answers (CI: always). */
-export const backends = [
-  {
-    name: 'SQLite',
-    available: true,
-    setUp: async () => {
-      const temp = tempDir();
-      return { env: sqliteEnv(temp.dir), tearDown: async () => temp.remove() };
-    },
-  },
-  {
-    name: 'Postgres',
-    available: withPostgres,
-    setUp: async () => {
-      const schema = uniqueSchemaName('ref_data');
-      return { env: postgresEnv(schema), tearDown: () => dropSchema(schema) };
-    },
-  },
-];
+export const backends = backendsFor('ref_data', withPostgres);
 
 export type Backend = (typeof backends)[number];
 
@@ -121,6 +97,14 @@ export class DataPlaneClient {
       cursor = reply.body.nextCursor;
     } while (cursor);
     return changes.map(({ key, change: kind }) => `${kind} ${key}`);
+  }
+
+  /** Starts a run, waits for its discovery, applies it and waits for the apply: the run as it ended. */
+  async runAndApply(sourceId: string) {
+    const run = await this.startRun(sourceId);
+    await this.settled(sourceId, run.id);
+    await this.apply(sourceId, run.id);
+    return { id: run.id, ...(await this.settled(sourceId, run.id)) };
   }
 
   async apply(sourceId: string, runId: string): Promise<Reply> {

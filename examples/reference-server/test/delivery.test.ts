@@ -1,32 +1,15 @@
 import { createHmac } from 'node:crypto';
-import { postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
+import { postgresAvailable } from '@keyhook/testing/postgres';
 import { adminToken, answer, TestReceiver } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropSchema, postgresEnv, type Running, sqliteEnv, start, tempDir } from './instances.js';
+import { backendsFor, type Running, start } from './instances.js';
 
 const withPostgres = await postgresAvailable();
 
 /** The server's own environment variables set the schedule and the timeout (DESIGN.md §8). */
 const DELIVERY_ENV = { KEYHOOK_RETRY_SCHEDULE: '60ms,120ms', KEYHOOK_DELIVERY_TIMEOUT: '1s' };
 
-const backends = [
-  {
-    name: 'SQLite',
-    available: true,
-    setUp: async () => {
-      const temp = tempDir();
-      return { env: sqliteEnv(temp.dir), tearDown: async () => temp.remove() };
-    },
-  },
-  {
-    name: 'Postgres',
-    available: withPostgres,
-    setUp: async () => {
-      const schema = uniqueSchemaName('ref_dlv');
-      return { env: postgresEnv(schema), tearDown: () => dropSchema(schema) };
-    },
-  },
-];
+const backends = backendsFor('ref_dlv', withPostgres);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { POSTGRES_TEST_URL } from '@keyhook/testing/postgres';
+import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
@@ -47,4 +47,29 @@ export async function dropSchema(schema: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * The two databases a suite runs on: SQLite always, Postgres where a server answers (CI: always,
+ * or the run fails). `label` names the suite's schemas.
+ */
+export function backendsFor(label: string, withPostgres: boolean) {
+  return [
+    {
+      name: 'SQLite',
+      available: true,
+      setUp: async () => {
+        const temp = tempDir();
+        return { env: sqliteEnv(temp.dir), tearDown: async () => temp.remove() };
+      },
+    },
+    {
+      name: 'Postgres',
+      available: withPostgres,
+      setUp: async () => {
+        const schema = uniqueSchemaName(label);
+        return { env: postgresEnv(schema), tearDown: () => dropSchema(schema) };
+      },
+    },
+  ];
 }

@@ -86,7 +86,9 @@ describe('the process: node dist/main.js', () => {
     const secret = created.body.secret;
     const source = await client.request('POST', '/api/v1/sources', secret, { name: 'docs' });
     expect(source.status).toBe(201);
-    expect((await client.listSources(secret)).body.data.map((s: { id: string }) => s.id)).toEqual([source.body.source.id]);
+    expect((await client.listSources(secret)).body.data.map((s: { id: string }) => s.id)).toEqual([
+      source.body.source.id,
+    ]);
     expect((await client.request('GET', '/healthz')).status).toBe(200);
 
     server.child.kill('SIGTERM');

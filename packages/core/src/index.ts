@@ -74,6 +74,7 @@ export {
   encodeCursor,
   MAX_LIMIT,
   type PageResponse,
+  pageOf,
   parseListCursor,
   parseListLimit,
 } from './http/pagination.js';

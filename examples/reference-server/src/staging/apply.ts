@@ -3,6 +3,7 @@ import type { StagingDb, Tx } from './db.js';
 import { applyFailed, generationPublished, runConflicted } from './events.js';
 import type { GenerationRecord, RunRecord } from './model.js';
 import { type GenerationRow, insertMany, type RunRow, toGeneration, toRun } from './rows.js';
+import { endClaim } from './runs.js';
 import { lockSource, type SourceRefusal } from './sources.js';
 
 export type ApplyOutcome =
@@ -152,12 +153,8 @@ export class ApplyStorage {
   /** The build failed: the run is apply_failed (`apply.failed`) and the slot freed; the active generation is untouched. */
   async failApply(run: RunRecord, claimedAt: Date, reason: string, at: Date): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const updated = await tx.run(
-        `UPDATE staging_runs SET status = 'apply_failed', reason = ?, claimed_at = NULL, updated_at = ?
-         WHERE id = ? AND status = 'applying' AND claimed_at = ?`,
-        [reason, at.getTime(), run.id, claimedAt.getTime()],
-      );
-      if (updated === 0) return false;
+      if (!(await endClaim(tx, run, claimedAt, { from: 'applying', to: 'apply_failed', reason, at })))
+        return false;
       await tx.run(
         'UPDATE staging_sources SET applying_run_id = NULL, updated_at = ? WHERE id = ? AND applying_run_id = ?',
         [at.getTime(), run.sourceId, run.id],

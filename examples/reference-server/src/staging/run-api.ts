@@ -2,6 +2,7 @@ import {
   type Clock,
   KeyhookError,
   newId,
+  pageOf,
   parseListCursor,
   parseListLimit,
   parseOrThrow,
@@ -12,7 +13,7 @@ import type { ApplyOutcome, ApplyStorage } from './apply.js';
 import { StagingError } from './errors.js';
 import type { StagingJobs } from './jobs.js';
 import type { Change } from './model.js';
-import { page } from './paging.js';
+
 import { isRunId, isSourceId, refuseSource, runNotFound, sourceNotFound } from './refusals.js';
 import type { RunStorage, StartOutcome } from './runs.js';
 import { changeFilterSchema, ITEM_KEY, runStartSchema } from './schemas.js';
@@ -58,7 +59,7 @@ export class RunApi {
     const limit = parseListLimit(query.get('limit'));
     const before = parseListCursor(query.get('cursor'), isRunId);
     const rows = await this.deps.runs.list(tenantId, sourceId, limit + 1, before);
-    return page(rows, limit, runView, (run) => run.id);
+    return pageOf(rows, limit, runView, (run) => run.id);
   }
 
   async getRun(tenantId: string, sourceId: string, runId: string) {
@@ -73,7 +74,7 @@ export class RunApi {
     const limit = parseListLimit(query.get('limit'));
     const after = parseListCursor(query.get('cursor'), (key) => ITEM_KEY.test(key));
     const rows = await this.deps.runs.changes(tenantId, run.id, change, limit + 1, after);
-    return { run: runView(run), ...page(rows, limit, changeView, (c) => c.key) };
+    return { run: runView(run), ...pageOf(rows, limit, changeView, (c) => c.key) };
   }
 
   /** POST apply: 202 while the generation is built, or the refusal (DESIGN.md §7 "Apply"). */
@@ -139,7 +140,7 @@ export class RunApi {
       limit + 1,
       below === undefined ? undefined : Number(below),
     );
-    return page(
+    return pageOf(
       rows,
       limit,
       (g) => generationView(g, source.activeGeneration),

@@ -207,13 +207,7 @@ export class RunStorage {
   /** Fails the run (`run.failed`), if this job's claim still holds it. */
   async failDiscovery(run: RunRecord, claimedAt: Date, reason: string, at: Date): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const updated = await tx.run(
-        `UPDATE staging_runs SET status = 'failed', reason = ?, claimed_at = NULL, updated_at = ?
-         WHERE id = ? AND status = 'running' AND claimed_at = ?`,
-        [reason, at.getTime(), run.id, claimedAt.getTime()],
-      );
-      if (updated === 0) return false;
-      await tx.run('DELETE FROM staging_run_items WHERE run_id = ?', [run.id]);
+      if (!(await endClaim(tx, run, claimedAt, { from: 'running', to: 'failed', reason, at }))) return false;
       await tx.publish(runFailed(run, reason));
       return true;
     });
@@ -223,4 +217,24 @@ export class RunStorage {
 async function keyedHashes(tx: Tx, sql: string, params: (string | number)[]): Promise<KeyedHash[]> {
   const rows = await tx.all<{ key: string; content_hash: string }>(sql, params);
   return rows.map((row) => ({ key: row.key, contentHash: row.content_hash }));
+}
+
+/**
+ * Ends a job's claim on a run that failed (`from` → `to`, with the reason), only while that
+ * claim still holds it, and drops the run's pinned set. False when another job took the run.
+ */
+export async function endClaim(
+  tx: Tx,
+  run: RunRecord,
+  claimedAt: Date,
+  change: { from: 'running' | 'applying'; to: 'failed' | 'apply_failed'; reason: string; at: Date },
+): Promise<boolean> {
+  const updated = await tx.run(
+    `UPDATE staging_runs SET status = ?, reason = ?, claimed_at = NULL, updated_at = ?
+     WHERE id = ? AND status = ? AND claimed_at = ?`,
+    [change.to, change.reason, change.at.getTime(), run.id, change.from, claimedAt.getTime()],
+  );
+  if (updated === 0) return false;
+  await tx.run('DELETE FROM staging_run_items WHERE run_id = ?', [run.id]);
+  return true;
 }

@@ -2,6 +2,7 @@ import {
   type Clock,
   KeyhookError,
   newId,
+  pageOf,
   parseListCursor,
   parseListLimit,
   parseOrThrow,
@@ -10,7 +11,7 @@ import {
 } from '@keyhook/core';
 import { contentHash } from './hash.js';
 import type { ItemFields } from './model.js';
-import { page } from './paging.js';
+
 import { isSourceId, refuseSource, sourceNotFound } from './refusals.js';
 import {
   batchSchema,
@@ -60,7 +61,7 @@ export class SourceApi {
     const limit = parseListLimit(query.get('limit'));
     const before = parseListCursor(query.get('cursor'), isSourceId);
     const rows = await this.deps.sources.list(tenantId, limit + 1, before);
-    return page(rows, limit, sourceView, (source) => source.id);
+    return pageOf(rows, limit, sourceView, (source) => source.id);
   }
 
   async getSource(tenantId: string, sourceId: string) {
@@ -91,7 +92,7 @@ export class SourceApi {
     const limit = parseListLimit(query.get('limit'));
     const after = parseListCursor(query.get('cursor'), (key) => ITEM_KEY.test(key));
     const rows = await this.deps.sources.listItems(tenantId, sourceId, limit + 1, after);
-    return page(rows, limit, itemView, (item) => item.key);
+    return pageOf(rows, limit, itemView, (item) => item.key);
   }
 
   /** PUT one item: `created`, `updated` or `unchanged`, decided by its content hash. */

@@ -61,11 +61,24 @@ export function toPage<Row extends { id: string }, View>(
   limit: number,
   view: (row: Row) => View,
 ): PageResponse<View> {
+  return pageOf(rows, limit, view, (row) => row.id);
+}
+
+/**
+ * `toPage` for any list: `position` says where a row stands (a key, a number as text), and the
+ * next cursor encodes the last row's.
+ */
+export function pageOf<Row, View>(
+  rows: Row[],
+  limit: number,
+  view: (row: Row) => View,
+  position: (row: Row) => string,
+): PageResponse<View> {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
     data: page.map(view),
-    nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null,
+    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(position(last)) : null,
   };
 }
 
