@@ -22,6 +22,8 @@ describe.each(backends)('data-plane events over real HTTP on $name', (backend: B
       .map((request) => verify(request.body, request.headers['x-chatbot-signature'] as string, secret))
       .filter((event) => (event.data as { runId?: string }).runId === runId);
 
+  /** Sources whose build waits at the gate until the test opens it. */
+  const gated = new Map<string, Promise<void>>();
   /** Sources whose discovery, or whose build, the job hooks fail. */
   const failDiscovery = new Set<string>();
   const failBuild = new Set<string>();
@@ -38,6 +40,7 @@ describe.each(backends)('data-plane events over real HTTP on $name', (backend: B
         hooks: {
           afterDiscovery: failIn(failDiscovery, 'FAIL-DISCOVERY'),
           beforeSwitch: failIn(failBuild, 'FAIL-BUILD'),
+          beforeBuild: (run) => gated.get(run.sourceId),
         },
       },
     });
@@ -191,6 +194,39 @@ describe.each(backends)('data-plane events over real HTTP on $name', (backend: B
       expect(generations.body.data.map((g: { number: number }) => g.number)).toEqual([1]);
       await receiver.waitFor(() => eventsOf(run.id).length === 2);
       expect(eventsOf(run.id).filter((e) => e.type === 'generation.published')).toHaveLength(1);
+    },
+  );
+
+  it.skipIf(!backend.available)(
+    'while an apply holds the source: another apply is 409 apply_in_progress, and a new run conflicts at start',
+    async () => {
+      const { api } = plane;
+      const source = await api.createSource();
+      await api.put(source, 'a', 'Alpha.');
+      const first = await api.startRun(source);
+      const second = await api.startRun(source);
+      await api.settled(source, first.id);
+      await api.settled(source, second.id);
+      let open!: () => void;
+      gated.set(
+        source,
+        new Promise<void>((resolve) => {
+          open = resolve;
+        }),
+      );
+      expect((await api.apply(source, first.id)).status).toBe(202);
+      await api.settled(source, first.id, ['queued', 'running']); // applying, held at the gate
+      const blocked = await api.apply(source, second.id);
+      expect(blocked.status).toBe(409);
+      expect(blocked.body.error).toMatchObject({ code: 'apply_in_progress', details: [{ runId: first.id }] });
+      const started = await api.startRun(source);
+      expect(started.status).toBe('conflict');
+      open();
+      expect(await api.settled(source, first.id)).toMatchObject({ status: 'applied', generation: 1 });
+      await receiver.waitFor(() => eventsOf(started.id).length === 1);
+      expect(eventsOf(started.id)[0]).toMatchObject({ type: 'run.conflict', data: { runId: started.id } });
+      // The second run's base (none) is stale now: it conflicts when asked.
+      expect((await api.apply(source, second.id)).body.error.code).toBe('run_conflict');
     },
   );
 });

@@ -12,6 +12,8 @@ export const DEFAULT_SWEEP_MS = 2_000;
 export interface StagingJobHooks {
   /** Runs inside discovery, after the diff; a throw fails the run (tests force `run.failed` so). */
   afterDiscovery?(run: RunRecord): void | Promise<void>;
+  /** Runs when a build has claimed its run, before its transaction: the apply holds the source meanwhile. */
+  beforeBuild?(run: RunRecord): void | Promise<void>;
   /**
    * Runs inside the apply's transaction, after the build and before the switch; a throw fails
    * the apply. It must not use the data plane itself: on SQLite the transaction holds the
@@ -114,6 +116,7 @@ export class StagingJobs {
     const run = await this.deps.apply.claimBuild(runId, claimedAt, staleBefore);
     if (!run) return;
     try {
+      await this.deps.hooks?.beforeBuild?.(run);
       await this.deps.apply.publishGeneration(run, claimedAt, this.deps.clock.now(), async (held) => {
         await this.deps.hooks?.beforeSwitch?.(held);
       });
