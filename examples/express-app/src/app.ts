@@ -1,5 +1,5 @@
 import { keyhookRouter, requireScope } from '@keyhook/adapter-express';
-import { createKeyhook, type Keyhook, type KeyhookOptions } from '@keyhook/core';
+import { createKeyhook, errorEnvelope, type Keyhook, type KeyhookOptions } from '@keyhook/core';
 import { createSqliteStore, openDatabase } from '@keyhook/store-sqlite';
 import type Database from 'better-sqlite3';
 import express, { type Express } from 'express';
@@ -61,7 +61,11 @@ export function createExpressApp(options: ExpressAppOptions): ExpressApp {
   app.post('/api/v1/reports', requireScope(keyhook, 'runs:execute'), express.json(), (req, res) => {
     const title = typeof req.body?.title === 'string' ? req.body.title.trim() : '';
     if (title === '') {
-      res.status(400).json({ error: { code: 'validation_failed', message: 'title is required' } });
+      // keyhook's envelope for the app's own refusal, so clients read every error alike.
+      const refusal = errorEnvelope(400, 'validation_failed', 'title is required', [
+        { path: 'title', message: 'is required' },
+      ]);
+      res.status(refusal.status).set(refusal.headers).send(refusal.body);
       return;
     }
     const { tenantId } = req.apiKey!;

@@ -88,7 +88,9 @@ describe('an existing Express app with keyhook embedded', () => {
       data: { reportId: created.body.report.id, title: 'Quarterly report' },
     });
     // A refused write publishes nothing.
-    expect((await call('POST', '/api/v1/reports', writer.body.secret, { title: ' ' })).status).toBe(400);
+    const refused = await call('POST', '/api/v1/reports', writer.body.secret, { title: ' ' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'title' }] });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(receiver.requests).toHaveLength(1);
   });
