@@ -159,14 +159,14 @@ export interface EventRow {
   created_at: number;
 }
 
-export function toEventRow(record: EventRecord): EventRow {
-  return {
-    tenant_id: record.tenantId,
-    id: record.id,
-    type: record.type,
-    payload: record.payload,
-    created_at: record.createdAt.getTime(),
-  };
+export const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at';
+
+/**
+ * An event's values in EVENT_COLUMNS order, for an INSERT with `?` placeholders. The delivery
+ * path's inserts bind by position: binding by name costs a property lookup per column per row.
+ */
+export function eventValues(record: EventRecord): unknown[] {
+  return [record.tenantId, record.id, record.type, record.payload, record.createdAt.getTime()];
 }
 
 export function toEventRecord(row: EventRow): EventRecord {
@@ -196,22 +196,26 @@ export interface DeliveryRow {
   updated_at: number;
 }
 
-export function toDeliveryRow(record: DeliveryRecord): DeliveryRow {
-  return {
-    id: record.id,
-    tenant_id: record.tenantId,
-    webhook_id: record.webhookId,
-    event_id: record.eventId,
-    event_type: record.eventType,
-    status: record.status,
-    attempts: record.attempts,
-    due_at: toMillis(record.dueAt),
-    lease_id: record.leaseId,
-    held_since: toMillis(record.heldSince),
-    last_attempt_at: toMillis(record.lastAttemptAt),
-    created_at: record.createdAt.getTime(),
-    updated_at: record.updatedAt.getTime(),
-  };
+export const DELIVERY_COLUMNS =
+  'id, tenant_id, webhook_id, event_id, event_type, status, attempts, due_at, lease_id, held_since, last_attempt_at, created_at, updated_at';
+
+/** A delivery's values in DELIVERY_COLUMNS order (see eventValues). */
+export function deliveryValues(record: DeliveryRecord): unknown[] {
+  return [
+    record.id,
+    record.tenantId,
+    record.webhookId,
+    record.eventId,
+    record.eventType,
+    record.status,
+    record.attempts,
+    toMillis(record.dueAt),
+    record.leaseId,
+    toMillis(record.heldSince),
+    toMillis(record.lastAttemptAt),
+    record.createdAt.getTime(),
+    record.updatedAt.getTime(),
+  ];
 }
 
 export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
@@ -244,17 +248,29 @@ export interface AttemptRow {
   response_body: string | null;
 }
 
-export function toAttemptRow(record: AttemptRecord): AttemptRow {
-  return {
-    delivery_id: record.deliveryId,
-    attempt: record.attempt,
-    tenant_id: record.tenantId,
-    started_at: record.startedAt.getTime(),
-    duration_ms: record.durationMs,
-    status_code: record.statusCode,
-    error: record.error,
-    response_body: record.responseBody,
-  };
+export const ATTEMPT_COLUMNS =
+  'delivery_id, attempt, tenant_id, started_at, duration_ms, status_code, error, response_body';
+
+/** An attempt's values in ATTEMPT_COLUMNS order (see eventValues). */
+export function attemptValues(record: AttemptRecord, deliveryId: string): unknown[] {
+  return [
+    deliveryId,
+    record.attempt,
+    record.tenantId,
+    record.startedAt.getTime(),
+    record.durationMs,
+    record.statusCode,
+    record.error,
+    record.responseBody,
+  ];
+}
+
+/** One positional placeholder per column of a column list: `?, ?, …`. */
+export function placeholdersFor(columns: string): string {
+  return columns
+    .split(',')
+    .map(() => '?')
+    .join(', ');
 }
 
 export function toAttemptRecord(row: AttemptRow): AttemptRecord {

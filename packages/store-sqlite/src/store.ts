@@ -30,17 +30,21 @@ import { migrate } from './migrate.js';
 import { openDatabase, openFailure } from './open.js';
 import {
   type ApiKeyRow,
+  ATTEMPT_COLUMNS,
   type AttemptRow,
+  attemptValues,
+  DELIVERY_COLUMNS,
   type DeliveryRow,
   type DueRow,
+  deliveryValues,
+  EVENT_COLUMNS,
   type EventRow,
+  eventValues,
   type IdempotencyRow,
+  placeholdersFor,
   toAttemptRecord,
-  toAttemptRow,
   toDeliveryRecord,
-  toDeliveryRow,
   toEventRecord,
-  toEventRow,
   toIdempotencyRecord,
   toIdempotencyRow,
   toLeasedDelivery,
@@ -89,14 +93,6 @@ const WEBHOOK_COLUMNS =
 const IDEMPOTENCY_COLUMNS =
   'tenant_id, key, fingerprint, claim_id, state, response_sealed, created_at, locked_until, expires_at';
 
-const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at';
-
-const DELIVERY_COLUMNS =
-  'id, tenant_id, webhook_id, event_id, event_type, status, attempts, due_at, lease_id, held_since, last_attempt_at, created_at, updated_at';
-
-const ATTEMPT_COLUMNS =
-  'delivery_id, attempt, tenant_id, started_at, duration_ms, status_code, error, response_body';
-
 /** The partial unique index keyhook_webhooks_active_twin refused a second active twin; a clashing id is a bug. */
 function isActiveTwinViolation(error: unknown): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown };
@@ -124,16 +120,6 @@ interface AttemptOutcomeParams {
   status: DeliveryState;
   due_at: number | null;
   held_since: number | null;
-  last_attempt_at: number;
-  at: number;
-}
-
-/** A delivery's end (succeeded or failed), for the lease that holds it. */
-interface FinishParams {
-  id: string;
-  tenant_id: string;
-  lease_id: string;
-  status: 'succeeded' | 'failed';
   last_attempt_at: number;
   at: number;
 }
@@ -239,8 +225,8 @@ function prepareStatements(db: Database.Database) {
       .prepare<[string], WebhookStatus>('SELECT status FROM keyhook_webhooks WHERE id = ?')
       .pluck(),
     // DO NOTHING: an event id the tenant already has writes nothing, and changes says so.
-    insertEvent: db.prepare<[EventRow]>(
-      `INSERT INTO keyhook_events (${EVENT_COLUMNS}) VALUES (@tenant_id, @id, @type, @payload, @created_at)
+    insertEvent: db.prepare<unknown[]>(
+      `INSERT INTO keyhook_events (${EVENT_COLUMNS}) VALUES (${placeholdersFor(EVENT_COLUMNS)})
         ON CONFLICT (tenant_id, id) DO NOTHING`,
     ),
     eventById: db.prepare<[string, string], EventRow>(
@@ -258,15 +244,14 @@ function prepareStatements(db: Database.Database) {
         WHERE tenant_id = ? AND EXISTS (SELECT 1 FROM json_each(keyhook_webhooks.events) WHERE value = ?)
         ORDER BY id`,
     ),
-    insertDelivery: db.prepare<[DeliveryRow]>(
-      `INSERT INTO keyhook_deliveries (${DELIVERY_COLUMNS}) VALUES (@id, @tenant_id, @webhook_id, @event_id,
-        @event_type, @status, @attempts, @due_at, @lease_id, @held_since, @last_attempt_at, @created_at,
-        @updated_at)`,
+    insertDelivery: db.prepare<unknown[]>(
+      `INSERT INTO keyhook_deliveries (${DELIVERY_COLUMNS}) VALUES (${placeholdersFor(DELIVERY_COLUMNS)})`,
     ),
     // The plan is pinned, whatever statistics ANALYZE gathers later: INDEXED BY and CROSS JOIN keep
     // the deliveries outermost, walked in order through keyhook_deliveries_due up to the limit, never
-    // a scan from the active webhooks and a sort. The status IN (…) term is the partial index's WHERE
-    // word for word, which is what lets SQLite use it (INDEXED BY would fail at prepare otherwise).
+    // a scan from the active webhooks and a sort. `due_at <= ?` implies the partial index's
+    // `due_at IS NOT NULL`, which is what lets SQLite use it (INDEXED BY would fail at prepare
+    // otherwise); a due time means pending, retry_scheduled or in_flight (the table's checks).
     dueDeliveries: db.prepare<[number, number], DueRow>(
       `SELECT d.id, d.attempts, d.last_attempt_at, d.created_at,
           e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
@@ -278,8 +263,7 @@ function prepareStatements(db: Database.Database) {
         FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
           CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
           CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
-        WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight') AND d.due_at <= ?
-          AND w.status = 'active'
+        WHERE d.due_at <= ? AND w.status = 'active'
         ORDER BY d.due_at, d.id
         LIMIT ?`,
     ),
@@ -294,15 +278,25 @@ function prepareStatements(db: Database.Database) {
         FROM keyhook_deliveries AS d JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
         WHERE d.id = ? AND d.tenant_id = ? AND d.status = 'in_flight' AND d.lease_id = ?`,
     ),
-    insertAttempt: db.prepare<[AttemptRow]>(
-      `INSERT INTO keyhook_attempts (${ATTEMPT_COLUMNS}) VALUES (@delivery_id, @attempt, @tenant_id,
-        @started_at, @duration_ms, @status_code, @error, @response_body)`,
+    insertAttempt: db.prepare<unknown[]>(
+      `INSERT INTO keyhook_attempts (${ATTEMPT_COLUMNS}) VALUES (${placeholdersFor(ATTEMPT_COLUMNS)})`,
     ),
     // A success or a permanent failure: the delivery's end, written only while the lease holds it.
-    finishLeased: db.prepare<[FinishParams], DeliveryRow>(
-      `UPDATE keyhook_deliveries SET status = @status, due_at = NULL, lease_id = NULL,
-          attempts = attempts + 1, last_attempt_at = @last_attempt_at, updated_at = @at
-        WHERE id = @id AND tenant_id = @tenant_id AND status = 'in_flight' AND lease_id = @lease_id
+    // Bound by position, as the inserts above: this runs once per delivery.
+    finishLeased: db.prepare<
+      [
+        status: 'succeeded' | 'failed',
+        lastAttemptAt: number,
+        at: number,
+        id: string,
+        tenantId: string,
+        leaseId: string,
+      ],
+      DeliveryRow
+    >(
+      `UPDATE keyhook_deliveries SET status = ?, due_at = NULL, lease_id = NULL,
+          attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
+        WHERE id = ? AND tenant_id = ? AND status = 'in_flight' AND lease_id = ?
         RETURNING ${DELIVERY_COLUMNS}`,
     ),
     recordAttempt: db.prepare<[AttemptOutcomeParams], DeliveryRow>(
@@ -478,8 +472,7 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
     // delivery is written pending for an endpoint that another connection just disabled.
     publishEvent: db.transaction(
       (event: EventRecord, newDeliveryId: () => string, lease: PublishLease | undefined): PublishOutcome => {
-        const eventRow = toEventRow(event);
-        if (statements.insertEvent.run(eventRow).changes === 0) {
+        if (statements.insertEvent.run(eventValues(event)).changes === 0) {
           const stored = statements.eventById.get(event.tenantId, event.id)!;
           return { outcome: 'duplicate', event: toEventRecord(stored) };
         }
@@ -491,7 +484,7 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
         const deliveries = subscribers.map((webhook) => {
           const forLease = toLease.has(webhook) ? lease : undefined;
           const delivery = newDeliveryRecord(event, webhook, newDeliveryId(), forLease);
-          statements.insertDelivery.run(toDeliveryRow(delivery));
+          statements.insertDelivery.run(deliveryValues(delivery));
           if (forLease) leased.push({ delivery, event, webhook: toWebhookRecord(webhook as WebhookRow) });
           return delivery;
         });
@@ -518,22 +511,22 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
         // Whatever the endpoint's status, a success or a permanent failure ends the delivery: the
         // lease check and the write are one statement, and the hold a disable makes (pending and
         // retry_scheduled only) cannot reach a delivery that has ended.
-        const row = statements.finishLeased.get({
-          id: deliveryId,
-          tenant_id: tenantId,
-          lease_id: leaseId,
-          status: completion.status,
-          last_attempt_at: lastAttemptAt,
+        const row = statements.finishLeased.get(
+          completion.status,
+          lastAttemptAt,
           at,
-        });
+          deliveryId,
+          tenantId,
+          leaseId,
+        );
         if (!row) return { outcome: 'lease_lost' };
-        statements.insertAttempt.run(toAttemptRow({ ...completion.attempt, deliveryId }));
+        statements.insertAttempt.run(attemptValues(completion.attempt, deliveryId));
         const { disabledWebhook } = countEndpointFailures(row.webhook_id, completion, at);
         return { outcome: 'recorded', delivery: toDeliveryRecord(row), disabledWebhook };
       }
       const holder = statements.leaseHolder.get(deliveryId, tenantId, leaseId);
       if (!holder) return { outcome: 'lease_lost' };
-      statements.insertAttempt.run(toAttemptRow({ ...completion.attempt, deliveryId }));
+      statements.insertAttempt.run(attemptValues(completion.attempt, deliveryId));
       // The endpoint's count first: when it disables the endpoint, the hold (pending and
       // retry_scheduled only) skips this delivery, still in flight, and the retry written after it
       // is held instead. The memory store reaches the same rows the other way round.

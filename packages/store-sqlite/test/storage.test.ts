@@ -349,7 +349,7 @@ describe('how events, deliveries and attempts are stored', () => {
       `SELECT d.id FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
         CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
         CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
-        WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight') AND d.due_at <= ? AND w.status = 'active'
+        WHERE d.due_at <= ? AND w.status = 'active'
         ORDER BY d.due_at, d.id LIMIT ?`,
       0,
       10,
@@ -378,5 +378,27 @@ describe('how events, deliveries and attempts are stored', () => {
     expect(hold).toContain('keyhook_deliveries_webhook_id');
     expect(expire).toContain('keyhook_deliveries_held');
     for (const plan of [lease, list]) expect(plan).not.toContain('USE TEMP B-TREE');
+  });
+
+  it("writes a delivery's insert, lease and end without building a temporary table", async () => {
+    // SQLite evaluates `x IN ('a', 'b')` in a check or a partial index's WHERE by building an
+    // ephemeral table of the list, for every row written (migration 0004 says what it cost).
+    const filename = freshFile();
+    await createSqliteStore({ filename }).close();
+    const raw = new Database(filename, { readonly: true });
+    const opcodes = (sql: string) =>
+      (raw.prepare(`EXPLAIN ${sql}`).all() as { opcode: string }[]).map((step) => step.opcode);
+    const writes = [
+      `INSERT INTO keyhook_deliveries (id, tenant_id, webhook_id, event_id, event_type, status, attempts,
+        due_at, lease_id, held_since, last_attempt_at, created_at, updated_at)
+        VALUES ('dlv_1', 't', 'wh_1', 'evt_1', 'run.completed', 'in_flight', 0, 1, 'l', NULL, NULL, 1, 1)`,
+      `UPDATE keyhook_deliveries SET status = 'in_flight', lease_id = 'l', due_at = 2, updated_at = 2 WHERE id = 'dlv_1'`,
+      `UPDATE keyhook_deliveries SET status = 'succeeded', due_at = NULL, lease_id = NULL, attempts = attempts + 1,
+        last_attempt_at = 2, updated_at = 2 WHERE id = 'dlv_1' AND status = 'in_flight' AND lease_id = 'l'`,
+      `INSERT INTO keyhook_attempts (delivery_id, attempt, tenant_id, started_at, duration_ms, status_code, error,
+        response_body) VALUES ('dlv_1', 1, 't', 1, 1, 200, NULL, '')`,
+    ];
+    for (const sql of writes) expect(opcodes(sql)).not.toContain('OpenEphemeral');
+    raw.close();
   });
 });
