@@ -13,12 +13,16 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
  * Group commit for the delivery path's writes (publish, lease, record an attempt). Operations
- * that arrive in the same turn of the event loop run in one IMMEDIATE transaction, each inside
- * a savepoint of its own (better-sqlite3 nests a transaction function as a savepoint), and
- * their promises settle once that transaction has committed.
+ * that arrive in the same turn of the event loop run in one IMMEDIATE transaction, and their
+ * promises settle once that transaction has committed.
  *
- * - Each operation is still atomic: one that throws is rolled back to its savepoint alone and
- *   rejects alone; the others commit.
+ * - Each operation is still atomic. A group runs its operations one after another, and if one
+ *   throws, the whole transaction is rolled back and the group runs again with each operation in
+ *   a savepoint of its own: the one that throws is rolled back to its savepoint alone and
+ *   rejects alone; the others commit. The usual group, where nothing throws, pays for no
+ *   savepoints (a savepoint and its release cost about as much as a small statement). An
+ *   operation is a function of the database alone, so running it again is safe: nothing of the
+ *   first run was committed or told to anyone.
  * - Nothing resolves before the commit: a failed BEGIN or COMMIT, or an error that made SQLite
  *   roll the whole transaction back, rejects every operation of the group, so no caller is told
  *   "done" about a write that did not land.
@@ -35,10 +39,22 @@ export class GroupCommit {
     private readonly db: Database.Database,
     private readonly translate: (error: unknown) => unknown,
   ) {
-    const inGroup = db.transaction((group: readonly Pending[]): Settled[] =>
+    let operationThrew = false;
+    const straight = db.transaction((group: readonly Pending[]): Settled[] =>
       group.map((pending): Settled => {
         try {
           return { ok: true, value: pending.operation() };
+        } catch (error) {
+          operationThrew = true;
+          throw error; // better-sqlite3 rolls the transaction back
+        }
+      }),
+    );
+    const isolated = db.transaction((group: readonly Pending[]): Settled[] =>
+      group.map((pending): Settled => {
+        try {
+          // Called inside a transaction, a transaction function runs in a savepoint.
+          return { ok: true, value: db.transaction(pending.operation)() };
         } catch (error) {
           // SQLite rolled the whole transaction back (I/O error, a full disk, …): the group fails
           // together, the operations before this one included.
@@ -47,12 +63,21 @@ export class GroupCommit {
         }
       }),
     );
-    this.commitGroup = (group) => inGroup.immediate(group);
+    this.commitGroup = (group) => {
+      operationThrew = false;
+      try {
+        return straight.immediate(group);
+      } catch (error) {
+        // BEGIN or COMMIT failed: that is the group's answer, not a reason to run it again.
+        if (!operationThrew) throw error;
+      }
+      return isolated.immediate(group);
+    };
   }
 
   /**
-   * Runs `operation` (a better-sqlite3 transaction function, so that it nests as a savepoint)
-   * in the next group, and settles with its result after the group commits.
+   * Runs `operation` (a function of the database alone: it may run twice, see above) in the next
+   * group, and settles with its result after the group commits.
    */
   run<T>(operation: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {

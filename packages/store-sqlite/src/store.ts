@@ -399,7 +399,95 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
     return { disabledWebhook };
   };
 
+  // The delivery path's writes, as plain functions: the store runs them in group commits
+  // (group-commit.ts), which make each one atomic, and publishSync wraps publishEvent in a
+  // savepoint of the caller's transaction.
+
+  // The subscriber set is read under the write lock that setWebhookStatus also takes, so no
+  // delivery is written pending for an endpoint that another connection just disabled.
+  const publishEvent = (
+    event: EventRecord,
+    newDeliveryId: () => string,
+    lease: PublishLease | undefined,
+  ): PublishOutcome => {
+    if (statements.insertEvent.run(eventValues(event)).changes === 0) {
+      const stored = statements.eventById.get(event.tenantId, event.id)!;
+      return { outcome: 'duplicate', event: toEventRecord(stored) };
+    }
+    const subscribers: readonly Pick<WebhookRow, 'id' | 'status'>[] = (
+      lease ? statements.subscriberRows : statements.subscribers
+    ).all(event.tenantId, event.type);
+    const toLease = leasedSubscribers(subscribers, lease);
+    const leased: LeasedDelivery[] = [];
+    const deliveries = subscribers.map((webhook) => {
+      const forLease = toLease.has(webhook) ? lease : undefined;
+      const delivery = newDeliveryRecord(event, webhook, newDeliveryId(), forLease);
+      statements.insertDelivery.run(deliveryValues(delivery));
+      if (forLease) leased.push({ delivery, event, webhook: toWebhookRecord(webhook as WebhookRow) });
+      return delivery;
+    });
+    return { outcome: 'published', event, deliveries, leased };
+  };
+  // The read and the claim share the write lock: another connection's lease waits for this one
+  // to commit, and then finds these deliveries in flight with a live lease.
+  const leaseDeliveries = (request: LeaseRequest): LeasedDelivery[] => {
+    const now = request.now.getTime();
+    const leaseEnd = now + request.leaseMs;
+    // One record per webhook: under this transaction's lock its row is the same for every delivery.
+    const webhooks = new Map<string, WebhookRecord>();
+    return statements.dueDeliveries.all(now, request.limit).map((due) => {
+      statements.lease.run(request.leaseId, leaseEnd, now, due.id);
+      return toLeasedDelivery(due, request.leaseId, leaseEnd, now, webhooks);
+    });
+  };
+  const completeAttempt = (completion: AttemptCompletion): AttemptCompletionOutcome => {
+    const { tenantId, deliveryId, leaseId } = completion;
+    const at = completion.at.getTime();
+    const lastAttemptAt = completion.attempt.startedAt.getTime();
+    if (completion.status !== 'retry_scheduled') {
+      // Whatever the endpoint's status, a success or a permanent failure ends the delivery: the
+      // lease check and the write are one statement, and the hold a disable makes (pending and
+      // retry_scheduled only) cannot reach a delivery that has ended.
+      const row = statements.finishLeased.get(
+        completion.status,
+        lastAttemptAt,
+        at,
+        deliveryId,
+        tenantId,
+        leaseId,
+      );
+      if (!row) return { outcome: 'lease_lost' };
+      statements.insertAttempt.run(attemptValues(completion.attempt, deliveryId));
+      const { disabledWebhook } = countEndpointFailures(row.webhook_id, completion, at);
+      return { outcome: 'recorded', delivery: toDeliveryRecord(row), disabledWebhook };
+    }
+    const holder = statements.leaseHolder.get(deliveryId, tenantId, leaseId);
+    if (!holder) return { outcome: 'lease_lost' };
+    statements.insertAttempt.run(attemptValues(completion.attempt, deliveryId));
+    // The endpoint's count first: when it disables the endpoint, the hold (pending and
+    // retry_scheduled only) skips this delivery, still in flight, and the retry written after it
+    // is held instead. The memory store reaches the same rows the other way round.
+    const counted = countEndpointFailures(holder.webhook_id, completion, at);
+    // A retry of an endpoint that is disabled by now waits with the rest of its queue.
+    const held = (counted.disabledWebhook ? 'disabled' : holder.webhook_status) === 'disabled';
+    const row = statements.recordAttempt.get({
+      id: deliveryId,
+      status: held ? 'held' : 'retry_scheduled',
+      due_at: held ? null : (completion.dueAt?.getTime() ?? null),
+      held_since: held ? at : null,
+      last_attempt_at: lastAttemptAt,
+      at,
+    })!;
+    return {
+      outcome: 'recorded',
+      delivery: toDeliveryRecord(row),
+      disabledWebhook: counted.disabledWebhook,
+    };
+  };
+  const delivery = { publishEvent, leaseDeliveries, completeAttempt };
+
   return {
+    delivery,
     // The webhook and its Idempotency-Key completion commit together or not at all.
     insertWebhook: db.transaction(
       (
@@ -468,85 +556,8 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
       statements.deleteWebhookDeliveries.run(id);
       return true;
     }),
-    // The subscriber set is read under the write lock that setWebhookStatus also takes, so no
-    // delivery is written pending for an endpoint that another connection just disabled.
-    publishEvent: db.transaction(
-      (event: EventRecord, newDeliveryId: () => string, lease: PublishLease | undefined): PublishOutcome => {
-        if (statements.insertEvent.run(eventValues(event)).changes === 0) {
-          const stored = statements.eventById.get(event.tenantId, event.id)!;
-          return { outcome: 'duplicate', event: toEventRecord(stored) };
-        }
-        const subscribers: readonly Pick<WebhookRow, 'id' | 'status'>[] = (
-          lease ? statements.subscriberRows : statements.subscribers
-        ).all(event.tenantId, event.type);
-        const toLease = leasedSubscribers(subscribers, lease);
-        const leased: LeasedDelivery[] = [];
-        const deliveries = subscribers.map((webhook) => {
-          const forLease = toLease.has(webhook) ? lease : undefined;
-          const delivery = newDeliveryRecord(event, webhook, newDeliveryId(), forLease);
-          statements.insertDelivery.run(deliveryValues(delivery));
-          if (forLease) leased.push({ delivery, event, webhook: toWebhookRecord(webhook as WebhookRow) });
-          return delivery;
-        });
-        return { outcome: 'published', event, deliveries, leased };
-      },
-    ),
-    // The read and the claim share the write lock: another connection's lease waits for this one
-    // to commit, and then finds these deliveries in flight with a live lease.
-    leaseDeliveries: db.transaction((request: LeaseRequest): LeasedDelivery[] => {
-      const now = request.now.getTime();
-      const leaseEnd = now + request.leaseMs;
-      // One record per webhook: under this transaction's lock its row is the same for every delivery.
-      const webhooks = new Map<string, WebhookRecord>();
-      return statements.dueDeliveries.all(now, request.limit).map((due) => {
-        statements.lease.run(request.leaseId, leaseEnd, now, due.id);
-        return toLeasedDelivery(due, request.leaseId, leaseEnd, now, webhooks);
-      });
-    }),
-    completeAttempt: db.transaction((completion: AttemptCompletion): AttemptCompletionOutcome => {
-      const { tenantId, deliveryId, leaseId } = completion;
-      const at = completion.at.getTime();
-      const lastAttemptAt = completion.attempt.startedAt.getTime();
-      if (completion.status !== 'retry_scheduled') {
-        // Whatever the endpoint's status, a success or a permanent failure ends the delivery: the
-        // lease check and the write are one statement, and the hold a disable makes (pending and
-        // retry_scheduled only) cannot reach a delivery that has ended.
-        const row = statements.finishLeased.get(
-          completion.status,
-          lastAttemptAt,
-          at,
-          deliveryId,
-          tenantId,
-          leaseId,
-        );
-        if (!row) return { outcome: 'lease_lost' };
-        statements.insertAttempt.run(attemptValues(completion.attempt, deliveryId));
-        const { disabledWebhook } = countEndpointFailures(row.webhook_id, completion, at);
-        return { outcome: 'recorded', delivery: toDeliveryRecord(row), disabledWebhook };
-      }
-      const holder = statements.leaseHolder.get(deliveryId, tenantId, leaseId);
-      if (!holder) return { outcome: 'lease_lost' };
-      statements.insertAttempt.run(attemptValues(completion.attempt, deliveryId));
-      // The endpoint's count first: when it disables the endpoint, the hold (pending and
-      // retry_scheduled only) skips this delivery, still in flight, and the retry written after it
-      // is held instead. The memory store reaches the same rows the other way round.
-      const counted = countEndpointFailures(holder.webhook_id, completion, at);
-      // A retry of an endpoint that is disabled by now waits with the rest of its queue.
-      const held = (counted.disabledWebhook ? 'disabled' : holder.webhook_status) === 'disabled';
-      const row = statements.recordAttempt.get({
-        id: deliveryId,
-        status: held ? 'held' : 'retry_scheduled',
-        due_at: held ? null : (completion.dueAt?.getTime() ?? null),
-        held_since: held ? at : null,
-        last_attempt_at: lastAttemptAt,
-        at,
-      })!;
-      return {
-        outcome: 'recorded',
-        delivery: toDeliveryRecord(row),
-        disabledWebhook: counted.disabledWebhook,
-      };
-    }),
+    // The delivery path's operations, each in a savepoint of the caller's transaction (publishSync).
+    publishEvent: db.transaction(delivery.publishEvent),
     requeueDelivery: db.transaction(
       (
         tenantId: string,
@@ -771,7 +782,7 @@ export class SqliteStore implements Store {
         );
       }
     });
-    return this.grouped(() => this.transactions.publishEvent(event, newDeliveryId, lease));
+    return this.grouped(() => this.transactions.delivery.publishEvent(event, newDeliveryId, lease));
   }
 
   /**
@@ -790,11 +801,11 @@ export class SqliteStore implements Store {
   }
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
-    return this.grouped(() => this.transactions.leaseDeliveries(request));
+    return this.grouped(() => this.transactions.delivery.leaseDeliveries(request));
   }
 
   async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
-    return this.grouped(() => this.transactions.completeAttempt(completion));
+    return this.grouped(() => this.transactions.delivery.completeAttempt(completion));
   }
 
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
@@ -898,8 +909,8 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * The delivery path's writes: `action` (a transaction function, so it nests as a savepoint)
-   * joins the group that commits after this turn of the event loop (group-commit.ts).
+   * The delivery path's writes: `action` joins the group that commits after this turn of the
+   * event loop, atomic on its own (group-commit.ts).
    */
   private grouped<T>(action: () => T): Promise<T> {
     if (this.closed) return Promise.reject(unavailable('The SQLite store is closed.'));

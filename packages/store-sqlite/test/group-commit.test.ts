@@ -56,6 +56,71 @@ describe('group commit (the SQLite delivery path)', () => {
     expect(committed()).toBe(2);
   });
 
+  it('uses no savepoint while nothing throws, and runs a group with one that throws again, isolated', async () => {
+    const file = join(root, `db-${++count}.db`);
+    const statements: string[] = [];
+    const db = new Database(file, { verbose: (sql) => statements.push(String(sql)) });
+    db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY)');
+    const group = new GroupCommit(db, translateDriverError);
+    const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+    const runs = new Map<number, number>();
+    // A plain function, not a transaction function: the group makes it atomic.
+    const op = (n: number) => () => {
+      runs.set(n, (runs.get(n) ?? 0) + 1);
+      insert.run(n);
+      return runs.get(n);
+    };
+
+    statements.length = 0;
+    expect(await Promise.all([group.run(op(1)), group.run(op(2))])).toEqual([1, 1]);
+    expect(statements).toEqual([
+      'BEGIN IMMEDIATE',
+      'INSERT INTO t (n) VALUES (1.0)',
+      'INSERT INTO t (n) VALUES (2.0)',
+      'COMMIT',
+    ]);
+
+    statements.length = 0;
+    runs.clear();
+    const outcomes = await Promise.allSettled([group.run(op(3)), group.run(op(1)), group.run(op(4))]);
+    // op(3) ran twice (its first run was rolled back with the group), op(1) failed twice, op(4)
+    // ran once, in the second, isolated run; what the callers get is from the committed run.
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : o.reason.code))).toEqual([
+      2,
+      'SQLITE_CONSTRAINT_PRIMARYKEY',
+      1,
+    ]);
+    expect(statements.filter((sql) => /^(BEGIN IMMEDIATE|COMMIT|ROLLBACK)$/.test(sql))).toEqual([
+      'BEGIN IMMEDIATE',
+      'ROLLBACK',
+      'BEGIN IMMEDIATE',
+      'COMMIT',
+    ]);
+    expect(statements.filter((sql) => sql.startsWith('SAVEPOINT'))).toHaveLength(3);
+    expect(db.prepare('SELECT n FROM t ORDER BY n').pluck().all()).toEqual([1, 2, 3, 4]);
+    db.close();
+  });
+
+  it('does not run a group again when its BEGIN fails', async () => {
+    const file = join(root, `db-${++count}.db`);
+    const db = openDatabase(file, 30);
+    db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY)');
+    const other = new Database(file, { timeout: 0 });
+    other.exec('BEGIN IMMEDIATE');
+    const group = new GroupCommit(db, translateDriverError);
+    let runs = 0;
+    const started = performance.now();
+    const outcome = await Promise.allSettled([group.run(() => ++runs)]);
+    const waitedMs = performance.now() - started;
+    other.exec('ROLLBACK');
+    expect(outcome[0]!.status).toBe('rejected');
+    expect(runs).toBe(0);
+    // One busy wait (30 ms), not two.
+    expect(waitedMs).toBeLessThan(1_000);
+    db.close();
+    other.close();
+  });
+
   it('rejects every operation, the finished ones too, when the transaction is lost', async () => {
     const { db, committed, insert, group } = setup();
     const outcomes = await Promise.allSettled([
