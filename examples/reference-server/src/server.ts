@@ -59,7 +59,8 @@ export async function buildServer(
     requestIdHeader: false,
     genReqId: () => newId('req', systemClock, cryptoRandomBytes),
     // Item keys are up to 256 URL-safe characters (DESIGN.md §7); Fastify's default stops at 100.
-    maxParamLength: 300,
+    // Under routerOptions since Fastify 5.5 (the top-level option is deprecated, FSTDEP022).
+    routerOptions: { maxParamLength: 300 },
   });
   // Every route as registered, for the test that holds the OpenAPI document to it.
   const registered: { method: string; url: string }[] = [];
