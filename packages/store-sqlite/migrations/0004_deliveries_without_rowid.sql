@@ -14,10 +14,12 @@
 --   leased states), cost nothing of the kind. A delivery's insert and its final update each took
 --   about 40 % less time.
 --
--- The rebuild follows SQLite's procedure for schema changes ALTER TABLE cannot make: new tables,
--- copy, drop the old, rename. The old attempts go before the old deliveries, so that dropping the
--- old deliveries (an implicit DELETE when foreign_keys is on) has no child rows left to cascade
--- to; the new attempts refer to the new deliveries, and the renames carry that reference along.
+-- The rebuild follows SQLite's procedure for schema changes ALTER TABLE cannot make: a new table,
+-- copy, drop the old, rename. The attempts wait in a temporary table meanwhile, and are dropped
+-- before the old deliveries, so that dropping those (an implicit DELETE when foreign_keys is on)
+-- has no child rows to cascade to. The new attempts table is created after the rename, referring
+-- to keyhook_deliveries by its final name: nothing relies on a rename rewriting a reference,
+-- which a connection with legacy_alter_table on would not do.
 
 CREATE TABLE keyhook_deliveries_next (
   id               TEXT    NOT NULL PRIMARY KEY,
@@ -48,8 +50,16 @@ INSERT INTO keyhook_deliveries_next
     held_since, last_attempt_at, created_at, updated_at
   FROM keyhook_deliveries;
 
-CREATE TABLE keyhook_attempts_next (
-  delivery_id    TEXT    NOT NULL REFERENCES keyhook_deliveries_next (id) ON DELETE CASCADE,
+CREATE TEMP TABLE keyhook_attempts_hold AS
+  SELECT delivery_id, attempt, tenant_id, started_at, duration_ms, status_code, error, response_body
+  FROM keyhook_attempts;
+
+DROP TABLE keyhook_attempts;
+DROP TABLE keyhook_deliveries;
+ALTER TABLE keyhook_deliveries_next RENAME TO keyhook_deliveries;
+
+CREATE TABLE keyhook_attempts (
+  delivery_id    TEXT    NOT NULL REFERENCES keyhook_deliveries (id) ON DELETE CASCADE,
   attempt        INTEGER NOT NULL CHECK (attempt >= 1),
   tenant_id      TEXT    NOT NULL,
   started_at     INTEGER NOT NULL,
@@ -60,14 +70,10 @@ CREATE TABLE keyhook_attempts_next (
   PRIMARY KEY (delivery_id, attempt)
 ) STRICT, WITHOUT ROWID;
 
-INSERT INTO keyhook_attempts_next
+INSERT INTO keyhook_attempts
   SELECT delivery_id, attempt, tenant_id, started_at, duration_ms, status_code, error, response_body
-  FROM keyhook_attempts;
-
-DROP TABLE keyhook_attempts;
-DROP TABLE keyhook_deliveries;
-ALTER TABLE keyhook_deliveries_next RENAME TO keyhook_deliveries;
-ALTER TABLE keyhook_attempts_next RENAME TO keyhook_attempts;
+  FROM temp.keyhook_attempts_hold;
+DROP TABLE temp.keyhook_attempts_hold;
 
 -- The indexes went with the old tables. The due index holds the same rows as before (pending,
 -- retry_scheduled and in_flight: exactly the rows with a due time); the leasing query's

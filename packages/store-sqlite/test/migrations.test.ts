@@ -165,89 +165,105 @@ describe('migrations', () => {
     raw.close();
   });
 
-  it('upgrades a database of the deliveries release: deliveries and attempts become clustered on their keys, every row kept', async () => {
-    const filename = freshFile();
-    const db = openDatabase(filename);
-    expect(migrate(db, shipped.slice(0, 3))).toEqual([1, 2, 3]);
-    const webhook = webhookRecord({ events: ['run.completed'] });
-    const at = T0.getTime();
-    db.prepare(
-      `INSERT INTO keyhook_webhooks (id, tenant_id, url, events, twin_key, status, disabled_reason,
+  // A connection passed in as `database` keeps its own pragmas. With legacy_alter_table on and
+  // foreign_keys off, a rename does not rewrite the references to the renamed table, so 0004 must
+  // not rely on one.
+  it.each([
+    ['on a connection of its own', false],
+    ['on a connection with legacy_alter_table on and foreign_keys off', true],
+  ])(
+    'upgrades a database of the deliveries release %s: deliveries and attempts become clustered on their keys, every row kept',
+    async (_, legacyAlterTable) => {
+      const filename = freshFile();
+      const db = openDatabase(filename);
+      expect(migrate(db, shipped.slice(0, 3))).toEqual([1, 2, 3]);
+      const webhook = webhookRecord({ events: ['run.completed'] });
+      const at = T0.getTime();
+      db.prepare(
+        `INSERT INTO keyhook_webhooks (id, tenant_id, url, events, twin_key, status, disabled_reason,
         secret_sealed, created_at, updated_at) VALUES (?, ?, ?, '["run.completed"]', ?, 'active', NULL, ?, ?, ?)`,
-    ).run(webhook.id, webhook.tenantId, webhook.url, webhook.twinKey, webhook.secretSealed, at, at);
-    const insertEvent = db.prepare(
-      `INSERT INTO keyhook_events (tenant_id, id, type, payload, created_at) VALUES (?, ?, 'run.completed', '{}', ?)`,
-    );
-    const insertDelivery = db.prepare(
-      `INSERT INTO keyhook_deliveries (id, tenant_id, webhook_id, event_id, event_type, status, attempts,
+      ).run(webhook.id, webhook.tenantId, webhook.url, webhook.twinKey, webhook.secretSealed, at, at);
+      const insertEvent = db.prepare(
+        `INSERT INTO keyhook_events (tenant_id, id, type, payload, created_at) VALUES (?, ?, 'run.completed', '{}', ?)`,
+      );
+      const insertDelivery = db.prepare(
+        `INSERT INTO keyhook_deliveries (id, tenant_id, webhook_id, event_id, event_type, status, attempts,
         due_at, lease_id, held_since, last_attempt_at, created_at, updated_at)
         VALUES (?, ?, ?, ?, 'run.completed', ?, ?, ?, NULL, NULL, ?, ?, ?)`,
-    );
-    const insertAttempt = db.prepare(
-      `INSERT INTO keyhook_attempts (delivery_id, attempt, tenant_id, started_at, duration_ms, status_code,
+      );
+      const insertAttempt = db.prepare(
+        `INSERT INTO keyhook_attempts (delivery_id, attempt, tenant_id, started_at, duration_ms, status_code,
         error, response_body) VALUES (?, ?, ?, ?, 12, ?, NULL, ?)`,
-    );
-    db.transaction(() => {
-      insertEvent.run(webhook.tenantId, 'evt_1', at);
-      insertEvent.run(webhook.tenantId, 'evt_2', at);
-      // One delivery that succeeded on its second attempt, one still waiting for its first.
-      insertDelivery.run('dlv_1', webhook.tenantId, webhook.id, 'evt_1', 'succeeded', 2, null, at, at, at);
-      insertDelivery.run('dlv_2', webhook.tenantId, webhook.id, 'evt_2', 'pending', 0, at, null, at, at);
-      insertAttempt.run('dlv_1', 1, webhook.tenantId, at, 500, 'oops');
-      insertAttempt.run('dlv_1', 2, webhook.tenantId, at, 200, '');
-    })();
-    const before = {
-      deliveries: db.prepare('SELECT * FROM keyhook_deliveries ORDER BY id').all(),
-      attempts: db.prepare('SELECT * FROM keyhook_attempts ORDER BY delivery_id, attempt').all(),
-    };
-    db.close();
+      );
+      db.transaction(() => {
+        insertEvent.run(webhook.tenantId, 'evt_1', at);
+        insertEvent.run(webhook.tenantId, 'evt_2', at);
+        // One delivery that succeeded on its second attempt, one still waiting for its first.
+        insertDelivery.run('dlv_1', webhook.tenantId, webhook.id, 'evt_1', 'succeeded', 2, null, at, at, at);
+        insertDelivery.run('dlv_2', webhook.tenantId, webhook.id, 'evt_2', 'pending', 0, at, null, at, at);
+        insertAttempt.run('dlv_1', 1, webhook.tenantId, at, 500, 'oops');
+        insertAttempt.run('dlv_1', 2, webhook.tenantId, at, 200, '');
+      })();
+      const before = {
+        deliveries: db.prepare('SELECT * FROM keyhook_deliveries ORDER BY id').all(),
+        attempts: db.prepare('SELECT * FROM keyhook_attempts ORDER BY delivery_id, attempt').all(),
+      };
+      if (legacyAlterTable) {
+        db.pragma('legacy_alter_table = ON');
+        db.pragma('foreign_keys = OFF');
+        expect(migrate(db)).toEqual([4]);
+      }
+      db.close();
 
-    const store = createSqliteStore({ filename });
-    // The pending delivery is still due and leasable through the rebuilt due index.
-    const leased = await store.leaseDeliveries({
-      now: new Date(at + 1),
-      limit: 10,
-      leaseMs: 60_000,
-      leaseId: 'l1',
-    });
-    expect(leased.map((l) => l.delivery.id)).toEqual(['dlv_2']);
-    const detail = await store.getDelivery(webhook.tenantId, webhook.id, 'dlv_1');
-    expect(detail?.attempts.map((a) => [a.attempt, a.statusCode, a.responseBody])).toEqual([
-      [1, 500, 'oops'],
-      [2, 200, ''],
-    ]);
-    await store.close();
+      const store = createSqliteStore({ filename });
+      // The pending delivery is still due and leasable through the rebuilt due index.
+      const leased = await store.leaseDeliveries({
+        now: new Date(at + 1),
+        limit: 10,
+        leaseMs: 60_000,
+        leaseId: 'l1',
+      });
+      expect(leased.map((l) => l.delivery.id)).toEqual(['dlv_2']);
+      const detail = await store.getDelivery(webhook.tenantId, webhook.id, 'dlv_1');
+      expect(detail?.attempts.map((a) => [a.attempt, a.statusCode, a.responseBody])).toEqual([
+        [1, 500, 'oops'],
+        [2, 200, ''],
+      ]);
+      await store.close();
 
-    const raw = new Database(filename);
-    raw.pragma('foreign_keys = ON');
-    const sql = (name: string) =>
-      raw.prepare('SELECT sql FROM sqlite_schema WHERE name = ?').pluck().get(name) as string;
-    expect(sql('keyhook_deliveries')).toMatch(/STRICT, WITHOUT ROWID$/);
-    expect(sql('keyhook_attempts')).toMatch(/STRICT, WITHOUT ROWID$/);
-    expect(sql('keyhook_attempts')).toMatch(/REFERENCES "?keyhook_deliveries"? \(id\) ON DELETE CASCADE/);
-    expect(raw.prepare("SELECT name FROM sqlite_schema WHERE name LIKE '%_next'").all()).toEqual([]);
-    expect(
-      raw
-        .prepare(
-          "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'keyhook_deliveries' ORDER BY name",
-        )
-        .pluck()
-        .all(),
-    ).toEqual(['keyhook_deliveries_due', 'keyhook_deliveries_held', 'keyhook_deliveries_webhook_id']);
-    expect(raw.pragma('foreign_key_check')).toEqual([]);
-    expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
-    // Every row came across as it was, apart from the lease taken above.
-    expect(raw.prepare("SELECT * FROM keyhook_deliveries WHERE id = 'dlv_1'").all()).toEqual([
-      before.deliveries[0],
-    ]);
-    expect(raw.prepare('SELECT * FROM keyhook_attempts ORDER BY delivery_id, attempt').all()).toEqual(
-      before.attempts,
-    );
-    // The attempts still follow their delivery.
-    raw.prepare("DELETE FROM keyhook_deliveries WHERE id = 'dlv_1'").run();
-    expect(raw.prepare('SELECT count(*) FROM keyhook_attempts').pluck().get()).toBe(0);
-    raw.close();
-  });
+      const raw = new Database(filename);
+      raw.pragma('foreign_keys = ON');
+      const sql = (name: string) =>
+        raw.prepare('SELECT sql FROM sqlite_schema WHERE name = ?').pluck().get(name) as string;
+      expect(sql('keyhook_deliveries')).toMatch(/STRICT, WITHOUT ROWID$/);
+      expect(sql('keyhook_attempts')).toMatch(/STRICT, WITHOUT ROWID$/);
+      expect(sql('keyhook_attempts')).toMatch(/REFERENCES "?keyhook_deliveries"? \(id\) ON DELETE CASCADE/);
+      expect(
+        raw.prepare("SELECT name FROM sqlite_schema WHERE name LIKE '%\\_next' ESCAPE '\\'").all(),
+      ).toEqual([]);
+      expect(
+        raw
+          .prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'keyhook_deliveries' ORDER BY name",
+          )
+          .pluck()
+          .all(),
+      ).toEqual(['keyhook_deliveries_due', 'keyhook_deliveries_held', 'keyhook_deliveries_webhook_id']);
+      expect(raw.pragma('foreign_key_check')).toEqual([]);
+      expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
+      // Every row came across as it was, apart from the lease taken above.
+      expect(raw.prepare("SELECT * FROM keyhook_deliveries WHERE id = 'dlv_1'").all()).toEqual([
+        before.deliveries[0],
+      ]);
+      expect(raw.prepare('SELECT * FROM keyhook_attempts ORDER BY delivery_id, attempt').all()).toEqual(
+        before.attempts,
+      );
+      // The attempts still follow their delivery.
+      raw.prepare("DELETE FROM keyhook_deliveries WHERE id = 'dlv_1'").run();
+      expect(raw.prepare('SELECT count(*) FROM keyhook_attempts').pluck().get()).toBe(0);
+      raw.close();
+    },
+  );
 
   it('refuses a database migrated by a newer release', async () => {
     const filename = freshFile();
