@@ -1,6 +1,10 @@
+import { Writable } from 'node:stream';
 import { postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import { adminToken } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { buildServer } from '../src/server.js';
+import { Client, listen } from './client.js';
 import { dropSchema, postgresEnv, type Running, sqliteEnv, start, tempDir } from './instances.js';
 
 const withPostgres = await postgresAvailable();
@@ -122,6 +126,37 @@ describe.each(backends)('end to end over HTTP on $name', (backend) => {
       const reply = await running.client.request('GET', path);
       expect(reply.status).toBe(404);
       expect(reply.body).toEqual({ error: { code: 'not_found', message: 'No such route.' } });
+    }
+  });
+});
+
+describe('request ids on the data plane', () => {
+  it('a guarded success carries the reqId of the server’s own log line, not one core minted', async () => {
+    const temp = tempDir();
+    const lines: { reqId?: string; res?: { statusCode: number } }[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const server = await buildServer(loadConfig(sqliteEnv(temp.dir)), { logger: { level: 'info', stream } });
+    try {
+      const client = new Client(await listen(server.app));
+      const admin = await adminToken({ tenantId: 'acme', subject: 'ops' });
+      const created = await client.request('POST', '/api/v1/admin/keys', admin, {
+        name: 'reader',
+        scopes: ['sources:read'],
+      });
+      const used = await client.listSources(created.body.secret);
+      expect(used.status).toBe(200);
+      const id = used.headers.get('x-request-id');
+      expect(id).toMatch(/^req_/);
+      const completed = lines.filter((line) => line.reqId === id && line.res?.statusCode === 200);
+      expect(completed).toHaveLength(1);
+    } finally {
+      await server.close();
+      temp.remove();
     }
   });
 });

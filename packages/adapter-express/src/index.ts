@@ -8,7 +8,13 @@ import {
   type KeyhookResponse,
   type Scope,
 } from '@keyhook/core';
-import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  Router,
+} from 'express';
 
 declare global {
   namespace Express {
@@ -72,16 +78,20 @@ export function keyhookRouter(keyhook: Keyhook, options: KeyhookRouterOptions = 
  */
 export function requireScope(keyhook: Keyhook, scope?: Scope): RequestHandler {
   return (req, res, next) => {
-    const apply = (result: GuardResult) => {
-      if (!result.ok) return send(res, result.response);
-      res.set(result.headers);
-      req.apiKey = result.apiKey;
-      next();
-    };
     const result = keyhook.guard(req.headers, scope);
-    if (result instanceof Promise) result.then(apply, next);
-    else apply(result);
+    if (result instanceof Promise) result.then((settled) => apply(settled, req, res, next), next);
+    else apply(result, req, res, next);
   };
+}
+
+/** Lets the host's route run, or answers for it. A success adds no header: the response is the host's. */
+function apply(result: GuardResult, req: Request, res: Response, next: NextFunction): void {
+  if (!result.ok) {
+    send(res, result.response);
+    return;
+  }
+  req.apiKey = result.apiKey;
+  next();
 }
 
 /** body-parser's failures, as core names them. */

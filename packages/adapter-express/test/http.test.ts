@@ -9,9 +9,17 @@ runHttpSuite({
   async start({ keyhook, prefix }) {
     const app = express();
     app.use(keyhookRouter(keyhook, prefix === '/api/v1' ? undefined : { prefix }));
-    app.get(`${prefix}/host/items`, requireScope(keyhook, 'items:read'), (req, res) => {
-      res.json({ apiKey: req.apiKey });
-    });
+    app.get(
+      `${prefix}/host/items`,
+      (_req, res, next) => {
+        res.set('x-request-id', 'host-request-id');
+        next();
+      },
+      requireScope(keyhook, 'items:read'),
+      (req, res) => {
+        res.json({ apiKey: req.apiKey });
+      },
+    );
     app.post(`${prefix}/host/items`, requireScope(keyhook, 'items:write'), express.json(), (req, res) => {
       res.json({ apiKey: req.apiKey, body: req.body });
     });

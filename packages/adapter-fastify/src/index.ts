@@ -90,19 +90,25 @@ export const keyhookFastify = fastifyPlugin(mount, { fastify: '5.x', name: '@key
 export function requireScope(keyhook: Keyhook, scope?: Scope): preHandlerHookHandler {
   // Callback style: a cached key is admitted without a promise on the request's path.
   return (request, reply, done) => {
-    const apply = (result: GuardResult) => {
-      if (!result.ok) {
-        send(reply, result.response); // replying from a hook: `done` is not called
-        return;
-      }
-      reply.headers(result.headers);
-      request.apiKey = result.apiKey;
-      done();
-    };
     const result = keyhook.guard(request.headers, scope);
-    if (result instanceof Promise) result.then(apply, done);
-    else apply(result);
+    if (result instanceof Promise) result.then((settled) => apply(settled, request, reply, done), done);
+    else apply(result, request, reply, done);
   };
+}
+
+/** Lets the host's route run, or answers for it. A success adds no header: the response is the host's. */
+function apply(
+  result: GuardResult,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: (error?: FastifyError) => void,
+): void {
+  if (!result.ok) {
+    send(reply, result.response); // replying from a hook: `done` is not called
+    return;
+  }
+  request.apiKey = result.apiKey;
+  done();
 }
 
 /** Fastify's own body-reading failures, as core names them; undefined for any other error. */

@@ -7,9 +7,17 @@ runHttpSuite({
   async start({ keyhook, prefix }) {
     const app = Fastify();
     await app.register(keyhookFastify, prefix === '/api/v1' ? { keyhook } : { keyhook, prefix });
-    app.get(`${prefix}/host/items`, { preHandler: requireScope(keyhook, 'items:read') }, async (request) => ({
-      apiKey: request.apiKey,
-    }));
+    app.get(
+      `${prefix}/host/items`,
+      {
+        onRequest: (_request, reply, done) => {
+          reply.header('x-request-id', 'host-request-id');
+          done();
+        },
+        preHandler: requireScope(keyhook, 'items:read'),
+      },
+      async (request) => ({ apiKey: request.apiKey }),
+    );
     app.post(
       `${prefix}/host/items`,
       { preHandler: requireScope(keyhook, 'items:write') },

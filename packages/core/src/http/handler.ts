@@ -23,16 +23,19 @@ export interface ApiKeyContext {
   expiresAt: Date | null;
 }
 
+/**
+ * A guard lets the host's route answer, or answers for it. Only a refusal is keyhook's
+ * response, so only a refusal carries keyhook's `x-request-id`: a guarded success is the
+ * host's response, with the host's own headers (and request id, if it sets one).
+ */
 export type GuardResult =
-  /** `headers` (the request id) belong on the host route's response. */
-  | { ok: true; apiKey: ApiKeyContext; headers: Record<string, string> }
+  | { ok: true; apiKey: ApiKeyContext }
   /** A finished error response (401/403/503) to send as it is. */
   | { ok: false; response: KeyhookResponse };
 
-function passed(key: ApiKeyRecord, requestId: string): GuardResult {
+function passed(key: ApiKeyRecord): GuardResult {
   return {
     ok: true,
-    headers: { 'x-request-id': requestId },
     apiKey: {
       tenantId: key.tenantId,
       keyId: key.id,
@@ -76,6 +79,9 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
     }
     return finish(errorResponse(keyhookError), requestId);
   };
+
+  /** The guard's refusal is keyhook's own response: its request id is issued here, not on success. */
+  const refuse = (error: unknown): GuardResult => ({ ok: false, response: fail(error, requestIds.next()) });
 
   /** What a verified key may do: records lastUsedAt off the request path, then checks the scope. */
   const admit = (key: ApiKeyRecord, scope: Scope | undefined, nowMs: number): ApiKeyRecord => {
@@ -154,16 +160,11 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
 
     guard(headers, scope) {
       const nowMs = epochMs(deps.clock);
-      const requestId = requestIds.next(nowMs);
       try {
         const found = verifyApiKey(headers, scope, nowMs);
-        if (!(found instanceof Promise)) return passed(found, requestId);
-        return found.then(
-          (key) => passed(key, requestId),
-          (error: unknown) => ({ ok: false, response: fail(error, requestId) }),
-        );
+        return found instanceof Promise ? found.then(passed, refuse) : passed(found);
       } catch (error) {
-        return { ok: false, response: fail(error, requestId) };
+        return refuse(error);
       }
     },
   };

@@ -35,11 +35,16 @@ export function conventionCases(ctx: SuiteContext): void {
       expectRequestId(await call(ctx, 'POST', '/host/items', { token: secret, json: {} }));
     });
 
-    it('host route successes carry an x-request-id', async () => {
+    it('a host route success is the host’s response: the guard adds no x-request-id and keeps the host’s', async () => {
       const { secret } = await createKey(ctx, { scopes: ['items:read'] });
       const reply = await call(ctx, 'GET', '/host/items', { token: secret });
       expect(reply.status).toBe(200);
-      expectRequestId(reply);
+      expect(reply.headers.get('x-request-id')).toBe('host-request-id');
+      expectRequestId(await call(ctx, 'POST', '/host/items', { token: secret, json: {} })); // a refusal is keyhook's
+      const { secret: writer } = await createKey(ctx, { scopes: ['items:write'] });
+      const accepted = await call(ctx, 'POST', '/host/items', { token: writer, json: {} });
+      expect(accepted.status).toBe(200);
+      expect(accepted.headers.get('x-request-id')).toBeNull();
     });
 
     it('admin responses, success and error, have cache-control: no-store; data-plane ones carry JSON', async () => {

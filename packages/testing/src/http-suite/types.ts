@@ -6,7 +6,9 @@ import type { InsertGate, RotationGate } from './rotation-gate.js';
  * What the adapter's test builds: a real server on 127.0.0.1, port 0, that mounts `keyhook`
  * at `prefix` and, beside it, two host routes guarded by the adapter's `requireScope`:
  *
- * - `GET  {prefix}/host/items`, scope `items:read`, answers 200 `{ apiKey }`;
+ * - `GET  {prefix}/host/items`, scope `items:read`, answers 200 `{ apiKey }`; before the guard
+ *   runs, the host sets its own `x-request-id: host-request-id` on the response, as a host with
+ *   its own request ids would;
  * - `POST {prefix}/host/items`, scope `items:write`, answers 200 `{ apiKey, body }`, where
  *   `body` is what the host's own JSON body parser made of the request body.
  *
