@@ -89,6 +89,47 @@ describe('bearer tokens', () => {
   });
 });
 
+describe('the guard’s shortcut for a key verified before', () => {
+  it('changes no answer: other spellings, whitespace inside, revocation and scope', async () => {
+    const store = new CountingStore();
+    const keyhook = createKeyhook({
+      store,
+      logger: silentLogger,
+      adminSession: { secret: TEST_ADMIN_SECRET },
+    });
+    const { key, secret } = await keyhook.keys.create('tenant_a', { name: 'x', scopes: ['items:read'] });
+    const guard = async (headers: Record<string, string>, scope?: 'items:read' | 'items:write') => {
+      const result = await keyhook.guard(headers, scope);
+      return result.ok ? 'ok' : (JSON.parse(result.response.body!).error.code as string);
+    };
+    expect(await guard({ authorization: `Bearer ${secret}` }, 'items:read')).toBe('ok');
+    expect(store.reads).toBe(1);
+    // The shortcut takes only `Bearer ` + a cached key; RFC 6750's other spellings of it are
+    // read by the full path and hit the same cache entry.
+    for (const authorization of [`bearer ${secret}`, `Bearer  ${secret}`, `BEARER \t${secret} `]) {
+      expect(await guard({ authorization }, 'items:read'), authorization).toBe('ok');
+    }
+    expect(await guard({ Authorization: `Bearer ${secret}` })).toBe('ok');
+    expect(store.reads).toBe(1);
+    // A cached key followed by more is not that key.
+    expect(await guard({ authorization: `Bearer ${secret} x` })).toBe('missing_credentials');
+    expect(await guard({ authorization: `Bearer ${secret}x` })).toBe('invalid_api_key');
+    expect(await guard({ authorization: `Bearer ${secret}` }, 'items:write')).toBe('insufficient_scope');
+    await keyhook.keys.revoke('tenant_a', key.id);
+    expect(await guard({ authorization: `Bearer ${secret}` }, 'items:read')).toBe('key_revoked');
+    expect(await guard({ authorization: `bearer ${secret}` }, 'items:read')).toBe('key_revoked');
+  });
+});
+
+/** A memory store that counts key reads by credential. */
+class CountingStore extends MemoryStore {
+  reads = 0;
+  override async findApiKeyByCredential(keyLookup: string, keyHash: string) {
+    this.reads++;
+    return super.findApiKeyByCredential(keyLookup, keyHash);
+  }
+}
+
 describe('lists (DESIGN.md §2: ?limit= 1–100, default 20)', () => {
   it('returns 20 by default with a cursor for the rest, and accepts limit=100', async () => {
     const keyhook = createKeyhook({

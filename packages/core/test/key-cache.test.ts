@@ -85,6 +85,23 @@ describe('the verified-key cache (DESIGN.md §3: it must keep the revocation pro
     expect(off.store.reads).toBe(3);
   });
 
+  it('never answers for another digest that shares its slot: the two take turns', () => {
+    const cache = new VerifiedKeyCache();
+    const a = { id: 'a' } as never;
+    const b = { id: 'b' } as never;
+    // The slot is the first 30 bits: these share it (the fourth character differs only above them).
+    const digestA = `\x01\x02\x03\x04${'a'.repeat(28)}`;
+    const digestB = `\x01\x02\x03\xc4${'b'.repeat(28)}`;
+    cache.set(digestA, a, 1);
+    expect(cache.get(digestB, 1)).toBeUndefined();
+    cache.set(digestB, b, 1);
+    expect(cache.get(digestA, 1)).toBeUndefined();
+    expect(cache.get(digestB, 1)).toBe(b);
+    expect(cache.size).toBe(1);
+    // Same slot, same first 30 bits, different tail: still not the cached key.
+    expect(cache.get(`\x01\x02\x03\x04${'b'.repeat(28)}`, 1)).toBeUndefined();
+  });
+
   it('holds at most its configured number of entries, dropping the oldest', () => {
     const cache = new VerifiedKeyCache(2);
     const record = {} as never;

@@ -103,11 +103,22 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
     scope: Scope | undefined,
     nowMs: number,
   ): ApiKeyRecord | Promise<ApiKeyRecord> => {
+    // The usual request: `Bearer ` and a key verified before. A token whose digest is cached is
+    // a well-formed key, so it needs no parsing; every other request takes the full path.
+    const value = headers.authorization;
+    let candidate: string | undefined;
+    let digest: string | undefined;
+    if (typeof value === 'string' && value.startsWith('Bearer ')) {
+      candidate = value.slice(7);
+      digest = deps.keys.digestOf(candidate);
+      const cached = deps.keys.cached(digest, nowMs);
+      if (cached) return admit(cached, scope, nowMs);
+    }
     const token = bearerToken(headers);
     if (token === undefined) {
       throw new KeyhookError('missing_credentials', 'Send an API key as Authorization: Bearer <API_KEY>.');
     }
-    const found = deps.keys.check(token, nowMs);
+    const found = deps.keys.check(token, nowMs, token === candidate ? digest : undefined);
     return found instanceof Promise
       ? found.then((key) => admit(key, scope, nowMs))
       : admit(found, scope, nowMs);

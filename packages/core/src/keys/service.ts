@@ -126,19 +126,41 @@ export class ApiKeys {
   }
 
   /**
-   * `verify` for the guard's hot path: the answer without a promise when the key is cached.
-   * A cache entry is keyed by a digest the store matched, and that was compared in constant
-   * time, when the key was first verified; a hit needs no second compare. `nowMs` is the
-   * request's time when the caller has read the clock already.
+   * `verify` for the guard: the answer without a promise when the key is cached. `nowMs` is
+   * the request's time when the caller has read the clock already; `digest`, this key's
+   * `digestOf` when the caller has computed it already.
    */
-  check(presented: string, nowMs = epochMs(this.deps.clock)): ApiKeyRecord | Promise<ApiKeyRecord> {
-    const bounded =
-      presented.length > MAX_PRESENTED_LENGTH ? presented.slice(0, MAX_PRESENTED_LENGTH) : presented;
-    const digest = cacheDigest(bounded);
+  check(
+    presented: string,
+    nowMs = epochMs(this.deps.clock),
+    digest = this.digestOf(presented),
+  ): ApiKeyRecord | Promise<ApiKeyRecord> {
     const version = this.cache ? this.deps.store.keyChangeVersion() : null;
     const cached = version === null ? undefined : this.cache!.get(digest, version);
     if (cached) return this.judge(cached, nowMs);
     return this.fromStore(presented, digest, version, nowMs);
+  }
+
+  /**
+   * What a presented key is cached under: the SHA-256 of its first 128 characters (a longer
+   * string cannot be a key, and hashing it costs what hashing a key does).
+   */
+  digestOf(presented: string): string {
+    return cacheDigest(
+      presented.length > MAX_PRESENTED_LENGTH ? presented.slice(0, MAX_PRESENTED_LENGTH) : presented,
+    );
+  }
+
+  /**
+   * The key verified before under `digest`, if the store has not changed any key since, and
+   * judged as `check` judges it; undefined otherwise. A cache entry is keyed by a digest the
+   * store matched, and that was compared in constant time, when the key was first verified: a
+   * hit needs no second compare.
+   */
+  cached(digest: string, nowMs: number): ApiKeyRecord | undefined {
+    const version = this.cache ? this.deps.store.keyChangeVersion() : null;
+    const record = version === null ? undefined : this.cache!.get(digest, version);
+    return record && this.judge(record, nowMs);
   }
 
   private async fromStore(
