@@ -16,8 +16,8 @@ interface Entry {
  *
  * The map is indexed by the digest's first 30 bits, a number, and each entry holds the whole
  * digest, which a lookup compares: V8 hashes a number for free but reads all 32 characters
- * of a new string to hash it, on every request. Two keys whose digests share a slot (about one
- * pair in 200 among 10,000 keys) take turns in it; each miss is a store read, never a wrong key.
+ * of a new string to hash it, on every request. Two keys whose digests share a slot (0.05 such
+ * pairs expected among 10,000 keys) take turns in it; each miss is a store read, never a wrong key.
  */
 export class VerifiedKeyCache {
   private readonly entries = new Map<number, Entry>();

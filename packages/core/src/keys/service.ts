@@ -135,10 +135,7 @@ export class ApiKeys {
     nowMs = epochMs(this.deps.clock),
     digest = this.digestOf(presented),
   ): ApiKeyRecord | Promise<ApiKeyRecord> {
-    const version = this.cache ? this.deps.store.keyChangeVersion() : null;
-    const cached = version === null ? undefined : this.cache!.get(digest, version);
-    if (cached) return this.judge(cached, nowMs);
-    return this.fromStore(presented, digest, version, nowMs);
+    return this.cached(digest, nowMs) ?? this.fromStore(presented, digest, nowMs);
   }
 
   /**
@@ -163,12 +160,9 @@ export class ApiKeys {
     return record && this.judge(record, nowMs);
   }
 
-  private async fromStore(
-    presented: string,
-    digest: string,
-    version: number | null,
-    nowMs: number,
-  ): Promise<ApiKeyRecord> {
+  private async fromStore(presented: string, digest: string, nowMs: number): Promise<ApiKeyRecord> {
+    // Read before the store is: a revoke that lands during the read moves it past this entry.
+    const version = this.cache ? this.deps.store.keyChangeVersion() : null;
     const presentedHash = hexOfCacheDigest(digest);
     const parsed = parseApiKey(presented);
     const record = parsed
