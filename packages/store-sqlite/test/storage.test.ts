@@ -402,3 +402,36 @@ describe('how events, deliveries and attempts are stored', () => {
     raw.close();
   });
 });
+
+describe("seeing another connection's key changes (what core's key cache relies on)", () => {
+  async function revokedByPeer(changeCheckIntervalMs: number) {
+    const filename = freshFile();
+    const store = createSqliteStore({ filename, changeCheckIntervalMs });
+    const peer = createSqliteStore({ filename });
+    const key = keyRecord();
+    await store.insertApiKey(key);
+    const before = store.keyChangeVersion();
+    await peer.revokeApiKey(key.tenantId, key.id, new Date());
+    await peer.close();
+    return { store, before };
+  }
+
+  it('asks SQLite at most once per interval, however often it is called', async () => {
+    const { store, before } = await revokedByPeer(60_000);
+    // The first call above asked; no call in the next minute asks again, so none sees the peer.
+    for (let call = 0; call < 10_000; call++) expect(store.keyChangeVersion()).toBe(before);
+    await store.close();
+  });
+
+  it('sees the change once the interval has passed, for a caller that never lets the event loop turn', async () => {
+    const { store, before } = await revokedByPeer(2);
+    const start = performance.now();
+    let seenAfterMs: number | undefined;
+    // Synchronous: no timer can fire in here, only the clock moves.
+    while (seenAfterMs === undefined && performance.now() - start < 1000) {
+      if (store.keyChangeVersion() !== before) seenAfterMs = performance.now() - start;
+    }
+    expect(seenAfterMs).toBeDefined();
+    await store.close();
+  });
+});
