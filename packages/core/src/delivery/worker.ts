@@ -174,6 +174,8 @@ export class DeliveryWorker {
         this.leasing = room;
         const leased = await this.lease(room);
         this.leasing = 0;
+        // A publish during the lease found its room counted as the lease's: its handover waits.
+        this.startWaiting();
         if (leased === null) {
           await this.idle(this.backoff());
           continue;
@@ -201,6 +203,15 @@ export class DeliveryWorker {
     } catch (error) {
       this.failed(error, 'lease deliveries');
       return null;
+    }
+  }
+
+  /** Handed-over deliveries that waited for a slot, while slots are free. */
+  private startWaiting(): void {
+    while (this.inFlight.size < this.concurrency) {
+      const next = this.handoffs.next();
+      if (!next) return;
+      this.track(this.attempt(next));
     }
   }
 
