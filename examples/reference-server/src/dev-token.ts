@@ -1,5 +1,4 @@
-import { SCOPES } from '@keyhook/core';
-import { SignJWT } from 'jose';
+import { createAdminToken, SCOPES } from '@keyhook/core';
 
 /** DESIGN.md §8: the ready token printed in development is for this tenant. */
 export const DEV_TENANT_ID = 'demo';
@@ -15,16 +14,16 @@ export interface DevTokenOptions {
 
 /** An admin JWT as a portal would mint it, signed with the generated development secret. */
 export async function mintDevAdminToken(options: DevTokenOptions): Promise<string> {
-  const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  let jwt = new SignJWT({ tenant_id: DEV_TENANT_ID })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(DEV_SUBJECT)
-    .setIssuedAt(issuedAt)
-    .setExpirationTime(issuedAt + DEV_TOKEN_TTL_SECONDS);
-  // The verifier checks iss/aud when they are configured, so the dev token must carry them.
-  if (options.issuer !== undefined) jwt = jwt.setIssuer(options.issuer);
-  if (options.audience !== undefined) jwt = jwt.setAudience(options.audience);
-  return jwt.sign(new TextEncoder().encode(options.secret));
+  // The verifier checks iss/aud when they are configured, so the dev token carries them.
+  return createAdminToken({
+    secret: options.secret,
+    tenantId: DEV_TENANT_ID,
+    subject: DEV_SUBJECT,
+    expiresInSeconds: DEV_TOKEN_TTL_SECONDS,
+    issuer: options.issuer,
+    audience: options.audience,
+    now: options.now,
+  });
 }
 
 /** What a developer reads at start: the token and a curl line that creates a first key. */

@@ -57,6 +57,7 @@ export function apiDocument(keyhook: Keyhook, prefix: string): Record<string, un
         'API keys, admin endpoints and signed webhooks (keyhook), and the reference data plane: sources, items, runs and generations. Errors share one envelope: { "error": { "code", "message", "details"? } }.',
     },
     [...keyhook.operations(prefix), ...dataPlane, ...own],
+    keyhook.eventDocs(),
   );
 }
 

@@ -3,6 +3,8 @@ import {
   type AdminSessionOptions,
   createKeyhook,
   cryptoRandomBytes,
+  DEFAULT_EVENTS,
+  DEFAULT_SCOPES,
   type DeliveryWorkerOptions,
   type Keyhook,
   newId,
@@ -74,6 +76,9 @@ export async function buildServer(
     const keyhook = createKeyhook({
       store,
       adminSession: adminSessionOptions(config.admin),
+      // The spec's seven scopes and five events: this server's configuration, and keyhook's defaults.
+      scopes: DEFAULT_SCOPES,
+      events: DEFAULT_EVENTS,
       logger: app.log,
       mode: config.production ? 'production' : 'development',
       encryptionKey: await encryptionKeyFor(config),

@@ -57,6 +57,26 @@ describe('the OpenAPI document (/api/v1/openapi.json) and its page (/api/v1/docs
     expect(document.paths['/healthz'].get.security).toBeUndefined();
   });
 
+  it('lists the five events of spec §6 under webhooks, signed with the x-chatbot headers', () => {
+    expect(Object.keys(document.webhooks)).toEqual([
+      'run.completed',
+      'run.failed',
+      'run.conflict',
+      'generation.published',
+      'apply.failed',
+    ]);
+    const completed = document.webhooks['run.completed'].post;
+    expect(completed.summary).toBe('A run finished discovery successfully.');
+    expect(completed.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'x-chatbot-signature',
+      'x-chatbot-event-id',
+    ]);
+    expect(completed.requestBody.content['application/json'].schema.properties.type).toEqual({
+      type: 'string',
+      const: 'run.completed',
+    });
+  });
+
   it('serves a page to read, built from the same document, with nothing fetched from elsewhere', async () => {
     const response = await fetch(`${plane.running.client.baseUrl}/api/v1/docs`);
     expect(response.status).toBe(200);

@@ -6,7 +6,7 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
-  type Scope,
+  type ScopeOf,
 } from '@keyhook/core';
 import express, {
   type NextFunction,
@@ -25,6 +25,10 @@ declare global {
   }
 }
 
+/** Any keyhook, whatever its scopes and events. */
+// biome-ignore lint/suspicious/noExplicitAny: the widest keyhook; each helper narrows by its own type.
+type AnyKeyhook = Keyhook<any, any>;
+
 export interface KeyhookRouterOptions {
   /** Where keyhook's routes are mounted. Default `/api/v1`. */
   prefix?: string;
@@ -36,7 +40,7 @@ type BodyError = KeyhookRequest['bodyError'];
  * A router that serves keyhook's HTTP surface at `prefix`; mount it with `app.use(...)`.
  * Only keyhook's own routes read the body, as raw bytes; everything else falls through.
  */
-export function keyhookRouter(keyhook: Keyhook, options: KeyhookRouterOptions = {}): Router {
+export function keyhookRouter(keyhook: AnyKeyhook, options: KeyhookRouterOptions = {}): Router {
   // No inflate: core gets the bytes the client sent, as the Fastify adapter does.
   const readRaw = express.raw({ type: () => true, limit: keyhook.maxBodyBytes, inflate: false });
   const readBody = (req: Request, res: Response) =>
@@ -75,10 +79,12 @@ export function keyhookRouter(keyhook: Keyhook, options: KeyhookRouterOptions = 
 /**
  * Middleware for the host's own data-plane routes: it lets through a caller whose API key
  * is valid and holds `scope`, and sets `req.apiKey`; anyone else gets core's answer.
+ * `scope` is one of the keyhook's declared scopes: another name does not compile, and throws here.
  */
-export function requireScope(keyhook: Keyhook, scope?: Scope): RequestHandler {
+export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K>): RequestHandler {
+  const guard = keyhook.guardFor(scope);
   return (req, res, next) => {
-    const result = keyhook.guard(req.headers, scope);
+    const result = guard(req.headers);
     if (result instanceof Promise) result.then((settled) => apply(settled, req, res, next), next);
     else apply(result, req, res, next);
   };

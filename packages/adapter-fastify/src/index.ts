@@ -5,7 +5,7 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
-  type Scope,
+  type ScopeOf,
 } from '@keyhook/core';
 import type {
   FastifyError,
@@ -23,8 +23,12 @@ declare module 'fastify' {
   }
 }
 
+/** Any keyhook, whatever its scopes and events. */
+// biome-ignore lint/suspicious/noExplicitAny: the widest keyhook; each helper narrows by its own type.
+type AnyKeyhook = Keyhook<any, any>;
+
 export interface KeyhookFastifyOptions {
-  keyhook: Keyhook;
+  keyhook: AnyKeyhook;
   /** Where keyhook's routes are mounted. Default `/api/v1`. */
   prefix?: string;
 }
@@ -32,7 +36,7 @@ export interface KeyhookFastifyOptions {
 type BodyError = KeyhookRequest['bodyError'];
 
 /** Keyhook's routes in their own encapsulated scope, so its raw-body parser never reaches the host's routes. */
-const keyhookRoutes: FastifyPluginAsync<{ keyhook: Keyhook }> = async (scope, { keyhook }) => {
+const keyhookRoutes: FastifyPluginAsync<{ keyhook: AnyKeyhook }> = async (scope, { keyhook }) => {
   scope.removeAllContentTypeParsers();
   // Every media type, and none ('*' also serves a body without Content-Type): core judges the bytes.
   scope.addContentTypeParser(
@@ -86,11 +90,13 @@ export const keyhookFastify = fastifyPlugin(mount, { fastify: '5.x', name: '@key
 /**
  * A preHandler for the host's own data-plane routes: it lets through a caller whose API key
  * is valid and holds `scope`, and sets `request.apiKey`; anyone else gets core's answer.
+ * `scope` is one of the keyhook's declared scopes: another name does not compile, and throws here.
  */
-export function requireScope(keyhook: Keyhook, scope?: Scope): preHandlerHookHandler {
+export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K>): preHandlerHookHandler {
+  const guard = keyhook.guardFor(scope);
   // Callback style: a cached key is admitted without a promise on the request's path.
   return (request, reply, done) => {
-    const result = keyhook.guard(request.headers, scope);
+    const result = guard(request.headers);
     if (result instanceof Promise) result.then((settled) => apply(settled, request, reply, done), done);
     else apply(result, request, reply, done);
   };

@@ -1,4 +1,24 @@
 export { type AdminSession, type AdminSessionOptions, AdminSessionRejected } from './admin/session.js';
+export { type AdminTokenOptions, createAdminToken, MAX_ADMIN_TOKEN_SECONDS } from './admin/token.js';
+export {
+  DEFAULT_EVENTS,
+  type DefaultEvents,
+  EVENT_TYPE_PATTERN,
+  type EventCatalog,
+  type EventData,
+  type EventDefinition,
+  type EventDoc,
+  type EventInput,
+  type EventMap,
+} from './catalog/events.js';
+export {
+  DEFAULT_SCOPES,
+  type DefaultScopes,
+  SCOPE_NAME_PATTERN,
+  type ScopeDefinition,
+  type ScopeInput,
+  type ScopeNameOf,
+} from './catalog/scopes.js';
 export { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
 export { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
 export { type AttemptResult, type AttemptVerdict, judgeAttempt } from './delivery/outcome.js';
@@ -36,7 +56,13 @@ export {
   WebhookSender,
 } from './delivery/sender.js';
 export { Deliveries } from './delivery/service.js';
-export { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './delivery/signature.js';
+export {
+  type DeliveryHeaderNames,
+  EVENT_ID_HEADER,
+  SIGNATURE_HEADER,
+  SPEC_HEADER_NAMES,
+  signatureHeader,
+} from './delivery/signature.js';
 export {
   assertTransition,
   canTransition,
@@ -68,7 +94,7 @@ export {
 } from './errors.js';
 export type { ApiKeyContext, GuardResult } from './http/handler.js';
 export { bearerToken, header } from './http/headers.js';
-export { type ApiOperation, type OpenApiInfo, openApiDocument } from './http/openapi.js';
+export { type ApiOperation, type ApiWebhooks, type OpenApiInfo, openApiDocument } from './http/openapi.js';
 export {
   DEFAULT_LIMIT,
   encodeCursor,
@@ -94,13 +120,16 @@ export {
   DEFAULT_ADMIN_BODY_LIMIT,
   DEFAULT_PREFIX,
   type DeliveryOptions,
+  type EventMapOf,
+  type EventsOf,
   type Keyhook,
   type KeyhookOptions,
+  type ScopeOf,
 } from './keyhook.js';
 export { API_KEY_PATTERN, KEY_PREFIX, mintApiKey, type ParsedApiKey, parseApiKey } from './keys/format.js';
 export { digestsEqual, hashApiKey } from './keys/hash.js';
 export { LAST_USED_INTERVAL_MS } from './keys/last-used.js';
-export { type CreateApiKeyInput, createApiKeySchema } from './keys/schemas.js';
+export { apiKeySchemaFor, type CreateApiKeyInput, createApiKeySchema } from './keys/schemas.js';
 export { ApiKeys, type IssuedApiKey } from './keys/service.js';
 export { type ApiKeyView, type ApiKeyViewStatus, toApiKeyView } from './keys/view.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
@@ -131,10 +160,17 @@ export type {
   WebhookRecord,
   WebhookStatus,
   WebhookStatusOutcome,
+  WebhookSubscription,
+  WebhookSubscriptionOutcome,
 } from './store/types.js';
 export { parseOrThrow, validationFailed } from './validation.js';
 export { EVENT_TYPES, type EventType, isEventType } from './webhooks/events.js';
-export { type CreateWebhookInput, createWebhookSchema, type UpdateWebhookInput } from './webhooks/schemas.js';
+export {
+  type CreateWebhookInput,
+  createWebhookSchema,
+  type UpdateWebhookInput,
+  webhookSchemaFor,
+} from './webhooks/schemas.js';
 export { mintWebhookSecret, WEBHOOK_SECRET_PREFIX } from './webhooks/secret.js';
 export { type IssuedWebhook, twinKeyOf, Webhooks } from './webhooks/service.js';
 export {

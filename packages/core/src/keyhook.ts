@@ -1,23 +1,32 @@
 import { type AdminSessionOptions, createAdminSessionVerifier } from './admin/session.js';
+import type { EventMap } from './catalog/events.js';
+import { DEFAULT_EVENTS, type DefaultEvents, type EventCatalog, EventTypeCatalog } from './catalog/events.js';
+import {
+  DEFAULT_SCOPES,
+  type DefaultScopes,
+  ScopeCatalog,
+  type ScopeInput,
+  type ScopeNameOf,
+} from './catalog/scopes.js';
 import { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
 import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
-import { Events } from './delivery/publish.js';
+import { Events as EventPublisher } from './delivery/publish.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, WebhookSender } from './delivery/sender.js';
 import { Deliveries } from './delivery/service.js';
+import { type DeliveryHeaderNames, deliveryHeaderNames } from './delivery/signature.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery/worker.js';
 import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
 import { adminWebhookRoutes } from './http/admin-webhooks.js';
 import { createHttpCore, type GuardResult } from './http/handler.js';
-import type { ApiOperation } from './http/openapi.js';
+import type { ApiOperation, ApiWebhooks } from './http/openapi.js';
 import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/types.js';
 import { whoamiRoute } from './http/whoami.js';
 import { Idempotency } from './idempotency/service.js';
 import { LastUsedRecorder } from './keys/last-used.js';
 import { ApiKeys } from './keys/service.js';
 import { consoleLogger, type Logger } from './logger.js';
-import type { Scope } from './scopes.js';
 import type { Store } from './store/types.js';
 import { Webhooks } from './webhooks/service.js';
 import type { LookupAll, UrlPolicy } from './webhooks/url-policy.js';
@@ -28,9 +37,25 @@ export const DEFAULT_ADMIN_BODY_LIMIT = 64 * 1024;
 /** Where adapters mount keyhook's routes unless told otherwise (DESIGN.md §2). */
 export const DEFAULT_PREFIX = '/api/v1';
 
-export interface KeyhookOptions {
+/** `KeyhookOptions` alone is the reference configuration's; a host's is `KeyhookOptions<typeof scopes, typeof events>`. */
+export interface KeyhookOptions<
+  Scopes extends readonly ScopeInput[] = DefaultScopes,
+  Catalog extends EventCatalog = DefaultEvents,
+> {
   store: Store;
   adminSession: AdminSessionOptions;
+  /**
+   * The scopes your API keys may carry, each a name or `{ name, description }` (the description
+   * reaches the OpenAPI document). Declared inline or `as const`, they type `requireScope`.
+   * Default: the reference server's seven (spec §5).
+   */
+  scopes?: Scopes;
+  /**
+   * Your event types, each declared once: `{ 'invoice.paid': { description, data: z.object(…) } }`.
+   * They type and check `events.publish`, are what webhooks may subscribe to, and fill the
+   * OpenAPI document's `webhooks`. Default: the reference server's five (spec §6).
+   */
+  events?: Catalog;
   clock?: Clock;
   randomBytes?: RandomBytes;
   logger?: Logger;
@@ -44,14 +69,16 @@ export interface KeyhookOptions {
   verifiedKeyCacheEntries?: number;
   /**
    * `development` allows `http://` webhook URLs and private addresses, and generates an
-   * encryption key when none is given. Default: `production` when NODE_ENV is `production`,
+   * encryption key when none is given and the store keeps nothing past the process
+   * (`MemoryStore`). Default: `production` when NODE_ENV is `production`,
    * else `development` (DESIGN.md §5).
    */
   mode?: 'development' | 'production';
   /**
-   * The master key for secrets at rest (AES-256-GCM): 32 bytes, or their base64. Required in
-   * production. In development a random key is generated for this process only, so a host
-   * that restarts should pass a kept one (the reference server does).
+   * The master key for secrets at rest (AES-256-GCM): 32 bytes, or their base64
+   * (`generateEncryptionKey()` makes one). Required with any persistent store (SQLite file,
+   * Postgres), in every mode: a key made up at start would not open, after a restart, the
+   * signing secrets it sealed. Only with `MemoryStore` in development may it be left out.
    */
   encryptionKey?: EncryptionKeyInput;
   /** Earlier master keys, still used to open values sealed before a key rotation. */
@@ -71,13 +98,32 @@ export interface DeliveryOptions {
   timeoutMs?: number;
   /** Held deliveries (endpoint disabled) fail after this long, in ms. Default 3 days. */
   heldRetentionMs?: number;
+  /**
+   * The names of the two delivery headers: lowercase HTTP header names of your own
+   * (`x-acme-signature`). Default the spec's `x-chatbot-signature` and `x-chatbot-event-id`.
+   * Receivers pass the same names to `@keyhook/webhook-verify`.
+   */
+  headers?: Partial<DeliveryHeaderNames>;
   /** Called when five consecutive permanent failures disabled an endpoint. Errors are logged, not thrown. */
   onEndpointDisabled?: (webhook: WebhookView) => void | Promise<void>;
   /** Name resolution for the sender; the system resolver by default. Every answer is still checked. */
   lookup?: LookupAll;
 }
 
-export interface Keyhook {
+/**
+ * One keyhook, typed by its host's scopes and events. `Keyhook` alone is the reference
+ * server's: the spec's seven scopes and five events.
+ */
+export interface Keyhook<
+  out Scope extends string = ScopeNameOf<DefaultScopes>,
+  out Catalog extends EventCatalog = DefaultEvents,
+> {
+  /** The scopes keys may carry, in declaration order. */
+  readonly scopes: readonly Scope[];
+  /** The event types that may be published and subscribed to, in declaration order. */
+  readonly eventTypes: readonly string[];
+  /** The two delivery header names. */
+  readonly headerNames: Readonly<DeliveryHeaderNames>;
   /** Every route `handle` serves, relative to the mount point; adapters register these. */
   readonly routes: readonly RouteDefinition[];
   /**
@@ -85,14 +131,16 @@ export interface Keyhook {
    * `/api/v1`): for `openApiDocument`, beside a host's own operations.
    */
   operations(prefix?: string): ApiOperation[];
+  /** The event catalog as the OpenAPI document's `webhooks` describes it (`openApiDocument`'s third argument). */
+  eventDocs(): ApiWebhooks;
   /** Adapters stop reading a body past this many bytes and pass `bodyError: 'too_large'`. */
   readonly maxBodyBytes: number;
   /** The key rules, for host code (seeding, scripts). */
   readonly keys: ApiKeys;
   /** The webhook endpoint rules, for host code. */
   readonly webhooks: Webhooks;
-  /** `events.publish(...)`: an event and its deliveries, in one transaction. */
-  readonly events: Events;
+  /** `events.publish(...)`: an event and its deliveries, in one transaction, typed by the catalog. */
+  readonly events: EventPublisher<Catalog>;
   /** Deliveries as the admin endpoints see them: list, read, retry. */
   readonly deliveries: Deliveries;
   /**
@@ -112,13 +160,33 @@ export interface Keyhook {
    */
   guard(headers: RequestHeaders, scope?: Scope): GuardResult | Promise<GuardResult>;
   /**
+   * `guard` for one scope, checked now: a scope outside the declared list throws a TypeError
+   * here, at setup, rather than refusing every request later. Adapters' `requireScope` uses it.
+   */
+  guardFor(scope?: Scope): (headers: RequestHeaders) => GuardResult | Promise<GuardResult>;
+  /**
    * Stops the workers it created (attempts in flight finish and are recorded) and waits for
    * background writes. The store stays open: its owner closes it.
    */
   close(): Promise<void>;
 }
 
-export function createKeyhook(options: KeyhookOptions): Keyhook {
+/** The scope names of a keyhook: `ScopeOf<typeof keyhook>`. */
+export type ScopeOf<K> = K extends Keyhook<infer Scope, EventCatalog> ? Scope : never;
+
+/** The event catalog of a keyhook: `EventsOf<typeof keyhook>`. */
+export type EventsOf<K> = K extends Keyhook<string, infer Catalog> ? Catalog : never;
+
+/** Type → `data` for every event of a keyhook, for `@keyhook/webhook-verify`: `verify<EventMapOf<typeof keyhook>>(…)`. */
+export type EventMapOf<K> = EventMap<EventsOf<K>>;
+
+export function createKeyhook<
+  const Scopes extends readonly ScopeInput[] = DefaultScopes,
+  const Catalog extends EventCatalog = DefaultEvents,
+>(options: KeyhookOptions<Scopes, Catalog>): Keyhook<ScopeNameOf<Scopes>, Catalog> {
+  const scopeCatalog = new ScopeCatalog(options.scopes ?? DEFAULT_SCOPES);
+  const eventCatalog = new EventTypeCatalog(options.events ?? DEFAULT_EVENTS);
+  const headerNames = deliveryHeaderNames(options.delivery?.headers);
   const clock = options.clock ?? systemClock;
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
@@ -127,6 +195,7 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
     store: options.store,
     clock,
     randomBytes,
+    scopes: scopeCatalog,
     cacheEntries: options.verifiedKeyCacheEntries,
   });
   const lastUsed = new LastUsedRecorder(options.store, clock, logger);
@@ -134,7 +203,7 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
   const secrets =
     options.encryptionKey !== undefined
       ? new SecretBox(options.encryptionKey, options.previousEncryptionKeys)
-      : developmentSecretBox(mode, logger);
+      : processSecretBox(mode, options.store, logger);
   const development = mode === 'development';
   const urlPolicy = {
     allowHttp: development,
@@ -151,10 +220,12 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
     randomBytes,
     secrets,
     urlPolicy,
+    events: eventCatalog,
     onEnabled: wakeWorkers,
   });
-  const events = new Events({
+  const events = new EventPublisher<Catalog>({
     store: options.store,
+    catalog: eventCatalog,
     clock,
     randomBytes,
     onPublished: wakeWorkers,
@@ -177,7 +248,7 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
         clock,
         randomBytes,
         logger,
-        sender: new WebhookSender({ timeoutMs, policy: urlPolicy, lookup: delivery.lookup }),
+        sender: new WebhookSender({ timeoutMs, policy: urlPolicy, lookup: delivery.lookup, headerNames }),
         retry: { schedule: retrySchedule, random: Math.random },
         timeoutMs,
         heldRetentionMs: delivery.heldRetentionMs,
@@ -215,7 +286,16 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
     logger,
     maxBodyBytes,
   });
+  type Scope = ScopeNameOf<Scopes>;
+  const guardFor = (scope?: Scope) => {
+    scopeCatalog.assertKnown(scope, 'requireScope');
+    return (headers: RequestHeaders) => http.guard(headers, scope);
+  };
   return {
+    scopes: scopeCatalog.names as readonly Scope[],
+    eventTypes: eventCatalog.types,
+    headerNames,
+    eventDocs: () => ({ events: eventCatalog.docs(), headers: headerNames }),
     routes: routes.map(({ method, path }) => ({ method, path })),
     operations: (prefix = DEFAULT_PREFIX) =>
       routes.map((route) => ({
@@ -243,6 +323,7 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
     handle: http.handle,
     authenticate: async (headers, scope) => http.guard(headers, scope),
     guard: http.guard,
+    guardFor,
     close: async () => {
       await Promise.all([...workers].map((worker) => worker.stop()));
       await lastUsed.flush();
@@ -250,10 +331,22 @@ export function createKeyhook(options: KeyhookOptions): Keyhook {
   };
 }
 
-/** Without a configured key: refused in production; in development a key for this process only. */
-function developmentSecretBox(mode: 'development' | 'production', logger: Logger): SecretBox {
-  if (mode === 'production') {
-    throw new TypeError('keyhook: encryptionKey is required in production (32 bytes, base64)');
+/**
+ * Without a configured key: refused in production and with any persistent store (a key for this
+ * process only would leave its sealed secrets unopenable after a restart); otherwise, with
+ * `MemoryStore` in development, a key for this process only, which dies with the data it seals.
+ */
+function processSecretBox(mode: 'development' | 'production', store: Store, logger: Logger): SecretBox {
+  if (mode === 'production' || store.persistent) {
+    const why =
+      mode === 'production'
+        ? 'in production'
+        : 'with a persistent store: it keeps its data across restarts, and secrets sealed with a key made up at start could not be opened after one';
+    throw new TypeError(
+      `keyhook: encryptionKey is required ${why}. Make one once with ` +
+        `\`node -e "import('@keyhook/core').then(k => console.log(k.generateEncryptionKey()))"\`, ` +
+        'keep it in your secret manager (e.g. KEYHOOK_ENCRYPTION_KEY), and pass it as createKeyhook({ encryptionKey }).',
+    );
   }
   return new SecretBox(generateEncryptionKey(), [], () =>
     logger.warn(

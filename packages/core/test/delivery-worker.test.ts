@@ -6,6 +6,7 @@ import {
   EVENT_ID_HEADER,
   type Keyhook,
   KeyhookError,
+  type KeyhookOptions,
   MemoryStore,
   SIGNATURE_HEADER,
   type WebhookView,
@@ -30,10 +31,7 @@ let store: MemoryStore;
 let logs: Logged[];
 let disabled: WebhookView[];
 
-function setUp(
-  delivery: DeliveryOptions = {},
-  extra: Parameters<typeof createKeyhook>[0] extends infer O ? Partial<O> : never = {},
-) {
+function setUp(delivery: DeliveryOptions = {}, extra: Partial<KeyhookOptions> = {}) {
   store = new MemoryStore();
   logs = [];
   disabled = [];
@@ -430,6 +428,34 @@ describe('the publish handoff (a worker of the publishing process)', () => {
     expect(receiver.requests[1]!.receivedAt - started).toBeGreaterThanOrEqual(600);
     await sleep(100);
     expect(receiver.requests).toHaveLength(2);
+  });
+
+  it('a delivery handed over while the worker was leasing goes out when the lease returns, not at its lease expiry', async () => {
+    setUp();
+    const { webhook } = await webhookTo('/ok');
+    const lease = store.leaseDeliveries.bind(store);
+    let letLeaseThrough!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      letLeaseThrough = resolve;
+    });
+    let leasing = false;
+    store.leaseDeliveries = async (request) => {
+      leasing = true;
+      await gate;
+      return lease(request);
+    };
+    worker.wake();
+    await eventually(async () => expect(leasing).toBe(true));
+    // The worker's room is the lease's now: the publish's handover has to wait for a slot.
+    const published = await publish();
+    expect(published.deliveries[0]!.status).toBe('in_flight');
+    letLeaseThrough();
+    // The lease runs 30.5 s: waiting for its expiry would fail this.
+    await receiver.waitFor((r) => r.length === 1, 3000);
+    await eventually(async () => {
+      const detail = await keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id);
+      expect(detail.delivery.status).toBe('succeeded');
+    });
   });
 
   it('stop() waits for a publish that set room aside, then sends what it handed over', async () => {

@@ -22,6 +22,8 @@ import type {
   WebhookRecord,
   WebhookStatus,
   WebhookStatusOutcome,
+  WebhookSubscription,
+  WebhookSubscriptionOutcome,
 } from '@keyhook/core';
 import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core';
 import type pg from 'pg';
@@ -82,6 +84,7 @@ export interface PostgresStoreParts {
  * `createPostgresStore`, which also applies the migrations; the constructor assumes they ran.
  */
 export class PostgresStore implements Store {
+  readonly persistent = true;
   readonly schema: string;
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
@@ -232,6 +235,33 @@ export class PostgresStore implements Store {
       if (attempt + 1 >= RACE_ATTEMPTS)
         throw unavailable('The webhook changed status too often to be set; retry.');
     }
+  }
+
+  async updateWebhookSubscription(
+    tenantId: string,
+    id: string,
+    subscription: WebhookSubscription,
+    at: Date,
+  ): Promise<WebhookSubscriptionOutcome> {
+    let webhook: WebhookRecord | null;
+    try {
+      webhook = this.oneWebhook(
+        await this.query<WebhookRow>(this.webhookSql.updateSubscription, [
+          tenantId,
+          id,
+          subscription.url,
+          subscription.events,
+          subscription.twinKey,
+          at,
+          subscription.from,
+        ]),
+      );
+    } catch (error) {
+      if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
+      throw error;
+    }
+    if (webhook) return { outcome: 'updated', webhook };
+    return (await this.getWebhook(tenantId, id)) ? { outcome: 'stale' } : { outcome: 'not_found' };
   }
 
   async rotateWebhookSecret(

@@ -13,6 +13,7 @@ export interface WebhookStatements {
   list: string;
   listBefore: string;
   setStatus: string;
+  updateSubscription: string;
   rotateSecret: string;
   delete: string;
 }
@@ -67,6 +68,11 @@ export function webhookStatements(schema: string): WebhookStatements {
     setStatus: `UPDATE ${table} SET status = $3, disabled_reason = $4, updated_at = $5,
         consecutive_failures = CASE WHEN $3::text = 'active' THEN 0 ELSE consecutive_failures END
       WHERE tenant_id = $1 AND id = $2 AND status <> $3
+      RETURNING ${WEBHOOK_COLUMNS}`,
+
+    // An active webhook moved onto an active twin's key fails on the partial unique index, as an insert would.
+    updateSubscription: `UPDATE ${table} SET url = $3, events = $4, twin_key = $5, updated_at = $6
+      WHERE tenant_id = $1 AND id = $2 AND twin_key = $7
       RETURNING ${WEBHOOK_COLUMNS}`,
 
     rotateSecret: `UPDATE ${table} SET secret_sealed = $3, updated_at = $4

@@ -22,6 +22,8 @@ import type {
   WebhookRecord,
   WebhookStatus,
   WebhookStatusOutcome,
+  WebhookSubscription,
+  WebhookSubscriptionOutcome,
 } from '@keyhook/core';
 import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core';
 import type Database from 'better-sqlite3';
@@ -183,6 +185,13 @@ function prepareStatements(db: Database.Database) {
     >(
       `UPDATE keyhook_webhooks SET status = ?, disabled_reason = ?, updated_at = ?
         WHERE tenant_id = ? AND id = ? AND status <> ? RETURNING ${WEBHOOK_COLUMNS}`,
+    ),
+    updateWebhookSubscription: db.prepare<
+      [string, string, string, number, string, string, string],
+      WebhookRow
+    >(
+      `UPDATE keyhook_webhooks SET url = ?, events = ?, twin_key = ?, updated_at = ?
+        WHERE tenant_id = ? AND id = ? AND twin_key = ? RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     rotateWebhookSecret: db.prepare<[string, number, string, string], WebhookRow>(
       `UPDATE keyhook_webhooks SET secret_sealed = ?, updated_at = ?
@@ -609,6 +618,8 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
  * delivery path's writes share one commit per turn of the event loop (group-commit.ts).
  */
 export class SqliteStore implements Store {
+  /** False only for an in-memory database (`:memory:`, or a host's connection to one). */
+  readonly persistent: boolean;
   private readonly db: Database.Database;
   private readonly ownsDatabase: boolean;
   private readonly statements: ReturnType<typeof prepareStatements>;
@@ -630,6 +641,7 @@ export class SqliteStore implements Store {
       this.db = openDatabase(options.filename, options.busyTimeoutMs);
       this.ownsDatabase = true;
     }
+    this.persistent = !this.db.memory;
     try {
       migrate(this.db);
       this.statements = prepareStatements(this.db);
@@ -741,6 +753,34 @@ export class SqliteStore implements Store {
     return this.run(() =>
       this.transactions.setWebhookStatus.immediate(tenantId, id, status, disabledReason, at.getTime()),
     );
+  }
+
+  async updateWebhookSubscription(
+    tenantId: string,
+    id: string,
+    subscription: WebhookSubscription,
+    at: Date,
+  ): Promise<WebhookSubscriptionOutcome> {
+    return this.run(() => {
+      let row: WebhookRow | undefined;
+      try {
+        row = this.statements.updateWebhookSubscription.get(
+          subscription.url,
+          JSON.stringify(subscription.events),
+          subscription.twinKey,
+          at.getTime(),
+          tenantId,
+          id,
+          subscription.from,
+        );
+      } catch (error) {
+        // The active-twin index refused it: nothing was written.
+        if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
+        throw error;
+      }
+      if (row) return { outcome: 'updated', webhook: toWebhookRecord(row) };
+      return this.statements.webhookById.get(tenantId, id) ? { outcome: 'stale' } : { outcome: 'not_found' };
+    });
   }
 
   async rotateWebhookSecret(

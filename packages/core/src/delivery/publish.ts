@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DefaultEvents, EventCatalog, EventInput, EventTypeCatalog } from '../catalog/events.js';
 import type { Clock, RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { canonicalJson } from '../idempotency/canonical-json.js';
@@ -12,7 +13,6 @@ import type {
   Store,
 } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
-import { EVENT_TYPES, type EventType } from '../webhooks/events.js';
 
 /** The largest serialised event body. Receivers buffer it whole to verify it. */
 export const MAX_EVENT_BYTES = 256 * 1024;
@@ -20,21 +20,31 @@ export const MAX_EVENT_BYTES = 256 * 1024;
 /** Caller-chosen event ids: `evt_` and up to 100 URL-safe characters, so they travel in a header as they are. */
 export const EVENT_ID_PATTERN = /^evt_[A-Za-z0-9_-]{1,100}$/;
 
-const publishSchema = z.strictObject({
-  tenantId: z.string().min(1).max(255),
-  type: z.enum(EVENT_TYPES),
-  data: z.record(z.string(), z.unknown()),
-  id: z.string().regex(EVENT_ID_PATTERN, 'must be evt_ followed by 1–100 of A–Z a–z 0–9 _ -').optional(),
-});
+const publishSchemaFor = (catalog: EventTypeCatalog) =>
+  z.strictObject({
+    tenantId: z.string().min(1).max(255),
+    type: catalog.schema,
+    data: z.record(z.string(), z.unknown()),
+    id: z.string().regex(EVENT_ID_PATTERN, 'must be evt_ followed by 1–100 of A–Z a–z 0–9 _ -').optional(),
+  });
 
-export interface PublishInput {
-  tenantId: string;
-  type: EventType;
-  /** A JSON object: the event's `data`. */
-  data: Record<string, unknown>;
-  /** Publishing the same id again is a no-op that returns the first event (idempotent). */
-  id?: string | undefined;
-}
+/**
+ * One event to publish: a type of the host's catalog, with the `data` its schema takes.
+ * `PublishInput` alone is the reference configuration's (spec §6 events).
+ */
+export type PublishInput<
+  Catalog extends EventCatalog = DefaultEvents,
+  Type extends keyof Catalog & string = keyof Catalog & string,
+> = {
+  [T in Type]: {
+    tenantId: string;
+    type: T;
+    /** A JSON object: the event's `data`, checked by the type's schema when it declares one. */
+    data: EventInput<Catalog, T>;
+    /** Publishing the same id again is a no-op that returns the first event (idempotent). */
+    id?: string | undefined;
+  };
+}[Type];
 
 export interface PublishOptions {
   /**
@@ -65,6 +75,8 @@ export interface DeliveryHandoff {
 
 export interface EventsDeps {
   store: Store;
+  /** The event types publish accepts, and their data schemas. */
+  catalog: EventTypeCatalog;
   clock: Clock;
   randomBytes: RandomBytes;
   /** Called after a publish that wrote deliveries due now, so workers in this process lease them. */
@@ -73,9 +85,13 @@ export interface EventsDeps {
   handoff?(): DeliveryHandoff | undefined;
 }
 
-/** `events.publish` (DESIGN.md §6 "Publishing"). */
-export class Events {
-  constructor(private readonly deps: EventsDeps) {}
+/** `events.publish` (DESIGN.md §6 "Publishing"), typed by the host's event catalog. */
+export class Events<Catalog extends EventCatalog = EventCatalog> {
+  private readonly publishSchema: ReturnType<typeof publishSchemaFor>;
+
+  constructor(private readonly deps: EventsDeps) {
+    this.publishSchema = publishSchemaFor(deps.catalog);
+  }
 
   /**
    * Writes the event and one delivery per subscribed endpoint in one transaction: pending for
@@ -83,7 +99,10 @@ export class Events {
    * type and data returns the first event; with another type or data it is refused with
    * `idempotency_conflict`, since a receiver deduplicating on the id would drop the second.
    */
-  async publish(input: PublishInput, options: PublishOptions = {}): Promise<PublishedEvent> {
+  async publish<Type extends keyof Catalog & string>(
+    input: PublishInput<Catalog, Type>,
+    options: PublishOptions = {},
+  ): Promise<PublishedEvent> {
     const event = this.prepare(input);
     // Never inside a caller's transaction: the worker would send what may still roll back.
     const handoff = options.transaction === undefined ? this.deps.handoff?.() : undefined;
@@ -111,7 +130,10 @@ export class Events {
    * it. It throws rather than rejects, so the transaction function sees every refusal and rolls
    * back. A store that cannot (Postgres: use `publish` with your client) throws a TypeError.
    */
-  publishSync(input: PublishInput, options: { transaction: unknown }): PublishedEvent {
+  publishSync<Type extends keyof Catalog & string>(
+    input: PublishInput<Catalog, Type>,
+    options: { transaction: unknown },
+  ): PublishedEvent {
     const event = this.prepare(input);
     return this.settle(
       event,
@@ -121,18 +143,41 @@ export class Events {
 
   private readonly newDeliveryId = () => newId('dlv', this.deps.clock, this.deps.randomBytes);
 
-  /** The event as it will be stored and sent: validated, and its body serialised once. */
-  private prepare(input: PublishInput): EventRecord {
-    const parsed = parseOrThrow(publishSchema, input);
+  /**
+   * The event as it will be stored and sent: validated (its data by the type's schema, whose
+   * output is what is sent), and its body serialised once. A refusal writes nothing.
+   */
+  private prepare(input: unknown): EventRecord {
+    const parsed = parseOrThrow(this.publishSchema, input);
+    const data = this.checkData(parsed.type, parsed.data);
     const createdAt = this.deps.clock.now();
     const id = parsed.id ?? newId('evt', this.deps.clock, this.deps.randomBytes);
     const payload = serialise({
       id,
       type: parsed.type,
       createdAt: createdAt.toISOString(),
-      data: parsed.data,
+      data,
     });
     return { id, tenantId: parsed.tenantId, type: parsed.type, payload, createdAt };
+  }
+
+  private checkData(type: string, data: Record<string, unknown>): Record<string, unknown> {
+    const schema = this.deps.catalog.dataSchema(type);
+    if (schema === undefined) return data;
+    const result = schema.safeParse(data);
+    if (!result.success) {
+      throw validationFailed(
+        result.error.issues.map((issue) => ({
+          path: ['data', ...issue.path.map(String)].join('.'),
+          message: `${issue.message} (the ${type} schema)`,
+        })),
+      );
+    }
+    // A schema may transform, but what is sent must still be a JSON object.
+    if (typeof result.data !== 'object' || result.data === null || Array.isArray(result.data)) {
+      throw validationFailed([{ path: 'data', message: `the ${type} schema must produce an object` }]);
+    }
+    return result.data;
   }
 
   /** A replay returns the first event (or is refused when it differs); new work wakes the workers. */

@@ -9,7 +9,7 @@ import {
   type UrlPolicy,
 } from '../webhooks/url-policy.js';
 import type { AttemptResult } from './outcome.js';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature.js';
+import { type DeliveryHeaderNames, SPEC_HEADER_NAMES, signatureHeader } from './signature.js';
 
 /** DESIGN.md §6: at most this much of a receiver's answer is kept in the attempt log. */
 export const MAX_LOGGED_RESPONSE_BYTES = 4096;
@@ -50,6 +50,8 @@ export interface SenderOptions {
   policy: UrlPolicy;
   /** Name resolution, injectable for tests; the system resolver otherwise. */
   lookup?: LookupAll | undefined;
+  /** The event-id and signature header names (checked: signature.ts). Default the spec's. */
+  headerNames?: DeliveryHeaderNames | undefined;
 }
 
 /**
@@ -66,8 +68,10 @@ export class WebhookSender {
   private readonly checkedUrls = new Map<string, CheckedTarget>();
   /** A `lookup` for the socket that answers only with addresses the policy allows. */
   private readonly lookup: LookupFunction;
+  private readonly headerNames: DeliveryHeaderNames;
 
   constructor(private readonly options: SenderOptions) {
+    this.headerNames = options.headerNames ?? SPEC_HEADER_NAMES;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
     this.lookup = checkedLookup(options.policy, options.lookup);
   }
@@ -88,8 +92,8 @@ export class WebhookSender {
       'content-type': 'application/json',
       'content-length': String(body.length),
       'user-agent': USER_AGENT,
-      [EVENT_ID_HEADER]: request.eventId,
-      [SIGNATURE_HEADER]: signatureHeader(request.secret, body, request.unixSeconds),
+      [this.headerNames.eventId]: request.eventId,
+      [this.headerNames.signature]: signatureHeader(request.secret, body, request.unixSeconds),
     };
     return new Promise<SendOutcome>((resolve) => {
       let settled = false;

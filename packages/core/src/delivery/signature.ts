@@ -1,8 +1,59 @@
 import { createHmac } from 'node:crypto';
 
-/** Header names of a delivery (spec §6 "Delivery"). */
+/** Header names of a delivery (spec §6 "Delivery"): the defaults. */
 export const SIGNATURE_HEADER = 'x-chatbot-signature';
 export const EVENT_ID_HEADER = 'x-chatbot-event-id';
+
+/** The two headers a delivery carries besides its content type, named as the host chooses. */
+export interface DeliveryHeaderNames {
+  /** `t=<unix seconds>,v1=<hex>`. Default `x-chatbot-signature`. */
+  signature: string;
+  /** The event id, for receivers that dedupe before parsing. Default `x-chatbot-event-id`. */
+  eventId: string;
+}
+
+export const SPEC_HEADER_NAMES: DeliveryHeaderNames = {
+  signature: SIGNATURE_HEADER,
+  eventId: EVENT_ID_HEADER,
+};
+
+// An HTTP token (RFC 9110 §5.1); lowercase, since Node hands receivers lowercase names.
+const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
+// What the sender sets itself, and what proxies and servers read as framing.
+const RESERVED = new Set([
+  'content-type',
+  'content-length',
+  'user-agent',
+  'host',
+  'connection',
+  'transfer-encoding',
+  'expect',
+  'te',
+  'upgrade',
+  'trailer',
+  'keep-alive',
+  'proxy-connection',
+]);
+
+/** The host's header names, checked at start: HTTP tokens, not framing headers, and not the same header twice. */
+export function deliveryHeaderNames(names: Partial<DeliveryHeaderNames> = {}): DeliveryHeaderNames {
+  const chosen = { ...SPEC_HEADER_NAMES, ...stripUndefined(names) };
+  for (const [option, name] of Object.entries(chosen)) {
+    if (typeof name !== 'string' || !HEADER_NAME.test(name) || RESERVED.has(name)) {
+      throw new TypeError(
+        `keyhook: delivery.headers.${option} must be a lowercase HTTP header name of your own (got ${JSON.stringify(name)})`,
+      );
+    }
+  }
+  if (chosen.signature === chosen.eventId) {
+    throw new TypeError('keyhook: delivery.headers.signature and .eventId must be two different headers');
+  }
+  return chosen;
+}
+
+function stripUndefined(names: Partial<DeliveryHeaderNames>): Partial<DeliveryHeaderNames> {
+  return Object.fromEntries(Object.entries(names).filter(([, value]) => value !== undefined));
+}
 
 /**
  * `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the full `whsec_…` string as UTF-8,

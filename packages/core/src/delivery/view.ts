@@ -1,5 +1,4 @@
 import type { AttemptRecord, DeliveryDetail, DeliveryRecord } from '../store/types.js';
-import type { EventType } from '../webhooks/events.js';
 import type { DeliveryState } from './states.js';
 
 /** The admin view of a delivery (DESIGN.md §2). Lease ids are internal and never shown. */
@@ -7,7 +6,7 @@ export interface DeliveryView {
   id: string;
   webhookId: string;
   eventId: string;
-  eventType: EventType;
+  eventType: string;
   status: DeliveryState;
   /** Attempts made so far; GET of one delivery lists them. */
   attemptCount: number;

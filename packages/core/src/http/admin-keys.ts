@@ -1,5 +1,4 @@
 import type { Clock } from '../clock.js';
-import { createApiKeySchema } from '../keys/schemas.js';
 import type { ApiKeys } from '../keys/service.js';
 import { toApiKeyView } from '../keys/view.js';
 import { LIST_QUERY, parsePageRequest, toPage } from './pagination.js';
@@ -16,7 +15,7 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
       doc: {
         summary: 'Create an API key; its secret is shown once',
         success: 201,
-        requestBody: createApiKeySchema,
+        requestBody: keys.createSchema,
       },
       auth: 'admin',
       body: 'json',

@@ -1,5 +1,4 @@
 import type { Idempotency } from '../idempotency/service.js';
-import { createWebhookSchema, updateWebhookSchema } from '../webhooks/schemas.js';
 import type { IssuedWebhook, Webhooks } from '../webhooks/service.js';
 import { toWebhookView } from '../webhooks/view.js';
 import { header } from './headers.js';
@@ -19,7 +18,7 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
       doc: {
         summary: 'Register a webhook endpoint; its signing secret is shown once',
         success: 201,
-        requestBody: createWebhookSchema,
+        requestBody: webhooks.createSchema,
         idempotent: true,
       },
       auth: 'admin',
@@ -64,7 +63,11 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
       // Spec §4 rule 7: disabling (and rotating) ignores Idempotency-Key.
       method: 'PATCH',
       path: '/admin/webhooks/:webhookId',
-      doc: { summary: 'Disable or re-enable an endpoint', success: 200, requestBody: updateWebhookSchema },
+      doc: {
+        summary: 'Disable or re-enable an endpoint, or change its url and events',
+        success: 200,
+        requestBody: webhooks.updateSchema,
+      },
       auth: 'admin',
       body: 'json',
       run: async ({ admin, params, body }) =>

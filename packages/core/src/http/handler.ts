@@ -4,7 +4,6 @@ import { KeyhookError } from '../errors.js';
 import type { LastUsedRecorder } from '../keys/last-used.js';
 import type { ApiKeys } from '../keys/service.js';
 import type { Logger } from '../logger.js';
-import type { Scope } from '../scopes.js';
 import type { ApiKeyRecord } from '../store/types.js';
 import { assertBodyWithinLimit, readJsonBody } from './body.js';
 import { bearerToken } from './headers.js';
@@ -19,7 +18,7 @@ export interface ApiKeyContext {
   tenantId: string;
   keyId: string;
   keyLookup: string;
-  scopes: Scope[];
+  scopes: string[];
   expiresAt: Date | null;
 }
 
@@ -60,7 +59,7 @@ export interface HttpDeps {
 export interface HttpCore {
   handle(request: KeyhookRequest): Promise<KeyhookResponse>;
   /** The data-plane guard: synchronous when the key is cached, a promise when the store is asked. */
-  guard(headers: RequestHeaders, scope?: Scope): GuardResult | Promise<GuardResult>;
+  guard(headers: RequestHeaders, scope?: string): GuardResult | Promise<GuardResult>;
 }
 
 export function createHttpCore(deps: HttpDeps): HttpCore {
@@ -84,7 +83,7 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
   const refuse = (error: unknown): GuardResult => ({ ok: false, response: fail(error, requestIds.next()) });
 
   /** What a verified key may do: records lastUsedAt off the request path, then checks the scope. */
-  const admit = (key: ApiKeyRecord, scope: Scope | undefined, nowMs: number): ApiKeyRecord => {
+  const admit = (key: ApiKeyRecord, scope: string | undefined, nowMs: number): ApiKeyRecord => {
     deps.lastUsed.record(key.id, nowMs);
     if (scope !== undefined && !key.scopes.includes(scope)) {
       throw new KeyhookError('insufficient_scope', `This operation needs the ${scope} scope.`, {
@@ -100,7 +99,7 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
    */
   const verifyApiKey = (
     headers: RequestHeaders,
-    scope: Scope | undefined,
+    scope: string | undefined,
     nowMs: number,
   ): ApiKeyRecord | Promise<ApiKeyRecord> => {
     // The usual request: `Bearer ` and a key verified before. A token whose digest is cached is

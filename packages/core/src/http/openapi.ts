@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { Scope } from '../scopes.js';
+import type { EventDoc } from '../catalog/events.js';
+import type { DeliveryHeaderNames } from '../delivery/signature.js';
 import type { HttpMethod } from './types.js';
 
 /** One operation as the OpenAPI document describes it: keyhook's own routes, or a host's. */
@@ -15,13 +16,19 @@ export interface ApiOperation {
   query?: readonly string[] | undefined;
   /** Who may call it: an admin session, any API key (with `scope` when it needs one), or anyone. */
   auth: 'admin' | 'apiKey' | 'none';
-  scope?: Scope | undefined;
+  scope?: string | undefined;
   /** An `Idempotency-Key` header is honoured. */
   idempotent?: boolean | undefined;
   /** The group it is listed under. */
   tag: string;
   /** For a route that is not JSON: its success content type. */
   produces?: string | undefined;
+}
+
+/** A host's events and delivery headers: the document's 3.1 `webhooks` section (`keyhook.eventDocs()`). */
+export interface ApiWebhooks {
+  events: readonly EventDoc[];
+  headers: Readonly<DeliveryHeaderNames>;
 }
 
 export interface OpenApiInfo {
@@ -49,11 +56,14 @@ const ERROR_SCHEMA = {
 /**
  * An OpenAPI 3.1 document for `operations`: request bodies from the zod schemas the routes
  * validate with (JSON Schema 2020-12, which 3.1 uses as it is), bearer security per route, the
- * list parameters, and the one error envelope for every failure.
+ * list parameters, and the one error envelope for every failure. With `webhooks`, every event
+ * type is an operation of the 3.1 `webhooks` section: the POST a receiver gets, its signed
+ * headers and its body, `data` from the event's schema.
  */
 export function openApiDocument(
   info: OpenApiInfo,
   operations: readonly ApiOperation[],
+  webhooks?: ApiWebhooks,
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) {
@@ -65,6 +75,7 @@ export function openApiDocument(
     openapi: '3.1.0',
     info,
     paths,
+    ...(webhooks && { webhooks: describeWebhooks(webhooks) }),
     components: {
       schemas: { Error: ERROR_SCHEMA },
       securitySchemes: {
@@ -117,11 +128,7 @@ function describe(operation: ApiOperation): Record<string, unknown> {
     described['security'] = [{ [operation.auth === 'admin' ? 'adminSession' : 'apiKey']: [] }];
   if (operation.scope) described['x-required-scope'] = operation.scope;
   if (operation.requestBody) {
-    // Embedded in the document, whose own dialect applies (3.1: JSON Schema 2020-12).
-    const { $schema: _dialect, ...schema } = z.toJSONSchema(operation.requestBody, {
-      io: 'input',
-      unrepresentable: 'any',
-    });
+    const schema = jsonSchemaOf(operation.requestBody, 'input');
     described['requestBody'] = { required: true, content: { 'application/json': { schema } } };
   }
   return described;
@@ -156,4 +163,69 @@ function operationId(operation: ApiOperation): string {
   return [operation.method.toLowerCase(), ...words]
     .join('-')
     .replace(/[^a-zA-Z0-9]+(.)/g, (_, next: string) => next.toUpperCase());
+}
+
+/** A zod schema embedded in the document, whose own dialect applies (3.1: JSON Schema 2020-12). */
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _dialect, ...embedded } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+  return embedded;
+}
+
+function describeWebhooks({ events, headers }: ApiWebhooks): Record<string, unknown> {
+  const header = (description: string, schema: Record<string, unknown>) => ({
+    required: true,
+    description,
+    schema,
+  });
+  const described: Record<string, unknown> = {};
+  for (const event of events) {
+    described[event.type] = {
+      post: {
+        operationId: `event-${event.type}`.replace(/[^a-zA-Z0-9]+(.)/g, (_, next: string) =>
+          next.toUpperCase(),
+        ),
+        summary: event.description ?? event.type,
+        tags: ['Events'],
+        parameters: [
+          {
+            name: headers.signature,
+            in: 'header',
+            ...header(
+              '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, keyed with the endpoint\'s whsec_ secret; one v1 per live secret.',
+              {
+                type: 'string',
+                pattern: '^t=\\d+(,v1=[0-9a-f]{64})+$',
+              },
+            ),
+          },
+          {
+            name: headers.eventId,
+            in: 'header',
+            ...header("The event id; the same as the body's id.", { type: 'string' }),
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['id', 'type', 'createdAt', 'data'],
+                properties: {
+                  id: { type: 'string', description: 'Unique per event: receivers dedupe on it.' },
+                  type: { type: 'string', const: event.type },
+                  createdAt: { type: 'string', format: 'date-time' },
+                  data: event.data ? jsonSchemaOf(event.data, 'output') : { type: 'object' },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          '2XX': { description: 'Received. Answer quickly; anything else is retried on the schedule.' },
+        },
+      },
+    };
+  }
+  return described;
 }

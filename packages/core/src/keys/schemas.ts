@@ -1,18 +1,25 @@
 import { z } from 'zod';
-import { SCOPES } from '../scopes.js';
+import { DEFAULT_SCOPES, ScopeCatalog } from '../catalog/scopes.js';
 
-export const scopeSchema = z.enum(SCOPES);
+/** POST /admin/keys for a host's scopes (spec §4; DESIGN.md §3 "Validation at create"). */
+export function apiKeySchemaFor(scopes: ScopeCatalog) {
+  return z
+    .object({
+      name: z.string().trim().min(1).max(200),
+      scopes: z
+        .array(scopes.schema)
+        .min(1)
+        .refine((list) => new Set(list).size === list.length, 'scopes must not repeat'),
+      expiresAt: z.iso.datetime({ offset: true }).optional().nullable(),
+    })
+    .strict();
+}
 
-/** POST /admin/keys (spec §4; DESIGN.md §3 "Validation at create"). */
-export const createApiKeySchema = z
-  .object({
-    name: z.string().trim().min(1).max(200),
-    scopes: z
-      .array(scopeSchema)
-      .min(1)
-      .refine((scopes) => new Set(scopes).size === scopes.length, 'scopes must not repeat'),
-    expiresAt: z.iso.datetime({ offset: true }).optional().nullable(),
-  })
-  .strict();
+/** POST /admin/keys with the default (spec §5) scopes. */
+export const createApiKeySchema = apiKeySchemaFor(new ScopeCatalog(DEFAULT_SCOPES));
 
-export type CreateApiKeyInput = z.input<typeof createApiKeySchema>;
+export interface CreateApiKeyInput<Scope extends string = string> {
+  name: string;
+  scopes: Scope[];
+  expiresAt?: string | null | undefined;
+}

@@ -1,13 +1,13 @@
+import type { ScopeCatalog } from '../catalog/scopes.js';
 import { type Clock, epochMs, type RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
-import type { Scope } from '../scopes.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { VerifiedKeyCache } from './cache.js';
 import { mintApiKey, parseApiKey, remintApiKey } from './format.js';
 import { cacheDigest, digestsEqual, hashApiKey, hexOfCacheDigest } from './hash.js';
-import { type CreateApiKeyInput, createApiKeySchema } from './schemas.js';
+import { apiKeySchemaFor, type CreateApiKeyInput, createApiKeySchema } from './schemas.js';
 import { isExpired } from './view.js';
 
 export interface IssuedApiKey {
@@ -20,6 +20,8 @@ export interface ApiKeysDeps {
   store: Store;
   clock: Clock;
   randomBytes: RandomBytes;
+  /** The scopes a key may carry. Default the spec's seven. */
+  scopes?: ScopeCatalog | undefined;
   /** Verified keys kept in memory, at most this many; `0` turns the cache off. Default 10,000. */
   cacheEntries?: number | undefined;
 }
@@ -33,15 +35,18 @@ const notFound = () => new KeyhookError('not_found', 'No API key with that id.')
 export class ApiKeys {
   private readonly dummyHash: string;
   private readonly cache: VerifiedKeyCache | null;
+  /** The create body, for the host's scopes: its JSON Schema is the document's. */
+  readonly createSchema: ReturnType<typeof apiKeySchemaFor>;
 
   constructor(private readonly deps: ApiKeysDeps) {
+    this.createSchema = deps.scopes ? apiKeySchemaFor(deps.scopes) : createApiKeySchema;
     // Unknown ids are compared against this, so they cost what a wrong secret costs.
     this.dummyHash = hashApiKey(mintApiKey(deps.randomBytes).secret);
     this.cache = deps.cacheEntries === 0 ? null : new VerifiedKeyCache(deps.cacheEntries);
   }
 
   async create(tenantId: string, input: CreateApiKeyInput): Promise<IssuedApiKey> {
-    const { name, scopes, expiresAt } = parseOrThrow(createApiKeySchema, input);
+    const { name, scopes, expiresAt } = parseOrThrow(this.createSchema, input);
     const now = this.deps.clock.now();
     const expiry = expiresAt ? new Date(expiresAt) : null;
     if (expiry && expiry.getTime() <= now.getTime()) {
@@ -55,7 +60,7 @@ export class ApiKeys {
         tenantId,
         keyLookup: minted.keyLookup,
         name,
-        scopes: scopes as Scope[],
+        scopes,
         keyHash: hashApiKey(minted.secret),
         status: 'active',
         expiresAt: expiry,

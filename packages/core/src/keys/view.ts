@@ -1,4 +1,3 @@
-import type { Scope } from '../scopes.js';
 import type { ApiKeyRecord } from '../store/types.js';
 
 export type ApiKeyViewStatus = 'active' | 'revoked' | 'expired';
@@ -8,7 +7,7 @@ export interface ApiKeyView {
   id: string;
   keyLookup: string;
   name: string;
-  scopes: Scope[];
+  scopes: string[];
   status: ApiKeyViewStatus;
   expiresAt: string | null;
   createdAt: string;

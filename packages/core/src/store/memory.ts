@@ -25,6 +25,8 @@ import type {
   WebhookRecord,
   WebhookStatus,
   WebhookStatusOutcome,
+  WebhookSubscription,
+  WebhookSubscriptionOutcome,
 } from './types.js';
 
 const date = (value: Date | null) => (value ? new Date(value.getTime()) : null);
@@ -80,6 +82,7 @@ const newestFirst = (a: { id: string }, b: { id: string }) => (a.id < b.id ? 1 :
  * process. For tests and single-process trials; nothing survives a restart.
  */
 export class MemoryStore implements Store {
+  readonly persistent = false;
   private readonly keys = new Map<string, ApiKeyRecord>();
   private readonly idByLookup = new Map<string, string>();
   private readonly webhooks = new Map<string, WebhookRecord>();
@@ -204,6 +207,26 @@ export class MemoryStore implements Store {
     record.updatedAt = new Date(at);
     if (status === 'disabled') this.holdDeliveries(id, at);
     else this.releaseDeliveries(id, at);
+    return { outcome: 'updated', webhook: copyWebhook(record) };
+  }
+
+  async updateWebhookSubscription(
+    tenantId: string,
+    id: string,
+    subscription: WebhookSubscription,
+    at: Date,
+  ): Promise<WebhookSubscriptionOutcome> {
+    this.assertOpen();
+    const record = this.ownedWebhook(tenantId, id);
+    if (!record) return { outcome: 'not_found' };
+    if (record.twinKey !== subscription.from) return { outcome: 'stale' };
+    if (record.status === 'active' && this.activeTwin({ ...record, twinKey: subscription.twinKey })) {
+      return { outcome: 'active_twin' };
+    }
+    record.url = subscription.url;
+    record.events = [...subscription.events];
+    record.twinKey = subscription.twinKey;
+    record.updatedAt = new Date(at);
     return { outcome: 'updated', webhook: copyWebhook(record) };
   }
 

@@ -1,6 +1,4 @@
 import type { DeliveryState } from '../delivery/states.js';
-import type { Scope } from '../scopes.js';
-import type { EventType } from '../webhooks/events.js';
 
 export type ApiKeyStatus = 'active' | 'revoked';
 
@@ -11,7 +9,7 @@ export interface ApiKeyRecord {
   /** `sk_live_<16 hex>`; unique across all tenants. */
   keyLookup: string;
   name: string;
-  scopes: Scope[];
+  scopes: string[];
   /** Lowercase hex SHA-256 of the full key. */
   keyHash: string;
   status: ApiKeyStatus;
@@ -31,7 +29,7 @@ export interface WebhookRecord {
   /** The normalised URL (the WHATWG parser's `href`): what is shown and what twins compare. */
   url: string;
   /** Sorted, without duplicates: the event *set*. */
-  events: EventType[];
+  events: string[];
   /**
    * Lowercase hex SHA-256 of the normalised URL and the event set. Two webhooks of one tenant
    * with the same twinKey are twins; at most one of them may be active (spec §4 rule 5).
@@ -44,6 +42,21 @@ export interface WebhookRecord {
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** What a webhook listens to, and at which URL (PATCH). */
+export interface WebhookSubscription {
+  url: string;
+  /** Sorted, without duplicates. */
+  events: string[];
+  twinKey: string;
+  /** The twin key the change was computed from: the subscription's version. */
+  from: string;
+}
+
+export type WebhookSubscriptionOutcome =
+  | WebhookStatusOutcome
+  /** The subscription changed since `from` was read: nothing was written. */
+  | { outcome: 'stale' };
 
 export type WebhookStatusOutcome =
   | { outcome: 'updated'; webhook: WebhookRecord }
@@ -87,7 +100,7 @@ export interface EventRecord {
   /** Unique per tenant; publishing an id again writes nothing (publish is idempotent on it). */
   id: string;
   tenantId: string;
-  type: EventType;
+  type: string;
   /** The JSON body `{ id, type, createdAt, data }` exactly as it goes on the wire. */
   payload: string;
   createdAt: Date;
@@ -99,7 +112,7 @@ export interface DeliveryRecord {
   tenantId: string;
   webhookId: string;
   eventId: string;
-  eventType: EventType;
+  eventType: string;
   status: DeliveryState;
   /** Attempts finished and recorded. An attempt whose worker died is not counted. */
   attempts: number;
@@ -243,6 +256,13 @@ export type RotateOutcome =
  */
 export interface Store {
   /**
+   * True when what it stores outlives this process (a file, a database server). keyhook then
+   * refuses to start without a configured `encryptionKey`: a key made up for one process would
+   * leave every sealed signing secret unopenable after a restart.
+   */
+  readonly persistent: boolean;
+
+  /**
    * Inserts a new key. `keyLookup` is unique across all tenants: when another key already
    * holds it, nothing is written and `'duplicate_lookup'` is returned.
    */
@@ -327,6 +347,22 @@ export interface Store {
     disabledReason: WebhookDisabledReason | null,
     at: Date,
   ): Promise<WebhookStatusOutcome>;
+
+  /**
+   * Replaces the URL and the event set, with the twin key they make, and stamps `updatedAt = at`
+   * (PATCH), only while the webhook's twin key is still `subscription.from` (compare-and-set: a
+   * concurrent change in between gives `'stale'`, and nothing is written). One statement: when
+   * the webhook is active and another active webhook of the tenant holds the new twin key,
+   * nothing is written and `'active_twin'` is returned, decided by the same unique rule as
+   * insertWebhook, so of two concurrent changes onto one twin key one wins. Deliveries already
+   * written stay with the webhook and go to its URL as it is when they are sent.
+   */
+  updateWebhookSubscription(
+    tenantId: string,
+    id: string,
+    subscription: WebhookSubscription,
+    at: Date,
+  ): Promise<WebhookSubscriptionOutcome>;
 
   /** Replaces the sealed signing secret and stamps `updatedAt = at`; null when there is no such webhook. */
   rotateWebhookSecret(

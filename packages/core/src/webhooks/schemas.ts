@@ -1,18 +1,50 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from './events.js';
+import { DEFAULT_EVENTS, EventTypeCatalog } from '../catalog/events.js';
 
-/** POST /admin/webhooks (spec §4; DESIGN.md §5). The URL's own rules are url-policy.ts's. */
-export const createWebhookSchema = z
-  .object({
-    url: z.string(),
-    // A set: duplicates are dropped, order does not matter (DESIGN.md §5).
-    events: z.array(z.enum(EVENT_TYPES)).min(1, 'events must name at least one event kind'),
-  })
-  .strict();
+/** POST /admin/webhooks for a host's events (spec §4; DESIGN.md §5). The URL's own rules are url-policy.ts's. */
+export function webhookSchemaFor(events: EventTypeCatalog) {
+  return z
+    .object({
+      url: z.string(),
+      // A set: duplicates are dropped, order does not matter (DESIGN.md §5).
+      events: z.array(events.schema).min(1, 'events must name at least one event kind'),
+    })
+    .strict();
+}
 
-export type CreateWebhookInput = z.input<typeof createWebhookSchema>;
+/** POST /admin/webhooks with the default (spec §6) events. */
+export const createWebhookSchema = webhookSchemaFor(new EventTypeCatalog(DEFAULT_EVENTS));
 
-/** PATCH /admin/webhooks/{id}. */
-export const updateWebhookSchema = z.object({ status: z.enum(['active', 'disabled']) }).strict();
+export interface CreateWebhookInput<EventType extends string = string> {
+  url: string;
+  events: EventType[];
+}
 
-export type UpdateWebhookInput = z.input<typeof updateWebhookSchema>;
+/**
+ * PATCH /admin/webhooks/{id} for a host's events: the status, or the URL and events (either or
+ * both), in one request, never status and subscription together: each is one atomic change.
+ */
+export function updateWebhookSchemaFor(events: EventTypeCatalog) {
+  return z
+    .object({
+      status: z.enum(['active', 'disabled']).optional(),
+      url: z.string().optional(),
+      events: z.array(events.schema).min(1, 'events must name at least one event kind').optional(),
+    })
+    .strict()
+    .refine((body) => body.status !== undefined || body.url !== undefined || body.events !== undefined, {
+      message: 'send status, or url and/or events',
+    })
+    .refine((body) => body.status === undefined || (body.url === undefined && body.events === undefined), {
+      message: 'change the status, or the url and events, in separate requests',
+    });
+}
+
+/** PATCH /admin/webhooks/{id} with the default (spec §6) events. */
+export const updateWebhookSchema = updateWebhookSchemaFor(new EventTypeCatalog(DEFAULT_EVENTS));
+
+export interface UpdateWebhookInput<EventType extends string = string> {
+  status?: 'active' | 'disabled' | undefined;
+  url?: string | undefined;
+  events?: EventType[] | undefined;
+}

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
+import type { EventTypeCatalog } from '../catalog/events.js';
 import type { Clock, RandomBytes } from '../clock.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import type { IdempotencyCompletion, Store, WebhookRecord } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
-import type { EventType } from './events.js';
 import {
   type CreateWebhookInput,
-  createWebhookSchema,
   type UpdateWebhookInput,
-  updateWebhookSchema,
+  updateWebhookSchemaFor,
+  webhookSchemaFor,
 } from './schemas.js';
 import { mintWebhookSecret } from './secret.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
@@ -27,6 +27,8 @@ export interface WebhooksDeps {
   randomBytes: RandomBytes;
   secrets: SecretBox;
   urlPolicy: UrlPolicy;
+  /** The event types an endpoint may subscribe to. */
+  events: EventTypeCatalog;
   /** Called after an endpoint was enabled (its held deliveries released), to wake workers. */
   onEnabled?: (() => void) | undefined;
 }
@@ -43,7 +45,7 @@ const activeTwin = () =>
   new KeyhookError('webhook_conflict', 'An active webhook with the same url and event set already exists.');
 
 /** What the twin rule compares (spec §4 rule 5): the normalised URL and the event set. */
-export function twinKeyOf(url: string, events: readonly EventType[]): string {
+export function twinKeyOf(url: string, events: readonly string[]): string {
   return createHash('sha256')
     .update(url)
     .update('\n')
@@ -53,7 +55,15 @@ export function twinKeyOf(url: string, events: readonly EventType[]): string {
 
 /** The rules of webhook endpoints (spec §2–§4; DESIGN.md §5). Stores only store. */
 export class Webhooks {
-  constructor(private readonly deps: WebhooksDeps) {}
+  /** The create body, for the host's event types: its JSON Schema is the document's. */
+  readonly createSchema: ReturnType<typeof webhookSchemaFor>;
+  /** The PATCH body, for the host's event types. */
+  readonly updateSchema: ReturnType<typeof updateWebhookSchemaFor>;
+
+  constructor(private readonly deps: WebhooksDeps) {
+    this.createSchema = webhookSchemaFor(deps.events);
+    this.updateSchema = updateWebhookSchemaFor(deps.events);
+  }
 
   /**
    * Registers an endpoint. `completeWith`, when given, turns the finished answer into the
@@ -64,10 +74,10 @@ export class Webhooks {
     input: CreateWebhookInput,
     completeWith?: (issued: IssuedWebhook) => IdempotencyCompletion,
   ): Promise<IssuedWebhook> {
-    const parsed = parseOrThrow(createWebhookSchema, input);
+    const parsed = parseOrThrow(this.createSchema, input);
     const checked = checkWebhookUrl(parsed.url, this.deps.urlPolicy);
     if (!checked.ok) throw validationFailed([{ path: 'url', message: checked.reason }]);
-    const events = [...new Set(parsed.events)].sort() as EventType[];
+    const events = [...new Set(parsed.events)].sort();
     const now = this.deps.clock.now();
     const id = newId('wh', this.deps.clock, this.deps.randomBytes);
     const secret = mintWebhookSecret(this.deps.randomBytes);
@@ -101,10 +111,14 @@ export class Webhooks {
     return this.deps.store.listWebhooks(tenantId, { limit, before });
   }
 
-  /** PATCH status. A manual disable says so; enabling clears the reason (spec §3). */
+  /**
+   * PATCH: the status (a manual disable says so; enabling clears the reason, spec §3), or the
+   * URL and events, checked as at create, with the twin rule of spec §4 rule 5.
+   */
   async update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord> {
-    const { status } = parseOrThrow(updateWebhookSchema, input);
+    const { status, url, events } = parseOrThrow(this.updateSchema, input);
     if (!isWellFormedId(id, 'wh')) throw notFound();
+    if (status === undefined) return this.resubscribe(tenantId, id, url, events);
     const reason = status === 'disabled' ? 'manual' : null;
     const result = await this.deps.store.setWebhookStatus(
       tenantId,
@@ -118,6 +132,38 @@ export class Webhooks {
     if (result.outcome === 'active_twin') throw activeTwin();
     if (status === 'active') this.deps.onEnabled?.();
     return result.webhook;
+  }
+
+  private async resubscribe(
+    tenantId: string,
+    id: string,
+    url: string | undefined,
+    events: string[] | undefined,
+  ): Promise<WebhookRecord> {
+    let checkedUrl: string | undefined;
+    if (url !== undefined) {
+      const checked = checkWebhookUrl(url, this.deps.urlPolicy);
+      if (!checked.ok) throw validationFailed([{ path: 'url', message: checked.reason }]);
+      checkedUrl = checked.normalized;
+    }
+    // The part not sent is kept as it is; a change between the read and the write is read again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const current = await this.get(tenantId, id);
+      const next = {
+        url: checkedUrl ?? current.url,
+        events: events ? [...new Set(events)].sort() : current.events,
+      };
+      const result = await this.deps.store.updateWebhookSubscription(
+        tenantId,
+        id,
+        { ...next, twinKey: twinKeyOf(next.url, next.events), from: current.twinKey },
+        this.deps.clock.now(),
+      );
+      if (result.outcome === 'not_found') throw notFound();
+      if (result.outcome === 'active_twin') throw activeTwin();
+      if (result.outcome === 'updated') return result.webhook;
+    }
+    throw new KeyhookError('unavailable', 'The webhook was changed by other requests meanwhile; retry.');
   }
 
   /** A new signing secret; the old one stops signing at once. */

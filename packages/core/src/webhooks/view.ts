@@ -1,11 +1,10 @@
 import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '../store/types.js';
-import type { EventType } from './events.js';
 
 /** The admin view of a webhook (DESIGN.md §2). It never carries the signing secret. */
 export interface WebhookView {
   id: string;
   url: string;
-  events: EventType[];
+  events: string[];
   status: WebhookStatus;
   disabledReason: WebhookDisabledReason | null;
   createdAt: string;

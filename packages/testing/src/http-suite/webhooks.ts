@@ -371,14 +371,56 @@ export function webhookCases(ctx: SuiteContext): void {
       expect(on.body.error.code).toBe('webhook_conflict');
     });
 
-    it('PATCH validates its body: only status, only the two values', async () => {
+    it('PATCH validates its body: status (two values), or url and events, never both in one request', async () => {
       const token = await admin(ctx);
       const { webhook } = await created();
-      for (const json of [{}, { status: 'paused' }, { status: 'disabled', url: 'https://x.example' }]) {
+      for (const json of [
+        {},
+        { status: 'paused' },
+        { status: 'disabled', url: 'https://x.example' },
+        { status: 'active', events: ['run.failed'] },
+        { events: [] },
+        { events: ['run.exploded'] },
+        { url: 'http://x.example/' },
+        { url: 42 },
+        { name: 'extra' },
+      ]) {
         const reply = await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, { token, json });
-        expect(reply.status).toBe(400);
+        expect(reply.status, JSON.stringify(json)).toBe(400);
         expect(reply.body.error.code).toBe('validation_failed');
       }
+      const unknown = await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, {
+        token,
+        json: { events: ['run.exploded'] },
+      });
+      expect(unknown.body.error.message).toContain('"run.completed"|"run.failed"');
+      const after = await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token });
+      expect(after.body.webhook).toEqual(webhook);
+    });
+
+    it('PATCH url and/or events → 200: the part not sent is kept; onto an active twin → 409 webhook_conflict', async () => {
+      const token = await admin(ctx);
+      const { webhook } = await created({ url: uniqueUrl(), events: ['run.completed'] });
+      const patch = (json: unknown) => call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, { token, json });
+      const evented = await patch({ events: ['run.failed', 'apply.failed', 'run.failed'] });
+      expect(evented.status, evented.text).toBe(200);
+      expect(evented.body.webhook).toMatchObject({
+        url: webhook.url,
+        events: ['apply.failed', 'run.failed'],
+      });
+      const moved = await patch({ url: 'https://Hooks.Example.com/moved/../here' });
+      expect(moved.status, moved.text).toBe(200);
+      expect(moved.body.webhook).toMatchObject({
+        url: 'https://hooks.example.com/here',
+        events: ['apply.failed', 'run.failed'],
+        status: 'active',
+      });
+      const twin = await created({ url: uniqueUrl(), events: ['run.conflict'] });
+      const onto = await patch({ url: twin.webhook.url, events: ['run.conflict'] });
+      expect(onto.status).toBe(409);
+      expect(onto.body.error.code).toBe('webhook_conflict');
+      const kept = await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token });
+      expect(kept.body.webhook).toEqual(moved.body.webhook);
     });
 
     it('POST rotate → 200 { webhook, secret } with a new secret', async () => {
@@ -428,6 +470,10 @@ export function webhookCases(ctx: SuiteContext): void {
         await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, {
           token: other,
           json: { status: 'disabled' },
+        }),
+        await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, {
+          token: other,
+          json: { url: 'https://hooks.example.com/stolen' },
         }),
         await call(ctx, 'POST', `/admin/webhooks/${webhook.id}/rotate`, { token: other }),
         await call(ctx, 'DELETE', `/admin/webhooks/${webhook.id}`, { token: other }),

@@ -3,7 +3,6 @@ import {
   type AttemptCompletion,
   type AttemptRecord,
   type EventRecord,
-  type EventType,
   newId,
   type Store,
   systemClock,
@@ -19,7 +18,7 @@ const deliveryId = () => newId('dlv', systemClock, random);
 /** An event as core would write it, created at `T0` unless told otherwise. */
 export function eventRecord(overrides: Partial<EventRecord> = {}): EventRecord {
   const id = overrides.id ?? newId('evt', systemClock, random);
-  const type: EventType = overrides.type ?? 'run.completed';
+  const type = overrides.type ?? 'run.completed';
   const createdAt = overrides.createdAt ?? T0;
   return {
     id,

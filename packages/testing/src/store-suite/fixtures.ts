@@ -4,7 +4,9 @@ import {
   type IdempotencyRecord,
   newId,
   systemClock,
+  twinKeyOf,
   type WebhookRecord,
+  type WebhookSubscription,
 } from '@keyhook/core';
 
 /** A key record as core would write it; fields can be overridden. */
@@ -55,6 +57,16 @@ export function webhookRecord(overrides: Partial<WebhookRecord> = {}): WebhookRe
     updatedAt: new Date('2026-01-01T00:00:00.123Z'),
     ...overrides,
   };
+}
+
+/** A change of url and events for `from`, with the twin key core would compute. */
+export function subscriptionOf(
+  url: string,
+  events: readonly string[],
+  from: WebhookRecord,
+): WebhookSubscription {
+  const sorted = [...new Set(events)].sort();
+  return { url, events: sorted, twinKey: twinKeyOf(url, sorted), from: from.twinKey };
 }
 
 export const T0 = new Date('2026-03-01T12:00:00.000Z');

@@ -5,6 +5,7 @@ import { deliveryCases } from './deliveries.js';
 import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
 import { lifecycleCases } from './lifecycle.js';
+import { restartCases } from './restart.js';
 import { timingCases } from './timing.js';
 import type { StoreHarness, SuiteContext } from './types.js';
 import { webhookCases } from './webhooks.js';
@@ -37,6 +38,7 @@ export function runStoreConformance(harness: StoreHarness): void {
 
     keyCases(context);
     lifecycleCases(context, harness);
+    restartCases(context, harness);
     timingCases(context);
     changeVersionCases(context);
     webhookCases(context);

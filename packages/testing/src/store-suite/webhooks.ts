@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { webhookRecord } from './fixtures.js';
+import { subscriptionOf, webhookRecord } from './fixtures.js';
 import type { SuiteContext } from './types.js';
 
 const LATER = new Date('2026-02-01T00:00:00.000Z');
@@ -115,6 +115,74 @@ export function webhookCases(ctx: SuiteContext): void {
         outcome: 'updated',
         webhook: record,
       });
+    });
+
+    it('changes url and events with their twin key, only from the subscription it was computed from', async () => {
+      const record = webhookRecord();
+      await ctx.store.insertWebhook(record);
+      const next = subscriptionOf(
+        'https://hooks.example.com/moved',
+        ['apply.failed', 'run.completed'],
+        record,
+      );
+      expect(await ctx.store.updateWebhookSubscription('tenant_a', record.id, next, LATER)).toEqual({
+        outcome: 'updated',
+        webhook: { ...record, url: next.url, events: next.events, twinKey: next.twinKey, updatedAt: LATER },
+      });
+      // `from` is the old twin key: another change happened since, so nothing is written.
+      const stale = subscriptionOf('https://hooks.example.com/again', ['run.failed'], record);
+      expect(await ctx.store.updateWebhookSubscription('tenant_a', record.id, stale, LATER)).toEqual({
+        outcome: 'stale',
+      });
+      expect((await ctx.store.getWebhook('tenant_a', record.id))!.url).toBe(next.url);
+      expect(await ctx.store.updateWebhookSubscription('tenant_b', record.id, next, LATER)).toEqual({
+        outcome: 'not_found',
+      });
+    });
+
+    it('an active webhook cannot move onto an active twin’s key; a disabled one can', async () => {
+      const first = webhookRecord();
+      const moving = webhookRecord();
+      const resting = webhookRecord({ status: 'disabled', disabledReason: 'manual' });
+      for (const record of [first, moving, resting]) await ctx.store.insertWebhook(record);
+      const ontoFirst = (from: typeof moving) => subscriptionOf(first.url, first.events, from);
+      expect(
+        await ctx.store.updateWebhookSubscription('tenant_a', moving.id, ontoFirst(moving), LATER),
+      ).toEqual({
+        outcome: 'active_twin',
+      });
+      expect(await ctx.store.getWebhook('tenant_a', moving.id)).toEqual(moving);
+      const moved = await ctx.store.updateWebhookSubscription(
+        'tenant_a',
+        resting.id,
+        ontoFirst(resting),
+        LATER,
+      );
+      expect(moved).toMatchObject({
+        outcome: 'updated',
+        webhook: { twinKey: first.twinKey, status: 'disabled' },
+      });
+    });
+
+    it('of 20 active webhooks moved concurrently onto one new key, exactly one moves', async () => {
+      const records = Array.from({ length: 20 }, () => webhookRecord());
+      for (const record of records) await ctx.store.insertWebhook(record);
+      const target = ['https://hooks.example.com/one', ['run.completed']] as const;
+      const outcomes = await Promise.all(
+        records.map(
+          async (record) =>
+            (
+              await ctx.store.updateWebhookSubscription(
+                'tenant_a',
+                record.id,
+                subscriptionOf(target[0], [...target[1]], record),
+                LATER,
+              )
+            ).outcome,
+        ),
+      );
+      expect(outcomes.filter((o) => o === 'updated')).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 'active_twin')).toHaveLength(19);
     });
 
     it('rotates the sealed secret and stamps updatedAt; deletes', async () => {
