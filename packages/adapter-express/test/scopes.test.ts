@@ -1,21 +1,10 @@
 import { requireScope } from '@keyhook/adapter-express';
-import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { scopedKeyhooks } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 
 // The type checks below are the test: `npm run typecheck` fails if a @ts-expect-error line compiles.
 describe('requireScope is typed by the keyhook’s own scopes', () => {
-  const invoices = createKeyhook({
-    store: new MemoryStore(),
-    adminSession: { secret: TEST_ADMIN_SECRET },
-    logger: silentLogger,
-    scopes: ['invoices:read', { name: 'invoices:write', description: 'Create and pay invoices' }],
-  });
-  const reference = createKeyhook({
-    store: new MemoryStore(),
-    adminSession: { secret: TEST_ADMIN_SECRET },
-    logger: silentLogger,
-  });
+  const { invoices, reference } = scopedKeyhooks();
 
   it('accepts a declared scope, or none', () => {
     expect(typeof requireScope(invoices, 'invoices:write')).toBe('function');

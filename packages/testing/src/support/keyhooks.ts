@@ -1,0 +1,21 @@
+import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import { TEST_ADMIN_SECRET } from './admin.js';
+
+/**
+ * Two keyhooks whose scope types differ, for the adapters' `requireScope` type tests: an app's
+ * own scopes, and the reference configuration (no `scopes`: the spec's seven).
+ */
+export function scopedKeyhooks() {
+  const base = {
+    store: new MemoryStore(),
+    adminSession: { secret: TEST_ADMIN_SECRET },
+    logger: silentLogger,
+  };
+  return {
+    invoices: createKeyhook({
+      ...base,
+      scopes: ['invoices:read', { name: 'invoices:write', description: 'Create and pay invoices' }],
+    }),
+    reference: createKeyhook({ ...base, store: new MemoryStore() }),
+  };
+}
