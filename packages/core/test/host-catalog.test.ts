@@ -1,13 +1,15 @@
 import { createHmac } from 'node:crypto';
 import {
   createKeyhook,
+  type EventMapOf,
   type KeyhookRequest,
   MemoryStore,
   openApiDocument,
+  type ScopeOf,
   silentLogger,
 } from '@keyhook/core';
 import { adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 
 const invoiceEvents = {
@@ -241,6 +243,35 @@ describe('host-defined events', () => {
     expect(make(['invoice.paid'])).toThrow(/must be an object/);
     expect(make({ 'a,b': {} })).toThrow(/not an event type/);
     expect(make({ 'a.b': { data: { parse: 1 } } })).toThrow(/zod schema/);
+  });
+});
+
+describe('types from the catalog', () => {
+  it('ScopeOf and EventMapOf give the declared scopes and each event’s data (the schema’s output)', () => {
+    type Invoices = ReturnType<typeof invoices>;
+    expectTypeOf<ScopeOf<Invoices>>().toEqualTypeOf<'invoices:read' | 'invoices:write'>();
+    expectTypeOf<EventMapOf<Invoices>>().toEqualTypeOf<{
+      'invoice.created': { invoiceId: string; amountCents: number };
+      'invoice.paid': { invoiceId: string; paidAt: string };
+      'invoice.voided': Record<string, unknown>;
+    }>();
+    // The reference configuration: the spec's scopes, and its events with any object as data.
+    const reference = createKeyhook({
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+    });
+    expectTypeOf<ScopeOf<typeof reference>>().toEqualTypeOf<
+      | 'sources:read'
+      | 'sources:write'
+      | 'items:read'
+      | 'items:write'
+      | 'runs:read'
+      | 'runs:execute'
+      | 'runs:apply'
+    >();
+    expectTypeOf<keyof EventMapOf<typeof reference>>().toEqualTypeOf<
+      'run.completed' | 'run.failed' | 'run.conflict' | 'generation.published' | 'apply.failed'
+    >();
   });
 });
 
