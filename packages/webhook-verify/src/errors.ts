@@ -5,6 +5,7 @@ export const VERIFICATION_ERROR_CODES = [
   'signature_mismatch',
   'timestamp_out_of_tolerance',
   'invalid_payload',
+  'event_id_mismatch',
 ] as const;
 
 export type WebhookVerificationErrorCode = (typeof VERIFICATION_ERROR_CODES)[number];

@@ -1,4 +1,4 @@
-import { MAX_HEADER_ENTRIES, MAX_HEADER_LENGTH } from './constants.js';
+import { MAX_HEADER_ENTRIES, MAX_HEADER_LENGTH, SIGNATURE_HEADER } from './constants.js';
 import { WebhookVerificationError } from './errors.js';
 
 /** What a framework hands over: Node gives `string | string[] | undefined`, `Headers.get` gives `string | null`. */
@@ -32,23 +32,32 @@ for (let i = 0; i < 16; i++) {
  * Parses `t=<unix seconds>,v1=<hex>[,v1=<hex>…]` (spec §6 "Signature"). Entries may come in any
  * order with spaces or tabs around them and around `=`; unknown schemes (`v0=`) are ignored.
  * Anything else odd is `malformed_header`; an absent or blank header is `missing_signature`.
+ * `headerName` only names the header in error messages.
  */
-export function parseSignatureHeader(value: SignatureHeaderValue): ParsedSignatureHeader {
-  const { timestamp, signatures } = readSignatureHeader(value);
+export function parseSignatureHeader(
+  value: SignatureHeaderValue,
+  headerName: string = SIGNATURE_HEADER,
+): ParsedSignatureHeader {
+  const { timestamp, signatures } = readSignatureHeader(value, headerName);
   return { timestamp, signatures: signatures.map(hexToBytes) };
 }
 
 /** `parseSignatureHeader` with the signatures left as validated hex: what verify compares. */
-export function readSignatureHeader(value: SignatureHeaderValue): SignatureHeaderText {
+export function readSignatureHeader(
+  value: SignatureHeaderValue,
+  headerName: string = SIGNATURE_HEADER,
+): SignatureHeaderText {
   if (typeof value === 'string') {
     const canonical = canonicalHeader(value);
     if (canonical) return canonical;
   }
   const header = joinHeader(value);
   // The length first, so no step below ever walks more than MAX_HEADER_LENGTH characters.
+  const malformed = (reason: string) =>
+    new WebhookVerificationError('malformed_header', `the ${headerName} header is malformed: ${reason}`);
   if (header.length > MAX_HEADER_LENGTH) throw malformed(`it is longer than ${MAX_HEADER_LENGTH} characters`);
   if (trimOws(header) === '') {
-    throw new WebhookVerificationError('missing_signature', 'the x-chatbot-signature header is missing');
+    throw new WebhookVerificationError('missing_signature', `the ${headerName} header is missing`);
   }
   // The split limit bounds the work before the count is checked.
   const entries = header.split(',', MAX_HEADER_ENTRIES + 1);
@@ -86,13 +95,6 @@ function joinHeader(value: SignatureHeaderValue): string {
   // Repeated headers: the entries of all of them, as Node itself joins repeated custom headers.
   if (Array.isArray(value)) return value.join(',');
   throw new TypeError(`the signature header must be a string, got ${typeof value}`);
-}
-
-function malformed(reason: string): WebhookVerificationError {
-  return new WebhookVerificationError(
-    'malformed_header',
-    `the x-chatbot-signature header is malformed: ${reason}`,
-  );
 }
 
 // HTTP optional whitespace is spaces and tabs only (RFC 9110 §5.6.3).

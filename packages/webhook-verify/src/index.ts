@@ -1,7 +1,9 @@
 /**
  * @keyhook/webhook-verify verifies keyhook webhook deliveries on the receiving side (spec §6).
- * This entry adds the synchronous node:crypto `verify` to everything in `./web`.
+ * This entry adds the synchronous node:crypto `verify`, `verifySignature`, `sign` and
+ * `signEvent` to everything in `./web`.
  */
 
+export { sign, signEvent } from './sign.js';
 export { verify, verifySignature } from './verify.js';
 export * from './web.js';

@@ -1,27 +1,39 @@
 import { WebhookVerificationError } from './errors.js';
 
-/** Spec §6 "Event kinds"; the union stays open so a receiver keeps compiling when kinds are added. */
-export type WebhookEventType =
-  | 'run.completed'
-  | 'run.failed'
-  | 'run.conflict'
-  | 'generation.published'
-  | 'apply.failed'
-  | (string & {});
+/**
+ * Event type → the `data` it carries: what a receiver expects, as types only. A sender built with
+ * `@keyhook/core` gives it as `EventMapOf<typeof keyhook>`; any hand-written type or interface
+ * whose values are objects does too: `{ 'invoice.paid': { invoiceId: string } }`.
+ */
+export type WebhookEventMap<Events = Record<string, unknown>> = { [Type in keyof Events]: object };
 
-/** The delivery body (DESIGN.md §6). `id` is signed and equals `x-chatbot-event-id`: dedupe on it. */
-export interface WebhookEvent<TData = Record<string, unknown>> {
-  id: string;
-  type: WebhookEventType;
-  createdAt: string;
-  data: TData;
-}
+/** Any event type, any JSON object as `data`: the map when a receiver names none. */
+export type AnyWebhookEvents = Record<string, Record<string, unknown>>;
+
+/**
+ * The delivery body (DESIGN.md §6), one member per event type of `Events`: a union on `type`, so
+ * `switch (event.type)` narrows `data`. `id` is signed and equals the event-id header: dedupe on it.
+ */
+export type WebhookEvent<Events extends WebhookEventMap<Events> = AnyWebhookEvents> = {
+  [Type in keyof Events & string]: {
+    id: string;
+    type: Type;
+    createdAt: string;
+    data: Events[Type];
+  };
+}[keyof Events & string];
 
 // ignoreBOM keeps a BOM in the text, so bytes and the same body as a string parse alike.
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** Runs only after the signature matched: the body is authentic, but may still not be an event. */
-export function parseEvent<TData>(rawBody: string | Uint8Array): WebhookEvent<TData> {
+/**
+ * Runs only after the signature matched: the body is authentic, but may still not be an event.
+ * Its `data` is typed by the receiver's map without a runtime check: the signature shows the
+ * sender wrote it, and the sender checked it against the event's schema before it signed.
+ */
+export function parseEvent<Events extends WebhookEventMap<Events>>(
+  rawBody: string | Uint8Array,
+): WebhookEvent<Events> {
   let text: string;
   try {
     text = typeof rawBody === 'string' ? rawBody : decoder.decode(rawBody);
@@ -40,10 +52,10 @@ export function parseEvent<TData>(rawBody: string | Uint8Array): WebhookEvent<TD
       'the body is not a keyhook event: expected { id, type, createdAt, data }',
     );
   }
-  return value as WebhookEvent<TData>;
+  return value as WebhookEvent<Events>;
 }
 
-function isEvent(value: unknown): value is WebhookEvent<unknown> {
+function isEvent(value: unknown): boolean {
   if (!isObject(value)) return false;
   const { id, type, createdAt, data } = value;
   return (

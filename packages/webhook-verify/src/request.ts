@@ -1,5 +1,4 @@
-import { SIGNATURE_HEADER } from './constants.js';
-import type { WebhookEvent } from './payload.js';
+import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
 import type { VerifyOptions, WebhookSecret } from './verification.js';
 import { verifyAsync } from './verify-async.js';
 
@@ -12,13 +11,14 @@ export interface RequestLike {
 
 /**
  * Verifies a Fetch API `Request` (Next.js route handlers, Workers, Deno, Bun) and returns its
- * event. It reads the body as bytes, so call it before anything else reads the body.
+ * event: the signature header and the event-id header, named by `options.headers`. It reads the
+ * body as bytes, so call it before anything else reads the body.
  */
-export async function verifyRequest<TData = Record<string, unknown>>(
+export async function verifyRequest<Events extends WebhookEventMap<Events> = AnyWebhookEvents>(
   request: RequestLike,
   secret: WebhookSecret,
   options: VerifyOptions = {},
-): Promise<WebhookEvent<TData>> {
+): Promise<WebhookEvent<Events>> {
   if (request.bodyUsed === true) {
     throw new TypeError(
       'the request body was already read: verify first, or pass request.clone() to whatever reads it',
@@ -26,5 +26,5 @@ export async function verifyRequest<TData = Record<string, unknown>>(
   }
   // Bytes, never request.json(): a re-serialised body no longer matches its signature (spec §6 rule 2).
   const body = new Uint8Array(await request.arrayBuffer());
-  return verifyAsync<TData>(body, request.headers.get(SIGNATURE_HEADER), secret, options);
+  return verifyAsync<Events>(body, request.headers, secret, options);
 }

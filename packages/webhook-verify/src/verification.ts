@@ -1,30 +1,45 @@
 import { DEFAULT_TOLERANCE_SECONDS, SECRET_PREFIX } from './constants.js';
 import { WebhookVerificationError } from './errors.js';
 import { readSignatureHeader, type SignatureHeaderText, type SignatureHeaderValue } from './header.js';
-import { parseEvent, type WebhookEvent } from './payload.js';
+import { type HeadersLike, headerNames, headerValue, isHeaders, type WebhookHeaderNames } from './names.js';
+import { parseEvent, type WebhookEvent, type WebhookEventMap } from './payload.js';
 
 /** One signing secret, or several while a receiver rotates: any of them may match. */
 export type WebhookSecret = string | readonly string[];
 
+/** A point in time: a Date, epoch milliseconds, or a function giving either. */
+export type TimeInput = Date | number | (() => Date | number);
+
 export interface VerifyOptions {
   /** How far `t` may be from now, into the past or the future. Default 300 (spec §6 rule 3). */
   toleranceSeconds?: number;
-  /** The current time: a Date, epoch milliseconds, or a function giving either. Default `Date.now`. */
-  now?: Date | number | (() => Date | number);
+  /** The current time. Default `Date.now`. */
+  now?: TimeInput;
+  /**
+   * The header names the sender uses (keyhook's `delivery.headers`), read when `headers` is a
+   * whole set of headers. Default `x-chatbot-signature` and `x-chatbot-event-id`.
+   */
+  headers?: Partial<WebhookHeaderNames>;
 }
+
+/** What `verify` takes as its second argument: the request's headers, or the signature header's value. */
+export type DeliveryHeaders = HeadersLike | SignatureHeaderValue;
 
 /** What `verify` and `verifyAsync` share before the HMAC: checked arguments and the parsed header. */
 export interface PreparedVerification extends SignatureHeaderText {
   /** As given: one secret, or the list of them. */
   secrets: WebhookSecret;
   toleranceSeconds: number;
-  now: NonNullable<VerifyOptions['now']>;
+  now: TimeInput;
+  names: Readonly<WebhookHeaderNames>;
+  /** The event-id header, when whole headers were given: it must then equal the signed id. */
+  eventIdHeader: SignatureHeaderValue;
 }
 
 /** Argument mistakes throw TypeError first, so a misconfigured receiver fails loudly, not as a 400. */
 export function prepareVerification(
   rawBody: unknown,
-  signatureHeader: SignatureHeaderValue,
+  headers: DeliveryHeaders,
   secret: WebhookSecret,
   options: VerifyOptions,
 ): PreparedVerification {
@@ -35,11 +50,7 @@ export function prepareVerification(
         "a Fastify parseAs: 'buffer' parser, or request.arrayBuffer().",
     );
   }
-  // A lone surrogate is hashed as U+FFFD but parsed as itself: the event would not be what was signed.
-  if (
-    typeof rawBody === 'string' &&
-    (rawBody as { isWellFormed?: () => boolean }).isWellFormed?.() === false
-  ) {
+  if (!isWellFormed(rawBody)) {
     throw new WebhookVerificationError(
       'invalid_payload',
       'the body string holds a lone surrogate, so it cannot be the UTF-8 bytes that were signed',
@@ -50,12 +61,16 @@ export function prepareVerification(
   if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
     throw new TypeError('toleranceSeconds must be a finite number of seconds, 0 or more');
   }
-  const now = options.now ?? Date.now;
-  if (!(now instanceof Date) && typeof now !== 'number' && typeof now !== 'function') {
-    throw new TypeError('now must be a Date, epoch milliseconds, or a function returning either');
+  const now = checkTime(options.now);
+  const names = headerNames(options.headers);
+  let signatureHeader: SignatureHeaderValue = headers as SignatureHeaderValue;
+  let eventIdHeader: SignatureHeaderValue;
+  if (isHeaders(headers)) {
+    signatureHeader = headerValue(headers, names.signature);
+    eventIdHeader = headerValue(headers, names.eventId);
   }
-  const { timestamp, signatures } = readSignatureHeader(signatureHeader);
-  return { timestamp, signatures, secrets, toleranceSeconds, now };
+  const { timestamp, signatures } = readSignatureHeader(signatureHeader, names.signature);
+  return { timestamp, signatures, secrets, toleranceSeconds, now, names, eventIdHeader };
 }
 
 /** After the HMAC: the signature first, so a stale timestamp is only reported for authentic bytes. */
@@ -80,16 +95,33 @@ export function checkSignatureAndTime(matched: boolean, prepared: PreparedVerifi
 }
 
 /** The signature and time checks, then the event: what `verify` and `verifyAsync` return. */
-export function finishVerification<TData>(
+export function finishVerification<Events extends WebhookEventMap<Events>>(
   matched: boolean,
   prepared: PreparedVerification,
   rawBody: string | Uint8Array,
-): WebhookEvent<TData> {
+): WebhookEvent<Events> {
   checkSignatureAndTime(matched, prepared);
-  return parseEvent<TData>(rawBody);
+  const event = parseEvent<Events>(rawBody);
+  const { eventIdHeader } = prepared;
+  // The header is not signed; a receiver that dedupes on it before verifying must see the signed id.
+  if (eventIdHeader !== undefined && eventIdHeader !== null && eventIdHeader !== event.id) {
+    throw new WebhookVerificationError(
+      'event_id_mismatch',
+      `the ${prepared.names.eventId} header is not the id of the signed event`,
+    );
+  }
+  return event;
 }
 
-function checkSecrets(secret: WebhookSecret): WebhookSecret {
+/** A lone surrogate is hashed as U+FFFD but parsed as itself: the event would not be what was signed. */
+export function isWellFormed(rawBody: string | Uint8Array): boolean {
+  return (
+    typeof rawBody !== 'string' || (rawBody as { isWellFormed?: () => boolean }).isWellFormed?.() !== false
+  );
+}
+
+/** One secret or a non-empty list, each the full `whsec_…` string; the list form as a list. */
+export function checkSecrets(secret: WebhookSecret): WebhookSecret {
   if (typeof secret === 'string') {
     checkSecret(secret);
     return secret;
@@ -108,7 +140,16 @@ function checkSecret(item: unknown): void {
   }
 }
 
-function currentMillis(now: PreparedVerification['now']): number {
+/** `now` as given, checked for its kind; `Date.now` when absent. */
+export function checkTime(now: TimeInput | undefined): TimeInput {
+  if (now === undefined) return Date.now;
+  if (!(now instanceof Date) && typeof now !== 'number' && typeof now !== 'function') {
+    throw new TypeError('now must be a Date, epoch milliseconds, or a function returning either');
+  }
+  return now;
+}
+
+export function currentMillis(now: TimeInput): number {
   const value = typeof now === 'function' ? now() : now;
   const millis = value instanceof Date ? value.getTime() : value;
   if (typeof millis !== 'number' || !Number.isFinite(millis)) {

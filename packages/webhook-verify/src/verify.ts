@@ -1,9 +1,9 @@
-import { createHmac } from 'node:crypto';
 import { matchesAny } from './compare.js';
-import type { SignatureHeaderValue } from './header.js';
-import type { WebhookEvent } from './payload.js';
+import { hmacHex } from './hmac.js';
+import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
 import {
   checkSignatureAndTime,
+  type DeliveryHeaders,
   finishVerification,
   type PreparedVerification,
   prepareVerification,
@@ -14,41 +14,39 @@ import {
 /**
  * Verifies a delivery with node:crypto, synchronously, and returns its event. Throws a
  * `WebhookVerificationError` for a delivery that must be refused (spec §6 "Signature").
+ * `headers` is the request's headers (the event-id header is then checked too), or the
+ * signature header's value. `Events` types the event: a union on `type`.
  */
-export function verify<TData = Record<string, unknown>>(
+export function verify<Events extends WebhookEventMap<Events> = AnyWebhookEvents>(
   rawBody: string | Uint8Array,
-  signatureHeader: SignatureHeaderValue,
+  headers: DeliveryHeaders,
   secret: WebhookSecret,
   options: VerifyOptions = {},
-): WebhookEvent<TData> {
-  const prepared = prepareVerification(rawBody, signatureHeader, secret, options);
-  return finishVerification<TData>(signatureMatches(prepared, rawBody), prepared, rawBody);
+): WebhookEvent<Events> {
+  const prepared = prepareVerification(rawBody, headers, secret, options);
+  return finishVerification<Events>(signatureMatches(prepared, rawBody), prepared, rawBody);
 }
 
 /**
  * `verify` without reading the body as an event: the signature and the timestamp only. For a
  * receiver that parses the body its own way (a streaming parser, a schema library); it must
- * still parse the exact bytes it verified.
+ * still parse the exact bytes it verified, and compare the event-id header itself.
  */
 export function verifySignature(
   rawBody: string | Uint8Array,
-  signatureHeader: SignatureHeaderValue,
+  headers: DeliveryHeaders,
   secret: WebhookSecret,
   options: VerifyOptions = {},
 ): void {
-  const prepared = prepareVerification(rawBody, signatureHeader, secret, options);
+  const prepared = prepareVerification(rawBody, headers, secret, options);
   checkSignatureAndTime(signatureMatches(prepared, rawBody), prepared);
 }
 
 function signatureMatches(prepared: PreparedVerification, rawBody: string | Uint8Array): boolean {
-  const prefix = `${prepared.timestamp}.`;
-  const digest = (key: string) =>
-    // A string key is used as its UTF-8 bytes, `whsec_` included (DESIGN.md §6).
-    createHmac('sha256', key).update(prefix).update(rawBody).digest('hex');
-  const { secrets, signatures } = prepared;
-  if (typeof secrets === 'string') return matchesAny(digest(secrets), signatures);
+  const { secrets, signatures, timestamp } = prepared;
+  if (typeof secrets === 'string') return matchesAny(hmacHex(secrets, timestamp, rawBody), signatures);
   let matched = false;
   // The call comes before `||`, so every secret is compared even after a match.
-  for (const key of secrets) matched = matchesAny(digest(key), signatures) || matched;
+  for (const key of secrets) matched = matchesAny(hmacHex(key, timestamp, rawBody), signatures) || matched;
   return matched;
 }

@@ -16,7 +16,10 @@ export {
   type WebhookVerificationErrorCode,
 } from './errors.js';
 export { type ParsedSignatureHeader, parseSignatureHeader, type SignatureHeaderValue } from './header.js';
-export type { WebhookEvent, WebhookEventType } from './payload.js';
+export type { HeadersLike, WebhookHeaderNames } from './names.js';
+export type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
 export { type RequestLike, verifyRequest } from './request.js';
-export type { VerifyOptions, WebhookSecret } from './verification.js';
+export { signAsync, signEventAsync } from './sign-async.js';
+export type { SignEventOptions, SignedDelivery, SignOptions, WebhookEventInput } from './signing.js';
+export type { DeliveryHeaders, TimeInput, VerifyOptions, WebhookSecret } from './verification.js';
 export { verifyAsync } from './verify-async.js';

@@ -49,23 +49,31 @@ describe('entries', () => {
     await expect(bundle('index.ts')).rejects.toThrow(/node:crypto/);
   });
 
-  it('./web exports everything . does except the node:crypto verify and verifySignature', () => {
+  it('./web exports everything . does except the node:crypto verify, verifySignature, sign and signEvent', () => {
+    const nodeOnly = ['verify', 'verifySignature', 'sign', 'signEvent'];
     expect(Object.keys(web).sort()).toEqual(
       Object.keys(root)
-        .filter((name) => name !== 'verify' && name !== 'verifySignature')
+        .filter((name) => !nodeOnly.includes(name))
         .sort(),
     );
-    expect(typeof root.verify).toBe('function');
-    expect(typeof root.verifySignature).toBe('function');
+    for (const fn of [root.verify, root.verifySignature, root.sign, root.signEvent]) {
+      expect(typeof fn).toBe('function');
+    }
   });
 });
 
 describe('README', () => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
-  it.each(['express', 'fastify', 'request'])('shows the %s recipe exactly as its test runs it', (name) => {
-    const source = readFileSync(new URL(`./${name}.test.ts`, import.meta.url), 'utf8');
-    const recipe = /\/\/ recipe:\w+\n([\s\S]*?)\/\/ recipe:end\n/.exec(source)?.[1];
+  it.each([
+    ['express', 'express'],
+    ['test', 'express'],
+    ['fastify', 'fastify'],
+    ['web', 'request'],
+    ['typed', 'types'],
+  ])('shows the %s recipe exactly as test/%s.test.ts runs it', (name, file) => {
+    const source = readFileSync(new URL(`./${file}.test.ts`, import.meta.url), 'utf8');
+    const recipe = new RegExp(`// recipe:${name}\\n([\\s\\S]*?)// recipe:end\\n`).exec(source)?.[1];
     expect(recipe).toBeDefined();
     expect(readme).toContain(recipe);
   });

@@ -29,6 +29,7 @@ describe('WebhookVerificationError', () => {
       'signature_mismatch',
       'timestamp_out_of_tolerance',
       'invalid_payload',
+      'event_id_mismatch',
     ]);
   });
 

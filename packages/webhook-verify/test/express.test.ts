@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { isWebhookVerificationError, verify, type WebhookEvent } from '@keyhook/webhook-verify';
+import { isWebhookVerificationError, signEvent, verify, type WebhookEvent } from '@keyhook/webhook-verify';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventBody, nowSeconds, SECRET, signatureHeader } from './sign.js';
@@ -13,7 +13,7 @@ const app = express();
 // recipe:express
 app.post('/webhooks/keyhook', express.raw({ type: 'application/json' }), (req, res) => {
   try {
-    const event = verify(req.body, req.headers['x-chatbot-signature'], secret);
+    const event = verify(req.body, req.headers, secret);
     res.sendStatus(204); // answer at once; dedupe on event.id and do the work afterwards
     handleEvent(event);
   } catch (error) {
@@ -58,10 +58,11 @@ const body =
   '{"id": "evt_express_1", "type": "run.completed", "createdAt": "2026-01-01T00:00:00.000Z", ' +
   '"data": {"title": "caf\\u00e9", "pages": 42}}';
 
+const idOf = (payload: string) => /"id": ?"([^"]+)"/.exec(payload)?.[1] ?? '';
 const post = (path: string, payload: string, headers: Record<string, string>) =>
   fetch(`${base}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-chatbot-event-id': 'evt_express_1', ...headers },
+    headers: { 'content-type': 'application/json', 'x-chatbot-event-id': idOf(payload), ...headers },
     body: payload,
   });
 
@@ -93,6 +94,11 @@ describe('Express recipe: express.raw on the webhook route, verify on the bytes'
       'x-chatbot-signature': signatureHeader(body, SECRET, nowSeconds() - 301),
     });
     expect([stale.status, await stale.json()]).toEqual([400, { error: 'timestamp_out_of_tolerance' }]);
+    const otherId = await post('/webhooks/keyhook', body, {
+      'x-chatbot-signature': signatureHeader(body),
+      'x-chatbot-event-id': 'evt_not_the_signed_one',
+    });
+    expect([otherId.status, await otherId.json()]).toEqual([400, { error: 'event_id_mismatch' }]);
   });
 
   it('fails a genuine delivery when the body is re-serialised', async () => {
@@ -116,3 +122,24 @@ describe('Express recipe: express.raw on the webhook route, verify on the bytes'
     expect(received[0]?.data).toEqual({ title: 'Café ☕ 日本語 😀' });
   });
 });
+
+// A receiver's own test with signEvent: no sender needed.
+// recipe:test
+it('answers 204 to a signed delivery and 400 to one signed with another secret', async () => {
+  const delivery = signEvent({ type: 'invoice.paid', data: { invoiceId: 'inv_1' } }, secret);
+  const accepted = await fetch(`${base}/webhooks/keyhook`, {
+    method: 'POST',
+    headers: delivery.headers,
+    body: delivery.body,
+  });
+  expect(accepted.status).toBe(204);
+
+  const forged = signEvent({ type: 'invoice.paid', data: { invoiceId: 'inv_1' } }, `whsec_${'0'.repeat(64)}`);
+  const refused = await fetch(`${base}/webhooks/keyhook`, {
+    method: 'POST',
+    headers: forged.headers,
+    body: forged.body,
+  });
+  expect(refused.status).toBe(400);
+});
+// recipe:end

@@ -16,7 +16,7 @@ app.register(async (webhooks) => {
   });
   webhooks.post<{ Body: Buffer }>('/webhooks/keyhook', async (request, reply) => {
     try {
-      const event = verify(request.body, request.headers['x-chatbot-signature'], secret);
+      const event = verify(request.body, request.headers, secret);
       reply.code(204).send(); // answer at once; dedupe on event.id and do the work afterwards
       handleEvent(event);
     } catch (error) {
@@ -50,10 +50,11 @@ const body =
   '{"id": "evt_fastify_1", "type": "run.failed", "createdAt": "2026-01-01T00:00:00.000Z", ' +
   '"data": {"reason": "na\\u00efve", "retry": 1.50}}';
 
+const idOf = (payload: string) => /"id": ?"([^"]+)"/.exec(payload)?.[1] ?? '';
 const post = (path: string, payload: string, headers: Record<string, string>, type = 'application/json') =>
   fetch(`${base}${path}`, {
     method: 'POST',
-    headers: { 'content-type': type, 'x-chatbot-event-id': 'evt_fastify_1', ...headers },
+    headers: { 'content-type': type, 'x-chatbot-event-id': idOf(payload), ...headers },
     body: payload,
   });
 

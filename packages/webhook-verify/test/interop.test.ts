@@ -74,3 +74,54 @@ describe('interop with a real delivery', () => {
     }
   });
 });
+
+describe('interop with a sender that names its own headers', () => {
+  it('core delivers under delivery.headers, and verify reads the same names from the request’s headers', async () => {
+    const receiver = await TestReceiver.start();
+    const headers = { signature: 'x-acme-signature', eventId: 'x-acme-event-id' };
+    const keyhook = createKeyhook({
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      mode: 'development',
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      logger: silentLogger,
+      events: { 'invoice.paid': {} },
+      delivery: { headers },
+    });
+    keyhook.createWorker().start();
+    try {
+      const { secret } = await keyhook.webhooks.create('tenant_a', {
+        url: receiver.url('/hooks'),
+        events: ['invoice.paid'],
+      });
+      const published = await keyhook.events.publish({
+        tenantId: 'tenant_a',
+        type: 'invoice.paid',
+        data: { invoiceId: 'inv_1' },
+      });
+      await receiver.waitFor((requests) => requests.length === 1);
+      const request = receiver.requests[0]!;
+      expect(request.headers['x-chatbot-signature']).toBeUndefined();
+      const event = verify<{ 'invoice.paid': { invoiceId: string } }>(request.body, request.headers, secret, {
+        headers,
+      });
+      expect(event).toMatchObject({ id: published.event.id, data: { invoiceId: 'inv_1' } });
+      const viaWeb = await verifyAsync(
+        request.body,
+        new Headers(request.headers as Record<string, string>),
+        secret,
+        {
+          headers,
+        },
+      );
+      expect(viaWeb.id).toBe(published.event.id);
+      // The same delivery read under the default names has no signature header.
+      expect(() => verify(request.body, request.headers, secret)).toThrow(
+        expect.objectContaining({ code: 'missing_signature' }),
+      );
+    } finally {
+      await keyhook.close();
+      await receiver.close();
+    }
+  });
+});

@@ -104,10 +104,11 @@ describe.each(runners)('%s options and arguments', (_name, run) => {
     await expect(run(view, header, SECRET, { now: T * 1000 })).resolves.toBeDefined();
   });
 
-  it('returns the event typed by its data', async () => {
-    const typed = await verifyAsync<{ runId: string }>(body, header, SECRET, { now: T * 1000 });
+  it('returns the event typed by an event map', async () => {
+    type Events = { 'run.completed': { runId: string } };
+    const typed = await verifyAsync<Events>(body, header, SECRET, { now: T * 1000 });
     expect(typed.data.runId).toBe('run_1');
-    expect(verify<{ runId: string }>(body, header, SECRET, { now: T * 1000 }).data.runId).toBe('run_1');
+    expect(verify<Events>(body, header, SECRET, { now: T * 1000 }).data.runId).toBe('run_1');
   });
 });
 

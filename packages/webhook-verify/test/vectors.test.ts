@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
+  type DeliveryHeaders,
   VERIFICATION_ERROR_CODES,
   type VerifyOptions,
   verify,
@@ -31,6 +32,8 @@ interface Vector {
   header: string;
   secret: string | string[];
   toleranceSeconds?: number;
+  /** Given: verify gets the whole headers, this in x-chatbot-event-id beside the signature. */
+  eventIdHeader?: string;
   signatures: Signature[];
   expect: 'ok' | WebhookVerificationErrorCode;
 }
@@ -101,6 +104,14 @@ function problemsOf(vector: Vector): string[] {
   if (inside !== (vector.expect !== 'timestamp_out_of_tolerance')) {
     problems.push(`t=${t} is ${inside ? 'inside' : 'outside'} the tolerance, yet expect is ${vector.expect}`);
   }
+  if (vector.expect === 'timestamp_out_of_tolerance' || vector.expect === 'invalid_payload') return problems;
+  const signedId = (JSON.parse(bytesOf(vector).toString('utf8')) as { id: string }).id;
+  const idDiffers = vector.eventIdHeader !== undefined && vector.eventIdHeader !== signedId;
+  if (idDiffers !== (vector.expect === 'event_id_mismatch')) {
+    problems.push(
+      `the event-id header ${idDiffers ? 'differs from' : 'is'} the signed id, yet expect is ${vector.expect}`,
+    );
+  }
   return problems;
 }
 
@@ -150,12 +161,13 @@ describe('vectors.json, checked by an independent HMAC computation', () => {
     expect(problemsOf({ ...tamper, expect: 'ok' })).not.toEqual([]);
     const expired = file.vectors.find((vector) => vector.name === 'expired: 301 s in the past')!;
     expect(problemsOf({ ...expired, expect: 'ok' })).not.toEqual([]);
+    expect(problemsOf({ ...valid, eventIdHeader: 'evt_other' })).not.toEqual([]);
   });
 });
 
 type Verifier = (
   body: string | Uint8Array,
-  header: string,
+  header: DeliveryHeaders,
   secret: WebhookSecret,
   options: VerifyOptions,
 ) => Promise<WebhookEvent>;
@@ -173,7 +185,11 @@ const cases = file.vectors.flatMap((vector) =>
 describe.each(verifiers)('%s against vectors.json', (_name, run) => {
   it.each(cases)('$label → $expect', async (vector) => {
     const options = { now: file.now * 1000, toleranceSeconds: vector.toleranceSeconds };
-    const outcome = run(delivered(vector, vector.form), vector.header, vector.secret, options);
+    const headers =
+      vector.eventIdHeader === undefined
+        ? vector.header
+        : { 'x-chatbot-signature': vector.header, 'x-chatbot-event-id': vector.eventIdHeader };
+    const outcome = run(delivered(vector, vector.form), headers, vector.secret, options);
     if (vector.expect === 'ok') {
       const event = await outcome;
       const sent = JSON.parse(bytesOf(vector).toString('utf8')) as WebhookEvent;
@@ -185,11 +201,11 @@ describe.each(verifiers)('%s against vectors.json', (_name, run) => {
 });
 
 describe('verifySignature (no event parse) against vectors.json', () => {
-  it.each(cases)('$label → $expect, or ok where only the payload is wrong', (vector) => {
+  it.each(cases)('$label → $expect, or ok where only the body or the event-id header is wrong', (vector) => {
     const options = { now: file.now * 1000, toleranceSeconds: vector.toleranceSeconds };
     const check = () =>
       verifySignature(delivered(vector, vector.form), vector.header, vector.secret, options);
-    if (vector.expect === 'ok' || vector.expect === 'invalid_payload') expect(check).not.toThrow();
+    if (['ok', 'invalid_payload', 'event_id_mismatch'].includes(vector.expect)) expect(check).not.toThrow();
     else expect(check).toThrow(expect.objectContaining({ code: vector.expect }));
   });
 });
