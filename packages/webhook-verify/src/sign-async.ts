@@ -24,7 +24,8 @@ export async function signAsync(
 
 /** `signEvent` with WebCrypto. */
 export async function signEventAsync<Events extends WebhookEventMap<Events> = AnyWebhookEvents>(
-  event: WebhookEventInput<Events>,
+  // NoInfer: without a type argument the map is the default, not inferred from `event`.
+  event: WebhookEventInput<NoInfer<Events>>,
   secret: WebhookSecret,
   options: SignEventOptions = {},
 ): Promise<SignedDelivery<Events>> {

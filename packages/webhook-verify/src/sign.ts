@@ -29,7 +29,8 @@ export function sign(rawBody: string | Uint8Array, secret: WebhookSecret, option
  * for `fetch(url, { method: 'POST', body, headers })` or for `verify(body, headers, secret)`.
  */
 export function signEvent<Events extends WebhookEventMap<Events> = AnyWebhookEvents>(
-  event: WebhookEventInput<Events>,
+  // NoInfer: without a type argument the map is the default, not inferred from `event`.
+  event: WebhookEventInput<NoInfer<Events>>,
   secret: WebhookSecret,
   options: SignEventOptions = {},
 ): SignedDelivery<Events> {

@@ -50,12 +50,6 @@ export function prepareVerification(
         "a Fastify parseAs: 'buffer' parser, or request.arrayBuffer().",
     );
   }
-  if (!isWellFormed(rawBody)) {
-    throw new WebhookVerificationError(
-      'invalid_payload',
-      'the body string holds a lone surrogate, so it cannot be the UTF-8 bytes that were signed',
-    );
-  }
   const secrets = checkSecrets(secret);
   const toleranceSeconds = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
@@ -63,6 +57,13 @@ export function prepareVerification(
   }
   const now = checkTime(options.now);
   const names = headerNames(options.headers);
+  // After the arguments, before the header: such a string cannot be the bytes that were signed.
+  if (!isWellFormed(rawBody)) {
+    throw new WebhookVerificationError(
+      'invalid_payload',
+      'the body string holds a lone surrogate, so it cannot be the UTF-8 bytes that were signed',
+    );
+  }
   let signatureHeader: SignatureHeaderValue = headers as SignatureHeaderValue;
   let eventIdHeader: SignatureHeaderValue;
   if (isHeaders(headers)) {

@@ -140,6 +140,6 @@ it('answers 204 to a signed delivery and 400 to one signed with another secret',
     headers: forged.headers,
     body: forged.body,
   });
-  expect(refused.status).toBe(400);
+  expect(await refused.json()).toEqual({ error: 'signature_mismatch' });
 });
 // recipe:end

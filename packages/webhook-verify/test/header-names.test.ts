@@ -7,7 +7,7 @@ import {
   verifySignature,
 } from '@keyhook/webhook-verify';
 import { describe, expect, it } from 'vitest';
-import { eventBody, SECRET, signatureHeader } from './sign.js';
+import { eventBody, nowSeconds, SECRET, signatureHeader } from './sign.js';
 
 const body = eventBody({ invoiceId: 'inv_1' }, 'evt_names_1');
 const header = signatureHeader(body);
@@ -61,6 +61,12 @@ describe.each(runners)('%s with whole headers', (_name, run) => {
     // A forged delivery is a signature_mismatch whatever its event-id header says.
     const forged = { 'x-acme-signature': signatureHeader(`${body} `), 'x-acme-event-id': 'evt_x' };
     await expect(run(forged, { headers: ACME })).rejects.toMatchObject({ code: 'signature_mismatch' });
+    // A stale delivery is refused for its age first, whatever its event-id header says.
+    const stale = {
+      'x-acme-signature': signatureHeader(body, SECRET, nowSeconds() - 301),
+      'x-acme-event-id': 'evt_x',
+    };
+    await expect(run(stale, { headers: ACME })).rejects.toMatchObject({ code: 'timestamp_out_of_tolerance' });
     // Repeated event-id headers are not one id.
     const repeated = { 'x-acme-signature': header, 'x-acme-event-id': ['evt_names_1', 'evt_names_1'] };
     await expect(run(repeated, { headers: ACME })).rejects.toMatchObject({ code: 'event_id_mismatch' });

@@ -67,9 +67,9 @@ describe('an event map types the verified event', () => {
       headers: paid.headers,
       body: paid.body,
     });
-    expectTypeOf(verifyRequest<InvoiceEvents>(request, SECRET)).resolves.toEqualTypeOf<
-      WebhookEvent<InvoiceEvents>
-    >();
+    const viaRequest = await verifyRequest<InvoiceEvents>(request, SECRET);
+    expectTypeOf(viaRequest).toEqualTypeOf<WebhookEvent<InvoiceEvents>>();
+    expect(describeEvent(viaRequest)).toBe('paid inv_1 at 2026-01-01T00:00:00Z');
   });
 
   it('without a map, type is any string and data any JSON object', () => {
@@ -95,6 +95,15 @@ describe('an event map types the verified event', () => {
     // @ts-expect-error a data type is not an event map: { runId: string } maps "runId" to a string
     verify<{ runId: string }>(paid.body, paid.headers, SECRET);
     expect(() => verify(paid.body, paid.headers, SECRET)).not.toThrow();
+  });
+
+  it('signEvent without a map takes any type and any JSON object, and nothing else', () => {
+    const untyped = signEvent({ type: 'anything.at_all', data: { n: 1 } }, SECRET);
+    expectTypeOf(untyped.event.data).toEqualTypeOf<Record<string, unknown>>();
+    // @ts-expect-error data is a JSON object, not a string
+    expect(() => signEvent({ type: 'x', data: 'a string' }, SECRET)).toThrow(TypeError);
+    // @ts-expect-error data is a JSON object, not null
+    expect(() => signEvent({ type: 'x', data: null }, SECRET)).toThrow(TypeError);
   });
 
   it('signEvent takes only declared types, with their data', () => {
