@@ -1,9 +1,18 @@
 import { requireScope } from '@keyhook/adapter-fastify';
-import { type ApiOperation, errorEnvelope, parseOrThrow, type ScopeOf } from '@keyhook/core';
+import {
+  type ApiOperation,
+  errorEnvelope,
+  pageOf,
+  parseListCursor,
+  parseListLimit,
+  parseOrThrow,
+  type ScopeOf,
+  validationFailed,
+} from '@keyhook/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { send } from './error-replies.js';
-import { type Invoices, toInvoiceView } from './invoices.js';
+import { INVOICE_ID, type Invoices, toInvoiceView } from './invoices.js';
 import type { InvoicesKeyhook } from './invoices-keyhook.js';
 
 /** The `integer` column's ceiling. */
@@ -11,12 +20,25 @@ export const MAX_AMOUNT_CENTS = 2_147_483_647;
 
 /** `POST /invoices`: what the route validates, and what the OpenAPI document shows. */
 export const createInvoiceBody = z.strictObject({
-  customer: z.string().trim().min(1).max(200),
+  customer: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    // PostgreSQL text cannot hold U+0000: refused here, not as a failed INSERT.
+    .refine((text) => !text.includes('\u0000'), 'must not contain U+0000'),
   amountCents: z.number().int().min(1).max(MAX_AMOUNT_CENTS),
 });
 
 const invoiceParams = z.object({ invoiceId: z.string() });
-const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
+
+/** A query parameter given at most once: `?limit=1&limit=2` is refused, not read as either. */
+function queryValue(request: FastifyRequest, name: string): string | null {
+  const value = (request.query as Record<string, unknown>)[name];
+  if (value === undefined) return null;
+  if (typeof value !== 'string') throw validationFailed([{ path: name, message: 'must be given once' }]);
+  return value;
+}
 
 /** One of the app's own routes: how it is served, guarded and documented, in one place. */
 export interface InvoiceRoute {
@@ -57,6 +79,7 @@ export function invoiceRoutes(invoices: Invoices): InvoiceRoute[] {
       scope: 'invoices:write',
       handler: async (request, reply) => {
         const { invoiceId } = parseOrThrow(invoiceParams, request.params);
+        if (!INVOICE_ID.test(invoiceId)) return send(reply, notFound(invoiceId));
         const result = await invoices.pay(tenantOf(request), invoiceId);
         if (result.outcome === 'not_found') return send(reply, notFound(invoiceId));
         if (result.outcome === 'already_paid') {
@@ -78,6 +101,7 @@ export function invoiceRoutes(invoices: Invoices): InvoiceRoute[] {
       scope: 'invoices:read',
       handler: async (request, reply) => {
         const { invoiceId } = parseOrThrow(invoiceParams, request.params);
+        if (!INVOICE_ID.test(invoiceId)) return send(reply, notFound(invoiceId));
         const invoice = await invoices.get(tenantOf(request), invoiceId);
         if (invoice === undefined) return send(reply, notFound(invoiceId));
         return reply.send({ invoice: toInvoiceView(invoice) });
@@ -86,14 +110,16 @@ export function invoiceRoutes(invoices: Invoices): InvoiceRoute[] {
     {
       method: 'GET',
       path: '/invoices',
-      summary: "The tenant's invoices, newest first",
+      summary: "The tenant's invoices, newest first, a page at a time: { data, nextCursor }",
       success: 200,
       scope: 'invoices:read',
-      query: ['limit'],
+      query: ['limit', 'cursor'],
       handler: async (request, reply) => {
-        const { limit } = parseOrThrow(listQuery, request.query);
-        const list = await invoices.list(tenantOf(request), limit);
-        return reply.send({ data: list.map(toInvoiceView) });
+        const limit = parseListLimit(queryValue(request, 'limit'));
+        const after = parseListCursor(queryValue(request, 'cursor'), (id) => INVOICE_ID.test(id));
+        // One row more than the page: it only says whether there is a next page.
+        const rows = await invoices.list(tenantOf(request), limit + 1, after);
+        return reply.send(pageOf(rows, limit, toInvoiceView, (invoice) => invoice.id));
       },
     },
   ];

@@ -98,12 +98,23 @@ export class InvoiceTable {
     return rows[0] && toInvoice(rows[0]);
   }
 
-  /** The tenant's newest invoices first. */
-  async list(db: Queryable, tenantId: string, limit: number): Promise<Invoice[]> {
-    const { rows } = await db.query<InvoiceRow>(
-      `SELECT ${COLUMNS} FROM ${this.table} WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
-      [tenantId, limit],
-    );
+  /**
+   * The tenant's newest invoices first; with `after`, those older than that invoice of the same
+   * tenant (another tenant's id, or an unknown one, gives none).
+   */
+  async list(db: Queryable, tenantId: string, limit: number, after?: string): Promise<Invoice[]> {
+    const { rows } =
+      after === undefined
+        ? await db.query<InvoiceRow>(
+            `SELECT ${COLUMNS} FROM ${this.table} WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
+            [tenantId, limit],
+          )
+        : await db.query<InvoiceRow>(
+            `SELECT ${COLUMNS} FROM ${this.table} WHERE tenant_id = $1
+               AND (created_at, id) < (SELECT created_at, id FROM ${this.table} WHERE tenant_id = $1 AND id = $3)
+             ORDER BY created_at DESC, id DESC LIMIT $2`,
+            [tenantId, limit, after],
+          );
     return rows.map(toInvoice);
   }
 

@@ -15,10 +15,13 @@ export type PayOutcome =
   | { outcome: 'not_found' };
 
 /**
- * An invoice's events have ids derived from it, so publishing one again (a retried request)
- * returns the first event rather than sending a second one.
+ * An invoice's events have ids derived from it: keyhook keeps one event per id, so an invoice
+ * can never have two `invoice.paid`, even if a bug got past the row check in `pay`.
  */
 export const invoiceEventId = (invoiceId: string, what: 'created' | 'paid') => `evt_${invoiceId}_${what}`;
+
+/** What `create` makes; any other id names no invoice, so routes answer 404 without a query. */
+export const INVOICE_ID = /^inv_[0-9a-f]{24}$/;
 
 const newInvoiceId = () => `inv_${randomBytes(12).toString('hex')}`;
 
@@ -85,8 +88,9 @@ export class Invoices {
     return this.table.find(this.pool, tenantId, id);
   }
 
-  list(tenantId: string, limit: number): Promise<Invoice[]> {
-    return this.table.list(this.pool, tenantId, limit);
+  /** Newest first, from just after the invoice `after` when given. */
+  list(tenantId: string, limit: number, after?: string): Promise<Invoice[]> {
+    return this.table.list(this.pool, tenantId, limit, after);
   }
 }
 

@@ -41,7 +41,10 @@ export function createInvoiceReceiver(options: InvoiceReceiverOptions): Server {
   const seen = new Set<string>();
 
   const receive = async (request: IncomingMessage, response: ServerResponse) => {
-    if (request.method !== 'POST') return reply(response, 405, { error: 'method_not_allowed' });
+    if (request.method !== 'POST') {
+      response.setHeader('allow', 'POST');
+      return reply(response, 405, { error: 'method_not_allowed' });
+    }
     const body = await readBody(request);
     if (body === undefined) {
       response.setHeader('connection', 'close');

@@ -139,10 +139,33 @@ describe.skipIf(!available)('the invoices app with keyhook embedded (PostgreSQL)
     });
     expect(broken.status).toBe(400);
     expect(((await broken.json()) as { error: { code: string } }).error.code).toBe('invalid_json');
-    expect((await running.call('GET', '/api/v1/invoices', keys.read)).body).toEqual({ data: [] });
-    const badLimit = await running.call('GET', '/api/v1/invoices?limit=0', keys.read);
-    expect(badLimit.status).toBe(400);
-    expect(badLimit.body.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'limit' }] });
+    // PostgreSQL text cannot hold U+0000: a 400 from the schema, not a failed INSERT's 500.
+    const nul = await running.call('POST', '/api/v1/invoices', keys.write, {
+      customer: 'Ini\u0000tech',
+      amountCents: 100,
+    });
+    expect(nul.status).toBe(400);
+    expect(nul.body.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'customer' }] });
+    expect((await running.call('GET', '/api/v1/invoices', keys.read)).body).toEqual({
+      data: [],
+      nextCursor: null,
+    });
+    for (const query of [
+      'limit=0',
+      'limit=101',
+      'limit=1&limit=2',
+      'cursor=%00',
+      'cursor=bm90LWFuLWludm9pY2U',
+    ]) {
+      const refused = await running.call('GET', `/api/v1/invoices?${query}`, keys.read);
+      expect(refused.status, query).toBe(400);
+      expect(refused.body.error.code, query).toBe('validation_failed');
+    }
+    // An id that create cannot have made names no invoice: 404, whatever its bytes.
+    for (const id of ['%00', 'inv_%00', 'inv_unknown', `inv_${'0'.repeat(24)}`]) {
+      expect((await running.call('GET', `/api/v1/invoices/${id}`, keys.read)).status, id).toBe(404);
+      expect((await running.call('POST', `/api/v1/invoices/${id}/pay`, keys.write)).status, id).toBe(404);
+    }
   });
 
   it('create and pay: both events reach the receiver, verified, under the custom header names', async () => {
@@ -240,7 +263,10 @@ describe.skipIf(!available)('the invoices app with keyhook embedded (PostgreSQL)
     expect(read.status).toBe(404);
     expect(read.body.error.code).toBe('not_found');
     expect((await running.call('POST', `/api/v1/invoices/${paid.id}/pay`, keys.globex)).status).toBe(404);
-    expect((await running.call('GET', '/api/v1/invoices', keys.globex)).body).toEqual({ data: [] });
+    expect((await running.call('GET', '/api/v1/invoices', keys.globex)).body).toEqual({
+      data: [],
+      nextCursor: null,
+    });
     expect((await running.call('GET', '/api/v1/invoices/inv_unknown', keys.read)).status).toBe(404);
     // acme's webhook is not globex's: acme's admin cannot see it from globex either.
     expect((await running.call('GET', `/api/v1/admin/webhooks/${webhookId}`, globexAdmin)).status).toBe(404);
@@ -299,6 +325,55 @@ describe.skipIf(!available)('the invoices app with keyhook embedded (PostgreSQL)
     } finally {
       await events.end();
     }
+  });
+
+  it('pages through a tenant’s invoices, newest first, with nextCursor; a cursor never crosses tenants', async () => {
+    const admin = await adminSessionFor('initrode');
+    const key = (
+      await running.call('POST', '/api/v1/admin/keys', admin, {
+        name: 'pager',
+        scopes: ['invoices:read', 'invoices:write'],
+      })
+    ).body.secret;
+    const ids: string[] = [];
+    for (const customer of ['First', 'Second', 'Third']) {
+      ids.unshift(
+        (await running.call('POST', '/api/v1/invoices', key, { customer, amountCents: 10 })).body.invoice.id,
+      );
+    }
+    const first = await running.call('GET', '/api/v1/invoices?limit=2', key);
+    expect(first.body.data.map((invoice: { id: string }) => invoice.id)).toEqual(ids.slice(0, 2));
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    const second = await running.call('GET', `/api/v1/invoices?limit=2&cursor=${first.body.nextCursor}`, key);
+    expect(second.body).toEqual({ data: [expect.objectContaining({ id: ids[2] })], nextCursor: null });
+    // acme's key with initrode's cursor: the position is looked up in acme's invoices only.
+    const crossed = await running.call('GET', `/api/v1/invoices?cursor=${first.body.nextCursor}`, keys.read);
+    expect(crossed.body).toEqual({ data: [], nextCursor: null });
+  });
+
+  it('concurrent payments of one invoice: one 200, the rest 409, one invoice.paid delivered', async () => {
+    const { id } = (
+      await running.call('POST', '/api/v1/invoices', keys.write, {
+        customer: 'Massive Dynamic',
+        amountCents: 777,
+      })
+    ).body.invoice;
+    const payments = await Promise.all(
+      Array.from({ length: 5 }, () => running.call('POST', `/api/v1/invoices/${id}/pay`, keys.write)),
+    );
+    expect(payments.map((payment) => payment.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    // The row lock makes the losers see `paid`: without it they would reach publish and conflict there.
+    for (const payment of payments.filter((payment) => payment.status === 409)) {
+      expect(payment.body.error.code).toBe('invoice_already_paid');
+    }
+    const ofThisInvoice = () =>
+      received.filter((event) => event.data.invoiceId === id).map((event) => event.type);
+    await vi.waitFor(() => expect(ofThisInvoice()).toHaveLength(2), { timeout: 10_000, interval: 20 });
+    expect(ofThisInvoice().sort()).toEqual(['invoice.created', 'invoice.paid']);
+    const read = await running.call('GET', `/api/v1/invoices/${id}`, keys.read);
+    expect(read.body.invoice.paidAt).toBe(
+      payments.find((payment) => payment.status === 200)!.body.invoice.paidAt,
+    );
   });
 
   it('POST /pay whose invoice.paid is refused leaves the invoice a draft', async () => {

@@ -80,6 +80,7 @@ describe.skipIf(!available)('GET /api/v1/openapi.json', () => {
     expect(document.paths['/api/v1/invoices'].get['x-required-scope']).toBe('invoices:read');
     expect(document.paths['/api/v1/invoices'].get.parameters.map((p: { name: string }) => p.name)).toEqual([
       'limit',
+      'cursor',
     ]);
     expect(document.paths['/api/v1/openapi.json'].get.security).toBeUndefined();
   });

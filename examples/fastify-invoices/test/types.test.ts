@@ -43,8 +43,8 @@ describe('the catalog types what the app can write', () => {
 
   it('requireScope takes only declared scopes', () => {
     expect(typeof requireScope(keyhook, 'invoices:read')).toBe('function');
-    // @ts-expect-error invoices:delete is not a scope of this app
-    expect(() => requireScope(keyhook, 'invoices:delete')).toThrow(/unknown scope "invoices:delete"/);
+    // @ts-expect-error invoices:raed is not a scope of this app
+    expect(() => requireScope(keyhook, 'invoices:raed')).toThrow(/unknown scope "invoices:raed"/);
   });
 
   it('InvoiceEvents maps each type to the data its schema outputs', () => {
