@@ -1,7 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { createAdminToken } from '@keyhook/core';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
+import {
+  type JsonReply,
+  requestJson,
+  TEST_ADMIN_SECRET,
+  TEST_ENCRYPTION_KEY,
+} from '@keyhook/testing/support';
 import pg from 'pg';
 import { buildInvoicesApp, type InvoicesApp, type InvoicesAppOptions } from '../src/app.js';
 
@@ -40,12 +45,7 @@ export function testOptions(schemas: Schemas): InvoicesAppOptions {
   };
 }
 
-export interface Reply {
-  status: number;
-  headers: Headers;
-  // biome-ignore lint/suspicious/noExplicitAny: tests assert response bodies by shape
-  body: any;
-}
+export type Reply = JsonReply;
 
 export type Call = (method: string, url: string, token?: string, body?: unknown) => Promise<Reply>;
 
@@ -60,22 +60,8 @@ export async function startInvoicesApp(options: InvoicesAppOptions): Promise<Run
   const instance = await buildInvoicesApp(options);
   await instance.app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(instance.app.server.address() as AddressInfo).port}`;
-  const call: Call = async (method, url, token, body) => {
-    const response = await fetch(`${base}${url}`, {
-      method,
-      headers: {
-        ...(token !== undefined && { authorization: `Bearer ${token}` }),
-        ...(body !== undefined && { 'content-type': 'application/json' }),
-      },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: text === '' ? null : JSON.parse(text),
-    };
-  };
+  const call: Call = (method, url, token, body) =>
+    requestJson(method, `${base}${url}`, { token, json: body });
   return { instance, base, call };
 }
 

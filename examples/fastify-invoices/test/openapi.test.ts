@@ -1,5 +1,5 @@
+import { documentedRouteKeys, openApiProblems, registeredRouteKeys } from '@keyhook/testing/openapi';
 import { postgresAvailable } from '@keyhook/testing/postgres';
-import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropSchemas, type RunningApp, startInvoicesApp, testOptions, uniqueSchemas } from './harness.js';
 
@@ -26,19 +26,12 @@ describe.skipIf(!available)('GET /api/v1/openapi.json', () => {
 
   it('is a valid OpenAPI 3.1 document', async () => {
     expect(document.openapi).toBe('3.1.0');
-    const result = await new Validator().validate(document);
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
+    expect(await openApiProblems(document)).toEqual([]);
   });
 
   it('lists every route the app registers, and nothing it does not', () => {
-    const registered = running.instance.routes
-      .filter((route) => route.method !== 'HEAD')
-      .map((route) => `${route.method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
-      .sort();
-    const documented = Object.entries(document.paths as Record<string, object>)
-      .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
-      .sort();
+    const registered = registeredRouteKeys(running.instance.routes);
+    const documented = documentedRouteKeys(document);
     expect(documented).toEqual(registered);
     expect(documented).toEqual(
       expect.arrayContaining([

@@ -1,12 +1,8 @@
 import type { AddressInfo } from 'node:net';
+import { type JsonReply, requestJson } from '@keyhook/testing/support';
 import type { FastifyInstance } from 'fastify';
 
-export interface Reply {
-  status: number;
-  headers: Headers;
-  // biome-ignore lint/suspicious/noExplicitAny: tests assert response bodies by shape, field by field
-  body: any;
-}
+export type Reply = JsonReply;
 
 /** Listens on a free port of 127.0.0.1 and returns the base URL. */
 export async function listen(app: FastifyInstance): Promise<string> {
@@ -18,27 +14,14 @@ export async function listen(app: FastifyInstance): Promise<string> {
 export class Client {
   constructor(readonly baseUrl: string) {}
 
-  async request(
+  request(
     method: string,
     path: string,
     token?: string,
     body?: unknown,
     extraHeaders: Record<string, string> = {},
   ): Promise<Reply> {
-    const headers: Record<string, string> = { ...extraHeaders };
-    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers,
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: text === '' ? null : JSON.parse(text),
-    };
+    return requestJson(method, `${this.baseUrl}${path}`, { token, json: body, headers: extraHeaders });
   }
 
   /** POST /api/v1/admin/keys; fails the test unless it answers 201. */

@@ -1,4 +1,4 @@
-import { Validator } from '@seriousme/openapi-schema-validator';
+import { documentedRouteKeys, openApiProblems, registeredRouteKeys } from '@keyhook/testing/openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends, startDataPlane } from './data-plane.js';
 
@@ -21,19 +21,14 @@ describe('the OpenAPI document (/api/v1/openapi.json) and its page (/api/v1/docs
 
   it('is a valid OpenAPI 3.1 document', async () => {
     expect(document.openapi).toBe('3.1.0');
-    const result = await new Validator().validate(document);
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
+    expect(await openApiProblems(document)).toEqual([]);
+    // The check itself can fail: a document with no info is not OpenAPI.
+    expect(await openApiProblems({ openapi: '3.1.0', paths: {} })).not.toEqual([]);
   });
 
   it('lists every route the server registers, and nothing it does not', () => {
-    const registered = plane.running.server.routes
-      .filter((route) => route.method !== 'HEAD')
-      .map((route) => `${route.method} ${route.url.replace(/:(\w+)/g, '{$1}')}`)
-      .sort();
-    const documented = Object.entries(document.paths as Record<string, object>)
-      .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
-      .sort();
+    const registered = registeredRouteKeys(plane.running.server.routes);
+    const documented = documentedRouteKeys(document);
     expect(registered.length).toBe(35); // 15 of keyhook's, 17 of the data plane, 3 of the server's
     expect(documented).toEqual(registered);
   });

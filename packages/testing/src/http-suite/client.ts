@@ -1,56 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { adminToken } from '../support/admin.js';
+import { type JsonReply, type JsonRequestOptions, requestJson } from '../support/http.js';
 import type { SuiteContext } from './types.js';
 
-export interface ApiReply {
-  status: number;
-  headers: Headers;
-  text: string;
-  /** The parsed JSON body; undefined when the body is not JSON. */
-  // biome-ignore lint/suspicious/noExplicitAny: a reply body is whatever the server sent; expect() checks it.
-  body: any;
-}
-
-export interface CallOptions {
-  /** Sent as `Authorization: Bearer <token>`. */
-  token?: string;
-  /** Sent as JSON with `Content-Type: application/json`. */
-  json?: unknown;
-  /** Sent as it is, with no Content-Type unless `headers` gives one; a stream goes chunked. */
-  body?: Uint8Array | ReadableStream<Uint8Array>;
-  headers?: Record<string, string>;
-}
+export type ApiReply = JsonReply;
+export type CallOptions = JsonRequestOptions;
 
 /** One real HTTP request to `{baseUrl}{prefix}{path}`. */
-export async function call(
-  ctx: SuiteContext,
+export function call(
+  ctx: Pick<SuiteContext, 'baseUrl' | 'prefix'>,
   method: string,
   path: string,
   options: CallOptions = {},
 ): Promise<ApiReply> {
-  const headers: Record<string, string> = {};
-  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
-  let body: Uint8Array | ReadableStream<Uint8Array> | string | undefined = options.body;
-  if (options.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(options.json);
-  }
-  Object.assign(headers, options.headers);
-  const response = await fetch(`${ctx.baseUrl}${ctx.prefix}${path}`, {
-    method,
-    headers,
-    body,
-    ...(body instanceof ReadableStream && { duplex: 'half' }),
-  });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, body: parsed };
+  return requestJson(method, `${ctx.baseUrl}${ctx.prefix}${path}`, options);
 }
 
 /** A valid admin session for `tenantId`, minted at the suite clock's time. */

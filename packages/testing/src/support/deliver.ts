@@ -1,0 +1,46 @@
+import { createKeyhook, type DeliveryHeaderNames, MemoryStore, silentLogger } from '@keyhook/core';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './admin.js';
+import { type ReceivedRequest, TestReceiver } from './receiver.js';
+
+export interface OneDelivery {
+  /** The POST as the receiver got it: the raw body and the headers. */
+  request: ReceivedRequest;
+  /** The webhook's signing secret. */
+  secret: string;
+  /** The id publish gave the event. */
+  eventId: string;
+}
+
+/**
+ * One real delivery, end to end: a keyhook on the memory store with its worker, a webhook to a
+ * receiver on 127.0.0.1, one event published, and the request that arrived. Everything started
+ * here is closed before it returns.
+ */
+export async function deliverOneEvent(
+  event: { type: string; data: Record<string, unknown> },
+  options: { headers?: Partial<DeliveryHeaderNames> } = {},
+): Promise<OneDelivery> {
+  const receiver = await TestReceiver.start();
+  const keyhook = createKeyhook({
+    store: new MemoryStore(),
+    adminSession: { secret: TEST_ADMIN_SECRET },
+    encryptionKey: TEST_ENCRYPTION_KEY,
+    logger: silentLogger,
+    mode: 'development',
+    events: { [event.type]: {} },
+    ...(options.headers && { delivery: { headers: options.headers } }),
+  });
+  try {
+    keyhook.createWorker({ pollIntervalMs: 20 }).start();
+    const { secret } = await keyhook.webhooks.create('tenant_a', {
+      url: receiver.url('/hooks'),
+      events: [event.type],
+    });
+    const published = await keyhook.events.publish({ tenantId: 'tenant_a', ...event });
+    await receiver.waitFor((requests) => requests.length === 1);
+    return { request: receiver.requests[0]!, secret, eventId: published.event.id };
+  } finally {
+    await keyhook.close();
+    await receiver.close();
+  }
+}

@@ -1,0 +1,52 @@
+/** One reply as the tests read it: status, headers, the text, and the JSON it holds. */
+export interface JsonReply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed body: null when empty, undefined when not JSON. */
+  // biome-ignore lint/suspicious/noExplicitAny: a reply body is whatever the server sent; expect() checks it.
+  body: any;
+}
+
+export interface JsonRequestOptions {
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string | undefined;
+  /** Sent as JSON with `Content-Type: application/json`. */
+  json?: unknown;
+  /** Sent as it is, with no Content-Type unless `headers` gives one; a stream goes chunked. */
+  body?: Uint8Array | ReadableStream<Uint8Array>;
+  headers?: Record<string, string>;
+}
+
+/** One real HTTP request, the way every HTTP test in the repository makes it. */
+export async function requestJson(
+  method: string,
+  url: string,
+  options: JsonRequestOptions = {},
+): Promise<JsonReply> {
+  const headers: Record<string, string> = {};
+  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
+  let body: Uint8Array | ReadableStream<Uint8Array> | string | undefined = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  Object.assign(headers, options.headers);
+  const response = await fetch(url, {
+    method,
+    headers,
+    body,
+    ...(body instanceof ReadableStream && { duplex: 'half' }),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, body: parseJson(text) };
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
