@@ -303,10 +303,14 @@ export function createKeyhook<
         path: `${prefix}${route.path}`,
         summary: route.doc.summary,
         success: route.doc.success,
+        response: route.doc.response,
+        // Any route refuses a body over the limit, even one that takes none.
+        errors: [...(route.doc.errors ?? []), 413],
         requestBody: route.doc.requestBody,
         query: route.doc.query,
         idempotent: route.doc.idempotent,
         auth: route.auth,
+        answeredBy: 'keyhook' as const,
         tag: route.path.includes('/deliveries')
           ? 'Deliveries'
           : route.path.startsWith('/admin/webhooks')

@@ -18,7 +18,7 @@ describe('keyhook.operations() and openApiDocument', () => {
     expect(operations.filter((o) => o.auth === 'admin')).toHaveLength(keyhook.routes.length - 1);
   });
 
-  it('builds request bodies from the schemas the routes validate with, and one error envelope', () => {
+  it('builds request and response bodies from the schemas the routes validate and answer with', () => {
     const document = openApiDocument({ title: 't', version: '1' }, keyhook.operations()) as {
       // biome-ignore lint/suspicious/noExplicitAny: asserted field by field
       paths: Record<string, Record<string, any>>;
@@ -31,17 +31,88 @@ describe('keyhook.operations() and openApiDocument', () => {
       additionalProperties: false,
     });
     expect(createWebhook.requestBody.content['application/json'].schema.$schema).toBeUndefined();
-    expect(createWebhook.responses['201']).toBeDefined();
-    expect(createWebhook.responses.default.content['application/json'].schema).toEqual({
+    expect(createWebhook.requestBody.required).toBe(true);
+    expect(createWebhook.responses['201'].content['application/json'].schema).toMatchObject({
+      type: 'object',
+      required: ['webhook', 'secret'],
+      properties: {
+        webhook: { required: expect.arrayContaining(['id', 'url', 'events', 'status']) },
+        secret: { type: 'string' },
+      },
+    });
+    expect(Object.keys(createWebhook.responses)).toEqual([
+      '201',
+      '400',
+      '401',
+      '409',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
+    expect(createWebhook.responses['201'].headers).toMatchObject({
+      'x-request-id': { required: true },
+      'idempotent-replayed': { $ref: '#/components/headers/IdempotentReplayed' },
+    });
+    expect(createWebhook.responses['409'].content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/Error',
     });
+    expect(createWebhook.responses['401'].headers['www-authenticate']).toMatchObject({ required: true });
+    expect(createWebhook.responses['503'].headers['retry-after']).toMatchObject({ required: true });
     const remove = document.paths['/api/v1/admin/webhooks/{webhookId}']!['delete'];
-    expect(remove.responses['204']).toEqual({ description: 'Done; no body.' });
+    expect(remove.responses['204'].content).toBeUndefined();
+    expect(Object.keys(remove.responses)).toEqual(['204', '401', '404', '413', '500', '503']);
     expect(remove.parameters).toEqual([
       { name: 'webhookId', in: 'path', required: true, schema: { type: 'string' } },
     ]);
     expect(
       document.paths['/api/v1/admin/keys']!['get'].parameters.map((p: { name: string }) => p.name),
     ).toEqual(['limit', 'cursor']);
+    expect(
+      document.paths['/api/v1/admin/keys']!['get'].responses['200'].content['application/json'].schema,
+    ).toMatchObject({ required: ['data', 'nextCursor'], properties: { data: { type: 'array' } } });
+    expect((document as { servers?: unknown }).servers).toEqual([
+      { url: '/', description: 'The server this document came from' },
+    ]);
+  });
+
+  it("describes a host's operation by what it declares: optional body, several successes, its errors", () => {
+    const document = openApiDocument({ title: 't', version: '1' }, [
+      {
+        method: 'PUT',
+        path: '/things/:id',
+        summary: 'Upsert a thing',
+        success: [200, 201],
+        requestBody: keyhook.webhooks.updateSchema,
+        requestBodyOptional: true,
+        auth: 'apiKey',
+        scope: 'runs:apply',
+        errors: [409],
+        tag: 'Things',
+      },
+    ]) as {
+      // biome-ignore lint/suspicious/noExplicitAny: asserted field by field
+      paths: Record<string, Record<string, any>>;
+    };
+    const upsert = document.paths['/things/{id}']!['put'];
+    expect(upsert.requestBody.required).toBe(false);
+    expect(Object.keys(upsert.responses)).toEqual([
+      '200',
+      '201',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '415',
+      '500',
+      '503',
+    ]);
+    // A host's success is its own response: keyhook promises no request id on it, only on the guard's refusals.
+    expect(upsert.responses['200'].headers['x-request-id']).toEqual({
+      $ref: '#/components/headers/RequestId',
+    });
+    expect(upsert.responses['403'].headers['x-request-id']).toMatchObject({ required: true });
+    expect(upsert.responses['200'].content['application/json'].schema).toEqual({ type: 'object' });
   });
 });

@@ -1,32 +1,56 @@
+import { z } from 'zod';
 import type { AttemptRecord, DeliveryDetail, DeliveryRecord } from '../store/types.js';
-import type { DeliveryState } from './states.js';
+import { DELIVERY_STATES } from './states.js';
 
-/** The admin view of a delivery (DESIGN.md §2). Lease ids are internal and never shown. */
-export interface DeliveryView {
-  id: string;
-  webhookId: string;
-  eventId: string;
-  eventType: string;
-  status: DeliveryState;
-  /** Attempts made so far; GET of one delivery lists them. */
-  attemptCount: number;
-  /** When the next attempt is due (pending, retry_scheduled); null otherwise. */
-  nextAttemptAt: string | null;
-  heldSince: string | null;
-  lastAttemptAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+const instant = z.iso.datetime();
 
-export interface AttemptView {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  statusCode: number | null;
-  error: string | null;
-  /** At most 4 KiB of what the receiver answered. */
-  responseBody: string | null;
-}
+/**
+ * The admin view of a delivery (DESIGN.md §2), as the OpenAPI document describes it. Lease ids
+ * are internal and never shown. `toDeliveryView` is typed by it.
+ */
+export const deliveryViewSchema = z.object({
+  id: z.string(),
+  webhookId: z.string(),
+  eventId: z.string(),
+  eventType: z.string(),
+  status: z.enum(DELIVERY_STATES),
+  attemptCount: z
+    .number()
+    .int()
+    .meta({ description: 'Attempts made so far; GET of one delivery lists them.' }),
+  nextAttemptAt: instant
+    .nullable()
+    .meta({ description: 'When the next attempt is due (pending, retry_scheduled); null otherwise.' }),
+  heldSince: instant.nullable(),
+  lastAttemptAt: instant.nullable(),
+  createdAt: instant,
+  updatedAt: instant,
+});
+
+export type DeliveryView = z.output<typeof deliveryViewSchema>;
+
+export const attemptViewSchema = z.object({
+  attempt: z.number().int(),
+  startedAt: instant,
+  durationMs: z.number().int(),
+  statusCode: z.number().int().nullable(),
+  error: z.string().nullable(),
+  responseBody: z.string().nullable().meta({ description: 'At most 4 KiB of what the receiver answered.' }),
+});
+
+export type AttemptView = z.output<typeof attemptViewSchema>;
+
+/** One delivery, the event it carries (the body as sent, parsed) and every attempt, oldest first. */
+export const deliveryDetailViewSchema = z.object({
+  delivery: deliveryViewSchema,
+  event: z.object({
+    id: z.string(),
+    type: z.string(),
+    createdAt: instant,
+    data: z.record(z.string(), z.unknown()),
+  }),
+  attempts: z.array(attemptViewSchema),
+});
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
@@ -58,11 +82,14 @@ export function toAttemptView(attempt: AttemptRecord): AttemptView {
   };
 }
 
-/** One delivery, the event it carries (the body as sent, parsed) and every attempt, oldest first. */
-export function toDeliveryDetailView({ delivery, event, attempts }: DeliveryDetail) {
+export function toDeliveryDetailView({
+  delivery,
+  event,
+  attempts,
+}: DeliveryDetail): z.output<typeof deliveryDetailViewSchema> {
   return {
     delivery: toDeliveryView(delivery),
-    event: JSON.parse(event.payload) as unknown,
+    event: JSON.parse(event.payload),
     attempts: attempts.map(toAttemptView),
   };
 }

@@ -1,6 +1,12 @@
+import { z } from 'zod';
 import type { Deliveries } from '../delivery/service.js';
-import { toDeliveryDetailView, toDeliveryView } from '../delivery/view.js';
-import { LIST_QUERY, parsePageRequest, toPage } from './pagination.js';
+import {
+  deliveryDetailViewSchema,
+  deliveryViewSchema,
+  toDeliveryDetailView,
+  toDeliveryView,
+} from '../delivery/view.js';
+import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
 import { jsonResponse } from './response.js';
 import type { RouteSpec } from './route.js';
 
@@ -13,6 +19,7 @@ export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
       doc: {
         summary: "List an endpoint's deliveries, newest first",
         success: 200,
+        response: pageSchema(deliveryViewSchema),
         query: [...LIST_QUERY, 'status'],
       },
       auth: 'admin',
@@ -32,7 +39,11 @@ export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
     {
       method: 'GET',
       path: '/admin/webhooks/:webhookId/deliveries/:deliveryId',
-      doc: { summary: 'Read a delivery with its event and attempts', success: 200 },
+      doc: {
+        summary: 'Read a delivery with its event and attempts',
+        success: 200,
+        response: deliveryDetailViewSchema,
+      },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>
@@ -44,7 +55,13 @@ export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
     {
       method: 'POST',
       path: '/admin/webhooks/:webhookId/deliveries/:deliveryId/retry',
-      doc: { summary: 'Queue a failed delivery again, now', success: 202 },
+      doc: {
+        summary: 'Queue a failed delivery again, now',
+        success: 202,
+        response: z.object({ delivery: deliveryViewSchema }),
+        // delivery_not_retryable: only a failed delivery is queued again.
+        errors: [409],
+      },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>

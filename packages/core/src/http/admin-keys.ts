@@ -1,9 +1,16 @@
+import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { ApiKeys } from '../keys/service.js';
-import { toApiKeyView } from '../keys/view.js';
-import { LIST_QUERY, parsePageRequest, toPage } from './pagination.js';
+import { apiKeyViewSchema, toApiKeyView } from '../keys/view.js';
+import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
 import { jsonResponse } from './response.js';
 import type { RouteSpec } from './route.js';
+
+const oneKey = z.object({ key: apiKeyViewSchema });
+const issuedKey = z.object({
+  key: apiKeyViewSchema,
+  secret: z.string().meta({ description: 'sk_live_<16 hex>_<48 hex>: the full key, shown once.' }),
+});
 
 /** The admin key endpoints (spec §4; success codes and bodies from DESIGN.md §2). */
 export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
@@ -15,6 +22,7 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
       doc: {
         summary: 'Create an API key; its secret is shown once',
         success: 201,
+        response: issuedKey,
         requestBody: keys.createSchema,
       },
       auth: 'admin',
@@ -27,7 +35,12 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
     {
       method: 'GET',
       path: '/admin/keys',
-      doc: { summary: 'List API keys, newest first', success: 200, query: LIST_QUERY },
+      doc: {
+        summary: 'List API keys, newest first',
+        success: 200,
+        response: pageSchema(apiKeyViewSchema),
+        query: LIST_QUERY,
+      },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, query }) => {
@@ -39,7 +52,7 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
     {
       method: 'GET',
       path: '/admin/keys/:keyId',
-      doc: { summary: 'Read an API key (never its secret)', success: 200 },
+      doc: { summary: 'Read an API key (never its secret)', success: 200, response: oneKey },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>
@@ -48,7 +61,13 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
     {
       method: 'POST',
       path: '/admin/keys/:keyId/rotate',
-      doc: { summary: 'Rotate a key in place: the old secret stops at once', success: 200 },
+      doc: {
+        summary: 'Rotate a key in place: the old secret stops at once',
+        success: 200,
+        response: issuedKey,
+        // key_revoked, key_expired: only an active key rotates; rotation_conflict: a concurrent rotate won.
+        errors: [409],
+      },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) => {
@@ -59,7 +78,7 @@ export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
     {
       method: 'DELETE',
       path: '/admin/keys/:keyId',
-      doc: { summary: 'Revoke a key (repeating it is harmless)', success: 200 },
+      doc: { summary: 'Revoke a key (repeating it is harmless)', success: 200, response: oneKey },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>

@@ -1,13 +1,16 @@
+import { z } from 'zod';
 import type { Idempotency } from '../idempotency/service.js';
 import type { IssuedWebhook, Webhooks } from '../webhooks/service.js';
-import { toWebhookView } from '../webhooks/view.js';
+import { issuedWebhookSchema, toWebhookView, webhookViewSchema } from '../webhooks/view.js';
 import { header } from './headers.js';
-import { LIST_QUERY, parsePageRequest, toPage } from './pagination.js';
+import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
 import { emptyResponse, jsonResponse } from './response.js';
 import type { RouteSpec } from './route.js';
 
 const issuedResponse = (status: number, { webhook, secret }: IssuedWebhook) =>
   jsonResponse(status, { webhook: toWebhookView(webhook), secret });
+
+const oneWebhook = z.object({ webhook: webhookViewSchema });
 
 /** The admin webhook endpoints (spec §4; success codes and bodies from DESIGN.md §2). */
 export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency): RouteSpec[] {
@@ -18,8 +21,11 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
       doc: {
         summary: 'Register a webhook endpoint; its signing secret is shown once',
         success: 201,
+        response: issuedWebhookSchema,
         requestBody: webhooks.createSchema,
         idempotent: true,
+        // webhook_conflict: an active endpoint has this url and event set.
+        errors: [409],
       },
       auth: 'admin',
       body: 'json',
@@ -41,7 +47,12 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
     {
       method: 'GET',
       path: '/admin/webhooks',
-      doc: { summary: 'List webhook endpoints, newest first', success: 200, query: LIST_QUERY },
+      doc: {
+        summary: 'List webhook endpoints, newest first',
+        success: 200,
+        response: pageSchema(webhookViewSchema),
+        query: LIST_QUERY,
+      },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, query }) => {
@@ -53,7 +64,7 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
     {
       method: 'GET',
       path: '/admin/webhooks/:webhookId',
-      doc: { summary: 'Read a webhook endpoint', success: 200 },
+      doc: { summary: 'Read a webhook endpoint', success: 200, response: oneWebhook },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>
@@ -66,7 +77,10 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
       doc: {
         summary: 'Disable or re-enable an endpoint, or change its url and events',
         success: 200,
+        response: oneWebhook,
         requestBody: webhooks.updateSchema,
+        // webhook_conflict: re-enabling, or moving, onto an active twin.
+        errors: [409],
       },
       auth: 'admin',
       body: 'json',
@@ -78,7 +92,7 @@ export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency)
     {
       method: 'POST',
       path: '/admin/webhooks/:webhookId/rotate',
-      doc: { summary: "Rotate an endpoint's signing secret", success: 200 },
+      doc: { summary: "Rotate an endpoint's signing secret", success: 200, response: issuedWebhookSchema },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>

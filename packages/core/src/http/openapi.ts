@@ -9,10 +9,20 @@ export interface ApiOperation {
   /** The full path, `:name` marking a parameter (`/api/v1/admin/keys/:keyId`). */
   path: string;
   summary: string;
-  /** The success status; 204 has no body. */
-  success: number;
+  /** The success status, or each of them (`[200, 201]`: updated, created); 204 has no body. */
+  success: number | readonly number[];
+  /** The success body's schema. Without one a JSON success is described as any object. */
+  response?: z.ZodType | undefined;
+  /**
+   * Failure statuses beyond those the operation implies: 401 with auth, 403 with a scope, 400
+   * with a body or query, 415 with a body, 404 with a path parameter, 409 when idempotent, 503
+   * always (the database is away).
+   */
+  errors?: readonly number[] | undefined;
   /** The JSON body's zod schema: the one the route validates with. */
   requestBody?: z.ZodType | undefined;
+  /** The body may be left out (default: it is required). */
+  requestBodyOptional?: boolean | undefined;
   query?: readonly string[] | undefined;
   /** Who may call it: an admin session, any API key (with `scope` when it needs one), or anyone. */
   auth: 'admin' | 'apiKey' | 'none';
@@ -23,6 +33,11 @@ export interface ApiOperation {
   tag: string;
   /** For a route that is not JSON: its success content type. */
   produces?: string | undefined;
+  /**
+   * `keyhook`: keyhook answers every response of the operation (its own routes), so each carries
+   * `x-request-id`, a 503 `Retry-After`. Default `host`: only the guard's refusals are keyhook's.
+   */
+  answeredBy?: 'keyhook' | 'host' | undefined;
 }
 
 /** A host's events and delivery headers: the document's 3.1 `webhooks` section (`keyhook.eventDocs()`). */
@@ -37,6 +52,12 @@ export interface OpenApiInfo {
   description?: string | undefined;
 }
 
+/** Where the API is served; paths in the document are full paths, so `/` is the server's root. */
+export interface OpenApiServer {
+  url: string;
+  description?: string | undefined;
+}
+
 const ERROR_SCHEMA = {
   type: 'object',
   required: ['error'],
@@ -47,7 +68,13 @@ const ERROR_SCHEMA = {
       properties: {
         code: { type: 'string', description: 'From the closed list of DESIGN.md §2, or the host’s own.' },
         message: { type: 'string' },
-        details: { type: 'array', items: { type: 'object' } },
+        details: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { path: { type: 'string' }, message: { type: 'string' } },
+          },
+        },
       },
     },
   },
@@ -64,6 +91,7 @@ export function openApiDocument(
   info: OpenApiInfo,
   operations: readonly ApiOperation[],
   webhooks?: ApiWebhooks,
+  servers: readonly OpenApiServer[] = [{ url: '/', description: 'The server this document came from' }],
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) {
@@ -74,10 +102,12 @@ export function openApiDocument(
   return {
     openapi: '3.1.0',
     info,
+    servers,
     paths,
     ...(webhooks && { webhooks: describeWebhooks(webhooks) }),
     components: {
       schemas: { Error: ERROR_SCHEMA },
+      headers: HEADERS,
       securitySchemes: {
         adminSession: {
           type: 'http',
@@ -116,33 +146,109 @@ function describe(operation: ApiOperation): Record<string, unknown> {
     summary: operation.summary,
     tags: [operation.tag],
     parameters,
-    responses: {
-      [String(operation.success)]: successResponse(operation),
-      default: {
-        description: 'An error, in the one envelope (DESIGN.md §2), with an x-request-id header.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      },
-    },
+    responses: responsesOf(operation),
   };
   if (operation.auth !== 'none')
     described['security'] = [{ [operation.auth === 'admin' ? 'adminSession' : 'apiKey']: [] }];
   if (operation.scope) described['x-required-scope'] = operation.scope;
   if (operation.requestBody) {
     const schema = jsonSchemaOf(operation.requestBody, 'input');
-    described['requestBody'] = { required: true, content: { 'application/json': { schema } } };
+    described['requestBody'] = {
+      required: operation.requestBodyOptional !== true,
+      content: { 'application/json': { schema } },
+    };
   }
   return described;
 }
 
-function successResponse(operation: ApiOperation): Record<string, unknown> {
-  if (operation.success === 204) return { description: 'Done; no body.' };
+/** The response headers a client can rely on, described once and referenced by each response. */
+const HEADERS = {
+  RequestId: {
+    description: "This request's id, as the server logged it: quote it when asking about a request.",
+    schema: { type: 'string' },
+  },
+  WwwAuthenticate: {
+    description: 'RFC 6750 challenge: `Bearer realm="keyhook"`, with `error` and `scope` when known.',
+    schema: { type: 'string' },
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before trying again.',
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  IdempotentReplayed: {
+    description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+} as const;
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'The body is not JSON (`invalid_json`), or a field, parameter or rule failed (`validation_failed`, `details` names each).',
+  401: 'No credentials, or credentials that are not valid (the code says which kind, never which part).',
+  403: 'The key lacks the scope this operation needs (`insufficient_scope`).',
+  404: "No such resource for this tenant (`not_found`): unknown ids and other tenants' ids alike.",
+  409: "A conflict with the resource's state or a concurrent request (the code says which).",
+  413: 'The body is larger than the limit (`payload_too_large`).',
+  415: 'The body is not application/json in UTF-8, or is compressed (`unsupported_media_type`).',
+  429: 'Too many requests (`rate_limited`).',
+  500: 'A fault of the server (`internal_error`), logged under this request id. Nothing a client sends causes one.',
+  503: 'The database cannot be reached (`unavailable`); try again after Retry-After.',
+};
+
+function headerRef(name: keyof typeof HEADERS, required: boolean): Record<string, unknown> {
+  // A $ref sits alone in 3.1's Header Object, so `required` lives in the component when true.
+  return required
+    ? { description: HEADERS[name].description, required: true, schema: HEADERS[name].schema }
+    : { $ref: `#/components/headers/${name}` };
+}
+
+/** Every status the operation answers, each with its body and headers: nothing else is answered. */
+function responsesOf(operation: ApiOperation): Record<string, unknown> {
+  const byKeyhook = operation.answeredBy === 'keyhook';
+  const responses: Record<string, unknown> = {};
+  for (const status of [operation.success].flat()) {
+    const headers: Record<string, unknown> = { 'x-request-id': headerRef('RequestId', byKeyhook) };
+    if (operation.idempotent) headers['idempotent-replayed'] = headerRef('IdempotentReplayed', false);
+    responses[String(status)] = { ...successResponse(operation, status), headers };
+  }
+  for (const status of errorStatuses(operation)) {
+    // 401 and 403 come from the guard, which is keyhook's even in front of a host's route.
+    const fromGuard = status === 401 || status === 403;
+    const headers: Record<string, unknown> = {
+      'x-request-id': headerRef('RequestId', byKeyhook || fromGuard),
+    };
+    if (fromGuard) headers['www-authenticate'] = headerRef('WwwAuthenticate', status === 401 || byKeyhook);
+    if (status === 503 || status === 429) headers['retry-after'] = headerRef('RetryAfter', byKeyhook);
+    responses[String(status)] = {
+      description: ERROR_DESCRIPTIONS[status] ?? 'An error, in the one envelope.',
+      headers,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  return responses;
+}
+
+function errorStatuses(operation: ApiOperation): number[] {
+  const statuses = new Set<number>(operation.errors ?? []);
+  if (operation.auth !== 'none') statuses.add(401);
+  if (operation.scope) statuses.add(403);
+  if (operation.requestBody) statuses.add(400).add(415);
+  if (operation.query?.length) statuses.add(400);
+  if (/:\w+/.test(operation.path)) statuses.add(404);
+  if (operation.idempotent) statuses.add(409);
+  if (operation.auth !== 'none' || operation.answeredBy === 'keyhook') statuses.add(500).add(503);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+function successResponse(operation: ApiOperation, status: number): Record<string, unknown> {
+  if (status === 204) return { description: 'Done; no body.' };
+  const schema = operation.produces
+    ? { type: 'string' }
+    : operation.response
+      ? jsonSchemaOf(operation.response, 'output')
+      : { type: 'object' };
   return {
     description: 'Success.',
-    content: {
-      [operation.produces ?? 'application/json']: {
-        schema: operation.produces ? { type: 'string' } : { type: 'object' },
-      },
-    },
+    content: { [operation.produces ?? 'application/json']: { schema } },
   };
 }
 

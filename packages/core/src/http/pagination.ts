@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { IdPrefix } from '../ids.js';
 import { isWellFormedId } from '../ids.js';
 import { validationFailed } from '../validation.js';
@@ -15,6 +16,17 @@ export interface PageRequest {
 export interface PageResponse<View> {
   data: View[];
   nextCursor: string | null;
+}
+
+/** A list's body as the OpenAPI document describes it: `{ data: [item…], nextCursor }`. */
+export function pageSchema<Item extends z.ZodType>(item: Item) {
+  return z.object({
+    data: z.array(item),
+    nextCursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as ?cursor= for the next page; null on the last page.' }),
+  });
 }
 
 /** `?limit=` (1–100, default 20) and an opaque `?cursor=` (DESIGN.md §2 "Lists"). */

@@ -16,6 +16,10 @@ export interface RouteDoc {
   summary: string;
   /** The success status. */
   success: number;
+  /** The success body's schema: the one its view is typed by. None for 204. */
+  response?: z.ZodType | undefined;
+  /** Failure statuses beyond those every route and its auth, body, query and path imply. */
+  errors?: readonly number[] | undefined;
   /** The JSON body's schema: the one the route validates with. */
   requestBody?: z.ZodType | undefined;
   /** Query parameters the route reads. */

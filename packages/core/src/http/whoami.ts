@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { jsonResponse } from './response.js';
 import type { RouteSpec } from './route.js';
 
@@ -5,7 +6,18 @@ import type { RouteSpec } from './route.js';
 export const whoamiRoute: RouteSpec = {
   method: 'GET',
   path: '/whoami',
-  doc: { summary: 'Who the presented API key is: any valid key, no scope', success: 200 },
+  doc: {
+    summary: 'Who the presented API key is: any valid key, no scope',
+    success: 200,
+    response: z.object({
+      key: z.object({
+        id: z.string(),
+        keyLookup: z.string(),
+        scopes: z.array(z.string()),
+        expiresAt: z.iso.datetime().nullable(),
+      }),
+    }),
+  },
   auth: 'apiKey',
   body: 'none',
   run: async ({ apiKey }) =>

@@ -1,19 +1,26 @@
+import { z } from 'zod';
 import type { ApiKeyRecord } from '../store/types.js';
 
-export type ApiKeyViewStatus = 'active' | 'revoked' | 'expired';
+const instant = z.iso.datetime();
 
-/** The admin view of a key (DESIGN.md §2). It never carries the secret or its hash. */
-export interface ApiKeyView {
-  id: string;
-  keyLookup: string;
-  name: string;
-  scopes: string[];
-  status: ApiKeyViewStatus;
-  expiresAt: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
+/**
+ * The admin view of a key (DESIGN.md §2), as the OpenAPI document describes it. It never
+ * carries the secret or its hash. `toApiKeyView` is typed by it.
+ */
+export const apiKeyViewSchema = z.object({
+  id: z.string(),
+  keyLookup: z.string().meta({ description: 'sk_live_<16 hex>: the key id a full key starts with.' }),
+  name: z.string(),
+  scopes: z.array(z.string()),
+  status: z.enum(['active', 'revoked', 'expired']),
+  expiresAt: instant.nullable(),
+  createdAt: instant,
+  lastUsedAt: instant.nullable(),
+  revokedAt: instant.nullable(),
+});
+
+export type ApiKeyView = z.output<typeof apiKeyViewSchema>;
+export type ApiKeyViewStatus = ApiKeyView['status'];
 
 export function isExpired(key: ApiKeyRecord, now: Date): boolean {
   return key.expiresAt !== null && key.expiresAt.getTime() <= now.getTime();

@@ -1,15 +1,32 @@
-import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '../store/types.js';
+import { z } from 'zod';
+import type { WebhookRecord } from '../store/types.js';
 
-/** The admin view of a webhook (DESIGN.md §2). It never carries the signing secret. */
-export interface WebhookView {
-  id: string;
-  url: string;
-  events: string[];
-  status: WebhookStatus;
-  disabledReason: WebhookDisabledReason | null;
-  createdAt: string;
-  updatedAt: string;
-}
+const instant = z.iso.datetime();
+
+/**
+ * The admin view of a webhook (DESIGN.md §2), as the OpenAPI document describes it. It never
+ * carries the signing secret. `toWebhookView` is typed by it.
+ */
+export const webhookViewSchema = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  status: z.enum(['active', 'disabled']),
+  disabledReason: z
+    .enum(['manual', 'failures'])
+    .nullable()
+    .meta({ description: 'Why a disabled endpoint is disabled: a PATCH, or consecutive failures.' }),
+  createdAt: instant,
+  updatedAt: instant,
+});
+
+export type WebhookView = z.output<typeof webhookViewSchema>;
+
+/** Creation and rotation: the endpoint and its signing secret, shown this once. */
+export const issuedWebhookSchema = z.object({
+  webhook: webhookViewSchema,
+  secret: z.string().meta({ description: 'whsec_…: the signing secret, shown once.' }),
+});
 
 export function toWebhookView(webhook: WebhookRecord): WebhookView {
   return {

@@ -9,12 +9,12 @@ export type CallOptions = JsonRequestOptions;
 
 /** One real HTTP request to `{baseUrl}{prefix}{path}`. */
 export function call(
-  ctx: Pick<SuiteContext, 'baseUrl' | 'prefix'>,
+  ctx: Pick<SuiteContext, 'baseUrl' | 'prefix' | 'contract'>,
   method: string,
   path: string,
   options: CallOptions = {},
 ): Promise<ApiReply> {
-  return requestJson(method, `${ctx.baseUrl}${ctx.prefix}${path}`, options);
+  return requestJson(method, `${ctx.baseUrl}${ctx.prefix}${path}`, { contract: ctx.contract, ...options });
 }
 
 /** A valid admin session for `tenantId`, minted at the suite clock's time. */

@@ -1,9 +1,11 @@
-import { createKeyhook, type Logger } from '@keyhook/core';
+import { type ApiOperation, createKeyhook, type Keyhook, type Logger, openApiDocument } from '@keyhook/core';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '../support/admin.js';
 import { FakeClock } from '../support/clock.js';
+import { OpenApiContract } from '../support/openapi.js';
 import { adminSessionCases, tenantIsolationCases } from './admin-auth.js';
 import { bodyCases } from './bodies.js';
+import { contractCases } from './contract.js';
 import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
 import { deliveryCases } from './deliveries.js';
@@ -42,6 +44,8 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
           mode: 'production',
           encryptionKey: TEST_ENCRYPTION_KEY,
         });
+        ctx.document ??= suiteDocument(ctx.keyhook, prefix);
+        ctx.contract ??= await OpenApiContract.of(ctx.document);
         server = await adapter.start({ keyhook: ctx.keyhook, prefix, hostRoutes: true });
         ctx.baseUrl = server.baseUrl;
       });
@@ -51,6 +55,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
         await ctx.keyhook.close();
       });
 
+      contractCases(ctx);
       createAndReadCases(ctx);
       dataPlaneAuthCases(ctx);
       whoamiCases(ctx);
@@ -66,6 +71,26 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       deliveryCases(ctx);
     });
   }
+}
+
+/** keyhook's operations and the host's two guarded routes (types.ts), in one document. */
+function suiteDocument(keyhook: Keyhook, prefix: string): Record<string, unknown> {
+  const host = (method: 'GET' | 'POST', scope: string): ApiOperation => ({
+    method,
+    path: `${prefix}/host/items`,
+    summary: `The host's own route, behind requireScope('${scope}')`,
+    success: 200,
+    auth: 'apiKey',
+    scope,
+    tag: 'Host',
+    // The host's own parser answers a bad body; keyhook's guard runs first.
+    errors: method === 'POST' ? [400, 413, 415] : [],
+  });
+  return openApiDocument({ title: 'HTTP suite', version: '1' }, [
+    ...keyhook.operations(prefix),
+    host('GET', 'items:read'),
+    host('POST', 'items:write'),
+  ]);
 }
 
 function recordingLogger(lines: string[]): Logger {

@@ -1,5 +1,6 @@
 import type { Keyhook } from '@keyhook/core';
 import type { FakeClock } from '../support/clock.js';
+import type { OpenApiContract } from '../support/openapi.js';
 import type { InsertGate, RotationGate } from './rotation-gate.js';
 
 /**
@@ -43,4 +44,8 @@ export interface SuiteContext {
   /** Every line keyhook logged during the test, as JSON. */
   logs: string[];
   baseUrl: string;
+  /** The OpenAPI document of keyhook's routes and the host's two: every `call` reply is held to it. */
+  contract: OpenApiContract;
+  /** That document. */
+  document: Record<string, unknown>;
 }

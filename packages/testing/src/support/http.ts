@@ -8,7 +8,14 @@ export interface JsonReply {
   body: any;
 }
 
+/** Anything that can judge a reply: `OpenApiContract` (./openapi.ts). */
+export interface ReplyContract {
+  problems(method: string, url: string, reply: JsonReply): string[];
+}
+
 export interface JsonRequestOptions {
+  /** Every reply is held to it: a reply it does not describe fails the test. */
+  contract?: ReplyContract | undefined;
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string | undefined;
   /** Sent as JSON with `Content-Type: application/json`. */
@@ -39,7 +46,10 @@ export async function requestJson(
     ...(body instanceof ReadableStream && { duplex: 'half' }),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: parseJson(text) };
+  const reply = { status: response.status, headers: response.headers, text, body: parseJson(text) };
+  const problems = options.contract?.problems(method, url, reply) ?? [];
+  if (problems.length > 0) throw new Error(`the reply breaks the OpenAPI document:\n${problems.join('\n')}`);
+  return reply;
 }
 
 function parseJson(text: string): unknown {
