@@ -1,4 +1,4 @@
-import type { Store } from '@keyhook/core';
+import { errorEnvelope, type Store } from '@keyhook/core';
 import type { FastifyInstance } from 'fastify';
 
 /** A ping slower than this counts as a failure: a probe must answer, not hang. */
@@ -18,7 +18,11 @@ export function registerHealthz(
       return { status: 'ok' };
     } catch (error) {
       request.log.warn({ err: error }, 'health check failed: the store did not answer');
-      return reply.code(503).header('retry-after', '1').send({ status: 'unavailable' });
+      // The one error envelope, as every other 503 of the API.
+      const response = errorEnvelope(503, 'unavailable', 'The store did not answer.', undefined, {
+        'retry-after': '1',
+      });
+      return reply.code(503).headers(response.headers).send(response.body);
     }
   });
 }

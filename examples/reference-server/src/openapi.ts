@@ -1,5 +1,6 @@
 import { type ApiOperation, type Keyhook, openApiDocument, scopeFor } from '@keyhook/core';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { DATA_PLANE_ROUTES } from './staging/index.js';
 
 export const OPENAPI_PATH = 'openapi.json';
@@ -15,8 +16,11 @@ export function apiDocument(keyhook: Keyhook, prefix: string): Record<string, un
     method: route.method,
     path: `${prefix}${route.path}`,
     summary: route.summary,
-    success: route.status,
+    success: route.created === undefined ? route.status : [route.status, route.created],
+    response: route.response,
+    errors: [...(route.errors ?? []), ...(route.body ? [413] : [])],
     requestBody: route.body,
+    requestBodyOptional: route.bodyOptional,
     query: route.query,
     auth: 'apiKey',
     scope: scopeFor(route.operation),
@@ -28,6 +32,8 @@ export function apiDocument(keyhook: Keyhook, prefix: string): Record<string, un
       path: '/healthz',
       summary: '200 while the store answers, 503 otherwise',
       success: 200,
+      response: z.object({ status: z.literal('ok') }),
+      errors: [503],
       auth: 'none',
       tag: 'Operations',
     },

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { OpenApiContract } from '@keyhook/testing/openapi';
 import { type JsonReply, requestJson } from '@keyhook/testing/support';
 import type { FastifyInstance } from 'fastify';
 
@@ -12,7 +13,18 @@ export async function listen(app: FastifyInstance): Promise<string> {
 
 /** A real HTTP client for one running server: the admin calls and a guarded data-plane route. */
 export class Client {
-  constructor(readonly baseUrl: string) {}
+  constructor(
+    readonly baseUrl: string,
+    /** Every reply is held to it: a reply the server's own document does not describe fails the test. */
+    readonly contract?: OpenApiContract,
+  ) {}
+
+  /** A client held to the OpenAPI document the server at `baseUrl` serves. */
+  static async forServer(baseUrl: string): Promise<Client> {
+    const reply = await requestJson('GET', `${baseUrl}/api/v1/openapi.json`);
+    if (reply.status !== 200) throw new Error(`GET /api/v1/openapi.json answered ${reply.status}`);
+    return new Client(baseUrl, await OpenApiContract.of(reply.body));
+  }
 
   request(
     method: string,
@@ -21,7 +33,12 @@ export class Client {
     body?: unknown,
     extraHeaders: Record<string, string> = {},
   ): Promise<Reply> {
-    return requestJson(method, `${this.baseUrl}${path}`, { token, json: body, headers: extraHeaders });
+    return requestJson(method, `${this.baseUrl}${path}`, {
+      token,
+      json: body,
+      headers: extraHeaders,
+      contract: this.contract,
+    });
   }
 
   /** POST /api/v1/admin/keys; fails the test unless it answers 201. */

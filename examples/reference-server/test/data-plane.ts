@@ -27,7 +27,7 @@ export async function startDataPlane(
     staging: { sweepMs: 200, ...options.staging },
     ...(options.worker !== undefined && { worker: options.worker }),
   });
-  const running: Running = { server, client: new Client(await listen(server.app)) };
+  const running: Running = { server, client: await Client.forServer(await listen(server.app)) };
   const admin = await adminToken({ tenantId: 'acme', subject: 'ops' });
   const { secret: key } = await running.client.createKey(admin, { name: 'all scopes', scopes: ALL_SCOPES });
   return {

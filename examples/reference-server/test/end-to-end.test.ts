@@ -142,7 +142,7 @@ describe('request ids on the data plane', () => {
     });
     const server = await buildServer(loadConfig(sqliteEnv(temp.dir)), { logger: { level: 'info', stream } });
     try {
-      const client = new Client(await listen(server.app));
+      const client = await Client.forServer(await listen(server.app));
       const admin = await adminToken({ tenantId: 'acme', subject: 'ops' });
       const created = await client.request('POST', '/api/v1/admin/keys', admin, {
         name: 'reader',

@@ -14,7 +14,7 @@ describe('GET /healthz when the store is gone (DESIGN.md §8)', () => {
     expect((await running.client.request('GET', '/healthz')).status).toBe(200);
     await running.server.store.close();
     const reply = await running.client.request('GET', '/healthz');
-    expect(reply).toMatchObject({ status: 503, body: { status: 'unavailable' } });
+    expect(reply).toMatchObject({ status: 503, body: { error: { code: 'unavailable' } } });
     expect(reply.headers.get('retry-after')).toBe('1');
     // The server itself stays up and keeps answering.
     expect((await running.client.request('GET', '/healthz')).status).toBe(503);

@@ -31,7 +31,7 @@ export function postgresEnv(schema: string): Record<string, string> {
 /** Builds one instance through the real config path and listens on a free port. */
 export async function start(env: Record<string, string>): Promise<Running> {
   const server = await buildServer(loadConfig(env));
-  return { server, client: new Client(await listen(server.app)) };
+  return { server, client: await Client.forServer(await listen(server.app)) };
 }
 
 export function tempDir(): { dir: string; remove: () => void } {

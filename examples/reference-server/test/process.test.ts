@@ -80,7 +80,7 @@ describe('the process: node dist/main.js', () => {
 
     // Run what the curl line sends: its -d body, with the printed token.
     const body = JSON.parse(curl.match(/-d '([^']+)'/)![1]!);
-    const client = new Client(baseUrl!);
+    const client = await Client.forServer(baseUrl!);
     const created = await client.request('POST', '/api/v1/admin/keys', token, body);
     expect(created.status).toBe(201);
     const secret = created.body.secret;

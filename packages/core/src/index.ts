@@ -101,6 +101,7 @@ export {
   MAX_LIMIT,
   type PageResponse,
   pageOf,
+  pageSchema,
   parseListCursor,
   parseListLimit,
 } from './http/pagination.js';

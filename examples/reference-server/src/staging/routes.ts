@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import { StagingError } from './errors.js';
 import type { RunApi } from './run-api.js';
 import {
-  batchSchema,
+  batchDocumentSchema,
   itemFieldsSchema,
   MAX_DATA_BODY_BYTES,
   runStartSchema,
@@ -23,6 +23,7 @@ import {
   sourcePatchSchema,
 } from './schemas.js';
 import type { SourceApi } from './source-api.js';
+import { responses } from './views.js';
 
 /** The data plane's operations, as the routes call them. */
 export interface Staging {
@@ -45,11 +46,17 @@ export interface DataPlaneRoute {
   summary: string;
   /** The body's schema, for validation's documentation (the handler parses it itself). */
   body?: z.ZodType | undefined;
+  /** The body may be left out. */
+  bodyOptional?: boolean;
+  /** The success body's schema (views.ts): the document's, and the view functions' type. */
+  response?: z.ZodType;
   /** Query parameters, for the documentation. */
   query?: readonly string[];
   /** The success status; `created` says when an upsert made a new item (201). */
   status: number;
   created?: number;
+  /** Failure statuses beyond those its scope, body, query and path imply: 409 for a state that refuses it. */
+  errors?: readonly number[];
   handle(staging: Staging, call: Call): Promise<unknown>;
 }
 
@@ -61,6 +68,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'GET',
     path: '/sources',
     operation: 'sources.list',
+    response: responses.sources,
     summary: 'List sources, newest first',
     query: LIST,
     status: 200,
@@ -70,6 +78,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'POST',
     path: '/sources',
     operation: 'sources.create',
+    response: responses.source,
     summary: 'Create a source',
     body: sourceCreateSchema,
     status: 201,
@@ -79,6 +88,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'GET',
     path: '/sources/:sourceId',
     operation: 'sources.read',
+    response: responses.source,
     summary: 'Read a source',
     status: 200,
     handle: (s, c) => s.sources.getSource(c.tenantId, c.params['sourceId']!),
@@ -87,6 +97,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'PATCH',
     path: '/sources/:sourceId',
     operation: 'sources.update',
+    response: responses.source,
     summary: "Change a source's name or description",
     body: sourcePatchSchema,
     status: 200,
@@ -96,6 +107,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'POST',
     path: '/sources/:sourceId/deactivate',
     operation: 'sources.deactivate',
+    response: responses.source,
     summary: 'Deactivate a source: its items and runs become read-only (409 source_inactive)',
     status: 200,
     handle: (s, c) => s.sources.deactivateSource(c.tenantId, c.params['sourceId']!),
@@ -104,6 +116,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'GET',
     path: '/sources/:sourceId/items',
     operation: 'items.list',
+    response: responses.items,
     summary: 'List staged items in key order',
     query: LIST,
     status: 200,
@@ -113,6 +126,8 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'PUT',
     path: '/sources/:sourceId/items',
     operation: 'items.snapshot',
+    response: responses.snapshot,
+    errors: [409, 413],
     summary: 'Replace the whole staged set (an empty one needs ?allowEmpty=true)',
     body: snapshotSchema,
     query: ['allowEmpty'],
@@ -123,8 +138,10 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'POST',
     path: '/sources/:sourceId/items/batch',
     operation: 'items.batch',
+    response: responses.batch,
+    errors: [409, 413],
     summary: 'Up to 1000 upserts and deletes; one result per operation, in order',
-    body: batchSchema,
+    body: batchDocumentSchema,
     status: 200,
     handle: (s, c) => s.sources.batch(c.tenantId, c.params['sourceId']!, c.body),
   },
@@ -132,6 +149,8 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'PUT',
     path: '/sources/:sourceId/items/:key',
     operation: 'items.upsert',
+    response: responses.upserted,
+    errors: [409, 413],
     summary: 'Create or replace one item: created (201), updated or unchanged (200)',
     body: itemFieldsSchema,
     status: 200,
@@ -142,6 +161,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'DELETE',
     path: '/sources/:sourceId/items/:key',
     operation: 'items.delete',
+    errors: [409],
     summary: 'Remove one staged item',
     status: 204,
     handle: (s, c) => s.sources.deleteItem(c.tenantId, c.params['sourceId']!, c.params['key']!),
@@ -150,6 +170,9 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'POST',
     path: '/sources/:sourceId/runs',
     operation: 'runs.start',
+    response: responses.run,
+    bodyOptional: true,
+    errors: [409],
     summary: 'Start a run: discovery diffs the staged set against the active generation',
     body: runStartSchema,
     status: 202,
@@ -159,6 +182,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'GET',
     path: '/sources/:sourceId/runs',
     operation: 'runs.read',
+    response: responses.runs,
     summary: 'List runs, newest first',
     query: LIST,
     status: 200,
@@ -168,6 +192,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'GET',
     path: '/sources/:sourceId/runs/:runId',
     operation: 'runs.read',
+    response: responses.run,
     summary: 'Read a run',
     status: 200,
     handle: (s, c) => s.runs.getRun(c.tenantId, c.params['sourceId']!, c.params['runId']!),
@@ -176,6 +201,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'GET',
     path: '/sources/:sourceId/runs/:runId/diff',
     operation: 'runs.diff',
+    response: responses.diff,
     summary: "A run's changes in key order; ?change= keeps one kind",
     query: [...LIST, 'change'],
     status: 200,
@@ -185,6 +211,8 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'POST',
     path: '/sources/:sourceId/runs/:runId/apply',
     operation: 'runs.apply',
+    response: responses.run,
+    errors: [409],
     summary: 'Apply a completed run: build generation N+1 and make it active',
     status: 202,
     handle: (s, c) => s.runs.applyRun(c.tenantId, c.params['sourceId']!, c.params['runId']!),
@@ -193,6 +221,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'GET',
     path: '/sources/:sourceId/generations/active',
     operation: 'generations.read',
+    response: responses.generation,
     summary: "The source's active generation",
     status: 200,
     handle: (s, c) => s.runs.activeGeneration(c.tenantId, c.params['sourceId']!),
@@ -201,6 +230,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     method: 'GET',
     path: '/sources/:sourceId/generations',
     operation: 'generations.read',
+    response: responses.generations,
     summary: 'List generations, newest first',
     query: LIST,
     status: 200,

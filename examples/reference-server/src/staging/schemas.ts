@@ -56,6 +56,19 @@ export const batchSchema = z
     description: `Up to ${MAX_BATCH_OPERATIONS} operations: upsert holds KeyedItem objects, delete holds ItemKey strings.`,
   });
 
+/**
+ * The batch body as the document shows it: the envelope, with each operation's schema (the
+ * ones each upsert and delete is checked with, one by one, by the handler).
+ */
+export const batchDocumentSchema = z
+  .strictObject({
+    upsert: z.array(keyedItemSchema).optional(),
+    delete: z.array(itemKeySchema).optional(),
+  })
+  .meta({
+    description: `1–${MAX_BATCH_OPERATIONS} operations in all. An operation that is not valid fails alone, in its result.`,
+  });
+
 export const snapshotSchema = z
   .strictObject({ items: z.array(keyedItemSchema) })
   .meta({ description: 'The whole staged set: items not listed are removed.' });
