@@ -71,6 +71,9 @@ describe('README', () => {
     ['fastify', 'fastify'],
     ['web', 'request'],
     ['typed', 'types'],
+    ['hono', 'hono'],
+    ['koa', 'koa'],
+    ['next-pages', 'next-pages'],
   ])('shows the %s recipe exactly as test/%s.test.ts runs it', (name, file) => {
     const source = readFileSync(new URL(`./${file}.test.ts`, import.meta.url), 'utf8');
     const recipe = new RegExp(`// recipe:${name}\\n([\\s\\S]*?)// recipe:end\\n`).exec(source)?.[1];
