@@ -195,7 +195,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 function headerRef(name: keyof typeof HEADERS, required: boolean): Record<string, unknown> {
-  // A $ref sits alone in 3.1's Header Object, so `required` lives in the component when true.
+  // A reference cannot also say `required`, so a required header is written out whole.
   return required
     ? { description: HEADERS[name].description, required: true, schema: HEADERS[name].schema }
     : { $ref: `#/components/headers/${name}` };
