@@ -11,7 +11,7 @@ export type WebhookEventMap<Events = Record<string, unknown>> = { [Type in keyof
 export type AnyWebhookEvents = Record<string, Record<string, unknown>>;
 
 /**
- * The delivery body (DESIGN.md §6), one member per event type of `Events`: a union on `type`, so
+ * The delivery body (README, "What a delivery looks like"), one member per event type of `Events`: a union on `type`, so
  * `switch (event.type)` narrows `data`. `id` is signed and equals the event-id header: dedupe on it.
  */
 export type WebhookEvent<Events extends WebhookEventMap<Events> = AnyWebhookEvents> = {

@@ -5,7 +5,7 @@ import { DELIVERY_STATES } from './states.js';
 const instant = z.iso.datetime();
 
 /**
- * The admin view of a delivery (DESIGN.md §2), as the OpenAPI document describes it. Lease ids
+ * The admin view of a delivery, as the OpenAPI document describes it. Lease ids
  * are internal and never shown. `toDeliveryView` is typed by it.
  */
 export const deliveryViewSchema = z.object({

@@ -4,7 +4,7 @@ import type { ApiKeyRecord } from '../store/types.js';
 const instant = z.iso.datetime();
 
 /**
- * The admin view of a key (DESIGN.md §2), as the OpenAPI document describes it. It never
+ * The admin view of a key, as the OpenAPI document describes it. It never
  * carries the secret or its hash. `toApiKeyView` is typed by it.
  */
 export const apiKeyViewSchema = z.object({

@@ -4,7 +4,7 @@ import type { WebhookRecord } from '../store/types.js';
 const instant = z.iso.datetime();
 
 /**
- * The admin view of a webhook (DESIGN.md §2), as the OpenAPI document describes it. It never
+ * The admin view of a webhook, as the OpenAPI document describes it. It never
  * carries the signing secret. `toWebhookView` is typed by it.
  */
 export const webhookViewSchema = z.object({
