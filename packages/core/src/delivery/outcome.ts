@@ -8,12 +8,12 @@ export type AttemptResult =
 
 export type AttemptVerdict =
   | { verdict: 'succeeded' }
-  /** 410 Gone: the receiver says the endpoint is gone for good (DESIGN.md §6). */
+  /** 410 Gone: the receiver says the endpoint is gone for good (core README, "Decisions": an attempt). */
   | { verdict: 'failed_permanently' }
   | { verdict: 'retry'; retryAfterMs: number | null };
 
 /**
- * DESIGN.md §6 "An attempt": a 2xx succeeds; anything else fails, and 3xx counts as a failure
+ * An attempt (core README, "Decisions"): a 2xx succeeds; anything else fails, and 3xx counts as a failure
  * because redirects are never followed. Only 429 and 503 may carry a Retry-After we honour.
  */
 export function judgeAttempt(result: AttemptResult, now: Date): AttemptVerdict {
