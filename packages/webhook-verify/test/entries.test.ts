@@ -74,6 +74,7 @@ describe('README', () => {
     ['hono', 'hono'],
     ['koa', 'koa'],
     ['next-pages', 'next-pages'],
+    ['nest', 'nest'],
   ])('shows the %s recipe exactly as test/%s.test.ts runs it', (name, file) => {
     const source = readFileSync(new URL(`./${file}.test.ts`, import.meta.url), 'utf8');
     const recipe = new RegExp(`// recipe:${name}\\n([\\s\\S]*?)// recipe:end\\n`).exec(source)?.[1];

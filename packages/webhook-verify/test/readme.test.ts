@@ -8,6 +8,8 @@ it('every ts block of README.md compiles against the built package', () => {
      declare const secret: string;
      declare const base: string;
      declare const req: { body: Uint8Array; headers: Record<string, string | string[] | undefined> };`,
+    // The NestJS recipe: Nest's decorators are the legacy ones, which a Nest project enables.
+    compilerOptions: { experimentalDecorators: true },
   });
   expect(blocks).toBeGreaterThan(0);
   expect(problems).toEqual([]);

@@ -18,6 +18,12 @@ export interface ReadmeCheckOptions {
   ambient?: string;
   /** Where the blocks are placed, relative to the package: what their relative imports are from. Default `src`. */
   placedIn?: string;
+  /**
+   * Compiler options the README's readers set, over the strict defaults below
+   * (`{ experimentalDecorators: true }` for a framework with legacy decorators). Every block of
+   * the README is checked with them.
+   */
+  compilerOptions?: ts.CompilerOptions;
 }
 
 /**
@@ -45,6 +51,7 @@ export function checkReadme(packageDir: URL | string, options: ReadmeCheckOption
     skipLibCheck: true,
     noEmit: true,
     types: ['node'],
+    ...options.compilerOptions,
   };
   const host = ts.createCompilerHost(compilerOptions);
   const { fileExists, readFile, getSourceFile } = host;
