@@ -11,6 +11,10 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@keyhook\/core$/, replacement: source('core') },
+      {
+        find: /^@keyhook\/core\/store$/,
+        replacement: fileURLToPath(new URL('./packages/core/src/store.ts', import.meta.url)),
+      },
       { find: /^@keyhook\/store-sqlite$/, replacement: source('store-sqlite') },
       { find: /^@keyhook\/store-postgres$/, replacement: source('store-postgres') },
       { find: /^@keyhook\/adapter-express$/, replacement: source('adapter-express') },

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, connect } from 'node:net';
-import { mintWebhookSecret, signatureHeader } from '@keyhook/core';
-import type { WebhookEvent } from '@keyhook/webhook-verify';
+import { sign, type WebhookEvent } from '@keyhook/webhook-verify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createReceiver } from '../src/receiver.js';
 
-const secret = mintWebhookSecret((n) => randomBytes(n));
+// A signing secret as keyhook mints one: whsec_ and 32 random bytes in hex.
+const mintSecret = () => `whsec_${randomBytes(32).toString('hex')}`;
+const secret = mintSecret();
+const signatureHeader = (key: string, body: string, unixSeconds: number) =>
+  sign(body, key, { now: unixSeconds * 1000 });
 const now = () => Math.floor(Date.now() / 1000);
 
 describe('examples/receiver over real HTTP', () => {
@@ -92,7 +95,7 @@ describe('examples/receiver over real HTTP', () => {
       status: 400,
       body: { error: 'signature_mismatch' },
     });
-    const other = mintWebhookSecret((n) => randomBytes(n));
+    const other = mintSecret();
     expect((await deliver('evt_2', { body, header: signatureHeader(other, body, now()) })).body.error).toBe(
       'signature_mismatch',
     );

@@ -1,4 +1,5 @@
-import { createAdminToken, SCOPES } from '@keyhook/core';
+import { createAdminToken } from '@keyhook/core';
+import { SCOPES } from './staging/index.js';
 
 /** DESIGN.md §8: the ready token printed in development is for this tenant. */
 export const DEV_TENANT_ID = 'demo';

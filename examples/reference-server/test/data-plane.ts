@@ -1,9 +1,9 @@
-import { SCOPES } from '@keyhook/core';
 import { postgresAvailable } from '@keyhook/testing/postgres';
 import { adminToken } from '@keyhook/testing/support';
 import { expect } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { type BuildServerOptions, buildServer } from '../src/server.js';
+import { SCOPES } from '../src/staging/index.js';
 import type { Reply } from './client.js';
 import { Client, listen } from './client.js';
 import { backendsFor, type Running } from './instances.js';

@@ -1,8 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import { adminToken } from '@keyhook/testing/support';
+import { verify } from '@keyhook/webhook-verify';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -165,7 +166,18 @@ describe.each(backends)('webhook endpoints end to end on $name', (backend) => {
   it.skipIf(!backend.available)(
     'development accepts http://127.0.0.1:…; a restarted instance still opens the sealed secret',
     async () => {
-      const receiver: Server = createServer((_req, res) => res.end());
+      let delivered!: (request: { body: string; headers: IncomingHttpHeaders }) => void;
+      const delivery = new Promise<{ body: string; headers: IncomingHttpHeaders }>((resolve) => {
+        delivered = resolve;
+      });
+      const receiver: Server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          res.end();
+          delivered({ body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
+        });
+      });
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       const port = (receiver.address() as AddressInfo).port;
       try {
@@ -173,8 +185,15 @@ describe.each(backends)('webhook endpoints end to end on $name', (backend) => {
         expect(created.status).toBe(201);
         await running.server.close();
         running = await start(env);
-        const record = await running.server.store.getWebhook('acme', created.body.webhook.id);
-        expect(running.server.keyhook.webhooks.signingSecret(record!)).toBe(created.body.secret);
+        // The restarted process must open the sealed secret to sign: the receiver verifies with
+        // the secret the first process returned.
+        const { event } = await running.server.keyhook.events.publish({
+          tenantId: 'acme',
+          type: 'run.completed',
+          data: { runId: 'run_restart' },
+        });
+        const request = await delivery;
+        expect(verify(request.body, request.headers, created.body.secret).id).toBe(event.id);
       } finally {
         receiver.close();
       }

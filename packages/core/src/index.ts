@@ -1,9 +1,13 @@
-export { type AdminSession, type AdminSessionOptions, AdminSessionRejected } from './admin/session.js';
-export { type AdminTokenOptions, createAdminToken, MAX_ADMIN_TOKEN_SECONDS } from './admin/token.js';
+/**
+ * `@keyhook/core`: what a host app uses. Every name here is a semver promise, listed in
+ * `etc/core.api.md`. Stores build on `@keyhook/core/store` instead.
+ */
+
+export type { AdminSessionOptions } from './admin/session.js';
+export { type AdminTokenOptions, createAdminToken } from './admin/token.js';
 export {
   DEFAULT_EVENTS,
   type DefaultEvents,
-  EVENT_TYPE_PATTERN,
   type EventCatalog,
   type EventData,
   type EventDefinition,
@@ -11,79 +15,28 @@ export {
   type EventInput,
   type EventMap,
 } from './catalog/events.js';
+// Your scopes and events
 export {
   DEFAULT_SCOPES,
   type DefaultScopes,
-  SCOPE_NAME_PATTERN,
   type ScopeDefinition,
   type ScopeInput,
   type ScopeNameOf,
 } from './catalog/scopes.js';
 export { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
-export { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
-export { type AttemptResult, type AttemptVerdict, judgeAttempt } from './delivery/outcome.js';
-export {
-  type AttemptPlan,
-  AUTO_DISABLE_AFTER,
-  DEFAULT_HELD_RETENTION_MS,
-  heldTooLong,
-  planAfterAttempt,
-  shouldAutoDisable,
-} from './delivery/plan.js';
-export {
-  EVENT_ID_PATTERN,
-  Events,
-  MAX_EVENT_BYTES,
-  type PublishedEvent,
-  type PublishInput,
-  type PublishOptions,
-} from './delivery/publish.js';
-export { leasedSubscribers, newDeliveryRecord } from './delivery/records.js';
-export {
-  DEFAULT_RETRY_SCHEDULE_MS,
-  MAX_RETRY_AFTER_MS,
-  maxAttempts,
-  nextAttemptAt,
-  parseRetryAfter,
-  RETRY_JITTER,
-  type RetryPlan,
-} from './delivery/schedule.js';
-export {
-  DEFAULT_ATTEMPT_TIMEOUT_MS,
-  MAX_LOGGED_RESPONSE_BYTES,
-  type SendOutcome,
-  type SendRequest,
-  WebhookSender,
-} from './delivery/sender.js';
-export { Deliveries } from './delivery/service.js';
-export {
-  type DeliveryHeaderNames,
-  EVENT_ID_HEADER,
-  SIGNATURE_HEADER,
-  SPEC_HEADER_NAMES,
-  signatureHeader,
-} from './delivery/signature.js';
-export {
-  assertTransition,
-  canTransition,
-  DELIVERY_STATES,
-  DELIVERY_TRANSITIONS,
-  type DeliveryState,
-  TERMINAL_STATES,
-} from './delivery/states.js';
+export { type EncryptionKeyInput, generateEncryptionKey } from './crypto/secret-box.js';
+export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
+export { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
+export { type DeliveryHeaderNames, SPEC_HEADER_NAMES } from './delivery/signature.js';
+export { DELIVERY_STATES, type DeliveryState } from './delivery/states.js';
 export {
   type AttemptView,
+  attemptViewSchema,
   type DeliveryView,
-  toAttemptView,
-  toDeliveryDetailView,
-  toDeliveryView,
+  deliveryViewSchema,
 } from './delivery/view.js';
-export {
-  DEFAULT_CONCURRENCY,
-  DEFAULT_POLL_INTERVAL_MS,
-  DeliveryWorker,
-  type DeliveryWorkerOptions,
-} from './delivery/worker.js';
+export type { DeliveryWorkerOptions } from './delivery/worker.js';
+// Errors
 export {
   ERROR_STATUS,
   type ErrorCode,
@@ -92,9 +45,15 @@ export {
   KeyhookError,
   type KeyhookErrorOptions,
 } from './errors.js';
+// HTTP: adapters and host routes
 export type { ApiKeyContext, GuardResult } from './http/handler.js';
-export { bearerToken, header } from './http/headers.js';
-export { type ApiOperation, type ApiWebhooks, type OpenApiInfo, openApiDocument } from './http/openapi.js';
+export {
+  type ApiOperation,
+  type ApiWebhooks,
+  type OpenApiInfo,
+  type OpenApiServer,
+  openApiDocument,
+} from './http/openapi.js';
 export {
   DEFAULT_LIMIT,
   encodeCursor,
@@ -113,12 +72,12 @@ export type {
   RequestHeaders,
   RouteDefinition,
 } from './http/types.js';
+// Small helpers a host's own resources may share
 export { canonicalJson } from './idempotency/canonical-json.js';
-export { DEFAULT_IDEMPOTENCY_RETENTION_MS, IDEMPOTENCY_LOCK_MS } from './idempotency/service.js';
-export { type IdPrefix, isWellFormedId, newId } from './ids.js';
+export { type IdPrefix, newId } from './ids.js';
+// Setup
 export {
   createKeyhook,
-  DEFAULT_ADMIN_BODY_LIMIT,
   DEFAULT_PREFIX,
   type DeliveryOptions,
   type EventMapOf,
@@ -127,15 +86,22 @@ export {
   type KeyhookOptions,
   type ScopeOf,
 } from './keyhook.js';
-export { API_KEY_PATTERN, KEY_PREFIX, mintApiKey, type ParsedApiKey, parseApiKey } from './keys/format.js';
-export { digestsEqual, hashApiKey } from './keys/hash.js';
-export { LAST_USED_INTERVAL_MS } from './keys/last-used.js';
-export { apiKeySchemaFor, type CreateApiKeyInput, createApiKeySchema } from './keys/schemas.js';
-export { ApiKeys, type IssuedApiKey } from './keys/service.js';
-export { type ApiKeyView, type ApiKeyViewStatus, toApiKeyView } from './keys/view.js';
+export type { CreateApiKeyInput } from './keys/schemas.js';
+export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema } from './keys/view.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
-export { isScope, OPERATION_SCOPES, type Operation, SCOPES, type Scope, scopeFor } from './scopes.js';
+// The services on a keyhook: interfaces, since createKeyhook builds them
+export type {
+  ApiKeys,
+  Deliveries,
+  DeliveryWorker,
+  EventPublisher,
+  IssuedApiKey,
+  IssuedWebhook,
+  Webhooks,
+} from './services.js';
 export { MemoryStore } from './store/memory.js';
+// The Store contract's types: `KeyhookOptions.store` names it, and the services return its
+// records. Building a store takes the helpers in `@keyhook/core/store` too.
 export type {
   ApiKeyRecord,
   ApiKeyStatus,
@@ -165,24 +131,6 @@ export type {
   WebhookSubscriptionOutcome,
 } from './store/types.js';
 export { parseOrThrow, validationFailed } from './validation.js';
-export { EVENT_TYPES, type EventType, isEventType } from './webhooks/events.js';
-export {
-  type CreateWebhookInput,
-  createWebhookSchema,
-  type UpdateWebhookInput,
-  webhookSchemaFor,
-} from './webhooks/schemas.js';
-export { mintWebhookSecret, WEBHOOK_SECRET_PREFIX } from './webhooks/secret.js';
-export { type IssuedWebhook, twinKeyOf, Webhooks } from './webhooks/service.js';
-export {
-  checkWebhookUrl,
-  isPublicAddress,
-  type LookupAll,
-  MAX_WEBHOOK_URL_LENGTH,
-  type ResolvedAddress,
-  resolveCheckedAddresses,
-  type UrlCheck,
-  type UrlPolicy,
-  UrlPolicyError,
-} from './webhooks/url-policy.js';
-export { toWebhookView, type WebhookView } from './webhooks/view.js';
+export type { CreateWebhookInput, UpdateWebhookInput } from './webhooks/schemas.js';
+export type { LookupAll, ResolvedAddress, UrlPolicy } from './webhooks/url-policy.js';
+export { type WebhookView, webhookViewSchema } from './webhooks/view.js';

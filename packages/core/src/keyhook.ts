@@ -10,12 +10,12 @@ import {
 } from './catalog/scopes.js';
 import { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
 import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
-import { Events as EventPublisher } from './delivery/publish.js';
+import { EventService } from './delivery/publish.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, WebhookSender } from './delivery/sender.js';
-import { Deliveries } from './delivery/service.js';
+import { DeliveryService } from './delivery/service.js';
 import { type DeliveryHeaderNames, deliveryHeaderNames } from './delivery/signature.js';
-import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery/worker.js';
+import { DeliveryLoop, type DeliveryWorkerOptions } from './delivery/worker.js';
 import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
 import { adminWebhookRoutes } from './http/admin-webhooks.js';
@@ -25,10 +25,11 @@ import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition }
 import { whoamiRoute } from './http/whoami.js';
 import { Idempotency } from './idempotency/service.js';
 import { LastUsedRecorder } from './keys/last-used.js';
-import { ApiKeys } from './keys/service.js';
+import { ApiKeyService } from './keys/service.js';
 import { consoleLogger, type Logger } from './logger.js';
+import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './services.js';
 import type { Store } from './store/types.js';
-import { Webhooks } from './webhooks/service.js';
+import { WebhookService } from './webhooks/service.js';
 import type { LookupAll, UrlPolicy } from './webhooks/url-policy.js';
 import { toWebhookView, type WebhookView } from './webhooks/view.js';
 
@@ -191,7 +192,7 @@ export function createKeyhook<
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
   const maxBodyBytes = options.adminBodyLimit ?? DEFAULT_ADMIN_BODY_LIMIT;
-  const keys = new ApiKeys({
+  const keys = new ApiKeyService({
     store: options.store,
     clock,
     randomBytes,
@@ -210,11 +211,11 @@ export function createKeyhook<
     allowPrivateAddresses: development,
     ...options.webhookUrlPolicy,
   };
-  const workers = new Set<DeliveryWorker>();
+  const workers = new Set<DeliveryLoop>();
   const wakeWorkers = () => {
     for (const worker of workers) worker.wake();
   };
-  const webhooks = new Webhooks({
+  const webhooks = new WebhookService({
     store: options.store,
     clock,
     randomBytes,
@@ -223,7 +224,7 @@ export function createKeyhook<
     events: eventCatalog,
     onEnabled: wakeWorkers,
   });
-  const events = new EventPublisher<Catalog>({
+  const events = new EventService<Catalog>({
     store: options.store,
     catalog: eventCatalog,
     clock,
@@ -237,12 +238,12 @@ export function createKeyhook<
       return undefined;
     },
   });
-  const deliveries = new Deliveries({ store: options.store, clock, onQueued: wakeWorkers });
+  const deliveries = new DeliveryService({ store: options.store, clock, onQueued: wakeWorkers });
   const delivery = options.delivery ?? {};
   const timeoutMs = delivery.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const retrySchedule = delivery.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
   const createWorker = (workerOptions?: DeliveryWorkerOptions) => {
-    const worker = new DeliveryWorker(
+    const worker = new DeliveryLoop(
       {
         store: options.store,
         clock,

@@ -5,8 +5,12 @@ export interface Logger {
   error(context: object, message: string): void;
 }
 
+/**
+ * The default: every line to the console. keyhook logs little at `info` (a migration applied,
+ * a worker reaching its store again), so nothing here is per request.
+ */
 export const consoleLogger: Logger = {
-  info: () => {},
+  info: (context, message) => console.info(`[keyhook] ${message}`, context),
   warn: (context, message) => console.warn(`[keyhook] ${message}`, context),
   error: (context, message) => console.error(`[keyhook] ${message}`, context),
 };

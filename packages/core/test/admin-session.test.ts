@@ -1,11 +1,10 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AdminSessionRejected } from '@keyhook/core';
 import { adminToken, FakeClock, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdminSessionVerifier } from '../src/admin/session.js';
+import { AdminSessionRejected, createAdminSessionVerifier } from '../src/admin/session.js';
 
 const clock = new FakeClock(new Date());
 const b64 = (value: object | string) =>

@@ -3,16 +3,15 @@ import {
   createKeyhook,
   type DeliveryOptions,
   type DeliveryWorker,
-  EVENT_ID_HEADER,
   type Keyhook,
   KeyhookError,
   type KeyhookOptions,
   MemoryStore,
-  SIGNATURE_HEADER,
   type WebhookView,
 } from '@keyhook/core';
 import { answer, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../src/delivery/signature.js';
 
 /** The spec's schedule shape, in milliseconds instead of minutes. */
 const FAST_SCHEDULE = [40, 80, 120, 160, 200, 240];

@@ -68,7 +68,7 @@ describe('the HTTP core', () => {
 
 describe('bearer tokens', () => {
   it('reads the usual spelling and every other RFC 6750 spelling alike, and nothing else', async () => {
-    const { bearerToken } = await import('@keyhook/core');
+    const { bearerToken } = await import('../src/http/headers.js');
     const token = (authorization: string | undefined) => bearerToken({ authorization });
     expect(token('Bearer abc')).toBe('abc');
     expect(token('bearer abc')).toBe('abc');

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { ApiKeys, MemoryStore } from '@keyhook/core';
+import { MemoryStore } from '@keyhook/core';
 import { FakeClock } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { VerifiedKeyCache } from '../src/keys/cache.js';
+import { ApiKeyService } from '../src/keys/service.js';
 
 const random = (n: number) => randomBytes(n);
 
@@ -22,8 +23,8 @@ class CountingStore extends MemoryStore {
 function twoInstances(cacheEntries?: number) {
   const clock = new FakeClock('2026-01-01T00:00:00Z');
   const store = new CountingStore();
-  const here = new ApiKeys({ store, clock, randomBytes: random, cacheEntries });
-  const there = new ApiKeys({ store, clock, randomBytes: random, cacheEntries });
+  const here = new ApiKeyService({ store, clock, randomBytes: random, cacheEntries });
+  const there = new ApiKeyService({ store, clock, randomBytes: random, cacheEntries });
   return { clock, store, here, there };
 }
 

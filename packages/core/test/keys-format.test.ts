@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { API_KEY_PATTERN, hashApiKey, mintApiKey, parseApiKey } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
-import { remintApiKey } from '../src/keys/format.js';
+import { API_KEY_PATTERN, mintApiKey, parseApiKey, remintApiKey } from '../src/keys/format.js';
+import { hashApiKey } from '../src/keys/hash.js';
 
 const random = (n: number) => randomBytes(n);
 
@@ -67,7 +67,7 @@ describe('cryptoRandomBytes', () => {
 
 describe('ids (DESIGN.md §2: opaque, prefixed, time-sortable)', () => {
   it('sort by time, carry 80 random bits in 16 characters, and use every character of the alphabet', async () => {
-    const { newId, isWellFormedId } = await import('@keyhook/core');
+    const { newId, isWellFormedId } = await import('../src/ids.js');
     const at = (ms: number) => ({ now: () => new Date(ms) });
     const earlier = newId('key', at(1_000), (n) => randomBytes(n));
     const later = newId('key', at(1_001), (n) => randomBytes(n));
@@ -84,7 +84,7 @@ describe('ids (DESIGN.md §2: opaque, prefixed, time-sortable)', () => {
 describe('request ids', () => {
   it('have the id shape, sort by time and then by issue order, and never repeat', async () => {
     const { RequestIds } = await import('../src/http/request-id.js');
-    const { isWellFormedId } = await import('@keyhook/core');
+    const { isWellFormedId } = await import('../src/ids.js');
     let ms = 1_000;
     const ids = new RequestIds({ now: () => new Date(ms) }, (n) => randomBytes(n));
     const seen = new Set<string>();

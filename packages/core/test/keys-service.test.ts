@@ -1,19 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { type ApiKeyRecord, ApiKeys, MemoryStore, type Store, toApiKeyView } from '@keyhook/core';
+import { MemoryStore, type Store } from '@keyhook/core';
 import { FakeClock } from '@keyhook/testing/support';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { ApiKeyService } from '../src/keys/service.js';
+import { toApiKeyView } from '../src/keys/view.js';
+import type { ApiKeyRecord } from '../src/store/types.js';
 
 const random = (n: number) => randomBytes(n);
 
 describe('ApiKeys (spec §3 key states, DESIGN.md §3)', () => {
   let clock: FakeClock;
   let store: MemoryStore;
-  let keys: ApiKeys;
+  let keys: ApiKeyService;
 
   beforeEach(() => {
     clock = new FakeClock('2026-01-01T00:00:00.000Z');
     store = new MemoryStore();
-    keys = new ApiKeys({ store, clock, randomBytes: random });
+    keys = new ApiKeyService({ store, clock, randomBytes: random });
   });
 
   describe('create', () => {
@@ -59,7 +62,7 @@ describe('ApiKeys (spec §3 key states, DESIGN.md §3)', () => {
       let calls = 0;
       // The first 8 random bytes become the key id: hand out the taken one once.
       const takenId = Buffer.from(taken.key.keyLookup.slice(8), 'hex');
-      const clashing = new ApiKeys({
+      const clashing = new ApiKeyService({
         store,
         clock,
         randomBytes: (n) => (n === 8 && calls++ === 1 ? takenId : random(n)),
@@ -148,7 +151,7 @@ describe('ApiKeys (spec §3 key states, DESIGN.md §3)', () => {
         await bothRead;
         return key;
       };
-      const gated = new ApiKeys({ store: gate, clock, randomBytes: random });
+      const gated = new ApiKeyService({ store: gate, clock, randomBytes: random });
       const { key } = await gated.create('t1', { name: 'x', scopes: ['items:read'] });
       const results = await Promise.allSettled([gated.rotate('t1', key.id), gated.rotate('t1', key.id)]);
       const won = results.filter((r) => r.status === 'fulfilled');

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { generateEncryptionKey, SecretBox } from '@keyhook/core';
+import { generateEncryptionKey } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
+import { SecretBox } from '../src/crypto/secret-box.js';
 
 describe('SecretBox (AES-256-GCM at rest, DESIGN.md §5)', () => {
   const key = generateEncryptionKey();

@@ -1,15 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import {
-  type ApiKeyRecord,
-  ApiKeys,
-  digestsEqual,
-  hashApiKey,
-  KeyhookError,
-  MemoryStore,
-  parseApiKey,
-} from '@keyhook/core';
+import { KeyhookError, MemoryStore } from '@keyhook/core';
 import { medianTimeRatio } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
+import { parseApiKey } from '../src/keys/format.js';
+import { digestsEqual, hashApiKey } from '../src/keys/hash.js';
+import { ApiKeyService } from '../src/keys/service.js';
+import type { ApiKeyRecord } from '../src/store/types.js';
 
 type Verify = (presented: string) => Promise<unknown>;
 
@@ -29,7 +25,11 @@ function leakyVerify(byLookup: Map<string, ApiKeyRecord>): Verify {
 describe('verification timing (spec §5.3; DESIGN.md §3 dummy hash)', () => {
   it('costs the same for an unknown key id as for a wrong secret, and the measurement can tell a leak', async () => {
     const store = new MemoryStore();
-    const keys = new ApiKeys({ store, clock: { now: () => new Date() }, randomBytes: (n) => randomBytes(n) });
+    const keys = new ApiKeyService({
+      store,
+      clock: { now: () => new Date() },
+      randomBytes: (n) => randomBytes(n),
+    });
     const { key, secret } = await keys.create('t1', { name: 'timing', scopes: ['items:read'] });
     const wrongSecret = `${secret.slice(0, 25)}${randomBytes(24).toString('hex')}`;
     const unknownId = `sk_live_${randomBytes(8).toString('hex')}_${randomBytes(24).toString('hex')}`;

@@ -2,16 +2,15 @@ import { createHash } from 'node:crypto';
 import {
   canonicalJson,
   createKeyhook,
-  type IdempotencyCompletion,
   KeyhookError,
   type KeyhookRequest,
   MemoryStore,
   silentLogger,
-  type WebhookRecord,
 } from '@keyhook/core';
 import { idempotencyRecord } from '@keyhook/testing/fixtures';
 import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
+import type { IdempotencyCompletion, WebhookRecord } from '../src/store/types.js';
 
 const clock = new FakeClock('2026-01-01T00:00:00.000Z');
 

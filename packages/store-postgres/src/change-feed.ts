@@ -1,4 +1,4 @@
-import type { Logger } from '@keyhook/core';
+import type { Logger } from '@keyhook/core/store';
 import type pg from 'pg';
 import { DELIVERY_CHANNEL } from './delivery-statements.js';
 

@@ -1,4 +1,4 @@
-import { consoleLogger, type Logger } from '@keyhook/core';
+import { consoleLogger, type Logger } from '@keyhook/core/store';
 import pg from 'pg';
 import { KeyChangeFeed } from './change-feed.js';
 import { migrate } from './migrate.js';

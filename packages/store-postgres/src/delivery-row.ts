@@ -3,9 +3,8 @@ import type {
   DeliveryRecord,
   DeliveryState,
   EventRecord,
-  EventType,
   WebhookRecord,
-} from '@keyhook/core';
+} from '@keyhook/core/store';
 import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
 
 /** The keyhook_events columns, in the order `toEventParams` binds them. */
@@ -91,7 +90,7 @@ export function toEventRecord(row: EventRow): EventRecord {
   return {
     id: row.id,
     tenantId: row.tenant_id,
-    type: row.type as EventType,
+    type: row.type,
     payload: row.payload,
     createdAt: row.created_at,
   };
@@ -107,7 +106,7 @@ export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
     tenantId: row.tenant_id,
     webhookId: row.webhook_id,
     eventId: row.event_id,
-    eventType: row.event_type as EventType,
+    eventType: row.event_type,
     status: row.status,
     attempts: row.attempts,
     dueAt: row.due_at,

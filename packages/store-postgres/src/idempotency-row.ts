@@ -1,4 +1,4 @@
-import type { IdempotencyRecord } from '@keyhook/core';
+import type { IdempotencyRecord } from '@keyhook/core/store';
 
 /** The keyhook_idempotency_keys columns, in the order `toClaimParams` binds them. */
 export const IDEMPOTENCY_COLUMNS =

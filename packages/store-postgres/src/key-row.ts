@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, ApiKeyStatus, Scope } from '@keyhook/core';
+import type { ApiKeyRecord, ApiKeyStatus } from '@keyhook/core/store';
 
 /** The api_keys columns, in the order `toKeyParams` binds them. */
 export const KEY_COLUMNS =
@@ -25,7 +25,7 @@ export function toKeyRecord(row: KeyRow): ApiKeyRecord {
     tenantId: row.tenant_id,
     keyLookup: row.key_lookup,
     name: row.name,
-    scopes: [...row.scopes] as Scope[],
+    scopes: [...row.scopes],
     keyHash: row.key_hash,
     status: row.status,
     expiresAt: row.expires_at,

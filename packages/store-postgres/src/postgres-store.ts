@@ -24,8 +24,8 @@ import type {
   WebhookStatusOutcome,
   WebhookSubscription,
   WebhookSubscriptionOutcome,
-} from '@keyhook/core';
-import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core';
+} from '@keyhook/core/store';
+import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import type pg from 'pg';
 import type { KeyChangeFeed } from './change-feed.js';
 import {

@@ -1,4 +1,4 @@
-import { KeyhookError } from '@keyhook/core';
+import { KeyhookError } from '@keyhook/core/store';
 
 // Socket-level errno codes, and SQLSTATEs: admin/crash/cannot-connect-now shutdown, too many
 // connections, a cancelled or timed-out statement, a read-only standby after a failover, and a

@@ -1,4 +1,4 @@
-import type { EventType, WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyhook/core';
+import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyhook/core/store';
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
 export const WEBHOOK_COLUMNS =
@@ -23,7 +23,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     id: row.id,
     tenantId: row.tenant_id,
     url: row.url,
-    events: [...row.events] as EventType[],
+    events: [...row.events],
     twinKey: row.twin_key,
     status: row.status,
     disabledReason: row.disabled_reason,

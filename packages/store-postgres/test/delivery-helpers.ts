@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { type EventRecord, newId, systemClock } from '@keyhook/core';
+import { newId, systemClock } from '@keyhook/core';
+import type { EventRecord } from '@keyhook/core/store';
 import { T0 } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
 import type pg from 'pg';

@@ -5,14 +5,12 @@ import type {
   DeliveryRecord,
   DeliveryState,
   EventRecord,
-  EventType,
   IdempotencyRecord,
   LeasedDelivery,
-  Scope,
   WebhookDisabledReason,
   WebhookRecord,
   WebhookStatus,
-} from '@keyhook/core';
+} from '@keyhook/core/store';
 
 /** A row of `keyhook_api_keys` as better-sqlite3 returns it. Timestamps are epoch milliseconds. */
 export interface ApiKeyRow {
@@ -55,7 +53,7 @@ export function toRecord(row: ApiKeyRow): ApiKeyRecord {
     tenantId: row.tenant_id,
     keyLookup: row.key_lookup,
     name: row.name,
-    scopes: JSON.parse(row.scopes) as Scope[],
+    scopes: JSON.parse(row.scopes) as string[],
     keyHash: row.key_hash,
     status: row.status,
     expiresAt: toDate(row.expires_at),
@@ -99,7 +97,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     id: row.id,
     tenantId: row.tenant_id,
     url: row.url,
-    events: JSON.parse(row.events) as EventType[],
+    events: JSON.parse(row.events) as string[],
     twinKey: row.twin_key,
     status: row.status,
     disabledReason: row.disabled_reason,
@@ -154,7 +152,7 @@ export function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
 export interface EventRow {
   tenant_id: string;
   id: string;
-  type: EventType;
+  type: string;
   payload: string;
   created_at: number;
 }
@@ -185,7 +183,7 @@ export interface DeliveryRow {
   tenant_id: string;
   webhook_id: string;
   event_id: string;
-  event_type: EventType;
+  event_type: string;
   status: DeliveryState;
   attempts: number;
   due_at: number | null;
@@ -297,7 +295,7 @@ export interface DueRow {
   created_at: number;
   event_tenant_id: string;
   event_id: string;
-  event_type: EventType;
+  event_type: string;
   event_payload: string;
   event_created_at: number;
   webhook_id: string;

@@ -24,8 +24,8 @@ import type {
   WebhookStatusOutcome,
   WebhookSubscription,
   WebhookSubscriptionOutcome,
-} from '@keyhook/core';
-import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core';
+} from '@keyhook/core/store';
+import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrate.js';

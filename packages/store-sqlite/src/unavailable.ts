@@ -1,4 +1,4 @@
-import { KeyhookError } from '@keyhook/core';
+import { KeyhookError } from '@keyhook/core/store';
 
 // SQLite result codes that mean "the database cannot answer now", not "the statement is wrong".
 // Extended codes (SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT, …) count with their base code.

@@ -1,11 +1,11 @@
 import { fork, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiKeys, isKeyhookError, systemClock } from '@keyhook/core';
+import { isKeyhookError } from '@keyhook/core';
 import { webhookRecord } from '@keyhook/testing/fixtures';
+import { keysOn } from '@keyhook/testing/support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore, DEFAULT_CHANGE_CHECK_INTERVAL_MS } from '../src/index.js';
 
@@ -16,7 +16,7 @@ describe('a revoke by another process on the same file, against a warm verified-
   it(`is refused within the change-check bound (${DEFAULT_CHANGE_CHECK_INTERVAL_MS} ms), measured`, async () => {
     const filename = join(dir, 'shared.db');
     const store = createSqliteStore({ filename });
-    const keys = new ApiKeys({ store, clock: systemClock, randomBytes: (n) => randomBytes(n) });
+    const keys = keysOn(store);
     const child = fork(new URL('./fixtures/revoker.mjs', import.meta.url), [filename]);
     const next = () => new Promise<unknown>((resolve) => child.once('message', resolve));
     try {

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type EventRecord, isKeyhookError, type KeyhookError } from '@keyhook/core';
+import { isKeyhookError, type KeyhookError } from '@keyhook/core';
+import type { EventRecord } from '@keyhook/core/store';
 import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -53,4 +53,5 @@ export async function openDataPlane(
 }
 
 export type { StagingJobHooks } from './jobs.js';
+export { type Operation, SCOPES, type Scope, scopeFor } from './operation-scopes.js';
 export { DATA_PLANE_ROUTES, type DataPlaneRoute } from './routes.js';

@@ -6,12 +6,11 @@ import {
   type Keyhook,
   KeyhookError,
   type KeyhookResponse,
-  type Operation,
-  scopeFor,
 } from '@keyhook/core';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { StagingError } from './errors.js';
+import { type Operation, scopeFor } from './operation-scopes.js';
 import type { RunApi } from './run-api.js';
 import {
   batchDocumentSchema,

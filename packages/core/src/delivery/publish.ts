@@ -4,6 +4,7 @@ import type { Clock, RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { canonicalJson } from '../idempotency/canonical-json.js';
 import { newId } from '../ids.js';
+import type { EventPublisher } from '../services.js';
 import type {
   DeliveryRecord,
   EventRecord,
@@ -86,7 +87,7 @@ export interface EventsDeps {
 }
 
 /** `events.publish` (DESIGN.md §6 "Publishing"), typed by the host's event catalog. */
-export class Events<Catalog extends EventCatalog = EventCatalog> {
+export class EventService<Catalog extends EventCatalog = EventCatalog> implements EventPublisher<Catalog> {
   private readonly publishSchema: ReturnType<typeof publishSchemaFor>;
 
   constructor(private readonly deps: EventsDeps) {

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
+import type { Deliveries } from '../services.js';
 import type { DeliveryDetail, DeliveryRecord, Store } from '../store/types.js';
 import { validationFailed } from '../validation.js';
 import { DELIVERY_STATES, type DeliveryState } from './states.js';
@@ -18,7 +19,7 @@ export interface DeliveriesDeps {
 }
 
 /** The admin rules of deliveries: list, read with attempts, retry. */
-export class Deliveries {
+export class DeliveryService implements Deliveries {
   constructor(private readonly deps: DeliveriesDeps) {}
 
   async list(

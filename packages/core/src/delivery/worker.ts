@@ -1,5 +1,6 @@
 import type { Clock, RandomBytes } from '../clock.js';
 import type { Logger } from '../logger.js';
+import type { DeliveryWorker } from '../services.js';
 import type { AttemptCompletion, LeasedDelivery, Store, WebhookRecord } from '../store/types.js';
 import { Handoffs, leaseIdFrom } from './handoff.js';
 import { judgeAttempt } from './outcome.js';
@@ -55,7 +56,7 @@ export interface DeliveryWorkerDeps {
  * retries it scheduled; the poll is only the fallback. A store outage makes it back off and
  * log, never stop.
  */
-export class DeliveryWorker {
+export class DeliveryLoop implements DeliveryWorker {
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly pollIntervalMs: number;

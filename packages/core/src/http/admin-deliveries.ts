@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Deliveries } from '../delivery/service.js';
 import {
   deliveryDetailViewSchema,
   deliveryViewSchema,
   toDeliveryDetailView,
   toDeliveryView,
 } from '../delivery/view.js';
+import type { Deliveries } from '../services.js';
 import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
 import { jsonResponse } from './response.js';
 import type { RouteSpec } from './route.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
-import type { ApiKeys } from '../keys/service.js';
+import type { ApiKeyService } from '../keys/service.js';
 import { apiKeyViewSchema, toApiKeyView } from '../keys/view.js';
 import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
 import { jsonResponse } from './response.js';
@@ -13,7 +13,7 @@ const issuedKey = z.object({
 });
 
 /** The admin key endpoints (spec §4; success codes and bodies from DESIGN.md §2). */
-export function adminKeyRoutes(keys: ApiKeys, clock: Clock): RouteSpec[] {
+export function adminKeyRoutes(keys: ApiKeyService, clock: Clock): RouteSpec[] {
   const view = (key: Parameters<typeof toApiKeyView>[0]) => toApiKeyView(key, clock.now());
   return [
     {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Idempotency } from '../idempotency/service.js';
-import type { IssuedWebhook, Webhooks } from '../webhooks/service.js';
+import type { IssuedWebhook } from '../services.js';
+import type { WebhookService } from '../webhooks/service.js';
 import { issuedWebhookSchema, toWebhookView, webhookViewSchema } from '../webhooks/view.js';
 import { header } from './headers.js';
 import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
@@ -13,7 +14,7 @@ const issuedResponse = (status: number, { webhook, secret }: IssuedWebhook) =>
 const oneWebhook = z.object({ webhook: webhookViewSchema });
 
 /** The admin webhook endpoints (spec §4; success codes and bodies from DESIGN.md §2). */
-export function adminWebhookRoutes(webhooks: Webhooks, idempotency: Idempotency): RouteSpec[] {
+export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempotency): RouteSpec[] {
   return [
     {
       method: 'POST',

@@ -2,7 +2,7 @@ import { AdminSessionRejected, type AdminSessionVerifier } from '../admin/sessio
 import { type Clock, epochMs, type RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import type { LastUsedRecorder } from '../keys/last-used.js';
-import type { ApiKeys } from '../keys/service.js';
+import type { ApiKeyService } from '../keys/service.js';
 import type { Logger } from '../logger.js';
 import type { ApiKeyRecord } from '../store/types.js';
 import { assertBodyWithinLimit, readJsonBody } from './body.js';
@@ -47,7 +47,7 @@ function passed(key: ApiKeyRecord): GuardResult {
 
 export interface HttpDeps {
   routes: RouteSpec[];
-  keys: ApiKeys;
+  keys: ApiKeyService;
   verifyAdminSession: AdminSessionVerifier;
   lastUsed: LastUsedRecorder;
   clock: Clock;

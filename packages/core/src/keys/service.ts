@@ -2,6 +2,7 @@ import type { ScopeCatalog } from '../catalog/scopes.js';
 import { type Clock, epochMs, type RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
+import type { ApiKeys, IssuedApiKey } from '../services.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { VerifiedKeyCache } from './cache.js';
@@ -9,12 +10,6 @@ import { mintApiKey, parseApiKey, remintApiKey } from './format.js';
 import { cacheDigest, digestsEqual, hashApiKey, hexOfCacheDigest } from './hash.js';
 import { apiKeySchemaFor, type CreateApiKeyInput, createApiKeySchema } from './schemas.js';
 import { isExpired } from './view.js';
-
-export interface IssuedApiKey {
-  key: ApiKeyRecord;
-  /** The full key. Returned here once and never again. */
-  secret: string;
-}
 
 export interface ApiKeysDeps {
   store: Store;
@@ -32,7 +27,7 @@ const MAX_PRESENTED_LENGTH = 128;
 const notFound = () => new KeyhookError('not_found', 'No API key with that id.');
 
 /** The rules of API keys (spec §2, §3, §5; DESIGN.md §3). Stores only store. */
-export class ApiKeys {
+export class ApiKeyService implements ApiKeys {
   private readonly dummyHash: string;
   private readonly cache: VerifiedKeyCache | null;
   /** The create body, for the host's scopes: its JSON Schema is the document's. */

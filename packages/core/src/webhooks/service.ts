@@ -4,6 +4,7 @@ import type { Clock, RandomBytes } from '../clock.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
+import type { IssuedWebhook, Webhooks } from '../services.js';
 import type { IdempotencyCompletion, Store, WebhookRecord } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import {
@@ -14,12 +15,6 @@ import {
 } from './schemas.js';
 import { mintWebhookSecret } from './secret.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
-
-export interface IssuedWebhook {
-  webhook: WebhookRecord;
-  /** The signing secret, in plaintext here only (and in an idempotent replay). */
-  secret: string;
-}
 
 export interface WebhooksDeps {
   store: Store;
@@ -54,7 +49,7 @@ export function twinKeyOf(url: string, events: readonly string[]): string {
 }
 
 /** The rules of webhook endpoints (spec §2–§4; DESIGN.md §5). Stores only store. */
-export class Webhooks {
+export class WebhookService implements Webhooks {
   /** The create body, for the host's event types: its JSON Schema is the document's. */
   readonly createSchema: ReturnType<typeof webhookSchemaFor>;
   /** The PATCH body, for the host's event types. */

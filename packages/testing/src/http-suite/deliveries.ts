@@ -1,4 +1,4 @@
-import type { AttemptRecord, DeliveryRecord, EventRecord } from '@keyhook/core';
+import type { AttemptRecord, DeliveryRecord, EventRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { type ApiReply, admin, call, createKey } from './client.js';
 import type { SuiteContext } from './types.js';

@@ -1,9 +1,5 @@
-import {
-  type IdempotencyCompletion,
-  MemoryStore,
-  type RotateOutcome,
-  type WebhookRecord,
-} from '@keyhook/core';
+import { MemoryStore } from '@keyhook/core';
+import type { IdempotencyCompletion, RotateOutcome, WebhookRecord } from '@keyhook/core/store';
 
 /**
  * Makes a race reproducible. The memory store answers within one microtask, so two

@@ -1,12 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import {
-  type AttemptCompletion,
-  type AttemptRecord,
-  type EventRecord,
-  newId,
-  type Store,
-  systemClock,
-} from '@keyhook/core';
+import { newId, type Store, systemClock } from '@keyhook/core';
+import type { AttemptCompletion, AttemptRecord, EventRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { T0, webhookRecord } from './fixtures.js';
 import type { StoreHarness, SuiteContext } from './types.js';

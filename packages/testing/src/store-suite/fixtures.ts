@@ -1,13 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { newId, systemClock } from '@keyhook/core';
 import {
   type ApiKeyRecord,
   type IdempotencyRecord,
-  newId,
-  systemClock,
   twinKeyOf,
   type WebhookRecord,
   type WebhookSubscription,
-} from '@keyhook/core';
+} from '@keyhook/core/store';
 
 /** A key record as core would write it; fields can be overridden. */
 export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { ApiKeys, isKeyhookError, KeyhookError, systemClock } from '@keyhook/core';
+import { isKeyhookError, KeyhookError } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
+import { keysOn } from '../support/keyhooks.js';
 import { keyRecord, orderedKeyIds, sha256 } from './fixtures.js';
 import type { SuiteContext } from './types.js';
 
@@ -36,7 +36,7 @@ export function keyCases(ctx: SuiteContext): void {
     });
 
     it('stores only the lookup id and the SHA-256 of the key, never the plaintext', async () => {
-      const keys = new ApiKeys({ store: ctx.store, clock: systemClock, randomBytes: (n) => randomBytes(n) });
+      const keys = keysOn(ctx.store);
       const { key, secret } = await keys.create('tenant_a', { name: 'raw row', scopes: ['items:read'] });
       const row = await ctx.readKeyRow(key.id);
       expect(row).not.toBeNull();
@@ -136,18 +136,9 @@ export function keyCases(ctx: SuiteContext): void {
 
     it('a revoke is seen by every connection as soon as it returns, also while verifications race it', async () => {
       const peer = await ctx.peer();
-      const keysHere = new ApiKeys({
-        store: ctx.store,
-        clock: systemClock,
-        randomBytes: (n) => randomBytes(n),
-      });
+      const keysHere = keysOn(ctx.store);
       // The store's own visibility, so no cache: core's cache has its own bound (change-version.ts).
-      const keysThere = new ApiKeys({
-        store: peer,
-        clock: systemClock,
-        randomBytes: (n) => randomBytes(n),
-        cacheEntries: 0,
-      });
+      const keysThere = keysOn(peer, { cacheEntries: 0 });
       const { key, secret } = await keysHere.create('tenant_a', { name: 'raced', scopes: ['items:read'] });
       let revokeReturned = false;
       const outcomes: { afterRevoke: boolean; code: string }[] = [];

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { ApiKeys, systemClock } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
+import { keysOn } from '../support/keyhooks.js';
 import { medianTimeRatio } from '../support/timing.js';
 import type { SuiteContext } from './types.js';
 
 export function timingCases(ctx: SuiteContext): void {
   describe('verification timing (spec §5.3)', () => {
     it('an unknown key id costs what a wrong secret costs, within noise', async () => {
-      const keys = new ApiKeys({ store: ctx.store, clock: systemClock, randomBytes: (n) => randomBytes(n) });
+      const keys = keysOn(ctx.store);
       for (let i = 0; i < 50; i++)
         await keys.create('tenant_a', { name: `filler ${i}`, scopes: ['items:read'] });
       const { secret } = await keys.create('tenant_a', { name: 'timed', scopes: ['items:read'] });

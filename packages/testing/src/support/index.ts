@@ -2,6 +2,6 @@ export { type AdminTokenOptions, adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_
 export { FakeClock } from './clock.js';
 export { deliverOneEvent, type OneDelivery } from './deliver.js';
 export { type JsonReply, type JsonRequestOptions, requestJson } from './http.js';
-export { scopedKeyhooks } from './keyhooks.js';
+export { keysOn, scopedKeyhooks } from './keyhooks.js';
 export { answer, type ReceivedRequest, type Responder, TestReceiver } from './receiver.js';
 export { medianTimeRatio } from './timing.js';

@@ -1,5 +1,5 @@
-import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { TEST_ADMIN_SECRET } from './admin.js';
+import { type ApiKeys, createKeyhook, MemoryStore, type Store, silentLogger } from '@keyhook/core';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './admin.js';
 
 /**
  * Two keyhooks whose scope types differ, for the adapters' `requireScope` type tests: an app's
@@ -18,4 +18,19 @@ export function scopedKeyhooks() {
     }),
     reference: createKeyhook({ ...base, store: new MemoryStore() }),
   };
+}
+
+/**
+ * `keyhook.keys` on `store`, as a host gets it: for store suites that exercise the key rules
+ * against a real store. `cacheEntries: 0` turns the verified-key cache off, so every verify
+ * asks the store.
+ */
+export function keysOn(store: Store, options: { cacheEntries?: number } = {}): ApiKeys {
+  return createKeyhook({
+    store,
+    adminSession: { secret: TEST_ADMIN_SECRET },
+    encryptionKey: TEST_ENCRYPTION_KEY,
+    logger: silentLogger,
+    verifiedKeyCacheEntries: options.cacheEntries,
+  }).keys;
 }

@@ -1,0 +1,31 @@
+import { DEFAULT_SCOPES, type ScopeNameOf } from '@keyhook/core';
+
+/** The spec's seven scopes: the names of core's default catalog, which this server keeps. */
+export type Scope = ScopeNameOf<typeof DEFAULT_SCOPES>;
+
+export const SCOPES: readonly Scope[] = DEFAULT_SCOPES.map((scope) => scope.name);
+
+/** The data plane's operations (spec §4), each with the one scope that guards it. */
+export const OPERATION_SCOPES = {
+  'sources.list': 'sources:read',
+  'sources.read': 'sources:read',
+  'sources.create': 'sources:write',
+  'sources.update': 'sources:write',
+  'sources.deactivate': 'sources:write',
+  'items.list': 'items:read',
+  'items.upsert': 'items:write',
+  'items.batch': 'items:write',
+  'items.snapshot': 'items:write',
+  'items.delete': 'items:write',
+  'runs.read': 'runs:read',
+  'runs.diff': 'runs:read',
+  'generations.read': 'runs:read',
+  'runs.start': 'runs:execute',
+  'runs.apply': 'runs:apply',
+} as const satisfies Record<string, Scope>;
+
+export type Operation = keyof typeof OPERATION_SCOPES;
+
+export function scopeFor(operation: Operation): Scope {
+  return OPERATION_SCOPES[operation];
+}

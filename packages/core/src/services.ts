@@ -1,0 +1,107 @@
+import type { DefaultEvents, EventCatalog } from './catalog/events.js';
+import type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
+import type { CreateApiKeyInput } from './keys/schemas.js';
+import type { ApiKeyRecord, DeliveryDetail, DeliveryRecord, WebhookRecord } from './store/types.js';
+import type { CreateWebhookInput, UpdateWebhookInput } from './webhooks/schemas.js';
+
+/*
+ * The services on a keyhook, as host code sees them. keyhook builds them (createKeyhook); the
+ * classes behind them keep their wiring and the hooks the HTTP handler and the worker use to
+ * themselves, so those can change without a major release.
+ */
+
+/** A key and its secret, as create and rotate return them: the only time the secret is seen. */
+export interface IssuedApiKey {
+  key: ApiKeyRecord;
+  /** The full key, `sk_live_…`: show it once, keyhook keeps only its hash. */
+  secret: string;
+}
+
+/** `keyhook.keys`: the rules of API keys, for host code (seeding, scripts, your own admin UI). */
+export interface ApiKeys {
+  /** Mints a key. The input is checked as `POST /admin/keys` checks it. */
+  create(tenantId: string, input: CreateApiKeyInput): Promise<IssuedApiKey>;
+  /** The key, or `not_found` (also for another tenant's id). */
+  get(tenantId: string, id: string): Promise<ApiKeyRecord>;
+  /** Newest first; `before` is the id the previous page ended on. */
+  list(tenantId: string, limit: number, before?: string): Promise<ApiKeyRecord[]>;
+  /** A new secret for the same key id; the old one is invalid at once. */
+  rotate(tenantId: string, id: string): Promise<IssuedApiKey>;
+  /** Revokes the key; revoking again changes nothing. */
+  revoke(tenantId: string, id: string): Promise<ApiKeyRecord>;
+  /** The key a presented secret belongs to, or `invalid_api_key`, `key_revoked`, `key_expired`. */
+  verify(presented: string): Promise<ApiKeyRecord>;
+}
+
+/** An endpoint and its signing secret, as create and rotate return them. */
+export interface IssuedWebhook {
+  webhook: WebhookRecord;
+  /** `whsec_…`: shown once; keyhook keeps it sealed. */
+  secret: string;
+}
+
+/** `keyhook.webhooks`: the rules of webhook endpoints, for host code. */
+export interface Webhooks {
+  /** Registers an endpoint, with the URL policy and the twin rule that the admin route applies. */
+  create(tenantId: string, input: CreateWebhookInput): Promise<IssuedWebhook>;
+  get(tenantId: string, id: string): Promise<WebhookRecord>;
+  /** Newest first; `before` is the id the previous page ended on. */
+  list(tenantId: string, limit: number, before?: string): Promise<WebhookRecord[]>;
+  /** A status change, or a new URL and event set, checked as at create. */
+  update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord>;
+  /** A new signing secret; the old one stops signing at once. */
+  rotate(tenantId: string, id: string): Promise<IssuedWebhook>;
+  delete(tenantId: string, id: string): Promise<void>;
+}
+
+/** `keyhook.events`, typed by your event catalog. */
+export interface EventPublisher<Catalog extends EventCatalog = DefaultEvents> {
+  /**
+   * Writes the event and one delivery per subscribed endpoint in one transaction. Idempotent
+   * on `id`: the same id with the same type and data returns the first event; with other
+   * contents it is refused with `idempotency_conflict`.
+   */
+  publish<Type extends keyof Catalog & string>(
+    input: PublishInput<Catalog, Type>,
+    options?: PublishOptions,
+  ): Promise<PublishedEvent>;
+  /**
+   * `publish` inside a synchronous transaction of yours (store-sqlite): written on
+   * `transaction`, committed or rolled back with it. Throws rather than rejects. A store that
+   * cannot (Postgres: use `publish` with your client) throws a TypeError.
+   */
+  publishSync<Type extends keyof Catalog & string>(
+    input: PublishInput<Catalog, Type>,
+    options: { transaction: unknown },
+  ): PublishedEvent;
+}
+
+/** `keyhook.deliveries`: what the admin delivery routes do, for host code. */
+export interface Deliveries {
+  /** Newest first; `status` narrows to one delivery state (`null` for all). */
+  list(
+    tenantId: string,
+    webhookId: string,
+    limit: number,
+    before: string | undefined,
+    status: string | null,
+  ): Promise<DeliveryRecord[]>;
+  /** The delivery with its attempts. */
+  get(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail>;
+  /** Queues a failed delivery again, due now; held instead while its endpoint is disabled. */
+  retry(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryRecord>;
+}
+
+/** A delivery worker from `keyhook.createWorker()`. */
+export interface DeliveryWorker {
+  readonly started: boolean;
+  /** Starts leasing and sending. Starting a started worker does nothing. */
+  start(): void;
+  /** Something may be due now: lease without waiting for the poll. */
+  wake(): void;
+  /**
+   * Stops leasing, lets the attempts in flight finish and record, then resolves. Deliveries
+   * not yet leased stay for the next worker.
+   */
+  stop(): Promise<void>;
+}
