@@ -1,8 +1,10 @@
 import { consoleLogger, type Logger } from '@keyhook/core/store';
-import pg from 'pg';
+import type pg from 'pg';
 import { KeyChangeFeed } from './change-feed.js';
-import { migrate } from './migrate.js';
+import { applyMigrations } from './migrate.js';
+import { assertOneSource, openPool } from './pool.js';
 import { PostgresStore } from './postgres-store.js';
+import { type MigrationsMode, migrationsMode, refuseIfPending } from './run-migrations.js';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.js';
 import { toStoreError } from './unavailable.js';
 
@@ -17,7 +19,10 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long the store's own pool waits for a connection before failing `unavailable`. Default 5000 ms. */
   connectionTimeoutMillis?: number;
-  /** Where idle-connection errors of the store's own pool are reported. Default: console. */
+  /**
+   * Where idle-connection errors of the store's own pool, and each migration's start and end
+   * (with its duration, at `info`), are reported. Default: console.
+   */
   logger?: Logger;
   /**
    * Let core cache verified keys, kept fresh by LISTEN/NOTIFY (one pool connection listens).
@@ -26,23 +31,30 @@ export interface PostgresStoreOptions {
    * verification reads the row and the bound is zero.
    */
   verifiedKeyCache?: boolean;
+  /**
+   * `'apply'` (default): pending migrations run as the store opens. `'refuse'`: opening fails,
+   * writing nothing, while any is pending; apply them ahead with `migrate()` or
+   * `npx keyhook migrate` in a release step.
+   */
+  migrations?: MigrationsMode;
 }
 
-export const DEFAULT_POOL_SIZE = 10;
-export const DEFAULT_CONNECTION_TIMEOUT_MS = 5000;
-
 /**
- * Opens a PostgresStore and applies pending migrations before it resolves. Rejects with
- * `KeyhookError('unavailable')` when the database cannot be reached.
+ * Opens a PostgresStore once its schema is up to date: pending migrations are applied first, or,
+ * with `migrations: 'refuse'`, refused. Rejects with `KeyhookError('unavailable')` when the
+ * database cannot be reached, and always when the schema was migrated by a newer release.
  */
 export async function createPostgresStore(options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const schema = assertSchemaName(options.schema ?? DEFAULT_SCHEMA);
+  const mode = migrationsMode(options.migrations);
   assertOneSource(options);
+  const logger = options.logger ?? consoleLogger;
   const ownsPool = options.pool === undefined;
-  const pool = options.pool ?? openPool(options);
-  const feed = new KeyChangeFeed(pool, schema, options.logger ?? consoleLogger);
+  const pool = options.pool ?? openPool(options, logger);
+  const feed = new KeyChangeFeed(pool, schema, logger);
   try {
-    await migrate(pool, schema);
+    if (mode === 'apply') await applyMigrations(pool, schema, logger);
+    else await refuseIfPending(pool, schema);
     if (options.verifiedKeyCache) await feed.start();
   } catch (error) {
     await feed.stop();
@@ -50,39 +62,4 @@ export async function createPostgresStore(options: PostgresStoreOptions = {}): P
     throw toStoreError(error);
   }
   return new PostgresStore({ pool, schema, ownsPool, feed });
-}
-
-// Pool settings next to your own pool would be silently ignored; refuse them instead.
-function assertOneSource(options: PostgresStoreOptions): void {
-  const poolSettings = [options.connectionString, options.poolSize, options.connectionTimeoutMillis];
-  if (options.pool && poolSettings.some((setting) => setting !== undefined)) {
-    throw new TypeError(
-      'Pass either `pool` or `connectionString`/`poolSize`/`connectionTimeoutMillis`, not both.',
-    );
-  }
-}
-
-function openPool(options: PostgresStoreOptions): pg.Pool {
-  const max = options.poolSize ?? DEFAULT_POOL_SIZE;
-  const connectionTimeoutMillis = options.connectionTimeoutMillis ?? DEFAULT_CONNECTION_TIMEOUT_MS;
-  if (!Number.isInteger(max) || max < 1) throw new TypeError('poolSize must be a positive integer.');
-  if (!Number.isInteger(connectionTimeoutMillis) || connectionTimeoutMillis < 1)
-    throw new TypeError('connectionTimeoutMillis must be a positive integer.');
-  const pool = new pg.Pool({
-    connectionString: options.connectionString,
-    max,
-    // Unreachable fails fast as `unavailable` instead of hanging the request (pg's default waits forever).
-    connectionTimeoutMillis,
-    application_name: 'keyhook',
-  });
-  const logger = options.logger ?? consoleLogger;
-  // An idle client dying (server restart, network cut) is emitted here; unhandled, it would crash the process.
-  // Only the message and code: pg-pool attaches the whole client (and its settings) to the error.
-  pool.on('error', (error) =>
-    logger.warn(
-      { err: { message: error.message, code: (error as { code?: unknown }).code } },
-      'an idle PostgreSQL connection failed',
-    ),
-  );
-  return pool;
 }

@@ -1,10 +1,14 @@
-export {
-  createPostgresStore,
-  DEFAULT_CONNECTION_TIMEOUT_MS,
-  DEFAULT_POOL_SIZE,
-  type PostgresStoreOptions,
-} from './create-store.js';
+export { createPostgresStore, type PostgresStoreOptions } from './create-store.js';
+export type { AppliedMigration, PendingMigration } from './migrate.js';
+export { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './pool.js';
 export { PostgresStore, type PostgresStoreParts } from './postgres-store.js';
+export {
+  type MigrationsMode,
+  migrate,
+  type PostgresDatabaseSource,
+  type PostgresMigrateOptions,
+  pendingMigrations,
+} from './run-migrations.js';
 export { DEFAULT_SCHEMA } from './schema-name.js';
 /** For hosts that share the database: a connection failure becomes `unavailable` (503). */
 export { toStoreError } from './unavailable.js';

@@ -1,11 +1,31 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { type Logger, silentLogger } from '@keyhook/core/store';
 import type pg from 'pg';
 import { migrationLockKey, quoteSchema } from './schema-name.js';
 
 export interface Migration {
   version: number;
+  /** The name after the number, e.g. `api_keys`: what `keyhook_migrations.name` records. */
   name: string;
   sql: string;
+}
+
+/** A migration a `migrate()` call applied, and how long it took (waiting for the lock included). */
+export interface AppliedMigration {
+  /** The number the file name starts with: 4 for `0004_…`. */
+  version: number;
+  /** The file name without `.sql`, e.g. `0004_deliveries`. */
+  name: string;
+  /** Whole milliseconds from asking for the advisory lock to the commit. */
+  durationMs: number;
+}
+
+/** A migration the schema does not record yet. */
+export interface PendingMigration {
+  /** The number the file name starts with: 4 for `0004_…`. */
+  version: number;
+  /** The file name without `.sql`, e.g. `0004_deliveries`. */
+  name: string;
 }
 
 // Shipped beside dist/ (package.json "files"); tsup's shims give the CJS build an import.meta.url.
@@ -28,31 +48,81 @@ export async function loadMigrations(dir: URL = MIGRATIONS_DIR): Promise<Migrati
   return migrations;
 }
 
-/**
- * Brings the schema up to date. Each pending migration runs in its own transaction under an
- * advisory lock for this schema, and is re-checked inside the lock, so of many instances
- * starting at once exactly one applies it and the others wait, then find it done.
- */
-export async function migrate(pool: pg.Pool, schema: string): Promise<Migration[]> {
-  const migrations = await loadMigrations();
-  const applied = await appliedVersions(pool, schema);
-  const ran: Migration[] = [];
-  for (const migration of migrations) {
-    if (applied.has(migration.version)) continue;
-    if (await applyMigration(pool, schema, migration)) ran.push(migration);
-  }
-  return ran;
+/** The file name without `.sql`: how a migration is named to people (logs, results, errors). */
+export function fileName(version: number, name: string): string {
+  return `${String(version).padStart(4, '0')}_${name}`;
 }
 
-/** The versions already recorded, read without the lock: only a fast path, re-checked under it. */
-async function appliedVersions(pool: pg.Pool, schema: string): Promise<Set<number>> {
+/**
+ * The migrations this schema does not record, read without the lock and without writing (not
+ * even the schema or the migrations table). Throws when the schema records a migration this
+ * version does not know: a newer release migrated it.
+ */
+export async function pendingOf(
+  pool: pg.Pool,
+  schema: string,
+  migrations?: Migration[],
+): Promise<Migration[]> {
+  const shipped = migrations ?? (await loadMigrations());
+  const recorded = await readRecorded(pool, schema);
+  assertKnown(schema, recorded, shipped);
+  return shipped.filter((migration) => !recorded.has(migration.version));
+}
+
+/**
+ * Brings the schema up to date and returns what this call applied. Each pending migration runs
+ * in its own transaction under an advisory lock for this schema, and is re-checked inside the
+ * lock, so of many instances starting at once exactly one applies it and the others wait, then
+ * find it done. Each one is logged as it starts and ends, with its duration.
+ */
+export async function applyMigrations(
+  pool: pg.Pool,
+  schema: string,
+  logger: Logger = silentLogger,
+  migrations?: Migration[],
+): Promise<AppliedMigration[]> {
+  const applied: AppliedMigration[] = [];
+  for (const migration of await pendingOf(pool, schema, migrations)) {
+    const name = fileName(migration.version, migration.name);
+    const context = { schema, version: migration.version, name };
+    logger.info(context, `applying migration ${name}`);
+    const started = performance.now();
+    const ran = await applyMigration(pool, schema, migration);
+    const durationMs = Math.round(performance.now() - started);
+    if (ran) {
+      logger.info({ ...context, durationMs }, `applied migration ${name} in ${durationMs} ms`);
+      applied.push({ version: migration.version, name, durationMs });
+    } else {
+      logger.info({ ...context, durationMs }, `migration ${name} was applied by another instance`);
+    }
+  }
+  return applied;
+}
+
+/** The recorded versions and names, read without the lock: only a fast path, re-checked under it. */
+async function readRecorded(pool: pg.Pool, schema: string): Promise<Map<number, string>> {
   const table = `${quoteSchema(schema)}.keyhook_migrations`;
   const exists = await pool.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [
     table,
   ]);
-  if (!exists.rows[0]?.present) return new Set();
-  const rows = await pool.query<{ version: number }>(`SELECT version FROM ${table}`);
-  return new Set(rows.rows.map((row) => row.version));
+  if (!exists.rows[0]?.present) return new Map();
+  const rows = await pool.query<{ version: number; name: string }>(`SELECT version, name FROM ${table}`);
+  return new Map(rows.rows.map((row) => [row.version, row.name]));
+}
+
+// Running older code on a schema a newer release migrated would read and write tables it does not know.
+function assertKnown(schema: string, recorded: Map<number, string>, migrations: Migration[]): void {
+  const newest = migrations.at(-1);
+  const unknown = [...recorded]
+    .filter(([version]) => version > (newest?.version ?? 0))
+    .sort(([a], [b]) => a - b)[0];
+  if (unknown === undefined) return;
+  const knows = newest ? fileName(newest.version, newest.name) : 'no migration';
+  throw new Error(
+    `keyhook: the PostgreSQL schema "${schema}" has migration ${fileName(...unknown)}, which this version ` +
+      `of @keyhook/store-postgres does not know (it knows up to ${knows}): a newer release migrated it, ` +
+      'so upgrade the package',
+  );
 }
 
 async function applyMigration(pool: pg.Pool, schema: string, migration: Migration): Promise<boolean> {

@@ -1,4 +1,12 @@
+export type { AppliedMigration, PendingMigration } from './migrate.js';
 export { DEFAULT_BUSY_TIMEOUT_MS, openDatabase } from './open.js';
+export {
+  type MigrationsMode,
+  migrate,
+  pendingMigrations,
+  type SqliteDatabaseSource,
+  type SqliteMigrateOptions,
+} from './run-migrations.js';
 export {
   createSqliteStore,
   DEFAULT_CHANGE_CHECK_INTERVAL_MS,

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { type Logger, silentLogger } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 
 export interface Migration {
@@ -7,6 +8,24 @@ export interface Migration {
   /** The file name without `.sql`, e.g. `0001_api_keys`. */
   name: string;
   sql: string;
+}
+
+/** A migration a `migrate()` call applied, and how long it took (waiting for the write lock included). */
+export interface AppliedMigration {
+  /** The number the file name starts with: 4 for `0004_…`. */
+  version: number;
+  /** The file name without `.sql`, e.g. `0004_deliveries_without_rowid`. */
+  name: string;
+  /** Whole milliseconds from asking for the write lock to the commit. */
+  durationMs: number;
+}
+
+/** A migration the database does not record yet. */
+export interface PendingMigration {
+  /** The number the file name starts with: 4 for `0004_…`. */
+  version: number;
+  /** The file name without `.sql`, e.g. `0004_deliveries_without_rowid`. */
+  name: string;
 }
 
 // One level up from this module: `src/` under tests, `dist/` once built (tsup shims import.meta.url for CJS).
@@ -37,12 +56,27 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
 }
 
 /**
- * Brings the schema up to date and returns the versions this call applied. Each migration runs
- * in its own `BEGIN IMMEDIATE` transaction: the write lock is taken first and the migrations
- * table read again inside it, so of several connections or processes opening one new file
- * exactly one applies each migration, and the others find it recorded.
+ * The migrations this database does not record, read without writing anything (not even the
+ * migrations table). Throws when the database records a migration this version does not know.
  */
-export function migrate(db: Database.Database, migrations: Migration[] = loadMigrations()): number[] {
+export function pendingOf(db: Database.Database, migrations: Migration[] = loadMigrations()): Migration[] {
+  const recorded = readRecorded(db);
+  assertKnown(recorded, migrations);
+  return migrations.filter((migration) => !recorded.has(migration.version));
+}
+
+/**
+ * Brings the schema up to date and returns what this call applied. Each migration runs in its
+ * own `BEGIN IMMEDIATE` transaction: the write lock is taken first and the migrations table read
+ * again inside it, so of several connections or processes opening one new file exactly one
+ * applies each migration, and the others find it recorded. Each one is logged as it starts and
+ * ends, so a long rebuild (0004 holds the write lock for as long as its copy takes) is visible.
+ */
+export function applyMigrations(
+  db: Database.Database,
+  migrations: Migration[] = loadMigrations(),
+  logger: Logger = silentLogger,
+): AppliedMigration[] {
   ensureMigrationsTable(db);
   const recorded = readRecorded(db);
   assertKnown(recorded, migrations);
@@ -60,20 +94,35 @@ export function migrate(db: Database.Database, migrations: Migration[] = loadMig
     return true;
   });
 
-  const applied: number[] = [];
+  const applied: AppliedMigration[] = [];
   for (const migration of migrations) {
     // Already recorded before we looked: no write lock needed, so reopening never waits on writers.
     if (recorded.has(migration.version)) continue;
-    if (applyOnce.immediate(migration)) applied.push(migration.version);
+    const context = { filename: db.name, version: migration.version, name: migration.name };
+    logger.info(context, `applying migration ${migration.name}`);
+    const started = performance.now();
+    const ran = applyOnce.immediate(migration);
+    const durationMs = Math.round(performance.now() - started);
+    if (ran) {
+      logger.info({ ...context, durationMs }, `applied migration ${migration.name} in ${durationMs} ms`);
+      applied.push({ version: migration.version, name: migration.name, durationMs });
+    } else {
+      logger.info(
+        { ...context, durationMs },
+        `migration ${migration.name} was applied by another connection`,
+      );
+    }
   }
   return applied;
 }
 
+/** The versions this call applied; the shape the concurrency tests and their child processes compare. */
+export function migrate(db: Database.Database, migrations: Migration[] = loadMigrations()): number[] {
+  return applyMigrations(db, migrations).map((migration) => migration.version);
+}
+
 function ensureMigrationsTable(db: Database.Database): void {
-  const exists = db
-    .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'keyhook_migrations'")
-    .get();
-  if (exists) return;
+  if (hasMigrationsTable(db)) return;
   db.transaction(() => {
     db.exec(`CREATE TABLE IF NOT EXISTS keyhook_migrations (
       version    INTEGER NOT NULL PRIMARY KEY,
@@ -83,7 +132,15 @@ function ensureMigrationsTable(db: Database.Database): void {
   }).immediate();
 }
 
+function hasMigrationsTable(db: Database.Database): boolean {
+  return (
+    db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'keyhook_migrations'").get() !==
+    undefined
+  );
+}
+
 function readRecorded(db: Database.Database): Map<number, string> {
+  if (!hasMigrationsTable(db)) return new Map();
   const rows = db
     .prepare<[], { version: number; name: string }>('SELECT version, name FROM keyhook_migrations')
     .all();

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { isUnavailableError, unavailable } from './unavailable.js';
 
@@ -13,9 +14,7 @@ export function openDatabase(
   filename: string,
   busyTimeoutMs: number = DEFAULT_BUSY_TIMEOUT_MS,
 ): Database.Database {
-  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new TypeError(`busyTimeoutMs must be a non-negative integer, got ${busyTimeoutMs}`);
-  }
+  assertBusyTimeout(busyTimeoutMs);
   let db: Database.Database | undefined;
   try {
     db = new Database(filename, { timeout: busyTimeoutMs });
@@ -30,6 +29,30 @@ export function openDatabase(
   } catch (error) {
     db?.close();
     throw openFailure(filename, 'open', error);
+  }
+}
+
+/**
+ * Opens an existing file read-only, to read its migrations without writing anything: no file is
+ * created and no pragma is changed. Null when there is no file yet (an in-memory name included),
+ * that is, when every migration is pending.
+ */
+export function openReadOnly(
+  filename: string,
+  busyTimeoutMs: number = DEFAULT_BUSY_TIMEOUT_MS,
+): Database.Database | null {
+  assertBusyTimeout(busyTimeoutMs);
+  if (filename === '' || filename === ':memory:' || !existsSync(filename)) return null;
+  try {
+    return new Database(filename, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+  } catch (error) {
+    throw openFailure(filename, 'open', error);
+  }
+}
+
+function assertBusyTimeout(busyTimeoutMs: number): void {
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new TypeError(`busyTimeoutMs must be a non-negative integer, got ${busyTimeoutMs}`);
   }
 }
 

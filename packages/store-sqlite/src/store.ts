@@ -25,10 +25,10 @@ import type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from '@keyhook/core/store';
-import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
+import { consoleLogger, type Logger, leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import { GroupCommit } from './group-commit.js';
-import { migrate } from './migrate.js';
+import { applyMigrations, loadMigrations } from './migrate.js';
 import { openDatabase, openFailure } from './open.js';
 import {
   type ApiKeyRow,
@@ -56,6 +56,7 @@ import {
   toWebhookRow,
   type WebhookRow,
 } from './row.js';
+import { type MigrationsMode, migrationsMode, refuseIfPending } from './run-migrations.js';
 import { translateDriverError, unavailable } from './unavailable.js';
 
 export type SqliteStoreOptions = (
@@ -76,6 +77,14 @@ export type SqliteStoreOptions = (
    * once; another process's revoke is seen within this bound. Default 1 ms; 0 asks every time.
    */
   changeCheckIntervalMs?: number;
+  /**
+   * `'apply'` (default): pending migrations run as the store opens. `'refuse'`: opening fails,
+   * writing nothing, while any is pending; apply them ahead with `migrate()` or
+   * `npx keyhook migrate` (a long rebuild then holds the write lock in a release step, not at start).
+   */
+  migrations?: MigrationsMode;
+  /** Where each migration's start and end (with its duration) are logged, at `info`. Default: console. */
+  logger?: Logger;
 };
 
 export const DEFAULT_CHANGE_CHECK_INTERVAL_MS = 1;
@@ -631,9 +640,12 @@ export class SqliteStore implements Store {
   private dataVersion = 0;
   private lastChangeCheckAt = Number.NEGATIVE_INFINITY;
 
-  /** Opens (or adopts) the database and applies pending migrations before it returns. */
+  /** Opens (or adopts) the database and applies (or refuses) pending migrations before it returns. */
   constructor(options: SqliteStoreOptions) {
     this.changeCheckIntervalMs = options.changeCheckIntervalMs ?? DEFAULT_CHANGE_CHECK_INTERVAL_MS;
+    const mode = migrationsMode(options.migrations);
+    // Before the file is opened for writing: a refused open must not create it or switch it to WAL.
+    if (mode === 'refuse') refuseIfPending(options);
     if ('database' in options) {
       this.db = options.database;
       this.ownsDatabase = false;
@@ -643,7 +655,7 @@ export class SqliteStore implements Store {
     }
     this.persistent = !this.db.memory;
     try {
-      migrate(this.db);
+      if (mode === 'apply') applyMigrations(this.db, loadMigrations(), options.logger ?? consoleLogger);
       this.statements = prepareStatements(this.db);
       this.transactions = prepareTransactions(this.db, this.statements);
       this.group = new GroupCommit(this.db, translateDriverError);
@@ -961,7 +973,10 @@ export class SqliteStore implements Store {
   }
 }
 
-/** Opens a SQLite store: the file is created and migrated when needed. */
+/**
+ * Opens a SQLite store: the file is created and migrated when needed, or, with
+ * `migrations: 'refuse'`, refused while a migration is pending.
+ */
 export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   return new SqliteStore(options);
 }

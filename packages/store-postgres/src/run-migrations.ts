@@ -1,0 +1,111 @@
+import { consoleLogger, type Logger } from '@keyhook/core/store';
+import type pg from 'pg';
+import {
+  type AppliedMigration,
+  applyMigrations,
+  fileName,
+  type PendingMigration,
+  pendingOf,
+} from './migrate.js';
+import { assertOneSource, openPool } from './pool.js';
+import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.js';
+import { toStoreError } from './unavailable.js';
+
+/** Where migrations run: the same choices `createPostgresStore` takes. */
+export interface PostgresDatabaseSource {
+  /** `postgres://…`. Without it (and without `pool`) pg reads the PG* environment variables. */
+  connectionString?: string;
+  /** Your own pool. You own it: it is left open. Not combinable with `connectionString`. */
+  pool?: pg.Pool;
+  /** The schema keyhook's tables live in. Default `keyhook`. */
+  schema?: string;
+  /** How long to wait for a connection before failing `unavailable`. Default 5000 ms. */
+  connectionTimeoutMillis?: number;
+}
+
+/** What `migrate()` takes: the schema and how to reach it, and where to log each migration. */
+export interface PostgresMigrateOptions extends PostgresDatabaseSource {
+  /** Where each migration's start and end (with its duration) are logged, at `info`. Default: console. */
+  logger?: Logger;
+}
+
+/**
+ * What `createPostgresStore` does with pending migrations: `'apply'` them as it opens (the
+ * default), or `'refuse'` to open until `migrate()` or `npx keyhook migrate` has applied them.
+ */
+export type MigrationsMode = 'apply' | 'refuse';
+
+/**
+ * Applies the pending migrations, each in its own transaction, and resolves with what this call
+ * applied, in order: nothing when the schema is up to date. Run it in a release step, then open
+ * the store with `migrations: 'refuse'`. Safe to run from several places at once (an advisory
+ * lock per schema). Rejects when the schema was migrated by a newer release, when a migration
+ * fails (that one is rolled back), or with `KeyhookError('unavailable')` when the database
+ * cannot be reached.
+ */
+export async function migrate(options: PostgresMigrateOptions = {}): Promise<AppliedMigration[]> {
+  const logger = options.logger ?? consoleLogger;
+  return withPool(options, logger, (pool, schema) => applyMigrations(pool, schema, logger));
+}
+
+/**
+ * The migrations `migrate()` would apply, without applying anything: nothing is created, not
+ * even the schema. Rejects when the schema was migrated by a newer release.
+ */
+export async function pendingMigrations(source: PostgresDatabaseSource = {}): Promise<PendingMigration[]> {
+  return withPool(source, consoleLogger, listPending);
+}
+
+/** For `migrations: 'refuse'`: throws, having written nothing, when the schema is behind. */
+export async function refuseIfPending(pool: pg.Pool, schema: string): Promise<void> {
+  const pending = await listPending(pool, schema);
+  if (pending.length > 0) throw pendingMigrationsError(schema, pending);
+}
+
+/** Checks the option, so a typo fails at open instead of quietly meaning `'apply'`. */
+export function migrationsMode(mode: MigrationsMode | undefined): MigrationsMode {
+  if (mode === undefined) return 'apply';
+  if (mode === 'apply' || mode === 'refuse') return mode;
+  throw new TypeError(`migrations must be 'apply' or 'refuse', got ${JSON.stringify(mode)}`);
+}
+
+/**
+ * The refusal of a store opened with `migrations: 'refuse'` on a schema that is behind: it names
+ * what is pending and how to apply it (never the connection string, which may hold a password).
+ */
+function pendingMigrationsError(schema: string, pending: PendingMigration[]): Error {
+  const names = pending.map((migration) => migration.name).join(', ');
+  const count = pending.length === 1 ? '1 migration is' : `${pending.length} migrations are`;
+  return new Error(
+    `keyhook: cannot open the PostgreSQL schema "${schema}": ${count} pending (${names}) and the ` +
+      `store was created with migrations: 'refuse'. Apply them first with ` +
+      `\`npx keyhook migrate --database "$DATABASE_URL" --schema ${schema}\` or migrate() from ` +
+      '@keyhook/store-postgres.',
+  );
+}
+
+async function listPending(pool: pg.Pool, schema: string): Promise<PendingMigration[]> {
+  const pending = await pendingOf(pool, schema);
+  return pending.map((migration) => ({
+    version: migration.version,
+    name: fileName(migration.version, migration.name),
+  }));
+}
+
+// A pool of one connection is enough: migrations run one after another.
+async function withPool<T>(
+  source: PostgresDatabaseSource,
+  logger: Logger,
+  run: (pool: pg.Pool, schema: string) => Promise<T>,
+): Promise<T> {
+  const schema = assertSchemaName(source.schema ?? DEFAULT_SCHEMA);
+  assertOneSource(source);
+  const pool = source.pool ?? openPool({ ...source, poolSize: 1 }, logger);
+  try {
+    return await run(pool, schema);
+  } catch (error) {
+    throw toStoreError(error);
+  } finally {
+    if (!source.pool) await pool.end().catch(() => {});
+  }
+}

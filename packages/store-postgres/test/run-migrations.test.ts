@@ -1,0 +1,304 @@
+import { isKeyhookError, type Logger } from '@keyhook/core';
+import { keyRecord } from '@keyhook/testing/fixtures';
+import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, migrate, type PostgresStoreOptions, pendingMigrations } from '../src/index.js';
+import { applyMigrations, fileName, loadMigrations } from '../src/migrate.js';
+
+// Under CI=true this throws when Postgres is down, so CI can never skip this suite silently.
+const available = await postgresAvailable();
+
+const shipped = await loadMigrations();
+const shippedNames = shipped.map((m) => fileName(m.version, m.name));
+
+const schemas: string[] = [];
+const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
+const freshSchema = (label: string) => {
+  const schema = uniqueSchemaName(label);
+  schemas.push(schema);
+  return schema;
+};
+
+interface Line {
+  level: 'info' | 'warn' | 'error';
+  context: Record<string, unknown>;
+  message: string;
+}
+
+function recordingLogger(): Logger & { lines: Line[] } {
+  const lines: Line[] = [];
+  const at =
+    (level: Line['level']) =>
+    (context: object, message: string): void => {
+      lines.push({ level, context: context as Record<string, unknown>, message });
+    };
+  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A schema at `version`, as a release of that version left it. */
+async function schemaAt(label: string, version: number): Promise<string> {
+  const schema = freshSchema(label);
+  await applyMigrations(admin, schema, recordingLogger(), shipped.slice(0, version));
+  return schema;
+}
+
+async function schemaExists(schema: string): Promise<boolean> {
+  const { rowCount } = await admin.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+  return rowCount === 1;
+}
+
+/** The schema's tables and recorded migrations. */
+async function snapshot(schema: string) {
+  const tables = await admin.query<{ name: string }>(
+    'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1',
+    [schema],
+  );
+  const recorded = await admin.query(
+    `SELECT version, name, applied_at FROM "${schema}".keyhook_migrations ORDER BY version`,
+  );
+  return { tables: tables.rows.map((row) => row.name), migrations: recorded.rows };
+}
+
+async function recordFutureMigration(schema: string): Promise<void> {
+  await admin.query(`INSERT INTO "${schema}".keyhook_migrations (version, name) VALUES (99, 'future')`);
+}
+
+(available ? describe : describe.skip)('Postgres migrations you can see and run', () => {
+  afterAll(async () => {
+    for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  });
+
+  describe('migrate()', () => {
+    it('applies every migration to a new schema, logs each start and end with its duration, and returns them', async () => {
+      const schema = freshSchema('mig_api');
+      const logger = recordingLogger();
+      const applied = await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger });
+
+      expect(applied.map((m) => [m.version, m.name])).toEqual(
+        shipped.map((m, i) => [m.version, shippedNames[i]]),
+      );
+      for (const migration of applied) {
+        expect(Number.isInteger(migration.durationMs)).toBe(true);
+        expect(migration.durationMs).toBeGreaterThanOrEqual(0);
+      }
+      expect(logger.lines).toEqual(
+        applied.flatMap((m) => [
+          {
+            level: 'info',
+            context: { schema, version: m.version, name: m.name },
+            message: `applying migration ${m.name}`,
+          },
+          {
+            level: 'info',
+            context: { schema, version: m.version, name: m.name, durationMs: m.durationMs },
+            message: `applied migration ${m.name} in ${m.durationMs} ms`,
+          },
+        ]),
+      );
+      expect((await snapshot(schema)).migrations).toHaveLength(shipped.length);
+    });
+
+    it('applies nothing, and logs nothing, on a schema that is up to date', async () => {
+      const schema = freshSchema('mig_again');
+      await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
+      const before = await snapshot(schema);
+      const logger = recordingLogger();
+      await expect(migrate({ connectionString: POSTGRES_TEST_URL, schema, logger })).resolves.toEqual([]);
+      expect(logger.lines).toEqual([]);
+      expect(await snapshot(schema)).toEqual(before);
+    });
+
+    it('brings a schema of an older release up to date, applying only what it lacks', async () => {
+      const schema = await schemaAt('mig_older', 2);
+      const applied = await migrate({
+        connectionString: POSTGRES_TEST_URL,
+        schema,
+        logger: recordingLogger(),
+      });
+      expect(applied.map((m) => m.name)).toEqual(shippedNames.slice(2));
+    });
+
+    it('runs on a pool you pass and leaves it open', async () => {
+      const schema = freshSchema('mig_pool');
+      const pool = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 1 });
+      try {
+        await expect(migrate({ pool, schema, logger: recordingLogger() })).resolves.toHaveLength(
+          shipped.length,
+        );
+        await expect(pool.query('SELECT 1')).resolves.toBeDefined();
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('logs no connection string, and a password in it appears in no error', async () => {
+      const password = 'n0t-in-any-log-Zq7';
+      const logger = recordingLogger();
+      const error = await migrate({
+        connectionString: `postgres://postgres:${password}@127.0.0.1:1/test`,
+        schema: freshSchema('mig_secret'),
+        logger,
+      }).catch((e: unknown) => e);
+      expect(isKeyhookError(error) && error.code === 'unavailable').toBe(true);
+      expect(String((error as Error).message)).not.toContain(password);
+
+      const ok = recordingLogger();
+      const url = new URL(POSTGRES_TEST_URL);
+      url.password = password; // trust auth: the server accepts it and ignores it
+      await migrate({ connectionString: url.href, schema: freshSchema('mig_secret_ok'), logger: ok });
+      expect(ok.lines.length).toBeGreaterThan(0);
+      const logged = JSON.stringify(ok.lines);
+      expect(logged).not.toContain(password);
+      expect(logged).not.toContain('postgres://');
+    });
+
+    it('refuses a schema migrated by a newer release, and applies nothing', async () => {
+      const schema = await schemaAt('mig_newer', 2);
+      await recordFutureMigration(schema);
+      const before = await snapshot(schema);
+      await expect(migrate({ connectionString: POSTGRES_TEST_URL, schema })).rejects.toThrow(
+        /has migration 0099_future, which this version of @keyhook\/store-postgres does not know.*upgrade the package/,
+      );
+      expect(await snapshot(schema)).toEqual(before);
+    });
+  });
+
+  describe('pendingMigrations()', () => {
+    it('lists every migration for a schema that does not exist, and does not create it', async () => {
+      const schema = freshSchema('pend_new');
+      await expect(pendingMigrations({ connectionString: POSTGRES_TEST_URL, schema })).resolves.toEqual(
+        shipped.map((m, i) => ({ version: m.version, name: shippedNames[i] })),
+      );
+      expect(await schemaExists(schema)).toBe(false);
+    });
+
+    it('lists what a schema of an older release lacks, and writes nothing', async () => {
+      const schema = await schemaAt('pend_older', 2);
+      const before = await snapshot(schema);
+      const pending = await pendingMigrations({ connectionString: POSTGRES_TEST_URL, schema });
+      expect(pending.map((m) => m.name)).toEqual(shippedNames.slice(2));
+      expect(await snapshot(schema)).toEqual(before);
+    });
+
+    it('lists nothing once migrate() has run', async () => {
+      const schema = freshSchema('pend_done');
+      await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
+      await expect(pendingMigrations({ connectionString: POSTGRES_TEST_URL, schema })).resolves.toEqual([]);
+    });
+  });
+
+  describe("createPostgresStore({ migrations: 'refuse' })", () => {
+    const refusal = (names: string[]) =>
+      new RegExp(
+        `${names.length} migrations? (is|are) pending \\(${names.join(', ')}\\).*npx keyhook migrate`,
+      );
+
+    it('refuses a schema that does not exist yet, and creates nothing', async () => {
+      const schema = freshSchema('refuse_new');
+      await expect(
+        createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, migrations: 'refuse' }),
+      ).rejects.toThrow(refusal(shippedNames));
+      expect(await schemaExists(schema)).toBe(false);
+    });
+
+    it('refuses a schema that is behind, naming what is pending, and writes nothing', async () => {
+      const schema = await schemaAt('refuse_behind', 2);
+      const before = await snapshot(schema);
+      const error = await createPostgresStore({
+        connectionString: POSTGRES_TEST_URL,
+        schema,
+        migrations: 'refuse',
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(refusal(shippedNames.slice(2)));
+      expect((error as Error).message).toContain(`--schema ${schema}`);
+      const after = await snapshot(schema);
+      expect(after).toEqual(before);
+      expect(after.tables).not.toContain('keyhook_webhooks');
+    });
+
+    it('refuses through a pool you pass, and leaves the pool open', async () => {
+      const schema = await schemaAt('refuse_pool', 3);
+      const pool = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
+      try {
+        await expect(createPostgresStore({ pool, schema, migrations: 'refuse' })).rejects.toThrow(
+          refusal(shippedNames.slice(3)),
+        );
+        await expect(pool.query('SELECT 1')).resolves.toBeDefined();
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('opens normally once migrate() has applied everything', async () => {
+      const schema = await schemaAt('refuse_then_ok', 2);
+      await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
+      const logger = recordingLogger();
+      const store = await createPostgresStore({
+        connectionString: POSTGRES_TEST_URL,
+        schema,
+        migrations: 'refuse',
+        poolSize: 1,
+        logger,
+      });
+      try {
+        await expect(store.insertApiKey(keyRecord())).resolves.toBe('inserted');
+      } finally {
+        await store.close();
+      }
+      expect(logger.lines).toEqual([]);
+    });
+
+    it('refuses a value other than apply or refuse', async () => {
+      const options = {
+        connectionString: POSTGRES_TEST_URL,
+        migrations: 'skip',
+      } as unknown as PostgresStoreOptions;
+      await expect(createPostgresStore(options)).rejects.toThrow(TypeError);
+    });
+  });
+
+  describe('a schema migrated by a newer release', () => {
+    it('is refused at open, in either mode, with the version it does not know', async () => {
+      const schema = freshSchema('newer');
+      await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
+      await recordFutureMigration(schema);
+      for (const migrations of ['apply', 'refuse'] as const) {
+        await expect(
+          createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, migrations, poolSize: 1 }),
+        ).rejects.toThrow(/schema "keyhook_newer_[0-9a-f]+" has migration 0099_future.*upgrade the package/);
+      }
+      await expect(pendingMigrations({ connectionString: POSTGRES_TEST_URL, schema })).rejects.toThrow(
+        /0099_future/,
+      );
+    });
+  });
+
+  describe("createPostgresStore({ migrations: 'apply' }), the default", () => {
+    it('logs each migration it applies through the logger option', async () => {
+      const schema = freshSchema('apply_log');
+      const logger = recordingLogger();
+      await (
+        await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1, logger })
+      ).close();
+      const messages = logger.lines.map((line) => line.message);
+      expect(messages).toHaveLength(shipped.length * 2);
+      for (const name of shippedNames) {
+        expect(messages).toContain(`applying migration ${name}`);
+        expect(messages.some((m) => new RegExp(`^applied migration ${name} in \\d+ ms$`).test(m))).toBe(true);
+      }
+      const restarted = recordingLogger();
+      await (
+        await createPostgresStore({
+          connectionString: POSTGRES_TEST_URL,
+          schema,
+          poolSize: 1,
+          logger: restarted,
+        })
+      ).close();
+      expect(restarted.lines).toEqual([]);
+    });
+  });
+});
