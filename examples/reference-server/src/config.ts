@@ -35,6 +35,8 @@ export interface ServerConfig {
   retryScheduleMs: number[] | null;
   /** KEYHOOK_DELIVERY_TIMEOUT: one attempt's limit; null for 10 s. */
   deliveryTimeoutMs: number | null;
+  /** KEYHOOK_RETENTION: how long finished deliveries, their attempts and events are kept; null for 30 days. */
+  retentionMs: number | null;
 }
 
 /** Every problem found in the environment, so an operator fixes them in one go. */
@@ -110,6 +112,14 @@ export function loadConfig(
     );
   }
 
+  const retentionText = read('KEYHOOK_RETENTION');
+  const retentionMs = retentionText === undefined ? null : parseDuration(retentionText);
+  if (retentionText !== undefined && (retentionMs === null || retentionMs < 1000)) {
+    problems.push(
+      `KEYHOOK_RETENTION must be a duration of at least 1s, like 30d or 12h, got "${retentionText}"`,
+    );
+  }
+
   if (problems.length > 0 || admin === null) throw new ConfigError(problems);
   return {
     port,
@@ -121,6 +131,7 @@ export function loadConfig(
     previousEncryptionKeys,
     retryScheduleMs,
     deliveryTimeoutMs,
+    retentionMs,
   };
 }
 

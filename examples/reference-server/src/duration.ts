@@ -1,8 +1,8 @@
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-const DURATION = /^(\d{1,9})(ms|s|m|h)$/;
+const DURATION = /^(\d{1,9})(ms|s|m|h|d)$/;
 
-/** `200ms`, `10s`, `5m`, `1h` → milliseconds; null for anything else, zero included. */
+/** `200ms`, `10s`, `5m`, `1h`, `30d` → milliseconds; null for anything else, zero included. */
 export function parseDuration(text: string): number | null {
   const match = DURATION.exec(text.trim());
   if (!match) return null;

@@ -86,6 +86,7 @@ export async function buildServer(
       delivery: {
         ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
         ...(config.deliveryTimeoutMs && { timeoutMs: config.deliveryTimeoutMs }),
+        ...(config.retentionMs && { retentionMs: config.retentionMs }),
         onEndpointDisabled: (webhook) =>
           app.log.warn({ webhookId: webhook.id }, 'webhook disabled after repeated delivery failures'),
       },

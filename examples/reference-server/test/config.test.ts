@@ -31,6 +31,7 @@ describe('loadConfig (DESIGN.md §8)', () => {
       previousEncryptionKeys: [],
       retryScheduleMs: null,
       deliveryTimeoutMs: null,
+      retentionMs: null,
     });
   });
 
@@ -170,6 +171,15 @@ describe('loadConfig (DESIGN.md §8)', () => {
     ]);
   });
 
+  it('KEYHOOK_RETENTION: a duration of at least a second, days included', () => {
+    expect(load({ KEYHOOK_RETENTION: '30d' }).retentionMs).toBe(30 * 86_400_000);
+    expect(load({ KEYHOOK_RETENTION: '5s' }).retentionMs).toBe(5000);
+    for (const bad of ['500ms', '0d', '30 days', '-1h'])
+      expect(problemsOf({ KEYHOOK_RETENTION: bad })).toEqual([
+        `KEYHOOK_RETENTION must be a duration of at least 1s, like 30d or 12h, got "${bad}"`,
+      ]);
+  });
+
   it('collects every problem at once', () => {
     const problems = problemsOf({
       PORT: 'x',
@@ -197,9 +207,10 @@ describe('parseDuration', () => {
     ['10s', 10_000],
     ['5m', 300_000],
     ['3h', 10_800_000],
+    ['30d', 2_592_000_000],
   ])('%s → %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
 
-  it.each(['', '0s', '10', '1d', '-5s', '1.5s', 's'])('refuses %j', (text) =>
+  it.each(['', '0s', '10', '1w', '-5s', '1.5s', 's'])('refuses %j', (text) =>
     expect(parseDuration(text)).toBeNull(),
   );
 });

@@ -1,9 +1,10 @@
-// `scheme://user:password@`: the password part of any URL, wherever it appears in a message.
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@]*):[^\s@/]*@/gi;
+// `user:password@`, wherever it appears in a message: after `scheme://` (a URL), after `scheme:`
+// or `scheme:/` (`postgres:/u:pw@host`, which a parser may still read as a URL), or alone.
+const CREDENTIALS = /([a-z][a-z0-9+.-]*:\/{0,2}[^\s:/?#@]*|[^\s:/?#@]+):[^\s@/]*@/gi;
 
-/** Replaces each secret, and any URL's password, with `***`. */
+/** Replaces each secret, and the password of any `user:password@`, with `***`. */
 export function redact(text: string, secrets: readonly string[] = []): string {
-  let out = text.replace(URL_CREDENTIALS, '$1:***@');
+  let out = text.replace(CREDENTIALS, '$1:***@');
   for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('***');
   return out;
 }
@@ -14,9 +15,14 @@ export function redact(text: string, secrets: readonly string[] = []): string {
  * too general (`PostgreSQL is unreachable.` says nothing of the refused port).
  */
 export function describeError(error: unknown): string {
-  const message = firstLine(error).replace(/^keyhook: /, '');
-  const cause = error instanceof Error && error.cause !== undefined ? firstLine(error.cause) : '';
+  const message = withoutPrefix(firstLine(error));
+  const cause =
+    error instanceof Error && error.cause !== undefined ? withoutPrefix(firstLine(error.cause)) : '';
   return cause && !message.includes(cause) ? `${message} (${cause})` : message;
+}
+
+function withoutPrefix(line: string): string {
+  return line.replace(/^keyhook: /, '');
 }
 
 function firstLine(error: unknown): string {

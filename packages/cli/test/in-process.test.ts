@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { redact } from '../src/errors.js';
-import { type Io, run } from '../src/program.js';
-
-/** An Io that keeps what the program writes, with the environment it is given. */
-function captured(env: Record<string, string | undefined> = {}): Io & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    env,
-    stdout: { write: (text: string) => out.push(text) },
-    stderr: { write: (text: string) => err.push(text) },
-  };
-}
+import { run } from '../src/program.js';
+import { captured } from './support.js';
 
 describe('run(), with streams and environment passed in', () => {
   it('writes to the streams it is given and reads only the environment it is given', async () => {
@@ -42,5 +30,13 @@ describe('redact()', () => {
     );
     expect(redact('password=hunter2 failed', ['hunter2'])).toBe('password=*** failed');
     expect(redact('postgres://app@db/x has no password')).toBe('postgres://app@db/x has no password');
+  });
+
+  it('replaces the password of a user:password@ after scheme: without //, or with no scheme at all', () => {
+    expect(redact('at postgres:/u:S3cretPw@127.0.0.1:1/db')).toBe('at postgres:/u:***@127.0.0.1:1/db');
+    expect(redact('at postgresql:u:S3cretPw@h/db')).toBe('at postgresql:u:***@h/db');
+    expect(redact('at postgres://:S3cretPw@h/db')).toBe('at postgres://:***@h/db');
+    expect(redact('the SQLite database at ./u:S3cretPw@h.db')).toBe('the SQLite database at ./u:***@h.db');
+    expect(redact('connect ECONNREFUSED 127.0.0.1:1')).toBe('connect ECONNREFUSED 127.0.0.1:1');
   });
 });

@@ -1,12 +1,12 @@
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, run } from './support.js';
+import { assertBuilt, run, shippedMigrations } from './support.js';
 
 // Under CI=true this throws when Postgres is down, so CI can never skip this suite silently.
 const available = await postgresAvailable();
 
-const SHIPPED = ['0001_api_keys', '0002_key_change_notify', '0003_webhooks', '0004_deliveries'];
+const SHIPPED = shippedMigrations('store-postgres');
 const PASSWORD = 'Sup3r-s3cret_pw';
 
 /** The test server's URL with a password in it; trust auth accepts it and ignores it. */
@@ -52,7 +52,7 @@ async function recorded(schema: string): Promise<string[]> {
         expect.stringMatching(`^  applied migration ${name} in \\d+ ms$`),
       ]),
     );
-    expect(lines.at(-1)).toMatch(/^Applied 4 migrations in \d+ ms\.$/);
+    expect(lines.at(-1)).toMatch(new RegExp(`^Applied ${SHIPPED.length} migrations in \\d+ ms\\.$`));
     expect(await recorded(schema)).toEqual(SHIPPED);
 
     const second = await run(['migrate', '--database', POSTGRES_TEST_URL, '--schema', schema]);
@@ -72,7 +72,7 @@ async function recorded(schema: string): Promise<string[]> {
     ]);
     expect(code).toBe(0);
     expect(stdout).toMatch(
-      new RegExp(`^4 migrations pending for schema "${schema}" of the PostgreSQL database`),
+      new RegExp(`^${SHIPPED.length} migrations pending for schema "${schema}" of the PostgreSQL database`),
     );
     expect(stdout).toContain(SHIPPED.map((name) => `  ${name}\n`).join(''));
     const { rowCount } = await admin.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
@@ -117,9 +117,15 @@ async function recorded(schema: string): Promise<string[]> {
     const stray = await run(['migrate', urlWithPassword()]);
     expect(stray.code).toBe(2);
     expect(stray.stdout + stray.stderr).not.toContain(PASSWORD);
-    const badSchema = await run(['migrate', '--database', urlWithPassword(), '--schema', 'Not-Valid']);
-    expect(badSchema.code).toBe(2);
-    expect(badSchema.stderr).toMatch(/Invalid Postgres schema name/);
-    expect(badSchema.stdout + badSchema.stderr).not.toContain(PASSWORD);
+    for (const schema of ['Not-Valid', 'pg_keyhook', '1st']) {
+      const badSchema = await run(['migrate', '--database', urlWithPassword(), '--schema', schema]);
+      expect(badSchema.code).toBe(2);
+      // The store's check, before anything is printed.
+      expect(badSchema.stdout).toBe('');
+      expect(badSchema.stderr).toMatch(
+        /^keyhook migrate: Invalid Postgres schema name .* \(keyhook migrate --help\)\n$/,
+      );
+      expect(badSchema.stderr).not.toContain(PASSWORD);
+    }
   });
 });

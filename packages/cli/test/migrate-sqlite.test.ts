@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqliteStore } from '@keyhook/store-sqlite';
 import { keyRecord } from '@keyhook/testing/fixtures';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, run } from './support.js';
+import { assertBuilt, run, shippedMigrations } from './support.js';
 
 beforeAll(assertBuilt);
 
@@ -14,7 +14,7 @@ let count = 0;
 const freshFile = () => join(root, `db-${++count}.db`);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const SHIPPED = ['0001_api_keys', '0002_webhooks', '0003_deliveries', '0004_deliveries_without_rowid'];
+const SHIPPED = shippedMigrations('store-sqlite');
 
 function recorded(filename: string): string[] {
   const raw = new Database(filename, { readonly: true });
@@ -39,7 +39,7 @@ describe('keyhook migrate on a SQLite file', () => {
         expect.stringMatching(`^  applied migration ${name} in \\d+ ms$`),
       ]),
     );
-    expect(lines.at(-1)).toMatch(/^Applied 4 migrations in \d+ ms\.$/);
+    expect(lines.at(-1)).toMatch(new RegExp(`^Applied ${SHIPPED.length} migrations in \\d+ ms\\.$`));
     expect(recorded(filename)).toEqual(SHIPPED);
 
     const second = await run(['migrate', '--database', filename]);
@@ -54,7 +54,7 @@ describe('keyhook migrate on a SQLite file', () => {
     const { code, stdout } = await run(['migrate', '--database', filename, '--dry-run']);
     expect(code).toBe(0);
     expect(stdout).toBe(
-      `4 migrations pending for the SQLite database at ${filename}:\n` +
+      `${SHIPPED.length} migrations pending for the SQLite database at ${filename}:\n` +
         SHIPPED.map((name) => `  ${name}\n`).join('') +
         'Nothing was applied (--dry-run).\n',
     );
@@ -101,5 +101,68 @@ describe('keyhook migrate on a SQLite file', () => {
     expect(mysql.code).toBe(2);
     expect(mysql.stderr).toMatch(/a mysql:\/\/ URL is not a database keyhook's stores open/);
     expect(mysql.stderr).not.toContain('Pa55word');
+  });
+
+  it('refuses anything that starts like a URL, with or without //, and never prints its password', async () => {
+    const cwd = mkdtempSync(join(root, 'cwd-'));
+    for (const database of [
+      'postgres:/u:S3cretPw@127.0.0.1:1/db',
+      'postgres:u:S3cretPw@127.0.0.1:1/db',
+      'PostgreSQL:/u:S3cretPw@127.0.0.1:1/db',
+      'mysql:u:S3cretPw@db/app',
+      'sqlite:./u:S3cretPw@x.db',
+      'file:x.db',
+    ]) {
+      const { code, stdout, stderr } = await run(['migrate', '--database', database], { cwd });
+      expect(code, database).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr, database).toMatch(
+        /^keyhook migrate: (--database starts with postgres(ql)?:\/? but is not a postgres:\/\/ URL|a \w+: URL is not a database keyhook's stores open)/i,
+      );
+      expect(stderr).not.toContain('S3cretPw');
+    }
+    // None was taken for a file name: no file was created.
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('takes a Windows drive path for a file, not for a URL of scheme c', async () => {
+    for (const filename of ['C:\\data\\keyhook.db', 'c:/data/keyhook.db']) {
+      const { code, stdout } = await run(['migrate', '--database', filename, '--dry-run'], { cwd: root });
+      expect(code).toBe(0);
+      expect(stdout).toMatch(
+        `${SHIPPED.length} migrations pending for the SQLite database at ${filename}:\n`,
+      );
+    }
+  });
+
+  it('scrubs a user:password@ in a file path from what it prints', async () => {
+    const filename = join(root, 'u:S3cretPw@host.db');
+    const shown = join(root, 'u:***@host.db');
+    const dry = await run(['migrate', '--database', filename, '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(`${SHIPPED.length} migrations pending for the SQLite database at ${shown}:\n`);
+    const applied = await run(['migrate', '--database', filename]);
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toMatch(`Migrating the SQLite database at ${shown}\n`);
+    expect(dry.stdout + dry.stderr + applied.stdout + applied.stderr).not.toContain('S3cretPw');
+  });
+
+  it('fails with exit 1 on a database of a newer release, saying so once, without a doubled keyhook: prefix', async () => {
+    const filename = freshFile();
+    expect((await run(['migrate', '--database', filename])).code).toBe(0);
+    const raw = new Database(filename);
+    raw.prepare('INSERT INTO keyhook_migrations VALUES (?, ?, ?)').run(999, '0999_future', Date.now());
+    raw.close();
+    const refusal =
+      `the database has migration 0999_future, which this version of @keyhook/store-sqlite does not know ` +
+      `(it knows up to ${SHIPPED.at(-1)}): a newer release migrated it, so upgrade the package\n`;
+    const applied = await run(['migrate', '--database', filename]);
+    expect(applied.code).toBe(1);
+    expect(applied.stderr).toBe(
+      `keyhook migrate: cannot open the SQLite database at ${filename}: ${refusal}`,
+    );
+    const dry = await run(['migrate', '--database', filename, '--dry-run']);
+    expect(dry.code).toBe(1);
+    expect(dry.stderr).toBe(`keyhook migrate: cannot open the SQLite database at ${filename}: ${refusal}`);
   });
 });

@@ -1,9 +1,18 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Io } from '../src/io.js';
 
 /** The built executable: the tests run what `npx keyhook` runs. */
 export const BIN = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+
+/** The migrations a store package ships, named by their files without `.sql`, in order. */
+export function shippedMigrations(store: 'store-sqlite' | 'store-postgres'): string[] {
+  return readdirSync(new URL(`../../${store}/migrations/`, import.meta.url))
+    .filter((file) => file.endsWith('.sql'))
+    .sort()
+    .map((file) => file.slice(0, -'.sql'.length));
+}
 
 export interface Outcome {
   code: number;
@@ -43,4 +52,19 @@ export function run(
       },
     );
   });
+}
+
+/** An Io for running the program in-process: it keeps what is written, and has only `env`. */
+export function captured(
+  env: Record<string, string | undefined> = {},
+): Io & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    env,
+    stdout: { write: (text: string) => out.push(text) },
+    stderr: { write: (text: string) => err.push(text) },
+  };
 }

@@ -15,7 +15,6 @@ export {
   type EventInput,
   type EventMap,
 } from './catalog/events.js';
-// Your scopes and events
 export {
   DEFAULT_SCOPES,
   type DefaultScopes,
@@ -32,11 +31,15 @@ export { DELIVERY_STATES, type DeliveryState } from './delivery/states.js';
 export {
   type AttemptView,
   attemptViewSchema,
+  type DeliveryDetailView,
   type DeliveryView,
+  deliveryDetailViewSchema,
   deliveryViewSchema,
+  toAttemptView,
+  toDeliveryDetailView,
+  toDeliveryView,
 } from './delivery/view.js';
 export type { DeliveryWorkerOptions } from './delivery/worker.js';
-// Errors
 export {
   ERROR_STATUS,
   type ErrorCode,
@@ -45,7 +48,6 @@ export {
   KeyhookError,
   type KeyhookErrorOptions,
 } from './errors.js';
-// HTTP: adapters and host routes
 export type { ApiKeyContext, GuardResult } from './http/handler.js';
 export {
   type ApiOperation,
@@ -72,10 +74,8 @@ export type {
   RequestHeaders,
   RouteDefinition,
 } from './http/types.js';
-// Small helpers a host's own resources may share
 export { canonicalJson } from './idempotency/canonical-json.js';
 export { type IdPrefix, newId } from './ids.js';
-// Setup
 export {
   createKeyhook,
   DEFAULT_PREFIX,
@@ -87,9 +87,9 @@ export {
   type ScopeOf,
 } from './keyhook.js';
 export type { CreateApiKeyInput } from './keys/schemas.js';
-export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema } from './keys/view.js';
+export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema, toApiKeyView } from './keys/view.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
-// The services on a keyhook: interfaces, since createKeyhook builds them
+// The services on a keyhook, as interfaces: only createKeyhook builds them.
 export type {
   ApiKeys,
   Deliveries,
@@ -120,6 +120,7 @@ export type {
   ListPage,
   PublishLease,
   PublishOutcome,
+  PurgeOutcome,
   RequeueOutcome,
   RotateOutcome,
   Store,
@@ -133,4 +134,4 @@ export type {
 export { parseOrThrow, validationFailed } from './validation.js';
 export type { CreateWebhookInput, UpdateWebhookInput } from './webhooks/schemas.js';
 export type { LookupAll, ResolvedAddress, UrlPolicy } from './webhooks/url-policy.js';
-export { type WebhookView, webhookViewSchema } from './webhooks/view.js';
+export { toWebhookView, type WebhookView, webhookViewSchema } from './webhooks/view.js';

@@ -11,6 +11,7 @@ import {
 import { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
 import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
 import { EventService } from './delivery/publish.js';
+import { checkRetention } from './delivery/retention.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, WebhookSender } from './delivery/sender.js';
 import { DeliveryService } from './delivery/service.js';
@@ -99,6 +100,12 @@ export interface DeliveryOptions {
   timeoutMs?: number;
   /** Held deliveries (endpoint disabled) fail after this long, in ms. Default 3 days. */
   heldRetentionMs?: number;
+  /**
+   * Finished deliveries (succeeded or failed), their attempts and their events are deleted this
+   * long after they finished, in ms: at least 1 s. Default 30 days. Pending, retrying and held
+   * ones are never deleted. An event id can be published again once its event is gone.
+   */
+  retentionMs?: number;
   /**
    * The names of the two delivery headers: lowercase HTTP header names of your own
    * (`x-acme-signature`). Default the spec's `x-chatbot-signature` and `x-chatbot-event-id`.
@@ -242,6 +249,7 @@ export function createKeyhook<
   const delivery = options.delivery ?? {};
   const timeoutMs = delivery.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const retrySchedule = delivery.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
+  const retentionMs = checkRetention(delivery.retentionMs);
   const createWorker = (workerOptions?: DeliveryWorkerOptions) => {
     const worker = new DeliveryLoop(
       {
@@ -253,6 +261,7 @@ export function createKeyhook<
         retry: { schedule: retrySchedule, random: Math.random },
         timeoutMs,
         heldRetentionMs: delivery.heldRetentionMs,
+        retentionMs,
         signingSecret: (webhook) => webhooks.signingSecret(webhook),
         onEndpointDisabled: delivery.onEndpointDisabled
           ? (webhook) => delivery.onEndpointDisabled?.(toWebhookView(webhook))

@@ -17,7 +17,10 @@ export interface IssuedApiKey {
   secret: string;
 }
 
-/** `keyhook.keys`: the rules of API keys, for host code (seeding, scripts, your own admin UI). */
+/**
+ * `keyhook.keys`: the rules of API keys, for host code (seeding, scripts, your own admin UI).
+ * They return records, which hold the key's hash: answer a client with `toApiKeyView(record)`.
+ */
 export interface ApiKeys {
   /** Mints a key. The input is checked as `POST /admin/keys` checks it. */
   create(tenantId: string, input: CreateApiKeyInput): Promise<IssuedApiKey>;
@@ -40,7 +43,10 @@ export interface IssuedWebhook {
   secret: string;
 }
 
-/** `keyhook.webhooks`: the rules of webhook endpoints, for host code. */
+/**
+ * `keyhook.webhooks`: the rules of webhook endpoints, for host code. They return records, which
+ * hold the sealed secret: answer a client with `toWebhookView(record)`.
+ */
 export interface Webhooks {
   /** Registers an endpoint, with the URL policy and the twin rule that the admin route applies. */
   create(tenantId: string, input: CreateWebhookInput): Promise<IssuedWebhook>;

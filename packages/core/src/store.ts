@@ -1,24 +1,11 @@
 /**
- * `@keyhook/core/store`: what a store is held to and what it may build on. Stores import from
- * here; host apps never need to (the root entry has what they use). See the README's "Writing a
- * store" section.
+ * `@keyhook/core/store`: the Store contract and what every store builds on, so that all stores
+ * write the same records. Stores import from here; host apps never need to (the root entry has
+ * what they use). See the README's "What the package exports".
  */
 
-export { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
-export {
-  AUTO_DISABLE_AFTER,
-  DEFAULT_HELD_RETENTION_MS,
-  heldTooLong,
-  shouldAutoDisable,
-} from './delivery/plan.js';
 export { leasedSubscribers, newDeliveryRecord } from './delivery/records.js';
-export {
-  canTransition,
-  DELIVERY_STATES,
-  DELIVERY_TRANSITIONS,
-  type DeliveryState,
-  TERMINAL_STATES,
-} from './delivery/states.js';
+export type { DeliveryState } from './delivery/states.js';
 export {
   ERROR_STATUS,
   type ErrorCode,
@@ -27,7 +14,6 @@ export {
   KeyhookError,
   type KeyhookErrorOptions,
 } from './errors.js';
-export { type IdPrefix, newId } from './ids.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export type {
   ApiKeyRecord,
@@ -47,6 +33,7 @@ export type {
   ListPage,
   PublishLease,
   PublishOutcome,
+  PurgeOutcome,
   RequeueOutcome,
   RotateOutcome,
   Store,
@@ -58,3 +45,19 @@ export type {
   WebhookSubscriptionOutcome,
 } from './store/types.js';
 export { twinKeyOf } from './webhooks/service.js';
+
+// Migrations: what every store's runner shares (the option, the types, the checks and messages,
+// the log lines around each migration).
+
+export {
+  type AppliedMigration,
+  applyLogged,
+  assertKnownMigrations,
+  type KnownMigrationsOptions,
+  type LoggedMigration,
+  type MigrationsMode,
+  migrationsMode,
+  type PendingMigration,
+  type PendingMigrationsErrorOptions,
+  pendingMigrationsError,
+} from './store/migrations.js';

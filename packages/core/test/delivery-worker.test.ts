@@ -531,3 +531,43 @@ describe('events.publish', () => {
     await refuse({ tenantId: TENANT, type: 'run.completed', data: { n: 1n } });
   });
 });
+
+describe('retention (delivery.retentionMs)', () => {
+  it('deletes a finished delivery, its attempts and its event once the retention passed; a held one stays', async () => {
+    setUp({ retentionMs: 1000 });
+    const { webhook } = await webhookTo('/ok');
+    const paused = await webhookTo('/paused');
+    await keyhook.webhooks.update(TENANT, paused.webhook.id, { status: 'disabled' });
+    const published = await publish({ runId: 'run_old' }, 'evt_retention_1');
+    const [sent, held] = [
+      published.deliveries.find((d) => d.webhookId === webhook.id)!,
+      published.deliveries.find((d) => d.webhookId === paused.webhook.id)!,
+    ];
+    await eventually(async () => {
+      expect((await keyhook.deliveries.get(TENANT, webhook.id, sent.id)).delivery.status).toBe('succeeded');
+    });
+    // Purged within the retention plus a round (a tenth of it), not before the retention.
+    expect((await keyhook.deliveries.get(TENANT, webhook.id, sent.id)).attempts).toHaveLength(1);
+    await eventually(async () => {
+      await expect(keyhook.deliveries.get(TENANT, webhook.id, sent.id)).rejects.toMatchObject({
+        code: 'not_found',
+      });
+    }, 3000);
+    const stillHeld = await keyhook.deliveries.get(TENANT, paused.webhook.id, held.id);
+    expect(stillHeld.delivery.status).toBe('held');
+    // The event stays while its held delivery refers to it: the id is still taken.
+    expect((await publish({ runId: 'run_old' }, 'evt_retention_1')).replayed).toBe(true);
+  });
+
+  it('refuses a retention under a second, or not whole milliseconds', () => {
+    for (const retentionMs of [999, 0, -1, 1500.5, Number.NaN])
+      expect(() =>
+        createKeyhook({
+          store: new MemoryStore(),
+          adminSession: { secret: TEST_ADMIN_SECRET },
+          encryptionKey: TEST_ENCRYPTION_KEY,
+          delivery: { retentionMs },
+        }),
+      ).toThrow(/retentionMs must be whole milliseconds, at least 1000/);
+  });
+});

@@ -1,10 +1,10 @@
-import { consoleLogger, type Logger } from '@keyhook/core/store';
+import { consoleLogger, type Logger, type MigrationsMode, migrationsMode } from '@keyhook/core/store';
 import type pg from 'pg';
 import { KeyChangeFeed } from './change-feed.js';
 import { applyMigrations } from './migrate.js';
 import { assertOneSource, openPool } from './pool.js';
 import { PostgresStore } from './postgres-store.js';
-import { type MigrationsMode, migrationsMode, refuseIfPending } from './run-migrations.js';
+import { refuseIfPending } from './run-migrations.js';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.js';
 import { toStoreError } from './unavailable.js';
 
@@ -42,7 +42,8 @@ export interface PostgresStoreOptions {
 /**
  * Opens a PostgresStore once its schema is up to date: pending migrations are applied first, or,
  * with `migrations: 'refuse'`, refused. Rejects with `KeyhookError('unavailable')` when the
- * database cannot be reached, and always when the schema was migrated by a newer release.
+ * database cannot be reached, and in either mode when the schema records a migration this version
+ * does not ship (a newer release migrated it) or a shipped one under another name.
  */
 export async function createPostgresStore(options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const schema = assertSchemaName(options.schema ?? DEFAULT_SCHEMA);

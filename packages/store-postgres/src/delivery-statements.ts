@@ -20,22 +20,26 @@ export const PUBLISH_SAVEPOINT = 'keyhook_publish';
 
 /** Every statement the store runs on the event, delivery and attempt tables, built once per schema. */
 export interface DeliveryStatements {
-  insertEvent: string;
+  insertEventAndSubscribers: string;
+  insertDeliveriesAndNotify: string;
   getEvent: string;
-  subscribers: string;
-  insertDeliveries: string;
   notify: string;
   lease: string;
   deliveryWebhook: string;
   lockWebhook: string;
   shareWebhook: string;
   complete: string;
+  completeSucceeded: string;
+  completeSucceededBatch: string;
   insertAttempt: string;
   setFailures: string;
   disableForFailures: string;
   hold: string;
   release: string;
   expireHeld: string;
+  purgeLock: string;
+  purgeDeliveries: string;
+  purgeEvents: string;
   list: string;
   detail: string;
   lockDelivery: string;
@@ -66,34 +70,51 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       RETURNING ${returning}`;
 
   return {
-    // The primary key decides between concurrent publishes of one id: the second waits for the first
-    // to commit and then writes nothing (or, if the first rolled back, writes after all).
-    insertEvent: `INSERT INTO ${events} (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5)
-      ON CONFLICT (tenant_id, id) DO NOTHING
-      RETURNING ${EVENT_COLUMNS}`,
+    // publishEvent's first round trip: the event and, when it is new, its subscribers.
+    // - The primary key decides between concurrent publishes of one id: the second waits for the
+    //   first to commit and then writes nothing (or, if the first rolled back, writes after all).
+    //   `inserted` is false for an id already published, and then no webhook is read.
+    // - FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change either
+    //   commits before this read (and FOR SHARE sees the new status) or waits for the publish to
+    //   commit (and then holds or releases the deliveries it wrote). Id order, so two publishes
+    //   lock alike.
+    // - A new event with no subscriber is one row of NULL webhook columns. Nothing comes back from
+    //   the insert: the store knows the row it wrote.
+    insertEventAndSubscribers: `WITH inserted AS (
+        INSERT INTO ${events} (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (tenant_id, id) DO NOTHING
+        RETURNING 1
+      )
+      SELECT EXISTS (SELECT 1 FROM inserted) AS inserted, w.*
+      FROM (SELECT 1) AS one
+      LEFT JOIN LATERAL (
+        SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
+        WHERE EXISTS (SELECT 1 FROM inserted) AND tenant_id = $1 AND $3::text = ANY (events)
+        ORDER BY id
+        FOR SHARE
+      ) AS w ON true`,
 
     // A new statement after the insert found a conflict, so its snapshot holds the committed winner.
     getEvent: `SELECT ${EVENT_COLUMNS} FROM ${events} WHERE tenant_id = $1 AND id = $2`,
 
-    // FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change either commits
-    // before this read (and FOR SHARE sees the new status) or waits for the publish to commit (and then
-    // holds or releases the deliveries it wrote). Id order, so two publishes lock alike.
-    subscribers: `SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
-      WHERE tenant_id = $1 AND $2::text = ANY (events)
-      ORDER BY id
-      FOR SHARE`,
-
-    // One statement for every subscriber: parallel arrays of id, webhook and status. Pending ones are
+    // publishEvent's second round trip: one INSERT for every subscriber (parallel arrays of id,
+    // webhook and status), and the wake-up when $10 says a delivery is pending. Pending ones are
     // due when the event was created; held ones are held since then; in_flight ones (leased in the
     // publish, for a worker of the publishing process) are due when their lease $8 ($9) runs out.
-    insertDeliveries: `INSERT INTO ${deliveries} (${DELIVERY_COLUMNS})
-      SELECT n.id, $1, n.webhook_id, $2, $3, n.status, 0,
-        CASE n.status WHEN 'pending' THEN $4::timestamptz WHEN 'in_flight' THEN $9::timestamptz END,
-        CASE WHEN n.status = 'in_flight' THEN $8::text END,
-        CASE WHEN n.status = 'held' THEN $4::timestamptz END,
-        NULL, $4, $4
-      FROM unnest($5::text[], $6::text[], $7::text[]) AS n(id, webhook_id, status)
-      RETURNING ${DELIVERY_COLUMNS}`,
+    // Nothing comes back but the count: the rows are the store's own records.
+    insertDeliveriesAndNotify: `WITH written AS (
+        INSERT INTO ${deliveries} (${DELIVERY_COLUMNS})
+        SELECT n.id, $1, n.webhook_id, $2, $3, n.status, 0,
+          CASE n.status WHEN 'pending' THEN $4::timestamptz WHEN 'in_flight' THEN $9::timestamptz END,
+          CASE WHEN n.status = 'in_flight' THEN $8::text END,
+          CASE WHEN n.status = 'held' THEN $4::timestamptz END,
+          NULL, $4, $4
+        FROM unnest($5::text[], $6::text[], $7::text[]) AS n(id, webhook_id, status)
+        RETURNING 1
+      )
+      SELECT count(*) AS written,
+        (SELECT pg_notify($11, $12) WHERE $10::boolean) AS notified
+      FROM written`,
 
     // Sent inside the writing transaction: the server delivers it at commit, and never on rollback.
     notify: 'SELECT pg_notify($1, $2)',
@@ -152,6 +173,73 @@ export function deliveryStatements(schema: string): DeliveryStatements {
 
     insertAttempt: `INSERT INTO ${attempts} (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 
+    // completeAttempt's common case in one round trip: a success on an endpoint whose failure
+    // count is 0 writes nothing on the webhook, so it needs only the share lock (taken first, as
+    // in the transaction: webhook, then delivery), the delivery's update and the attempt log.
+    // A count other than 0 on the locked row writes nothing here (failures > 0 comes back) and
+    // the caller takes the transaction, which resets it. No row in `w`: the lease was lost.
+    // $1–$8 the attempt as toAttemptParams binds it (delivery, tenant, attempt number, started,
+    // duration, status code, error, response body), $9 the lease, $10 finished at.
+    completeSucceeded: `WITH w AS MATERIALIZED (
+        SELECT w.consecutive_failures FROM ${webhooks} AS w
+        JOIN ${deliveries} AS d ON d.webhook_id = w.id
+        WHERE d.id = $1 AND d.tenant_id = $2 AND d.status = 'in_flight' AND d.lease_id = $9
+        FOR SHARE OF w
+      ),
+      done AS (
+        UPDATE ${deliveries}
+        SET status = 'succeeded', due_at = NULL, held_since = NULL, lease_id = NULL,
+            attempts = attempts + 1, last_attempt_at = $4, updated_at = $10
+        WHERE id = $1 AND tenant_id = $2 AND status = 'in_flight' AND lease_id = $9
+          AND (SELECT consecutive_failures FROM w) = 0
+        RETURNING ${DELIVERY_COLUMNS}
+      ),
+      logged AS (
+        INSERT INTO ${attempts} (${ATTEMPT_COLUMNS})
+        SELECT id, tenant_id, $3, $4, $5, $6, $7, $8 FROM done
+      )
+      SELECT (SELECT consecutive_failures FROM w) AS failures, done.*
+      FROM (SELECT 1) AS one LEFT JOIN done ON true`,
+
+    // completeSucceeded for many deliveries in one statement (the store's group commit), as
+    // parallel arrays in its parameter order. The webhooks are share-locked in id order before
+    // any delivery is written, so two batches, or a batch and a completion that counts a failure,
+    // take their locks in one order. One row per input, in input order: failures NULL for a lost
+    // lease; done.id NULL when nothing was written.
+    completeSucceededBatch: `WITH input AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
+          $6::int[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
+          WITH ORDINALITY AS i(id, tenant_id, attempt, started_at, duration_ms, status_code, error,
+            response_body, lease_id, at, position)
+      ),
+      w AS MATERIALIZED (
+        SELECT i.id AS delivery_id, w.consecutive_failures
+        FROM input AS i
+        JOIN ${deliveries} AS d ON d.id = i.id AND d.tenant_id = i.tenant_id
+          AND d.status = 'in_flight' AND d.lease_id = i.lease_id
+        JOIN ${webhooks} AS w ON w.id = d.webhook_id
+        ORDER BY w.id
+        FOR SHARE OF w
+      ),
+      done AS (
+        UPDATE ${deliveries} AS d
+        SET status = 'succeeded', due_at = NULL, held_since = NULL, lease_id = NULL,
+            attempts = d.attempts + 1, last_attempt_at = i.started_at, updated_at = i.at
+        FROM input AS i JOIN w ON w.delivery_id = i.id AND w.consecutive_failures = 0
+        WHERE d.id = i.id AND d.tenant_id = i.tenant_id AND d.status = 'in_flight' AND d.lease_id = i.lease_id
+        RETURNING ${returning}
+      ),
+      logged AS (
+        INSERT INTO ${attempts} (${ATTEMPT_COLUMNS})
+        SELECT i.id, i.tenant_id, i.attempt, i.started_at, i.duration_ms, i.status_code, i.error, i.response_body
+        FROM done JOIN input AS i ON i.id = done.id
+      )
+      SELECT w.consecutive_failures AS failures, done.*
+      FROM input AS i
+      LEFT JOIN w ON w.delivery_id = i.id
+      LEFT JOIN done ON done.id = i.id
+      ORDER BY i.position`,
+
     setFailures: `UPDATE ${webhooks} SET consecutive_failures = $2 WHERE id = $1`,
 
     disableForFailures: `UPDATE ${webhooks}
@@ -159,7 +247,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       WHERE id = $1
       RETURNING ${WEBHOOK_COLUMNS}`,
 
-    // Run after the webhook's row is updated (locked) in the same transaction: see `subscribers`.
+    // Run after the webhook's row is updated (locked) in the same transaction: see `insertEventAndSubscribers`.
     hold: transition(
       `webhook_id = $1 AND status IN ('pending', 'retry_scheduled')`,
       `status = 'held', due_at = NULL, held_since = $2, updated_at = $2`,
@@ -195,6 +283,21 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     lockDelivery: `SELECT ${DELIVERY_COLUMNS} FROM ${deliveries}
       WHERE tenant_id = $1 AND webhook_id = $2 AND id = $3
       FOR UPDATE`,
+
+    // Retention, one batch per transaction. Only the holder of this transaction-scoped lock
+    // purges; another instance gets false and skips its round instead of queueing behind it.
+    purgeLock: 'SELECT pg_try_advisory_xact_lock($1::bigint) AS held',
+    // Oldest first on keyhook_deliveries_finished_idx (0005); SKIP LOCKED passes over a row an
+    // admin retry holds, so the purge never waits on one. Attempts go by ON DELETE CASCADE.
+    purgeDeliveries: `DELETE FROM ${deliveries} WHERE id IN (
+        SELECT id FROM ${deliveries} WHERE status IN ('succeeded', 'failed') AND updated_at <= $1
+        ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    // Events old enough that no delivery refers to any more, found on keyhook_events_created_at_idx
+    // and checked on keyhook_deliveries_event_idx (0005).
+    purgeEvents: `DELETE FROM ${events} WHERE (tenant_id, id) IN (
+        SELECT tenant_id, id FROM ${events} AS e WHERE created_at <= $1
+          AND NOT EXISTS (SELECT 1 FROM ${deliveries} AS d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.id)
+        ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
 
     requeue: `UPDATE ${deliveries}
       SET status = $2, due_at = $3, held_since = $4, lease_id = NULL, updated_at = $5

@@ -1,5 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { type Logger, silentLogger } from '@keyhook/core/store';
+import {
+  type AppliedMigration,
+  applyLogged,
+  assertKnownMigrations,
+  type Logger,
+  type PendingMigration,
+  silentLogger,
+} from '@keyhook/core/store';
 import type pg from 'pg';
 import { migrationLockKey, quoteSchema } from './schema-name.js';
 
@@ -10,23 +17,7 @@ export interface Migration {
   sql: string;
 }
 
-/** A migration a `migrate()` call applied, and how long it took (waiting for the lock included). */
-export interface AppliedMigration {
-  /** The number the file name starts with: 4 for `0004_…`. */
-  version: number;
-  /** The file name without `.sql`, e.g. `0004_deliveries`. */
-  name: string;
-  /** Whole milliseconds from asking for the advisory lock to the commit. */
-  durationMs: number;
-}
-
-/** A migration the schema does not record yet. */
-export interface PendingMigration {
-  /** The number the file name starts with: 4 for `0004_…`. */
-  version: number;
-  /** The file name without `.sql`, e.g. `0004_deliveries`. */
-  name: string;
-}
+export type { AppliedMigration, PendingMigration } from '@keyhook/core/store';
 
 // Shipped beside dist/ (package.json "files"); tsup's shims give the CJS build an import.meta.url.
 const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
@@ -51,6 +42,11 @@ export async function loadMigrations(dir: URL = MIGRATIONS_DIR): Promise<Migrati
 /** The file name without `.sql`: how a migration is named to people (logs, results, errors). */
 export function fileName(version: number, name: string): string {
   return `${String(version).padStart(4, '0')}_${name}`;
+}
+
+/** The migration as people see it (logs, results, errors): `{ version: 4, name: '0004_deliveries' }`. */
+export function namedByFile(migration: Migration): PendingMigration {
+  return { version: migration.version, name: fileName(migration.version, migration.name) };
 }
 
 /**
@@ -83,18 +79,16 @@ export async function applyMigrations(
 ): Promise<AppliedMigration[]> {
   const applied: AppliedMigration[] = [];
   for (const migration of await pendingOf(pool, schema, migrations)) {
-    const name = fileName(migration.version, migration.name);
-    const context = { schema, version: migration.version, name };
-    logger.info(context, `applying migration ${name}`);
-    const started = performance.now();
-    const ran = await applyMigration(pool, schema, migration);
-    const durationMs = Math.round(performance.now() - started);
-    if (ran) {
-      logger.info({ ...context, durationMs }, `applied migration ${name} in ${durationMs} ms`);
-      applied.push({ version: migration.version, name, durationMs });
-    } else {
-      logger.info({ ...context, durationMs }, `migration ${name} was applied by another instance`);
-    }
+    const done = await applyLogged(
+      {
+        logger,
+        migration: namedByFile(migration),
+        where: { schema },
+        appliedElsewhereBy: 'another instance',
+      },
+      () => applyMigration(pool, schema, migration),
+    );
+    if (done) applied.push(done);
   }
   return applied;
 }
@@ -110,19 +104,15 @@ async function readRecorded(pool: pg.Pool, schema: string): Promise<Map<number, 
   return new Map(rows.rows.map((row) => [row.version, row.name]));
 }
 
-// Running older code on a schema a newer release migrated would read and write tables it does not know.
+// A schema from a newer release, or a renamed file, means this code and the schema disagree:
+// running on it would read and write tables this code does not know.
 function assertKnown(schema: string, recorded: Map<number, string>, migrations: Migration[]): void {
-  const newest = migrations.at(-1);
-  const unknown = [...recorded]
-    .filter(([version]) => version > (newest?.version ?? 0))
-    .sort(([a], [b]) => a - b)[0];
-  if (unknown === undefined) return;
-  const knows = newest ? fileName(newest.version, newest.name) : 'no migration';
-  throw new Error(
-    `keyhook: the PostgreSQL schema "${schema}" has migration ${fileName(...unknown)}, which this version ` +
-      `of @keyhook/store-postgres does not know (it knows up to ${knows}): a newer release migrated it, ` +
-      'so upgrade the package',
-  );
+  assertKnownMigrations({
+    database: `the PostgreSQL schema "${schema}"`,
+    packageName: '@keyhook/store-postgres',
+    recorded: new Map([...recorded].map(([version, name]) => [version, fileName(version, name)])),
+    shipped: migrations.map(namedByFile),
+  });
 }
 
 async function applyMigration(pool: pg.Pool, schema: string, migration: Migration): Promise<boolean> {

@@ -15,6 +15,7 @@ import type {
   ListPage,
   PublishLease,
   PublishOutcome,
+  PurgeOutcome,
   RequeueOutcome,
   RotateOutcome,
   Store,
@@ -27,6 +28,7 @@ import type {
 } from '@keyhook/core/store';
 import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import type pg from 'pg';
+import { Batcher } from './batch.js';
 import type { KeyChangeFeed } from './change-feed.js';
 import {
   type DeliveryRow,
@@ -51,7 +53,7 @@ import { type IdempotencyRow, toClaimParams, toIdempotencyRecord } from './idemp
 import { type IdempotencyStatements, idempotencyStatements } from './idempotency-statements.js';
 import { type KeyRow, toKeyParams, toKeyRecord } from './key-row.js';
 import { type KeyStatements, keyStatements } from './key-statements.js';
-import { assertSchemaName } from './schema-name.js';
+import { assertSchemaName, purgeLockKey } from './schema-name.js';
 import { toStoreError, unavailable } from './unavailable.js';
 import { toWebhookParams, toWebhookRecord, type WebhookRow } from './webhook-row.js';
 import { ACTIVE_TWIN_INDEX, type WebhookStatements, webhookStatements } from './webhook-statements.js';
@@ -61,6 +63,20 @@ const RACE_ATTEMPTS = 5;
 
 /** completeOn's answer when it must run again holding the webhook's exclusive lock. */
 const RETRY_EXCLUSIVE = Symbol('retry with the exclusive lock');
+
+/** Successes recorded by one statement at most. */
+const SUCCESS_BATCH = 64;
+
+type SuccessOutcome = AttemptCompletionOutcome | typeof RETRY_EXCLUSIVE;
+type SuccessRow = DeliveryRow & { failures: number | null };
+
+/** One row of completeSucceeded(Batch): recorded, lost, or left to the transaction (a count to reset). */
+function successOutcome(row: SuccessRow): SuccessOutcome {
+  if (row.failures === null) return { outcome: 'lease_lost' };
+  if (row.id === null) return row.failures === 0 ? { outcome: 'lease_lost' } : RETRY_EXCLUSIVE;
+  const { failures: _, ...delivery } = row;
+  return { outcome: 'recorded', delivery: toDeliveryRecord(delivery), disabledWebhook: null };
+}
 
 /** SQLSTATE 25P01, no_active_sql_transaction: what SAVEPOINT answers outside BEGIN … COMMIT. */
 const NO_ACTIVE_TRANSACTION = '25P01';
@@ -86,6 +102,13 @@ export interface PostgresStoreParts {
 export class PostgresStore implements Store {
   readonly persistent = true;
   readonly schema: string;
+  private readonly purgeLock: string;
+  /** Successes wait here while one statement of them is in flight, and go together next. */
+  private readonly successes = new Batcher<AttemptCompletion, SuccessOutcome>(
+    (completions) => this.completeSucceededBatch(completions),
+    (completion) => this.completeSucceeded(completion),
+    SUCCESS_BATCH,
+  );
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private readonly sql: KeyStatements;
@@ -99,6 +122,7 @@ export class PostgresStore implements Store {
   constructor(parts: PostgresStoreParts) {
     this.feed = parts.feed;
     this.schema = assertSchemaName(parts.schema);
+    this.purgeLock = purgeLockKey(this.schema);
     this.pool = parts.pool;
     this.ownsPool = parts.ownsPool;
     this.sql = keyStatements(this.schema);
@@ -349,6 +373,10 @@ export class PostgresStore implements Store {
    * both keeps, so none of them waits on another in a cycle.
    */
   async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
+    if (completion.status === 'succeeded') {
+      const fast = await this.successes.submit(completion);
+      if (fast !== RETRY_EXCLUSIVE) return fast;
+    }
     const first = await this.transaction((client) => this.completeOn(client, completion, false));
     if (first !== RETRY_EXCLUSIVE) return first;
     // The count moved between the unlocked read and the share lock: once more, locked to write.
@@ -357,9 +385,52 @@ export class PostgresStore implements Store {
     return second;
   }
 
+  /**
+   * A success as one statement (deliverySql.completeSucceeded), which is most completions. It
+   * answers RETRY_EXCLUSIVE when the endpoint's failure count is not 0: resetting it is the
+   * transaction's work.
+   */
+  private async completeSucceeded(completion: AttemptCompletion): Promise<SuccessOutcome> {
+    const result = await this.query<SuccessRow>(this.deliverySql.completeSucceeded, [
+      ...toAttemptParams(completion.deliveryId, completion.attempt),
+      completion.leaseId,
+      completion.at,
+    ]);
+    return successOutcome(result.rows[0]!);
+  }
+
+  /** Many successes in one statement (deliverySql.completeSucceededBatch): the group commit. */
+  private async completeSucceededBatch(completions: AttemptCompletion[]): Promise<SuccessOutcome[]> {
+    const column = <T>(pick: (completion: AttemptCompletion) => T) => completions.map(pick);
+    const result = await this.query<SuccessRow>(this.deliverySql.completeSucceededBatch, [
+      column((c) => c.deliveryId),
+      column((c) => c.tenantId),
+      column((c) => c.attempt.attempt),
+      column((c) => c.attempt.startedAt),
+      column((c) => c.attempt.durationMs),
+      column((c) => c.attempt.statusCode),
+      column((c) => c.attempt.error),
+      column((c) => c.attempt.responseBody),
+      column((c) => c.leaseId),
+      column((c) => c.at),
+    ]);
+    return result.rows.map(successOutcome);
+  }
+
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
     const result = await this.query(this.deliverySql.expireHeld, [heldBefore, at]);
     return result.rowCount ?? 0;
+  }
+
+  /** One batch in one transaction, by the instance that holds the schema's purge lock. */
+  async purgeFinishedDeliveries(finishedBefore: Date, limit: number): Promise<PurgeOutcome> {
+    return this.transaction(async (client) => {
+      const lock = await client.query<{ held: boolean }>(this.deliverySql.purgeLock, [this.purgeLock]);
+      if (!lock.rows[0]?.held) return { deliveries: 0, events: 0, skipped: true };
+      const deliveries = await client.query(this.deliverySql.purgeDeliveries, [finishedBefore, limit]);
+      const events = await client.query(this.deliverySql.purgeEvents, [finishedBefore, limit]);
+      return { deliveries: deliveries.rowCount ?? 0, events: events.rowCount ?? 0, skipped: false };
+    });
   }
 
   async listDeliveries(
@@ -558,9 +629,11 @@ export class PostgresStore implements Store {
     newDeliveryId: () => string,
     lease?: PublishLease,
   ): Promise<PublishOutcome> {
-    const inserted = await client.query<EventRow>(this.deliverySql.insertEvent, toEventParams(event));
-    const eventRow = inserted.rows[0];
-    if (!eventRow) {
+    const first = await client.query<WebhookRow & { inserted: boolean }>(
+      this.deliverySql.insertEventAndSubscribers,
+      toEventParams(event),
+    );
+    if (!first.rows[0]?.inserted) {
       const stored = await client.query<EventRow>(this.deliverySql.getEvent, [event.tenantId, event.id]);
       const existing = stored.rows[0];
       // Unreachable under READ COMMITTED (the conflict waited for the winner's commit); a stricter caller
@@ -568,33 +641,32 @@ export class PostgresStore implements Store {
       if (!existing) throw unavailable('The event was published concurrently; retry.');
       return { outcome: 'duplicate', event: toEventRecord(existing) };
     }
-    const published = toEventRecord(eventRow);
-    const subscribers = (
-      await client.query<WebhookRow>(this.deliverySql.subscribers, [event.tenantId, event.type])
-    ).rows.map(toWebhookRecord);
+    // The row as written: the insert sent exactly these values.
+    const published: EventRecord = { ...event, createdAt: new Date(event.createdAt) };
+    const subscribers = first.rows.filter((row) => row.id !== null).map(toWebhookRecord);
     if (subscribers.length === 0) {
       return { outcome: 'published', event: published, deliveries: [], leased: [] };
     }
     const toLease = leasedSubscribers(subscribers, lease);
-    const planned = subscribers.map((webhook) =>
+    // In the subscribers' (webhook id) order; these are the rows the insert below writes.
+    const deliveries = subscribers.map((webhook) =>
       newDeliveryRecord(published, webhook, newDeliveryId(), toLease.has(webhook) ? lease : undefined),
     );
     const leaseEnds = lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null;
-    const written = await client.query<DeliveryRow>(this.deliverySql.insertDeliveries, [
+    await client.query(this.deliverySql.insertDeliveriesAndNotify, [
       event.tenantId,
       event.id,
       event.type,
       event.createdAt,
-      planned.map((delivery) => delivery.id),
-      planned.map((delivery) => delivery.webhookId),
-      planned.map((delivery) => delivery.status),
+      deliveries.map((delivery) => delivery.id),
+      deliveries.map((delivery) => delivery.webhookId),
+      deliveries.map((delivery) => delivery.status),
       lease?.leaseId ?? null,
       leaseEnds,
+      deliveries.some((delivery) => delivery.status === 'pending'),
+      DELIVERY_CHANNEL,
+      this.schema,
     ]);
-    if (planned.some((delivery) => delivery.status === 'pending')) await this.notifyDeliveries(client);
-    // In the subscribers' (webhook id) order, whatever order RETURNING chose.
-    const byId = new Map(written.rows.map((row) => [row.id, toDeliveryRecord(row)]));
-    const deliveries = planned.map((delivery) => byId.get(delivery.id)!);
     const leased = deliveries.flatMap((delivery, index) =>
       delivery.status === 'in_flight' ? [{ delivery, event: published, webhook: subscribers[index]! }] : [],
     );

@@ -1,9 +1,9 @@
-import { consoleLogger, type Logger } from '@keyhook/core/store';
+import { consoleLogger, type Logger, pendingMigrationsError } from '@keyhook/core/store';
 import type pg from 'pg';
 import {
   type AppliedMigration,
   applyMigrations,
-  fileName,
+  namedByFile,
   type PendingMigration,
   pendingOf,
 } from './migrate.js';
@@ -29,11 +29,8 @@ export interface PostgresMigrateOptions extends PostgresDatabaseSource {
   logger?: Logger;
 }
 
-/**
- * What `createPostgresStore` does with pending migrations: `'apply'` them as it opens (the
- * default), or `'refuse'` to open until `migrate()` or `npx keyhook migrate` has applied them.
- */
-export type MigrationsMode = 'apply' | 'refuse';
+/** `createPostgresStore`'s `migrations` option: the same for every store. */
+export type { MigrationsMode } from '@keyhook/core/store';
 
 /**
  * Applies the pending migrations, each in its own transaction, and resolves with what this call
@@ -56,40 +53,24 @@ export async function pendingMigrations(source: PostgresDatabaseSource = {}): Pr
   return withPool(source, consoleLogger, listPending);
 }
 
-/** For `migrations: 'refuse'`: throws, having written nothing, when the schema is behind. */
+/**
+ * For `migrations: 'refuse'`: throws, having written nothing, when the schema is behind. The
+ * refusal names the schema and the command, never the connection string (it may hold a password).
+ */
 export async function refuseIfPending(pool: pg.Pool, schema: string): Promise<void> {
   const pending = await listPending(pool, schema);
-  if (pending.length > 0) throw pendingMigrationsError(schema, pending);
-}
-
-/** Checks the option, so a typo fails at open instead of quietly meaning `'apply'`. */
-export function migrationsMode(mode: MigrationsMode | undefined): MigrationsMode {
-  if (mode === undefined) return 'apply';
-  if (mode === 'apply' || mode === 'refuse') return mode;
-  throw new TypeError(`migrations must be 'apply' or 'refuse', got ${JSON.stringify(mode)}`);
-}
-
-/**
- * The refusal of a store opened with `migrations: 'refuse'` on a schema that is behind: it names
- * what is pending and how to apply it (never the connection string, which may hold a password).
- */
-function pendingMigrationsError(schema: string, pending: PendingMigration[]): Error {
-  const names = pending.map((migration) => migration.name).join(', ');
-  const count = pending.length === 1 ? '1 migration is' : `${pending.length} migrations are`;
-  return new Error(
-    `keyhook: cannot open the PostgreSQL schema "${schema}": ${count} pending (${names}) and the ` +
-      `store was created with migrations: 'refuse'. Apply them first with ` +
+  if (pending.length === 0) return;
+  throw pendingMigrationsError({
+    database: `the PostgreSQL schema "${schema}"`,
+    pending,
+    applyWith:
       `\`npx keyhook migrate --database "$DATABASE_URL" --schema ${schema}\` or migrate() from ` +
-      '@keyhook/store-postgres.',
-  );
+      '@keyhook/store-postgres',
+  });
 }
 
 async function listPending(pool: pg.Pool, schema: string): Promise<PendingMigration[]> {
-  const pending = await pendingOf(pool, schema);
-  return pending.map((migration) => ({
-    version: migration.version,
-    name: fileName(migration.version, migration.name),
-  }));
+  return (await pendingOf(pool, schema)).map(namedByFile);
 }
 
 // A pool of one connection is enough: migrations run one after another.

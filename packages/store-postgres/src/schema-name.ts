@@ -27,8 +27,17 @@ export function quoteSchema(name: string): string {
  * SHA-256, as a signed bigint in decimal, so other schemas in the database never contend.
  */
 export function migrationLockKey(name: string): string {
+  return lockKey('migrations', name);
+}
+
+/** The advisory-lock key that lets one instance at a time purge a schema (retention). */
+export function purgeLockKey(name: string): string {
+  return lockKey('purge', name);
+}
+
+function lockKey(purpose: string, name: string): string {
   const digest = createHash('sha256')
-    .update(`keyhook:migrations:${assertSchemaName(name)}`)
+    .update(`keyhook:${purpose}:${assertSchemaName(name)}`)
     .digest();
   return digest.readBigInt64BE(0).toString();
 }

@@ -4,7 +4,8 @@ import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres'
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
-import { deliveryId, eventRecord, Schemas, settle, watching } from './delivery-helpers.js';
+import { purgeLockKey } from '../src/schema-name.js';
+import { deliveryId, eventRecord, Schemas, settle, success, watching } from './delivery-helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 const available = await postgresAvailable();
@@ -30,6 +31,135 @@ async function oneDelivery(store: PostgresStore) {
   afterAll(async () => {
     await schemas.dropAll();
     await admin.end();
+  });
+
+  describe('successes recorded together (group commit)', () => {
+    it('records concurrent successes in batches; a lost lease and a failure count to reset each get their own answer', async () => {
+      const store = await schemas.open('batch', 8);
+      const statements: string[] = [];
+      const query = pg.Pool.prototype.query;
+      try {
+        const webhooks = [];
+        for (let i = 0; i < 4; i++) {
+          const webhook = webhookRecord({ events: ['run.completed'], url: `https://h${i}.example.com/hook` });
+          await store.insertWebhook(webhook);
+          webhooks.push(webhook);
+        }
+        // The last endpoint has failed twice: its successes must reset the count.
+        await admin.query(
+          `UPDATE "${store.schema}".keyhook_webhooks SET consecutive_failures = 2 WHERE id = $1`,
+          [webhooks[3]!.id],
+        );
+        for (let i = 0; i < 10; i++) await store.publishEvent(eventRecord(), deliveryId);
+        const leased = await store.leaseDeliveries({
+          now: T0,
+          limit: 100,
+          leaseMs: 60_000,
+          leaseId: 'batch',
+        });
+        expect(leased).toHaveLength(40);
+        pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+          if (typeof args[0] === 'string') statements.push(args[0]);
+          return (query as (...a: unknown[]) => unknown).apply(this, args);
+        } as typeof query;
+        const outcomes = await Promise.all(
+          leased.map(({ delivery }, index) =>
+            // One of them lost its lease meanwhile.
+            store.completeAttempt(success(delivery, index === 7 ? 'not-the-lease' : delivery.leaseId!)),
+          ),
+        );
+        pg.Pool.prototype.query = query;
+        expect(outcomes.map((outcome) => outcome.outcome)).toEqual(
+          leased.map((_, index) => (index === 7 ? 'lease_lost' : 'recorded')),
+        );
+        // Fewer statements than successes: they went together.
+        const batches = statements.filter((text) => text.includes('WITH ORDINALITY')).length;
+        expect(batches).toBeGreaterThan(0);
+        expect(batches).toBeLessThan(20);
+        const rows = await admin.query(
+          `SELECT d.status, count(a.*)::int AS attempts FROM "${store.schema}".keyhook_deliveries AS d
+            LEFT JOIN "${store.schema}".keyhook_delivery_attempts AS a ON a.delivery_id = d.id
+            GROUP BY d.id, d.status`,
+        );
+        const tally = rows.rows.map((row) => `${row.status}:${row.attempts}`).sort();
+        expect(tally.filter((t) => t === 'succeeded:1')).toHaveLength(39);
+        expect(tally.filter((t) => t === 'in_flight:0')).toHaveLength(1);
+        const failures = await admin.query(
+          `SELECT consecutive_failures FROM "${store.schema}".keyhook_webhooks WHERE id = $1`,
+          [webhooks[3]!.id],
+        );
+        expect(failures.rows[0].consecutive_failures).toBe(0);
+      } finally {
+        pg.Pool.prototype.query = query;
+        await store.close();
+      }
+    });
+  });
+
+  describe('retention', () => {
+    /** One delivery, marked succeeded at T0 straight in the table. */
+    async function finishedDelivery(store: PostgresStore) {
+      const { delivery } = await oneDelivery(store);
+      await admin.query(
+        `UPDATE "${store.schema}".keyhook_deliveries
+          SET status = 'succeeded', due_at = NULL, lease_id = NULL, updated_at = $2 WHERE id = $1`,
+        [delivery.id, T0],
+      );
+      return delivery;
+    }
+    const later = new Date(T0.getTime() + 60_000);
+
+    it('purges on one instance at a time: another skips its round while the lock is held', async () => {
+      const store = await schemas.open('purgelock');
+      const holder = await admin.connect();
+      try {
+        await finishedDelivery(store);
+        await holder.query('SELECT pg_advisory_lock($1::bigint)', [purgeLockKey(store.schema)]);
+        expect(await store.purgeFinishedDeliveries(later, 10)).toEqual({
+          deliveries: 0,
+          events: 0,
+          skipped: true,
+        });
+        await holder.query('SELECT pg_advisory_unlock($1::bigint)', [purgeLockKey(store.schema)]);
+        expect(await store.purgeFinishedDeliveries(later, 10)).toEqual({
+          deliveries: 1,
+          events: 1,
+          skipped: false,
+        });
+      } finally {
+        holder.release();
+        await store.close();
+      }
+    });
+
+    it('passes over, without waiting, a finished delivery another transaction holds', async () => {
+      const store = await schemas.open('purgeskip');
+      const retrier = await admin.connect();
+      try {
+        const held = await finishedDelivery(store);
+        await retrier.query('BEGIN');
+        await retrier.query(`SELECT id FROM "${store.schema}".keyhook_deliveries WHERE id = $1 FOR UPDATE`, [
+          held.id,
+        ]);
+        const started = performance.now();
+        expect(await store.purgeFinishedDeliveries(later, 10)).toEqual({
+          deliveries: 0,
+          events: 0,
+          skipped: false,
+        });
+        expect(performance.now() - started).toBeLessThan(1000);
+        await retrier.query('ROLLBACK');
+        expect(await store.purgeFinishedDeliveries(later, 10)).toEqual({
+          deliveries: 1,
+          events: 1,
+          skipped: false,
+        });
+      } finally {
+        await retrier.query('ROLLBACK');
+        retrier.release();
+        await store.close();
+      }
+    });
   });
 
   describe('the lease and the webhook lock', () => {
@@ -76,29 +206,10 @@ async function oneDelivery(store: PostgresStore) {
         await counter.query(
           `UPDATE "${store.schema}".keyhook_webhooks SET consecutive_failures = consecutive_failures + 1`,
         );
-        const success = store.completeAttempt({
-          tenantId: 'tenant_a',
-          deliveryId: delivery.id,
-          leaseId: 'l1',
-          attempt: {
-            deliveryId: delivery.id,
-            tenantId: 'tenant_a',
-            attempt: 1,
-            startedAt: T0,
-            durationMs: 5,
-            statusCode: 200,
-            error: null,
-            responseBody: 'ok',
-          },
-          status: 'succeeded',
-          dueAt: null,
-          endpointFailures: 'reset',
-          autoDisableAfter: 5,
-          at: T0,
-        });
+        const recorded = store.completeAttempt(success(delivery, 'l1'));
         await expect.poll(() => schemas.lockWaiters(store.schema), { timeout: 5000 }).toBe(1);
         await counter.query('COMMIT');
-        expect(await success).toMatchObject({ outcome: 'recorded', delivery: { status: 'succeeded' } });
+        expect(await recorded).toMatchObject({ outcome: 'recorded', delivery: { status: 'succeeded' } });
         expect(await failures()).toBe(0);
         const detail = await store.getDelivery('tenant_a', leased!.webhook.id, delivery.id);
         expect(detail!.attempts).toHaveLength(1);

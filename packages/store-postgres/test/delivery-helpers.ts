@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { newId, systemClock } from '@keyhook/core';
-import type { EventRecord } from '@keyhook/core/store';
+import type { AttemptCompletion, EventRecord } from '@keyhook/core/store';
 import { T0 } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
 import type pg from 'pg';
@@ -86,4 +86,28 @@ export class Schemas {
       await this.admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     }
   }
+}
+
+/** A first attempt that got 200, as the worker records it under `leaseId`. */
+export function success(delivery: { id: string; tenantId: string }, leaseId: string): AttemptCompletion {
+  return {
+    tenantId: delivery.tenantId,
+    deliveryId: delivery.id,
+    leaseId,
+    attempt: {
+      deliveryId: delivery.id,
+      tenantId: delivery.tenantId,
+      attempt: 1,
+      startedAt: T0,
+      durationMs: 5,
+      statusCode: 200,
+      error: null,
+      responseBody: 'ok',
+    },
+    status: 'succeeded',
+    dueAt: null,
+    endpointFailures: 'reset',
+    autoDisableAfter: 5,
+    at: T0,
+  };
 }

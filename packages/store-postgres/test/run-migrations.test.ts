@@ -1,10 +1,12 @@
-import { isKeyhookError, type Logger } from '@keyhook/core';
+import { isKeyhookError } from '@keyhook/core';
 import { keyRecord } from '@keyhook/testing/fixtures';
-import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
+import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
+import { migrationLogLines, recordingLogger } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, migrate, type PostgresStoreOptions, pendingMigrations } from '../src/index.js';
-import { applyMigrations, fileName, loadMigrations } from '../src/migrate.js';
+import { applyMigrations, fileName, loadMigrations, pendingOf } from '../src/migrate.js';
+import { Schemas } from './delivery-helpers.js';
 
 // Under CI=true this throws when Postgres is down, so CI can never skip this suite silently.
 const available = await postgresAvailable();
@@ -12,29 +14,9 @@ const available = await postgresAvailable();
 const shipped = await loadMigrations();
 const shippedNames = shipped.map((m) => fileName(m.version, m.name));
 
-const schemas: string[] = [];
 const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
-const freshSchema = (label: string) => {
-  const schema = uniqueSchemaName(label);
-  schemas.push(schema);
-  return schema;
-};
-
-interface Line {
-  level: 'info' | 'warn' | 'error';
-  context: Record<string, unknown>;
-  message: string;
-}
-
-function recordingLogger(): Logger & { lines: Line[] } {
-  const lines: Line[] = [];
-  const at =
-    (level: Line['level']) =>
-    (context: object, message: string): void => {
-      lines.push({ level, context: context as Record<string, unknown>, message });
-    };
-  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
-}
+const schemas = new Schemas(admin);
+const freshSchema = (label: string) => schemas.fresh(label);
 
 /** A schema at `version`, as a release of that version left it. */
 async function schemaAt(label: string, version: number): Promise<string> {
@@ -60,13 +42,23 @@ async function snapshot(schema: string) {
   return { tables: tables.rows.map((row) => row.name), migrations: recorded.rows };
 }
 
+/** Opening in either mode, migrate() and pendingMigrations() all reject with `refusal`. */
+async function expectRefusedEverywhere(schema: string, refusal: string | RegExp): Promise<void> {
+  const source = { connectionString: POSTGRES_TEST_URL, schema };
+  for (const migrations of ['apply', 'refuse'] as const) {
+    await expect(createPostgresStore({ ...source, migrations, poolSize: 1 })).rejects.toThrow(refusal);
+  }
+  await expect(migrate({ ...source, logger: recordingLogger() })).rejects.toThrow(refusal);
+  await expect(pendingMigrations(source)).rejects.toThrow(refusal);
+}
+
 async function recordFutureMigration(schema: string): Promise<void> {
   await admin.query(`INSERT INTO "${schema}".keyhook_migrations (version, name) VALUES (99, 'future')`);
 }
 
 (available ? describe : describe.skip)('Postgres migrations you can see and run', () => {
   afterAll(async () => {
-    for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await schemas.dropAll();
     await admin.end();
   });
 
@@ -83,20 +75,7 @@ async function recordFutureMigration(schema: string): Promise<void> {
         expect(Number.isInteger(migration.durationMs)).toBe(true);
         expect(migration.durationMs).toBeGreaterThanOrEqual(0);
       }
-      expect(logger.lines).toEqual(
-        applied.flatMap((m) => [
-          {
-            level: 'info',
-            context: { schema, version: m.version, name: m.name },
-            message: `applying migration ${m.name}`,
-          },
-          {
-            level: 'info',
-            context: { schema, version: m.version, name: m.name, durationMs: m.durationMs },
-            message: `applied migration ${m.name} in ${m.durationMs} ms`,
-          },
-        ]),
-      );
+      expect(logger.lines).toEqual(migrationLogLines(applied, { schema }));
       expect((await snapshot(schema)).migrations).toHaveLength(shipped.length);
     });
 
@@ -159,7 +138,9 @@ async function recordFutureMigration(schema: string): Promise<void> {
       await recordFutureMigration(schema);
       const before = await snapshot(schema);
       await expect(migrate({ connectionString: POSTGRES_TEST_URL, schema })).rejects.toThrow(
-        /has migration 0099_future, which this version of @keyhook\/store-postgres does not know.*upgrade the package/,
+        `keyhook: the PostgreSQL schema "${schema}" has migration 0099_future, which this version of ` +
+          `@keyhook/store-postgres does not know (it knows up to ${shippedNames.at(-1)}): a newer release ` +
+          'migrated it, so upgrade the package',
       );
       expect(await snapshot(schema)).toEqual(before);
     });
@@ -265,13 +246,28 @@ async function recordFutureMigration(schema: string): Promise<void> {
       const schema = freshSchema('newer');
       await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
       await recordFutureMigration(schema);
-      for (const migrations of ['apply', 'refuse'] as const) {
-        await expect(
-          createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, migrations, poolSize: 1 }),
-        ).rejects.toThrow(/schema "keyhook_newer_[0-9a-f]+" has migration 0099_future.*upgrade the package/);
-      }
-      await expect(pendingMigrations({ connectionString: POSTGRES_TEST_URL, schema })).rejects.toThrow(
-        /0099_future/,
+      await expectRefusedEverywhere(
+        schema,
+        /schema "keyhook_newer_[0-9a-f]+" has migration 0099_future.*upgrade the package/,
+      );
+    });
+
+    it('is refused, as on SQLite, when it records a shipped version under another name', async () => {
+      const schema = await schemaAt('renamed', 3);
+      await admin.query(`UPDATE "${schema}".keyhook_migrations SET name = 'renamed' WHERE version = 2`);
+      const before = await snapshot(schema);
+      await expectRefusedEverywhere(
+        schema,
+        `the PostgreSQL schema "${schema}" recorded migration 2 as 0002_renamed, expected ${shippedNames[1]}`,
+      );
+      expect(await snapshot(schema)).toEqual(before);
+    });
+
+    it('is refused when it records any version this release does not ship, not only one above the newest', async () => {
+      const schema = await schemaAt('unknown', shipped.length);
+      const withoutThird = shipped.filter((migration) => migration.version !== 3);
+      await expect(pendingOf(admin, schema, withoutThird)).rejects.toThrow(
+        `has migration ${shippedNames[2]}, which this version of @keyhook/store-postgres does not know`,
       );
     });
   });

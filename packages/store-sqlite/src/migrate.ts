@@ -1,6 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Logger, silentLogger } from '@keyhook/core/store';
+import {
+  type AppliedMigration,
+  applyLogged,
+  assertKnownMigrations,
+  type Logger,
+  silentLogger,
+} from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 
 export interface Migration {
@@ -10,23 +16,7 @@ export interface Migration {
   sql: string;
 }
 
-/** A migration a `migrate()` call applied, and how long it took (waiting for the write lock included). */
-export interface AppliedMigration {
-  /** The number the file name starts with: 4 for `0004_…`. */
-  version: number;
-  /** The file name without `.sql`, e.g. `0004_deliveries_without_rowid`. */
-  name: string;
-  /** Whole milliseconds from asking for the write lock to the commit. */
-  durationMs: number;
-}
-
-/** A migration the database does not record yet. */
-export interface PendingMigration {
-  /** The number the file name starts with: 4 for `0004_…`. */
-  version: number;
-  /** The file name without `.sql`, e.g. `0004_deliveries_without_rowid`. */
-  name: string;
-}
+export type { AppliedMigration, PendingMigration } from '@keyhook/core/store';
 
 // One level up from this module: `src/` under tests, `dist/` once built (tsup shims import.meta.url for CJS).
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -98,20 +88,11 @@ export function applyMigrations(
   for (const migration of migrations) {
     // Already recorded before we looked: no write lock needed, so reopening never waits on writers.
     if (recorded.has(migration.version)) continue;
-    const context = { filename: db.name, version: migration.version, name: migration.name };
-    logger.info(context, `applying migration ${migration.name}`);
-    const started = performance.now();
-    const ran = applyOnce.immediate(migration);
-    const durationMs = Math.round(performance.now() - started);
-    if (ran) {
-      logger.info({ ...context, durationMs }, `applied migration ${migration.name} in ${durationMs} ms`);
-      applied.push({ version: migration.version, name: migration.name, durationMs });
-    } else {
-      logger.info(
-        { ...context, durationMs },
-        `migration ${migration.name} was applied by another connection`,
-      );
-    }
+    const done = applyLogged(
+      { logger, migration, where: { filename: db.name }, appliedElsewhereBy: 'another connection' },
+      () => applyOnce.immediate(migration),
+    );
+    if (done) applied.push(done);
   }
   return applied;
 }
@@ -149,17 +130,10 @@ function readRecorded(db: Database.Database): Map<number, string> {
 
 // A schema from a newer release, or a renamed file, means this code and the database disagree.
 function assertKnown(recorded: Map<number, string>, migrations: Migration[]): void {
-  const known = new Map(migrations.map((m) => [m.version, m.name]));
-  for (const [version, name] of recorded) {
-    const expected = known.get(version);
-    if (expected === undefined) {
-      throw new Error(
-        `keyhook: the database has migration ${name}, which this version of @keyhook/store-sqlite ` +
-          `does not know (it knows up to ${migrations.length}); upgrade the package`,
-      );
-    }
-    if (expected !== name) {
-      throw new Error(`keyhook: the database recorded migration ${version} as ${name}, expected ${expected}`);
-    }
-  }
+  assertKnownMigrations({
+    database: 'the database',
+    packageName: '@keyhook/store-sqlite',
+    recorded,
+    shipped: migrations,
+  });
 }

@@ -85,7 +85,8 @@ function isBusy(error: unknown): boolean {
 
 /** A failure while opening or migrating, with the file named: unavailable when it may pass, else a plain Error. */
 export function openFailure(filename: string, step: 'open' | 'migrate', error: unknown): Error {
-  const reason = error instanceof Error ? error.message : String(error);
+  // Without the `keyhook: ` of keyhook's own errors: this message already starts with it.
+  const reason = (error instanceof Error ? error.message : String(error)).replace(/^keyhook: /, '');
   const message = `keyhook: cannot ${step} the SQLite database at ${filename}: ${reason}`;
   return isUnavailableError(error) ? unavailable(message, error) : new Error(message, { cause: error });
 }

@@ -1,4 +1,4 @@
-import { consoleLogger, type Logger } from '@keyhook/core/store';
+import { consoleLogger, type Logger, pendingMigrationsError } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import {
   type AppliedMigration,
@@ -28,11 +28,8 @@ export type SqliteMigrateOptions = SqliteDatabaseSource & {
   logger?: Logger;
 };
 
-/**
- * What `createSqliteStore` does with pending migrations: `'apply'` them as it opens (the
- * default), or `'refuse'` to open until `migrate()` or `npx keyhook migrate` has applied them.
- */
-export type MigrationsMode = 'apply' | 'refuse';
+/** `createSqliteStore`'s `migrations` option, and its check: the same for every store. */
+export { type MigrationsMode, migrationsMode } from '@keyhook/core/store';
 
 /**
  * Applies the pending migrations, each in its own transaction, and resolves with what this call
@@ -64,30 +61,28 @@ export async function pendingMigrations(source: SqliteDatabaseSource): Promise<P
 /** For `migrations: 'refuse'`: throws, having written nothing, when the database is behind. */
 export function refuseIfPending(source: SqliteDatabaseSource): void {
   const pending = listPending(source);
-  if (pending.length > 0) {
-    throw pendingMigrationsError('database' in source ? source.database.name : source.filename, pending);
-  }
-}
-
-/** Checks the option, so a typo fails at open instead of quietly meaning `'apply'`. */
-export function migrationsMode(mode: MigrationsMode | undefined): MigrationsMode {
-  if (mode === undefined) return 'apply';
-  if (mode === 'apply' || mode === 'refuse') return mode;
-  throw new TypeError(`migrations must be 'apply' or 'refuse', got ${JSON.stringify(mode)}`);
+  if (pending.length === 0) return;
+  const filename = 'database' in source ? source.database.name : source.filename;
+  const inMemory = 'database' in source ? source.database.memory : filename === '' || filename === ':memory:';
+  throw pendingMigrationsError({
+    database: inMemory ? 'the in-memory SQLite database' : `the SQLite database at ${filename}`,
+    pending,
+    applyWith: inMemory
+      ? applyInMemory('database' in source)
+      : `\`npx keyhook migrate --database ${shellWord(filename)}\` or migrate() from @keyhook/store-sqlite`,
+  });
 }
 
 /**
- * The refusal of a store opened with `migrations: 'refuse'` on a database that is behind: it
- * names what is pending and how to apply it, since the fix is a command to run, not a retry.
+ * An in-memory database (`:memory:`, or `''`) starts empty at every open: no command reaches
+ * it, nor `migrate({ filename })`. Only `migrate({ database })` on the store's own connection does.
  */
-function pendingMigrationsError(filename: string, pending: PendingMigration[]): Error {
-  const names = pending.map((migration) => migration.name).join(', ');
-  const count = pending.length === 1 ? '1 migration is' : `${pending.length} migrations are`;
-  return new Error(
-    `keyhook: cannot open the SQLite database at ${filename}: ${count} pending (${names}) and the ` +
-      `store was created with migrations: 'refuse'. Apply them first with ` +
-      `\`npx keyhook migrate --database ${shellWord(filename)}\` or migrate() from @keyhook/store-sqlite.`,
-  );
+function applyInMemory(givenConnection: boolean): string {
+  const call = 'migrate({ database }) from @keyhook/store-sqlite';
+  return givenConnection
+    ? `${call} on that connection`
+    : `${call} on a connection you open, then pass that connection to createSqliteStore({ database }): ` +
+        'an in-memory database starts empty at every open';
 }
 
 // The command in the message is meant to be pasted: a path with spaces or quotes stays one word.

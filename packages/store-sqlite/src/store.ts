@@ -15,6 +15,7 @@ import type {
   ListPage,
   PublishLease,
   PublishOutcome,
+  PurgeOutcome,
   RequeueOutcome,
   RotateOutcome,
   Store,
@@ -381,6 +382,27 @@ function prepareStatements(db: Database.Database) {
         WHERE tenant_id = ? AND key = ? AND claim_id = ? AND state = 'in_progress'`,
     ),
     purgeIdempotency: db.prepare<[number]>('DELETE FROM keyhook_idempotency_keys WHERE expires_at <= ?'),
+    // Retention. Finished is spelled as the index keyhook_deliveries_finished (0005) spells it:
+    // no due time and not held, which the table's checks tie to succeeded and failed.
+    finishedBefore: db
+      .prepare<[number, number], string>(
+        `SELECT id FROM keyhook_deliveries WHERE due_at IS NULL AND held_since IS NULL AND updated_at <= ?
+        ORDER BY updated_at LIMIT ?`,
+      )
+      .pluck(),
+    deleteAttemptsIn: db.prepare<[string]>(
+      'DELETE FROM keyhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))',
+    ),
+    deleteDeliveriesIn: db.prepare<[string]>(
+      'DELETE FROM keyhook_deliveries WHERE id IN (SELECT value FROM json_each(?))',
+    ),
+    // Events old enough that no delivery refers to any more (keyhook_deliveries_event, 0005).
+    eventsWithoutDeliveries: db.prepare<[number, number], { tenant_id: string; id: string }>(
+      `SELECT tenant_id, id FROM keyhook_events AS e WHERE created_at <= ? AND NOT EXISTS
+          (SELECT 1 FROM keyhook_deliveries AS d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.id)
+        ORDER BY created_at LIMIT ?`,
+    ),
+    deleteEvent: db.prepare<[string, string]>('DELETE FROM keyhook_events WHERE tenant_id = ? AND id = ?'),
     // Reads a real table, so a file that has gone bad fails here and /healthz says so.
     ping: db.prepare<[], { ok: number }>('SELECT count(*) AS ok FROM keyhook_migrations'),
     // Changes whenever another connection commits to the file; never for this connection's own writes.
@@ -598,6 +620,19 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
         return { outcome: 'queued', delivery: toDeliveryRecord(row) };
       },
     ),
+    // One batch of retention. Attempts are deleted by hand, as in deleteWebhook: the foreign
+    // key cascades only where foreign_keys is on.
+    purgeFinished: db.transaction((finishedBefore: number, limit: number): PurgeOutcome => {
+      const ids = statements.finishedBefore.all(finishedBefore, limit);
+      if (ids.length > 0) {
+        const list = JSON.stringify(ids);
+        statements.deleteAttemptsIn.run(list);
+        statements.deleteDeliveriesIn.run(list);
+      }
+      const events = statements.eventsWithoutDeliveries.all(finishedBefore, limit);
+      for (const event of events) statements.deleteEvent.run(event.tenant_id, event.id);
+      return { deliveries: ids.length, events: events.length, skipped: false };
+    }),
     // Reads only: run as a plain (deferred) transaction, one WAL snapshot for the three reads,
     // without the write lock, so a writer elsewhere never makes the detail unavailable.
     getDelivery: db.transaction((tenantId: string, webhookId: string, deliveryId: string) => {
@@ -858,6 +893,11 @@ export class SqliteStore implements Store {
 
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
     return this.run(() => this.statements.expireHeld.run(at.getTime(), heldBefore.getTime()).changes);
+  }
+
+  /** One batch under the write lock; processes sharing the file take turns at it. */
+  async purgeFinishedDeliveries(finishedBefore: Date, limit: number): Promise<PurgeOutcome> {
+    return this.run(() => this.transactions.purgeFinished.immediate(finishedBefore.getTime(), limit));
   }
 
   async listDeliveries(

@@ -211,7 +211,7 @@ describe('migrations', () => {
       if (legacyAlterTable) {
         db.pragma('legacy_alter_table = ON');
         db.pragma('foreign_keys = OFF');
-        expect(migrate(db)).toEqual([4]);
+        expect(migrate(db, shipped.slice(0, 4))).toEqual([4]);
       }
       db.close();
 
@@ -248,7 +248,13 @@ describe('migrations', () => {
           )
           .pluck()
           .all(),
-      ).toEqual(['keyhook_deliveries_due', 'keyhook_deliveries_held', 'keyhook_deliveries_webhook_id']);
+      ).toEqual([
+        'keyhook_deliveries_due',
+        'keyhook_deliveries_event', // 0005
+        'keyhook_deliveries_finished', // 0005
+        'keyhook_deliveries_held',
+        'keyhook_deliveries_webhook_id',
+      ]);
       expect(raw.pragma('foreign_key_check')).toEqual([]);
       expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
       // Every row came across as it was, apart from the lease taken above.

@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Logger } from '@keyhook/core';
 import { keyRecord } from '@keyhook/testing/fixtures';
+import { migrationLogLines, recordingLogger } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore, migrate, pendingMigrations, type SqliteStoreOptions } from '../src/index.js';
@@ -16,22 +16,6 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const shipped = loadMigrations();
 const shippedNames = shipped.map((m) => m.name);
-
-interface Line {
-  level: 'info' | 'warn' | 'error';
-  context: Record<string, unknown>;
-  message: string;
-}
-
-function recordingLogger(): Logger & { lines: Line[] } {
-  const lines: Line[] = [];
-  const at =
-    (level: Line['level']) =>
-    (context: object, message: string): void => {
-      lines.push({ level, context: context as Record<string, unknown>, message });
-    };
-  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
-}
 
 /** A file at `version`, written the way a release of that version left it (rollback journal, no WAL). */
 function databaseAt(version: number): string {
@@ -56,6 +40,17 @@ function snapshot(filename: string) {
   }
 }
 
+/** Records a migration no release of this package ships, as a newer release would have. */
+function recordFutureMigration(filename: string): void {
+  const raw = new Database(filename);
+  raw.prepare('INSERT INTO keyhook_migrations VALUES (?, ?, ?)').run(999, '0999_future', Date.now());
+  raw.close();
+}
+
+const NEWER =
+  'the database has migration 0999_future, which this version of @keyhook/store-sqlite does not know ' +
+  `(it knows up to ${shippedNames.at(-1)}): a newer release migrated it, so upgrade the package`;
+
 describe('migrate()', () => {
   it('applies every migration to a new file, logs each start and end with its duration, and returns them', async () => {
     const filename = freshFile();
@@ -67,20 +62,7 @@ describe('migrate()', () => {
       expect(Number.isInteger(migration.durationMs)).toBe(true);
       expect(migration.durationMs).toBeGreaterThanOrEqual(0);
     }
-    expect(logger.lines).toEqual(
-      applied.flatMap((m) => [
-        {
-          level: 'info',
-          context: { filename, version: m.version, name: m.name },
-          message: `applying migration ${m.name}`,
-        },
-        {
-          level: 'info',
-          context: { filename, version: m.version, name: m.name, durationMs: m.durationMs },
-          message: `applied migration ${m.name} in ${m.durationMs} ms`,
-        },
-      ]),
-    );
+    expect(logger.lines).toEqual(migrationLogLines(applied, { filename }));
     expect(snapshot(filename).migrations).toHaveLength(shipped.length);
   });
 
@@ -109,16 +91,31 @@ describe('migrate()', () => {
     db.close();
   });
 
-  it('refuses a database migrated by a newer release, and names the file', async () => {
+  it('refuses a database migrated by a newer release, and names the file once, with one keyhook: prefix', async () => {
     const filename = freshFile();
     await migrate({ filename, logger: recordingLogger() });
-    const raw = new Database(filename);
-    raw.prepare('INSERT INTO keyhook_migrations VALUES (?, ?, ?)').run(999, '0999_future', Date.now());
-    raw.close();
+    recordFutureMigration(filename);
+    const before = snapshot(filename);
     await expect(migrate({ filename })).rejects.toThrow(
-      new RegExp(`cannot migrate the SQLite database at ${filename}: .*0999_future.*upgrade the package`),
+      new Error(`keyhook: cannot migrate the SQLite database at ${filename}: ${NEWER}`),
     );
-    await expect(pendingMigrations({ filename })).rejects.toThrow(/0999_future.*upgrade the package/);
+    await expect(pendingMigrations({ filename })).rejects.toThrow(
+      new Error(`keyhook: cannot open the SQLite database at ${filename}: ${NEWER}`),
+    );
+    expect(snapshot(filename)).toEqual(before);
+  });
+
+  it('refuses a database that records a shipped version under another name, in every entry point', async () => {
+    const filename = databaseAt(2);
+    const raw = new Database(filename);
+    raw.prepare('UPDATE keyhook_migrations SET name = ? WHERE version = 2').run('0002_renamed');
+    raw.close();
+    const renamed = /the database recorded migration 2 as 0002_renamed, expected 0002_webhooks/;
+    await expect(migrate({ filename, logger: recordingLogger() })).rejects.toThrow(renamed);
+    await expect(pendingMigrations({ filename })).rejects.toThrow(renamed);
+    for (const migrations of ['apply', 'refuse'] as const) {
+      expect(() => createSqliteStore({ filename, migrations })).toThrow(renamed);
+    }
   });
 });
 
@@ -207,12 +204,35 @@ describe("createSqliteStore({ migrations: 'refuse' })", () => {
   it('still refuses a database migrated by a newer release', async () => {
     const filename = freshFile();
     await migrate({ filename, logger: recordingLogger() });
-    const raw = new Database(filename);
-    raw.prepare('INSERT INTO keyhook_migrations VALUES (?, ?, ?)').run(999, '0999_future', Date.now());
-    raw.close();
-    expect(() => createSqliteStore({ filename, migrations: 'refuse' })).toThrow(
-      /0999_future.*upgrade the package/,
+    recordFutureMigration(filename);
+    expect(() => createSqliteStore({ filename, migrations: 'refuse' })).toThrow(NEWER);
+  });
+
+  it('tells an in-memory database to migrate its connection, not to run a command that cannot reach it', async () => {
+    for (const filename of [':memory:', '']) {
+      const error = captureError(() => createSqliteStore({ filename, migrations: 'refuse' }));
+      expect(error.message).toMatch(
+        `keyhook: cannot open the in-memory SQLite database: ${shipped.length} migrations are pending`,
+      );
+      expect(error.message).toContain(
+        'Apply them first with migrate({ database }) from @keyhook/store-sqlite on a connection you open, ' +
+          'then pass that connection to createSqliteStore({ database })',
+      );
+      expect(error.message).not.toContain('npx keyhook');
+    }
+
+    const database = new Database(':memory:');
+    const error = captureError(() => createSqliteStore({ database, migrations: 'refuse' }));
+    expect(error.message).toMatch(
+      /Apply them first with migrate\(\{ database \}\) from @keyhook\/store-sqlite on that connection\.$/,
     );
+    expect(error.message).not.toContain('npx keyhook');
+    // What it advises works: migrate() on that connection, then the store opens on it.
+    await migrate({ database, logger: recordingLogger() });
+    const store = createSqliteStore({ database, migrations: 'refuse' });
+    await expect(store.insertApiKey(keyRecord())).resolves.toBe('inserted');
+    await store.close();
+    database.close();
   });
 
   it('refuses a value other than apply or refuse', () => {
@@ -237,3 +257,12 @@ describe("createSqliteStore({ migrations: 'apply' }), the default", () => {
     expect(reopened.lines).toEqual([]);
   });
 });
+
+function captureError(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a throw');
+}

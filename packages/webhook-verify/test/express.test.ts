@@ -11,7 +11,8 @@ const errors: Error[] = [];
 const app = express();
 
 // recipe:express
-app.post('/webhooks/keyhook', express.raw({ type: 'application/json' }), (req, res) => {
+// keyhook's event bodies reach 256 KiB: raise express.raw's 100 kB default.
+app.post('/webhooks/keyhook', express.raw({ type: 'application/json', limit: '1mb' }), (req, res) => {
   try {
     const event = verify(req.body, req.headers, secret);
     res.sendStatus(204); // answer at once; dedupe on event.id and do the work afterwards
@@ -112,6 +113,14 @@ describe('Express recipe: express.raw on the webhook route, verify on the bytes'
     expect(reply.status).toBe(500);
     expect(errors[0]).toBeInstanceOf(TypeError);
     expect(errors[0]?.message).toContain("express.raw({ type: 'application/json' })");
+  });
+
+  it("accepts the largest event keyhook sends (a 256 KiB body), past express.raw's 100 kB default", async () => {
+    const sent = eventBody({ filler: 'x'.repeat(256 * 1024 - 200) }, 'evt_express_big');
+    expect(sent.length).toBeGreaterThan(200 * 1024);
+    expect(sent.length).toBeLessThanOrEqual(256 * 1024);
+    const reply = await post('/webhooks/keyhook', sent, { 'x-chatbot-signature': signatureHeader(sent) });
+    expect(reply.status).toBe(204);
   });
 
   it('accepts bodies byte for byte, unicode and all, on a body keyhook itself would send', async () => {

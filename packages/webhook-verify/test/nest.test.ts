@@ -11,6 +11,7 @@ import {
   Req,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventBody, OTHER_SECRET, SECRET, signatureHeader } from './sign.js';
@@ -45,12 +46,14 @@ class WebhooksController {
 @Module({ controllers: [WebhooksController] })
 class AppModule {}
 
-// rawBody: true keeps the bytes in req.rawBody, beside Nest's parsed req.body.
-const app = await NestFactory.create(AppModule, { rawBody: true });
+// rawBody: true keeps the bytes in req.rawBody, beside Nest's parsed req.body. keyhook's event
+// bodies reach 256 KiB: raise the JSON parser's 100 kB default.
+const app = await NestFactory.create<NestExpressApplication>(AppModule, { rawBody: true });
+app.useBodyParser('json', { limit: '1mb' });
 // recipe:end
 
 // The same module without rawBody: true, the mistake the README warns of.
-const withoutRawBody = await NestFactory.create(AppModule);
+const withoutRawBody = await NestFactory.create<NestExpressApplication>(AppModule);
 
 const urlOf = (nest: typeof app) =>
   `http://127.0.0.1:${(nest.getHttpServer().address() as AddressInfo).port}/webhooks/keyhook`;
@@ -89,6 +92,14 @@ describe('NestJS recipe: rawBody: true, verify req.rawBody with req.headers', ()
       'run.completed',
       { title: 'café ☕ 日本語 😀', pages: 42 },
     ]);
+  });
+
+  it("accepts the largest event keyhook sends (a 256 KiB body), past the parser's 100 kB default", async () => {
+    const sent = eventBody({ filler: 'x'.repeat(256 * 1024 - 200) }, 'evt_nest_big');
+    expect(sent.length).toBeGreaterThan(200 * 1024);
+    expect(sent.length).toBeLessThanOrEqual(256 * 1024);
+    const reply = await post(sent, { 'x-chatbot-signature': signatureHeader(sent) });
+    expect(reply.status).toBe(204);
   });
 
   it('accepts a body keyhook itself would send, with characters beyond ASCII', async () => {

@@ -42,14 +42,24 @@ Options:
       if (values['dry-run']) await listPending(migrations, io);
       else await applyPending(migrations, io);
     } catch (error) {
-      // The stores check their options with TypeErrors (a schema name, for one): that is usage.
       const reason = redact(describeError(error), secrets);
-      throw error instanceof TypeError ? new UsageError(reason) : new Error(reason);
+      throw isOptionError(error) ? new UsageError(reason) : new Error(reason);
     }
   },
 };
 
+// The store's own checks of what the command passes on from its flags (--schema), should they
+// be stricter than the command's: those are bad usage. Any other error, a TypeError from a bug
+// or a driver included, is a failure.
+const OPTION_ERRORS = [/^Invalid Postgres schema name /];
+
+function isOptionError(error: unknown): boolean {
+  return error instanceof TypeError && OPTION_ERRORS.some((pattern) => pattern.test(error.message));
+}
+
 async function applyPending(migrations: Migrations, io: Io): Promise<void> {
+  // The store checks what it was given (a schema name, a newer release) before this prints.
+  await migrations.pending();
   io.stdout.write(`Migrating ${migrations.target}\n`);
   const started = performance.now();
   const applied = await migrations.apply(printingLogger(io));
@@ -81,7 +91,7 @@ async function migrationsOf(target: DatabaseTarget): Promise<Migrations> {
     );
     const { filename } = target;
     return {
-      target: `the SQLite database at ${filename}`,
+      target: `the SQLite database at ${target.where}`,
       apply: (logger) => store.migrate({ filename, logger }),
       pending: () => store.pendingMigrations({ filename }),
     };

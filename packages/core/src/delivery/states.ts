@@ -34,6 +34,12 @@ export const TERMINAL_STATES: readonly DeliveryState[] = DELIVERY_STATES.filter(
   (state) => DELIVERY_TRANSITIONS[state].length === 0,
 );
 
+/**
+ * What retention deletes once it is old enough: deliveries that nothing will move again unless
+ * an admin retries a failed one. Pending, in-flight, retrying and held ones are never deleted.
+ */
+export const FINISHED_STATES: readonly DeliveryState[] = ['succeeded', 'failed'];
+
 export function canTransition(from: DeliveryState, to: DeliveryState): boolean {
   return DELIVERY_TRANSITIONS[from].includes(to);
 }

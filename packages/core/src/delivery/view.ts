@@ -54,6 +54,10 @@ export const deliveryDetailViewSchema = z.object({
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
+/** A delivery with its event and attempts, as `GET …/deliveries/{id}` answers it. */
+export type DeliveryDetailView = z.output<typeof deliveryDetailViewSchema>;
+
+/** A delivery as the admin endpoints list it. */
 export function toDeliveryView(delivery: DeliveryRecord): DeliveryView {
   return {
     id: delivery.id,
@@ -71,6 +75,7 @@ export function toDeliveryView(delivery: DeliveryRecord): DeliveryView {
   };
 }
 
+/** One attempt as the delivery's detail shows it. */
 export function toAttemptView(attempt: AttemptRecord): AttemptView {
   return {
     attempt: attempt.attempt,
@@ -82,11 +87,8 @@ export function toAttemptView(attempt: AttemptRecord): AttemptView {
   };
 }
 
-export function toDeliveryDetailView({
-  delivery,
-  event,
-  attempts,
-}: DeliveryDetail): z.output<typeof deliveryDetailViewSchema> {
+/** A delivery with its event and attempts, as `keyhook.deliveries.get` returns it, for a response. */
+export function toDeliveryDetailView({ delivery, event, attempts }: DeliveryDetail): DeliveryDetailView {
   return {
     delivery: toDeliveryView(delivery),
     event: JSON.parse(event.payload),

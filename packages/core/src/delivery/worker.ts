@@ -6,6 +6,7 @@ import { Handoffs, leaseIdFrom } from './handoff.js';
 import { judgeAttempt } from './outcome.js';
 import { AUTO_DISABLE_AFTER, DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
 import type { DeliveryHandoff } from './publish.js';
+import { RetentionPurge } from './retention.js';
 import type { RetryPlan } from './schedule.js';
 import type { SendOutcome, WebhookSender } from './sender.js';
 
@@ -43,6 +44,8 @@ export interface DeliveryWorkerDeps {
   retry: RetryPlan;
   timeoutMs: number;
   heldRetentionMs?: number | undefined;
+  /** How long finished deliveries are kept (checked by createKeyhook). */
+  retentionMs: number;
   /** Opens a webhook's sealed signing secret. */
   signingSecret(webhook: WebhookRecord): string;
   /** The host's callback when five permanent failures disabled an endpoint. */
@@ -72,6 +75,7 @@ export class DeliveryLoop implements DeliveryWorker {
   private outage = 0;
   private readonly leaseBatch: number;
   private readonly handoffs: Handoffs;
+  private readonly retention: RetentionPurge;
   /**
    * Work may be due that the worker has not leased: a lease filled all its room, or a wake or
    * poll found no room to lease. A finished attempt (or room a publish gave back) then wakes
@@ -108,6 +112,12 @@ export class DeliveryLoop implements DeliveryWorker {
         if (this.backlog) this.wake();
       },
     });
+    this.retention = new RetentionPurge({
+      store: deps.store,
+      clock: deps.clock,
+      logger: deps.logger,
+      retentionMs: deps.retentionMs,
+    });
     if (this.leaseMs <= deps.timeoutMs) {
       // A lease shorter than an attempt would hand a live attempt to a second worker.
       throw new RangeError(
@@ -125,6 +135,7 @@ export class DeliveryLoop implements DeliveryWorker {
     this.running = true;
     this.unwatch = this.deps.store.watchDeliveries(() => this.wake());
     this.loop = this.run();
+    this.retention.start();
   }
 
   /** Something may be due now: lease without waiting for the poll. */
@@ -152,7 +163,7 @@ export class DeliveryLoop implements DeliveryWorker {
     this.running = false;
     this.unwatch?.();
     this.wake();
-    await this.loop;
+    await Promise.all([this.loop, this.retention.stop()]);
     // A publish that reserved room before the stop hands its deliveries over when it returns;
     // what was handed over is sent (each finished attempt starts the next one waiting).
     await this.handoffs.allSettled();

@@ -33,6 +33,10 @@ export function keyStatus(key: ApiKeyRecord, now: Date): ApiKeyViewStatus {
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
+/**
+ * A key as the admin endpoints answer it, for your own UI: never the hash. `now` decides
+ * whether it shows as `expired`.
+ */
 export function toApiKeyView(key: ApiKeyRecord, now: Date): ApiKeyView {
   return {
     id: key.id,

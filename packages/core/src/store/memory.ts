@@ -1,5 +1,5 @@
 import { leasedSubscribers, newDeliveryRecord } from '../delivery/records.js';
-import type { DeliveryState } from '../delivery/states.js';
+import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
 import { KeyhookError } from '../errors.js';
 import type {
   ApiKeyRecord,
@@ -18,6 +18,7 @@ import type {
   ListPage,
   PublishLease,
   PublishOutcome,
+  PurgeOutcome,
   RequeueOutcome,
   RotateOutcome,
   Store,
@@ -379,6 +380,28 @@ export class MemoryStore implements Store {
       expired++;
     }
     return expired;
+  }
+
+  async purgeFinishedDeliveries(finishedBefore: Date, limit: number): Promise<PurgeOutcome> {
+    this.assertOpen();
+    const cutoff = finishedBefore.getTime();
+    let deliveries = 0;
+    for (const [id, delivery] of this.deliveries) {
+      if (deliveries >= limit) break;
+      if (!FINISHED_STATES.includes(delivery.status) || delivery.updatedAt.getTime() > cutoff) continue;
+      this.deliveries.delete(id);
+      this.attempts.delete(id);
+      deliveries++;
+    }
+    const referenced = new Set([...this.deliveries.values()].map((d) => eventSlot(d.tenantId, d.eventId)));
+    let events = 0;
+    for (const [slot, event] of this.events) {
+      if (events >= limit) break;
+      if (referenced.has(slot) || event.createdAt.getTime() > cutoff) continue;
+      this.events.delete(slot);
+      events++;
+    }
+    return { deliveries, events, skipped: false };
   }
 
   async listDeliveries(

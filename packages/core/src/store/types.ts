@@ -233,6 +233,14 @@ export type RequeueOutcome =
   | { outcome: 'wrong_state'; delivery: DeliveryRecord }
   | { outcome: 'not_found' };
 
+/** What one purge batch deleted (Store.purgeFinishedDeliveries). */
+export interface PurgeOutcome {
+  deliveries: number;
+  events: number;
+  /** Another instance holds the purge: nothing was deleted, try again at the next round. */
+  skipped: boolean;
+}
+
 export interface ListPage {
   /** At most this many records. */
   limit: number;
@@ -432,6 +440,16 @@ export interface Store {
 
   /** Held deliveries with `heldSince <= heldBefore` become failed (`updatedAt = at`); returns how many. */
   expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number>;
+
+  /**
+   * Retention, one small batch at a time: deletes at most `limit` finished deliveries
+   * (`succeeded` or `failed`) with `updatedAt <= finishedBefore`, with their attempts, then at
+   * most `limit` events created at or before `finishedBefore` that no delivery refers to any
+   * more. Pending, in-flight, retrying and held deliveries are never deleted. Only one instance
+   * purges at a time: a store shared by several answers `skipped` while another holds it. It
+   * must not hold locks that a lease or a completion waits on for longer than one batch.
+   */
+  purgeFinishedDeliveries(finishedBefore: Date, limit: number): Promise<PurgeOutcome>;
 
   /** One webhook's deliveries, newest first (ids descending), optionally of one status only. */
   listDeliveries(tenantId: string, webhookId: string, page: DeliveryListPage): Promise<DeliveryRecord[]>;

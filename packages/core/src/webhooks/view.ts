@@ -28,6 +28,7 @@ export const issuedWebhookSchema = z.object({
   secret: z.string().meta({ description: 'whsec_…: the signing secret, shown once.' }),
 });
 
+/** A webhook as the admin endpoints answer it, for your own UI: never the sealed secret. */
 export function toWebhookView(webhook: WebhookRecord): WebhookView {
   return {
     id: webhook.id,

@@ -525,6 +525,90 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       });
     });
 
+    it('retention deletes finished deliveries past the cutoff with their attempts, then events left without deliveries', async () => {
+      const webhook = await subscribed();
+      const paused = await subscribed(ctx.store, {
+        url: 'https://paused.example.com/hook',
+        events: ['run.failed'],
+        status: 'disabled',
+        disabledReason: 'manual',
+      });
+      const succeeded = await publishOne();
+      await attempt(200, SUCCEEDED, at(0));
+      const failed = await publishOne();
+      await attempt(null, FAILED, at(1));
+      const retrying = await publishOne();
+      await attempt(500, retryAt(100_000), at(2));
+      const recent = await publishOne();
+      await attempt(200, SUCCEEDED, at(20_000));
+      const pending = await publishOne();
+      const held = await publishOne(ctx.store, { type: 'run.failed' });
+      const unsubscribed = await ctx.store.publishEvent(
+        eventRecord({ type: 'generation.published' }),
+        deliveryId,
+      );
+
+      expect(await ctx.store.purgeFinishedDeliveries(at(10_000), 100)).toEqual({
+        deliveries: 2,
+        events: 3,
+        skipped: false,
+      });
+      for (const gone of [succeeded, failed]) {
+        expect(await ctx.store.getDelivery('tenant_a', webhook.id, gone.deliveries[0]!.id)).toBeNull();
+        // The event went with its last delivery: its id is free again.
+        expect((await ctx.store.publishEvent(gone.event, deliveryId)).outcome).toBe('published');
+      }
+      expect((await ctx.store.publishEvent(unsubscribed.event, deliveryId)).outcome).toBe('published');
+      const left = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 100 });
+      expect(left.map((d) => [d.eventId, d.status]).sort()).toEqual(
+        [
+          [retrying.event.id, 'retry_scheduled'],
+          [recent.event.id, 'succeeded'],
+          [pending.event.id, 'pending'],
+          [succeeded.event.id, 'pending'],
+          [failed.event.id, 'pending'],
+        ].sort(),
+      );
+      const stillHeld = await ctx.store.listDeliveries('tenant_a', paused.id, { limit: 10 });
+      expect(stillHeld.map((d) => [d.eventId, d.status])).toEqual([[held.event.id, 'held']]);
+      // The retrying delivery keeps its attempt log.
+      const detail = await ctx.store.getDelivery('tenant_a', webhook.id, retrying.deliveries[0]!.id);
+      expect(detail?.attempts.map((a) => a.statusCode)).toEqual([500]);
+      // Again: nothing finished is left, only the unsubscribed event published once more above.
+      expect(await ctx.store.purgeFinishedDeliveries(at(10_000), 100)).toEqual({
+        deliveries: 0,
+        events: 1,
+        skipped: false,
+      });
+    });
+
+    it('retention deletes at most `limit` rows per call, and list pages stay right as their rows go', async () => {
+      const webhook = await subscribed();
+      for (let i = 0; i < 5; i++) {
+        await publishOne(ctx.store, { createdAt: at(i) });
+        await attempt(200, SUCCEEDED, at(i));
+        await new Promise((resolve) => setTimeout(resolve, 2)); // ids sort by time
+      }
+      const firstPage = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 2 });
+      const cursor = firstPage[1]!.id;
+      const counts: number[] = [];
+      for (let round = 0; round < 4; round++) {
+        const purged = await ctx.store.purgeFinishedDeliveries(at(10), 2);
+        expect(purged.events).toBe(purged.deliveries);
+        counts.push(purged.deliveries);
+        const all = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 10 });
+        const nextPage = await ctx.store.listDeliveries('tenant_a', webhook.id, {
+          limit: 10,
+          before: cursor,
+        });
+        expect(nextPage.map((d) => d.id)).toEqual(all.filter((d) => d.id < cursor).map((d) => d.id));
+      }
+      expect(counts).toEqual([2, 2, 1, 0]);
+      expect(await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 10, before: cursor })).toEqual(
+        [],
+      );
+    });
+
     it('an event payload with any unicode comes back byte for byte', async () => {
       await subscribed();
       const payload = JSON.stringify({ id: 'evt_x', data: { text: 'naïve — 😀 \u2028 "quoted" \\ \u0000' } });

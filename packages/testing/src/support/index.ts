@@ -3,5 +3,6 @@ export { FakeClock } from './clock.js';
 export { deliverOneEvent, type OneDelivery } from './deliver.js';
 export { type JsonReply, type JsonRequestOptions, requestJson } from './http.js';
 export { keysOn, scopedKeyhooks } from './keyhooks.js';
+export { type LoggedLine, migrationLogLines, recordingLogger } from './logger.js';
 export { answer, type ReceivedRequest, type Responder, TestReceiver } from './receiver.js';
 export { medianTimeRatio } from './timing.js';
