@@ -41,6 +41,13 @@
 //     both after global.gc() when node runs with --expose-gc, plus the peak, sampled every
 //     500 ms. Events are published in batches of 1000, at most 5000 ahead of the recorded
 //     successes, so the script never holds more than that in flight. Reported; no target.
+//  5. Soak, SQLite then Postgres (two instances): SOAK deliveries with a retention of a second,
+//     so the purge runs all along, publishing at most 2000 ahead of the recorded successes. At
+//     every tenth it reads the time, the database's size (SQLite: the file and its WAL; Postgres:
+//     pg_total_relation_size of keyhook's tables) and the RSS. Targets: deliveries/s over the last
+//     tenth ≥ 0.9× the first tenth; size and RSS, from the 10 % mark on, within ±20 % of their
+//     value at it. `npm run bench` runs a default size (100 000 and 15 000); `npm run bench:soak`
+//     the long one (1 000 000 and 300 000, retention 3 s), which takes tens of minutes.
 //
 // The receiver (delivery-receiver.mjs) is a plain node:http server in a child process: it reads
 // each body and answers 200 with an empty body at once; it checks headers, verifies every 64th
@@ -54,10 +61,11 @@
 // BENCH_WARMUP_DELIVERIES (1000), BENCH_PUBLISH (concurrent | upfront), BENCH_PG_URL
 // (postgres://postgres@127.0.0.1:5432/test), BENCH_PG_CONCURRENCY (per worker, CONCURRENCY/2),
 // BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_INTERVAL_MS (5), BENCH_MEMORY_DELIVERIES (100000),
-// BENCH_SECTIONS (throughput,postgres,latency,memory: any subset, comma-separated).
+// BENCH_SOAK_DELIVERIES (100000), BENCH_SOAK_PG_DELIVERIES (15000), BENCH_SOAK_RETENTION_MS (1000),
+// BENCH_SECTIONS (throughput,postgres,latency,memory,soak: any subset, comma-separated).
 import { fork } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,8 +95,14 @@ const LATENCY_WARMUP = 50;
 const MEMORY_N = numberFrom('BENCH_MEMORY_DELIVERIES', 100_000);
 const MEMORY_BATCH = 1000;
 const MEMORY_MAX_AHEAD = 5000;
+const SOAK_N = numberFrom('BENCH_SOAK_DELIVERIES', 100_000);
+const SOAK_PG_N = numberFrom('BENCH_SOAK_PG_DELIVERIES', 15_000);
+const SOAK_RETENTION_MS = numberFrom('BENCH_SOAK_RETENTION_MS', 1000);
+const SOAK_MAX_AHEAD = 2000;
+const SOAK_THROUGHPUT_TARGET = 0.9;
+const SOAK_FLAT_WITHIN = 0.2;
 const SECTIONS = new Set(
-  (process.env.BENCH_SECTIONS ?? 'throughput,postgres,latency,memory').split(',').map((s) => s.trim()),
+  (process.env.BENCH_SECTIONS ?? 'throughput,postgres,latency,memory,soak').split(',').map((s) => s.trim()),
 );
 if (PUBLISH !== 'concurrent' && PUBLISH !== 'upfront')
   throw new RangeError('BENCH_PUBLISH: concurrent | upfront');
@@ -236,7 +250,8 @@ class Tally {
   succeeded = 0;
   other = 0;
   onSuccess = undefined;
-  waiter = undefined;
+  /** Callers of reached(), each with its count: the soak's publisher and its marks wait at once. */
+  waiters = new Set();
 
   watch(store) {
     const complete = store.completeAttempt.bind(store);
@@ -248,7 +263,7 @@ class Tally {
       } else {
         this.other++;
       }
-      if (this.waiter && this.succeeded >= this.waiter.n) this.waiter.resolve();
+      for (const waiter of this.waiters) if (this.succeeded >= waiter.n) waiter.resolve();
       return outcome;
     };
   }
@@ -265,20 +280,21 @@ class Tally {
           lastMoved = performance.now();
         } else if (performance.now() - lastMoved > STALL_MS) {
           clearInterval(timer);
-          this.waiter = undefined;
+          this.waiters.delete(waiter);
           reject(
             new Error(`stalled at ${this.succeeded}/${n} recorded successes (${this.other} other outcomes)`),
           );
         }
       }, 1000);
-      this.waiter = {
+      const waiter = {
         n,
         resolve: () => {
           clearInterval(timer);
-          this.waiter = undefined;
+          this.waiters.delete(waiter);
           resolve();
         },
       };
+      this.waiters.add(waiter);
     });
   }
 }
@@ -297,22 +313,23 @@ async function countSucceeded(store, webhookId) {
 // ---------------------------------------------------------------------------------------------
 // Backends: a keyhook (or two) with a webhook pointing at the receiver.
 
-function makeKeyhook(store, logger) {
+function makeKeyhook(store, logger, delivery = {}) {
   return createKeyhook({
     store,
     adminSession: { secret: ADMIN_SECRET },
     mode: 'development',
     encryptionKey: ENCRYPTION_KEY,
     logger,
-    delivery: { timeoutMs: 10_000 },
+    delivery: { timeoutMs: 10_000, ...delivery },
   });
 }
 
-async function openSqlite(receiver) {
+async function openSqlite(receiver, delivery) {
   const temp = tempDir();
-  const store = createSqliteStore({ filename: path.join(temp.dir, 'keyhook.db') });
+  const filename = path.join(temp.dir, 'keyhook.db');
   const logger = countingLogger();
-  const keyhook = makeKeyhook(store, logger);
+  const store = createSqliteStore({ filename, logger });
+  const keyhook = makeKeyhook(store, logger, delivery);
   const { webhook, secret } = await keyhook.webhooks.create(TENANT, {
     url: receiver.url,
     events: [EVENT_TYPE],
@@ -325,6 +342,11 @@ async function openSqlite(receiver) {
     secret,
     workerOptions: { concurrency: CONCURRENCY },
     publishLanes: PUBLISH_LANES,
+    /** The file and its WAL, in bytes. */
+    async size() {
+      const bytes = (file) => (existsSync(file) ? statSync(file).size : 0);
+      return bytes(filename) + bytes(`${filename}-wal`);
+    },
     async close() {
       await keyhook.close();
       await store.close();
@@ -365,7 +387,7 @@ async function postgresReachable() {
   }
 }
 
-async function openPostgres(receiver) {
+async function openPostgres(receiver, delivery) {
   const { createPostgresStore } = await loadPg();
   const schema = `bench_${randomBytes(6).toString('hex')}`;
   const drop = () => dropSchema(schema);
@@ -376,7 +398,7 @@ async function openPostgres(receiver) {
   for (let i = 0; i < PG_WORKERS; i++) {
     stores.push(await createPostgresStore({ connectionString: PG_URL, schema, logger }));
   }
-  const keyhooks = stores.map((store) => makeKeyhook(store, logger));
+  const keyhooks = stores.map((store) => makeKeyhook(store, logger, delivery));
   const { webhook, secret } = await keyhooks[0].webhooks.create(TENANT, {
     url: receiver.url,
     events: [EVENT_TYPE],
@@ -389,6 +411,22 @@ async function openPostgres(receiver) {
     secret,
     workerOptions: { concurrency: PG_CONCURRENCY },
     publishLanes: PG_PUBLISH_LANES,
+    /** keyhook's tables with their indexes and TOAST, in bytes. */
+    async size() {
+      const { pg } = await loadPg();
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        const result = await client.query(
+          `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes FROM pg_class AS c
+            JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`,
+          [schema],
+        );
+        return Number(result.rows[0].bytes);
+      } finally {
+        await client.end();
+      }
+    },
     async close() {
       await Promise.all(keyhooks.map((keyhook) => keyhook.close()));
       await Promise.all(stores.map((store) => store.close()));
@@ -564,6 +602,106 @@ async function section(name, body) {
   } catch (error) {
     console.log(`\nERROR in ${name}: ${error?.stack ?? error}`);
     row(name, 'did not complete', '—', 'ERROR');
+  }
+}
+
+/**
+ * The soak: `n` deliveries with a retention of SOAK_RETENTION_MS, publishing at most
+ * SOAK_MAX_AHEAD ahead of the recorded successes. At every tenth of `n` it reads the time, the
+ * database's size and the RSS. Verdicts: throughput over the last tenth / the first tenth, and
+ * size and RSS after the first tenth within ±SOAK_FLAT_WITHIN of their value at it.
+ */
+async function soak(label, open, n) {
+  console.log(
+    `\nsoak, ${label}: ${fixed(n)} deliveries, retention ${SOAK_RETENTION_MS} ms, at most ${SOAK_MAX_AHEAD} ahead`,
+  );
+  const backend = await open(receiver, { retentionMs: SOAK_RETENTION_MS });
+  try {
+    const tally = new Tally();
+    for (const store of backend.stores) tally.watch(store);
+    await receiver.reset(backend.secret);
+    const workers = backend.keyhooks.map((keyhook) => keyhook.createWorker(backend.workerOptions));
+    for (const worker of workers) worker.start();
+    const tenth = Math.max(1, Math.floor(n / 10));
+    const marks = [
+      { recorded: 0, at: performance.now(), size: await backend.size(), rss: process.memoryUsage().rss },
+    ];
+    let published = 0;
+    const publisher = (async () => {
+      while (published < n) {
+        const count = Math.min(MEMORY_BATCH, n - published);
+        await publishRange(backend.keyhooks, published, count, backend.publishLanes);
+        published += count;
+        if (published - SOAK_MAX_AHEAD > tally.succeeded) await tally.reached(published - SOAK_MAX_AHEAD);
+      }
+    })();
+    for (let k = 1; k <= 10; k++) {
+      await tally.reached(k === 10 ? n : k * tenth);
+      const mark = {
+        recorded: tally.succeeded,
+        at: performance.now(),
+        size: await backend.size(),
+        rss: process.memoryUsage().rss,
+      };
+      marks.push(mark);
+      const previous = marks.at(-2);
+      console.log(
+        `  ${String(k * 10).padStart(3)} %  recorded ${fixed(mark.recorded).padStart(9)}  ` +
+          `${fixed(((mark.recorded - previous.recorded) / (mark.at - previous.at)) * 1000).padStart(6)}/s  ` +
+          `db ${mb(mark.size).padStart(9)}  rss ${mb(mark.rss).padStart(9)}`,
+      );
+    }
+    await publisher;
+    const rate = (from, to) => ((to.recorded - from.recorded) / (to.at - from.at)) * 1000;
+    const first = rate(marks[0], marks[1]);
+    const last = rate(marks[9], marks[10]);
+    const spread = (key) => {
+      const base = marks[1][key];
+      const values = marks.slice(1).map((mark) => mark[key] / base);
+      return { min: Math.min(...values), max: Math.max(...values) };
+    };
+    const size = spread('size');
+    const rss = spread('rss');
+    const flat = (range) => range.min >= 1 - SOAK_FLAT_WITHIN && range.max <= 1 + SOAK_FLAT_WITHIN;
+    const received = await receiver.stats();
+    const problems = [];
+    if (received.distinct !== n) problems.push(`${received.distinct} distinct events received`);
+    if (received.hits !== received.distinct) problems.push(`${received.hits - received.distinct} duplicates`);
+    if (received.badSignatures) problems.push(`${received.badSignatures} bad signatures`);
+    if (backend.logger.warnings.length)
+      problems.push(`warnings: ${backend.logger.warnings.slice(0, 3).join('; ')}`);
+    if (problems.length) console.log(`PROBLEMS: ${problems.join('; ')}`);
+    const verdict = (ok) => (problems.length ? 'ERROR' : ok ? 'PASS' : 'FAIL');
+    results[`soak${label}`] = {
+      deliveries: n,
+      retentionMs: SOAK_RETENTION_MS,
+      marks,
+      first,
+      last,
+      size,
+      rss,
+      problems,
+    };
+    row(
+      `soak ${label}, ${fixed(n)}: deliveries/s last tenth / first`,
+      `${(last / first).toFixed(2)}× (${fixed(first)} → ${fixed(last)}/s)`,
+      `≥ ${SOAK_THROUGHPUT_TARGET}`,
+      verdict(last / first >= SOAK_THROUGHPUT_TARGET),
+    );
+    row(
+      `soak ${label}: database size after the first tenth`,
+      `${size.min.toFixed(2)}–${size.max.toFixed(2)}× of ${mb(marks[1].size)}`,
+      `±${SOAK_FLAT_WITHIN * 100} %`,
+      verdict(flat(size)),
+    );
+    row(
+      `soak ${label}: RSS after the first tenth`,
+      `${rss.min.toFixed(2)}–${rss.max.toFixed(2)}× of ${mb(marks[1].rss)}`,
+      `±${SOAK_FLAT_WITHIN * 100} %`,
+      verdict(flat(rss)),
+    );
+  } finally {
+    await backend.close();
   }
 }
 
@@ -889,6 +1027,17 @@ try {
         await backend.close();
       }
     });
+  }
+
+  // 5: soak. Retention of a few seconds, so the purge runs all along; the three figures.
+  if (SECTIONS.has('soak')) {
+    const stores = [{ label: 'SQLite', open: openSqlite, n: SOAK_N }];
+    const unreachable = await postgresReachable();
+    if (unreachable) console.log(`\nsoak on Postgres skipped: ${unreachable}`);
+    else stores.push({ label: 'Postgres', open: openPostgres, n: SOAK_PG_N });
+    for (const { label, open, n } of stores) {
+      await section(`soak (${label})`, () => soak(label, open, n));
+    }
   }
 } finally {
   receiver.close();
