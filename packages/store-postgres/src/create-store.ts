@@ -62,5 +62,5 @@ export async function createPostgresStore(options: PostgresStoreOptions = {}): P
     if (ownsPool) await pool.end().catch(() => {});
     throw toStoreError(error);
   }
-  return new PostgresStore({ pool, schema, ownsPool, feed });
+  return new PostgresStore({ pool, schema, ownsPool, feed, logger });
 }

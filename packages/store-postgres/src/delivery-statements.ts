@@ -40,6 +40,7 @@ export interface DeliveryStatements {
   purgeLock: string;
   purgeDeliveries: string;
   purgeEvents: string;
+  vacuumPurged: string;
   list: string;
   detail: string;
   lockDelivery: string;
@@ -298,6 +299,8 @@ export function deliveryStatements(schema: string): DeliveryStatements {
         SELECT tenant_id, id FROM ${events} AS e WHERE created_at <= $1
           AND NOT EXISTS (SELECT 1 FROM ${deliveries} AS d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.id)
         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+
+    vacuumPurged: `VACUUM (SKIP_LOCKED) ${attempts}, ${deliveries}, ${events}`,
 
     requeue: `UPDATE ${deliveries}
       SET status = $2, due_at = $3, held_since = $4, lease_id = NULL, updated_at = $5

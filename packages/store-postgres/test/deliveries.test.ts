@@ -109,6 +109,46 @@ async function oneDelivery(store: PostgresStore) {
     }
     const later = new Date(T0.getTime() + 60_000);
 
+    it('VACUUMs the purged tables itself once it has purged 10,000 rows, so their room is reused', async () => {
+      const store = await schemas.open('purgevacuum');
+      try {
+        const webhook = webhookRecord({ events: ['run.completed'] });
+        await store.insertWebhook(webhook);
+        const q = (table: string) => `"${store.schema}".${table}`;
+        await admin.query(
+          `INSERT INTO ${q('keyhook_events')} (tenant_id, id, type, payload, created_at)
+            SELECT 'tenant_a', 'evt_' || g, 'run.completed', '{}', $1 FROM generate_series(1, 6000) AS g`,
+          [T0],
+        );
+        await admin.query(
+          `INSERT INTO ${q('keyhook_deliveries')} (id, tenant_id, webhook_id, event_id, event_type, status,
+              attempts, due_at, lease_id, held_since, last_attempt_at, created_at, updated_at)
+            SELECT 'dlv_' || g, 'tenant_a', $2, 'evt_' || g, 'run.completed', 'succeeded', 1, NULL, NULL, NULL,
+              $1, $1, $1
+            FROM generate_series(1, 6000) AS g`,
+          [T0, webhook.id],
+        );
+        const lastVacuum = async () =>
+          (
+            await admin.query(
+              `SELECT last_vacuum FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'keyhook_deliveries'`,
+              [store.schema],
+            )
+          ).rows[0]?.last_vacuum ?? null;
+        expect(await lastVacuum()).toBeNull();
+        let purged = 0;
+        for (let round = 0; round < 30; round++) {
+          const outcome = await store.purgeFinishedDeliveries(later, 500);
+          purged += outcome.deliveries + outcome.events;
+          if (outcome.deliveries === 0 && outcome.events === 0) break;
+        }
+        expect(purged).toBe(12_000);
+        await expect.poll(lastVacuum, { timeout: 5000 }).not.toBeNull();
+      } finally {
+        await store.close();
+      }
+    });
+
     it('purges on one instance at a time: another skips its round while the lock is held', async () => {
       const store = await schemas.open('purgelock');
       const holder = await admin.connect();
