@@ -11,17 +11,21 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import { createKeyhook, generateEncryptionKey, MemoryStore, silentLogger } from '@keyhook/core';
 import { createSqliteStore } from '@keyhook/store-sqlite';
 
 const [framework, storeKind = 'sqlite'] = process.argv.slice(2);
 const dir = mkdtempSync(path.join(tmpdir(), 'keyhook-bench-'));
 // `memory` isolates what the store lookup costs from what the rest of the guard costs.
 const store =
-  storeKind === 'memory' ? new MemoryStore() : createSqliteStore({ filename: path.join(dir, 'keyhook.db') });
+  storeKind === 'memory'
+    ? new MemoryStore()
+    : createSqliteStore({ filename: path.join(dir, 'keyhook.db'), logger: silentLogger });
 const keyhook = createKeyhook({
   store,
   adminSession: { secret: 'benchmark-admin-secret-0123456789abcdef' },
+  // A persistent store needs one; it seals webhook secrets and plays no part in the guard.
+  encryptionKey: generateEncryptionKey(),
   logger: silentLogger,
 });
 const { secret: apiKey } = await keyhook.keys.create('bench', { name: 'bench', scopes: ['sources:read'] });
