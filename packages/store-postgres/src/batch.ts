@@ -8,10 +8,15 @@ export class Batcher<In, Out> {
   private queue: { input: In; resolve: (out: Out) => void; reject: (error: unknown) => void }[] = [];
   private draining = false;
 
+  /**
+   * `key`, when given, keeps two calls with one key out of one batch: the later waits for the
+   * next (a statement cannot tell two writes of one row apart).
+   */
   constructor(
     private readonly runBatch: (inputs: In[]) => Promise<Out[]>,
     private readonly runOne: (input: In) => Promise<Out>,
     private readonly maxBatch: number,
+    private readonly key?: (input: In) => string,
   ) {}
 
   submit(input: In): Promise<Out> {
@@ -24,7 +29,7 @@ export class Batcher<In, Out> {
   private async drain(): Promise<void> {
     this.draining = true;
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
+      const batch = this.take();
       if (batch.length === 1) {
         const [call] = batch;
         await this.runOne(call!.input).then(call!.resolve, call!.reject);
@@ -39,5 +44,25 @@ export class Batcher<In, Out> {
       }
     }
     this.draining = false;
+  }
+
+  /** The next batch: the oldest calls, at most maxBatch, no two with one key; the rest keep their order. */
+  private take(): Batcher<In, Out>['queue'] {
+    const key = this.key;
+    if (key === undefined) return this.queue.splice(0, this.maxBatch);
+    const batch: Batcher<In, Out>['queue'] = [];
+    const rest: Batcher<In, Out>['queue'] = [];
+    const keys = new Set<string>();
+    for (const call of this.queue) {
+      const k = key(call.input);
+      if (batch.length < this.maxBatch && !keys.has(k)) {
+        keys.add(k);
+        batch.push(call);
+      } else {
+        rest.push(call);
+      }
+    }
+    this.queue = rest;
+    return batch;
   }
 }

@@ -37,6 +37,12 @@ export interface PostgresStoreOptions {
    * `npx keyhook migrate` in a release step.
    */
   migrations?: MigrationsMode;
+  /**
+   * Send the statements of the delivery path and of key verification as named (prepared)
+   * statements, parsed once per connection. Default true. Set false behind a pooler that cannot
+   * carry them: PgBouncer in transaction mode before 1.21, or without `max_prepared_statements`.
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -62,5 +68,12 @@ export async function createPostgresStore(options: PostgresStoreOptions = {}): P
     if (ownsPool) await pool.end().catch(() => {});
     throw toStoreError(error);
   }
-  return new PostgresStore({ pool, schema, ownsPool, feed, logger });
+  return new PostgresStore({
+    pool,
+    schema,
+    ownsPool,
+    feed,
+    logger,
+    preparedStatements: options.preparedStatements ?? true,
+  });
 }

@@ -7,7 +7,7 @@ import type {
 } from '@keyhook/core/store';
 import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
 
-/** The keyhook_events columns, in the order `toEventParams` binds them. */
+/** The keyhook_events columns, in the order the publish statement binds them. */
 export const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at';
 
 /** The keyhook_deliveries columns, as `toDeliveryRecord` reads them. */
@@ -94,10 +94,6 @@ export function toEventRecord(row: EventRow): EventRecord {
     payload: row.payload,
     createdAt: row.created_at,
   };
-}
-
-export function toEventParams(event: EventRecord): unknown[] {
-  return [event.tenantId, event.id, event.type, event.payload, event.createdAt];
 }
 
 export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {

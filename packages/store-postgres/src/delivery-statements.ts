@@ -20,8 +20,7 @@ export const PUBLISH_SAVEPOINT = 'keyhook_publish';
 
 /** Every statement the store runs on the event, delivery and attempt tables, built once per schema. */
 export interface DeliveryStatements {
-  insertEventAndSubscribers: string;
-  insertDeliveriesAndNotify: string;
+  publish: string;
   getEvent: string;
   notify: string;
   lease: string;
@@ -58,6 +57,10 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     .map((column) => `due.${WEBHOOK_PREFIX}${column}`)
     .join(', ');
 
+  // "The lease still holds the delivery" is `lease_id = <the lease>` alone: the table's CHECK
+  // (0004) keeps lease_id set exactly while a delivery is in flight. Without a status test, a
+  // lookup by id cannot be answered from the partial index of queued deliveries, which a planner
+  // without statistics took for the cheaper path and scanned whole.
   // Multi-row state changes lock their rows in id order first (a MATERIALIZED CTE, so the lock is
   // taken before the UPDATE reads the rows). Two of them over overlapping rows (an expiry and a
   // release of the same held deliveries) then queue behind each other instead of deadlocking. FOR
@@ -71,51 +74,90 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       RETURNING ${returning}`;
 
   return {
-    // publishEvent's first round trip: the event and, when it is new, its subscribers.
-    // - The primary key decides between concurrent publishes of one id: the second waits for the
-    //   first to commit and then writes nothing (or, if the first rolled back, writes after all).
-    //   `inserted` is false for an id already published, and then no webhook is read.
-    // - FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change either
-    //   commits before this read (and FOR SHARE sees the new status) or waits for the publish to
-    //   commit (and then holds or releases the deliveries it wrote). Id order, so two publishes
-    //   lock alike.
-    // - A new event with no subscriber is one row of NULL webhook columns. Nothing comes back from
-    //   the insert: the store knows the row it wrote.
-    insertEventAndSubscribers: `WITH inserted AS (
-        INSERT INTO ${events} (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5)
-        ON CONFLICT (tenant_id, id) DO NOTHING
-        RETURNING 1
-      )
-      SELECT EXISTS (SELECT 1 FROM inserted) AS inserted, w.*
-      FROM (SELECT 1) AS one
-      LEFT JOIN LATERAL (
+    // publishEvent for one event or many (the store's group commit) in one statement, so a
+    // publish outside a caller's transaction is one round trip and one commit. The events come as
+    // parallel arrays, one element each: $1–$5 the event (EVENT_COLUMNS' order), $6–$8 its lease
+    // (id, limit, end; NULL without one), $9–$10 where its delivery ids start in $11 and how many
+    // there are. $12 and $13 are the NOTIFY's channel and payload.
+    // - `subscribers` share-locks, in id order, every endpoint that may subscribe to one of the
+    //   events. FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change
+    //   either commits before this read (which then sees the new status) or waits for the publish
+    //   to commit (and then holds or releases the deliveries it wrote).
+    // - An event with more subscribers than delivery ids does not `fit`: nothing of it is written,
+    //   and the caller sends it again with as many ids as `subscribers` counted.
+    // - The primary key decides between concurrent publishes of one id: the later waits for the
+    //   earlier to commit and then writes nothing (or, if the earlier rolled back, writes after
+    //   all). `inserted` false for an event that fits is a replay. The caller never puts one
+    //   event id in a batch twice.
+    // - Each delivery's state is the Postgres form of core's newDeliveryRecord and
+    //   leasedSubscribers (src/delivery/records.ts in @keyhook/core): held on a disabled endpoint;
+    //   with a lease, in flight for the first `limit` active endpoints until the lease's end;
+    //   pending otherwise, due at once. The store conformance suite checks the two agree.
+    // - The NOTIFY goes out when a delivery is pending; the server sends it at commit.
+    // One row per written delivery, by event and webhook id, with the endpoint's columns when it
+    // was leased (the worker needs them); one row of NULL delivery columns for an event without.
+    publish: `WITH input AS MATERIALIZED (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+          $6::text[], $7::int[], $8::timestamptz[], $9::int[], $10::int[])
+          WITH ORDINALITY AS i(tenant_id, id, type, payload, created_at, lease_id, lease_limit,
+            lease_ends, first_id, ids, position)
+      ),
+      subscribers AS MATERIALIZED (
         SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
-        WHERE EXISTS (SELECT 1 FROM inserted) AND tenant_id = $1 AND $3::text = ANY (events)
+        WHERE tenant_id = ANY ($1::text[]) AND events && $3::text[]
         ORDER BY id
         FOR SHARE
-      ) AS w ON true`,
+      ),
+      pairs AS MATERIALIZED (
+        SELECT i.position, s.id AS webhook_id,
+          row_number() OVER (PARTITION BY i.position ORDER BY s.id) AS rank,
+          CASE
+            WHEN s.status = 'disabled' THEN 'held'
+            WHEN i.lease_id IS NOT NULL AND s.status = 'active'
+              AND count(*) FILTER (WHERE s.status = 'active')
+                OVER (PARTITION BY i.position ORDER BY s.id) <= i.lease_limit THEN 'in_flight'
+            ELSE 'pending'
+          END AS status
+        FROM input AS i
+        JOIN subscribers AS s ON s.tenant_id = i.tenant_id AND i.type = ANY (s.events)
+      ),
+      counted AS MATERIALIZED (
+        SELECT i.position, count(p.webhook_id) AS subscribers, count(p.webhook_id) <= i.ids AS fits
+        FROM input AS i LEFT JOIN pairs AS p ON p.position = i.position
+        GROUP BY i.position, i.ids
+      ),
+      inserted AS (
+        INSERT INTO ${events} (${EVENT_COLUMNS})
+        SELECT i.tenant_id, i.id, i.type, i.payload, i.created_at
+        FROM input AS i JOIN counted AS c ON c.position = i.position AND c.fits
+        ORDER BY i.position
+        ON CONFLICT (tenant_id, id) DO NOTHING
+        RETURNING tenant_id, id
+      ),
+      written AS (
+        INSERT INTO ${deliveries} (${DELIVERY_COLUMNS})
+        SELECT ($11::text[])[i.first_id + p.rank - 1], i.tenant_id, p.webhook_id, i.id, i.type, p.status, 0,
+          CASE p.status WHEN 'pending' THEN i.created_at WHEN 'in_flight' THEN i.lease_ends END,
+          CASE WHEN p.status = 'in_flight' THEN i.lease_id END,
+          CASE WHEN p.status = 'held' THEN i.created_at END,
+          NULL, i.created_at, i.created_at
+        FROM pairs AS p
+        JOIN input AS i ON i.position = p.position
+        JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
+        RETURNING ${DELIVERY_COLUMNS}
+      )
+      SELECT i.position, c.fits, c.subscribers, ins.id IS NOT NULL AS inserted,
+        (SELECT pg_notify($12, $13) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending')) AS notified,
+        ${qualified('written', DELIVERY_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
+      FROM input AS i
+      JOIN counted AS c ON c.position = i.position
+      LEFT JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
+      LEFT JOIN written ON written.tenant_id = i.tenant_id AND written.event_id = i.id
+      LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
+      ORDER BY i.position, written.webhook_id`,
 
     // A new statement after the insert found a conflict, so its snapshot holds the committed winner.
     getEvent: `SELECT ${EVENT_COLUMNS} FROM ${events} WHERE tenant_id = $1 AND id = $2`,
-
-    // publishEvent's second round trip: one INSERT for every subscriber (parallel arrays of id,
-    // webhook and status), and the wake-up when $10 says a delivery is pending. Pending ones are
-    // due when the event was created; held ones are held since then; in_flight ones (leased in the
-    // publish, for a worker of the publishing process) are due when their lease $8 ($9) runs out.
-    // Nothing comes back but the count: the rows are the store's own records.
-    insertDeliveriesAndNotify: `WITH written AS (
-        INSERT INTO ${deliveries} (${DELIVERY_COLUMNS})
-        SELECT n.id, $1, n.webhook_id, $2, $3, n.status, 0,
-          CASE n.status WHEN 'pending' THEN $4::timestamptz WHEN 'in_flight' THEN $9::timestamptz END,
-          CASE WHEN n.status = 'in_flight' THEN $8::text END,
-          CASE WHEN n.status = 'held' THEN $4::timestamptz END,
-          NULL, $4, $4
-        FROM unnest($5::text[], $6::text[], $7::text[]) AS n(id, webhook_id, status)
-        RETURNING 1
-      )
-      SELECT count(*) AS written,
-        (SELECT pg_notify($11, $12) WHERE $10::boolean) AS notified
-      FROM written`,
 
     // Sent inside the writing transaction: the server delivers it at commit, and never on rollback.
     notify: 'SELECT pg_notify($1, $2)',
@@ -126,17 +168,24 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     // while its endpoint is being disabled. A row changed after the snapshot is re-checked on its
     // latest version, and the webhook columns come from that locked version. LIMIT counts only rows
     // that were locked. The RETURNING carries the old due time, so the answer keeps the lease order.
+    // The webhook is read by a LATERAL subquery that locks its own row: a subquery with a locking
+    // clause is never merged into the outer query, so the deliveries are read first, in the order
+    // of keyhook_deliveries_due_idx, whatever the planner believes about the tables' sizes (joined
+    // plainly, a planner without statistics started from the webhooks and read every queued
+    // delivery of the endpoint for each lease).
     lease: `WITH due AS MATERIALIZED (
         SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
         FROM ${deliveries} AS d
-        JOIN ${webhooks} AS w ON w.id = d.webhook_id
+        CROSS JOIN LATERAL (
+          SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
+          WHERE id = d.webhook_id AND status = 'active'
+          FOR SHARE SKIP LOCKED
+        ) AS w
         WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight')
           AND d.due_at <= $1::timestamptz
-          AND w.status = 'active'
         ORDER BY d.due_at, d.id
         LIMIT $2
         FOR UPDATE OF d SKIP LOCKED
-        FOR SHARE OF w SKIP LOCKED
       ),
       leased AS (
         UPDATE ${deliveries} AS d
@@ -154,7 +203,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     // count looks like it will change (which decides the lock; re-checked once locked).
     deliveryWebhook: `SELECT d.webhook_id, w.consecutive_failures
       FROM ${deliveries} AS d JOIN ${webhooks} AS w ON w.id = d.webhook_id
-      WHERE d.id = $1 AND d.tenant_id = $2 AND d.status = 'in_flight' AND d.lease_id = $3`,
+      WHERE d.id = $1 AND d.tenant_id = $2 AND d.lease_id = $3`,
 
     // A completion locks the webhook before the delivery, as setWebhookStatus, requeue and delete do, so
     // none of them can wait on each other in a cycle. FOR NO KEY UPDATE when it will write the failure
@@ -169,7 +218,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     complete: `UPDATE ${deliveries}
       SET status = $4, due_at = $5, held_since = $6, lease_id = NULL, attempts = attempts + 1,
           last_attempt_at = $7, updated_at = $8
-      WHERE id = $1 AND tenant_id = $2 AND status = 'in_flight' AND lease_id = $3
+      WHERE id = $1 AND tenant_id = $2 AND lease_id = $3
       RETURNING ${DELIVERY_COLUMNS}`,
 
     insertAttempt: `INSERT INTO ${attempts} (${ATTEMPT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -184,14 +233,14 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     completeSucceeded: `WITH w AS MATERIALIZED (
         SELECT w.consecutive_failures FROM ${webhooks} AS w
         JOIN ${deliveries} AS d ON d.webhook_id = w.id
-        WHERE d.id = $1 AND d.tenant_id = $2 AND d.status = 'in_flight' AND d.lease_id = $9
+        WHERE d.id = $1 AND d.tenant_id = $2 AND d.lease_id = $9
         FOR SHARE OF w
       ),
       done AS (
         UPDATE ${deliveries}
         SET status = 'succeeded', due_at = NULL, held_since = NULL, lease_id = NULL,
             attempts = attempts + 1, last_attempt_at = $4, updated_at = $10
-        WHERE id = $1 AND tenant_id = $2 AND status = 'in_flight' AND lease_id = $9
+        WHERE id = $1 AND tenant_id = $2 AND lease_id = $9
           AND (SELECT consecutive_failures FROM w) = 0
         RETURNING ${DELIVERY_COLUMNS}
       ),
@@ -206,7 +255,10 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     // parallel arrays in its parameter order. The webhooks are share-locked in id order before
     // any delivery is written, so two batches, or a batch and a completion that counts a failure,
     // take their locks in one order. One row per input, in input order: failures NULL for a lost
-    // lease; done.id NULL when nothing was written.
+    // lease; done.id NULL when nothing was written. Each delivery is looked up on its own (a
+    // LATERAL subquery with a LIMIT is never merged into a join), by primary key: a prepared
+    // statement keeps the plan it made while the table was small, and a joined form of this
+    // lookup was then planned as a scan of the whole table.
     completeSucceededBatch: `WITH input AS (
         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
           $6::int[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
@@ -216,8 +268,11 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       w AS MATERIALIZED (
         SELECT i.id AS delivery_id, w.consecutive_failures
         FROM input AS i
-        JOIN ${deliveries} AS d ON d.id = i.id AND d.tenant_id = i.tenant_id
-          AND d.status = 'in_flight' AND d.lease_id = i.lease_id
+        CROSS JOIN LATERAL (
+          SELECT webhook_id FROM ${deliveries}
+          WHERE id = i.id AND tenant_id = i.tenant_id AND lease_id = i.lease_id
+          LIMIT 1
+        ) AS d
         JOIN ${webhooks} AS w ON w.id = d.webhook_id
         ORDER BY w.id
         FOR SHARE OF w
@@ -227,7 +282,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
         SET status = 'succeeded', due_at = NULL, held_since = NULL, lease_id = NULL,
             attempts = d.attempts + 1, last_attempt_at = i.started_at, updated_at = i.at
         FROM input AS i JOIN w ON w.delivery_id = i.id AND w.consecutive_failures = 0
-        WHERE d.id = i.id AND d.tenant_id = i.tenant_id AND d.status = 'in_flight' AND d.lease_id = i.lease_id
+        WHERE d.id = i.id AND d.tenant_id = i.tenant_id AND d.lease_id = i.lease_id
         RETURNING ${returning}
       ),
       logged AS (
@@ -294,7 +349,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
         SELECT id FROM ${deliveries} WHERE status IN ('succeeded', 'failed') AND updated_at <= $1
         ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     // Events old enough that no delivery refers to any more, found on keyhook_events_created_at_idx
-    // and checked on keyhook_deliveries_event_idx (0005).
+    // and checked on keyhook_deliveries_event_id_idx (0006).
     purgeEvents: `DELETE FROM ${events} WHERE (tenant_id, id) IN (
         SELECT tenant_id, id FROM ${events} AS e WHERE created_at <= $1
           AND NOT EXISTS (SELECT 1 FROM ${deliveries} AS d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.id)

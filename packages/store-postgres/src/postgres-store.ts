@@ -26,7 +26,7 @@ import type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from '@keyhook/core/store';
-import { consoleLogger, type Logger, leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
+import { consoleLogger, type Logger } from '@keyhook/core/store';
 import type pg from 'pg';
 import { Batcher } from './batch.js';
 import type { KeyChangeFeed } from './change-feed.js';
@@ -40,7 +40,6 @@ import {
   toAttemptParams,
   toAttemptRecord,
   toDeliveryRecord,
-  toEventParams,
   toEventRecord,
 } from './delivery-row.js';
 import {
@@ -53,6 +52,7 @@ import { type IdempotencyRow, toClaimParams, toIdempotencyRecord } from './idemp
 import { type IdempotencyStatements, idempotencyStatements } from './idempotency-statements.js';
 import { type KeyRow, toKeyParams, toKeyRecord } from './key-row.js';
 import { type KeyStatements, keyStatements } from './key-statements.js';
+import { PreparedStatements } from './prepared.js';
 import { assertSchemaName, purgeLockKey } from './schema-name.js';
 import { toStoreError, unavailable } from './unavailable.js';
 import { toWebhookParams, toWebhookRecord, type WebhookRow } from './webhook-row.js';
@@ -67,11 +67,46 @@ const RETRY_EXCLUSIVE = Symbol('retry with the exclusive lock');
 /** Rows a store purges between two VACUUMs of the purged tables (see vacuumPurged). */
 const VACUUM_AFTER_PURGED_ROWS = 10_000;
 
+/** Tenant-and-type subscriber counts a store remembers to size its publishes' delivery ids. */
+const SUBSCRIBER_HINTS = 10_000;
+
+/** Events published by one statement at most. */
+const PUBLISH_BATCH = 64;
+
 /** Successes recorded by one statement at most. */
 const SUCCESS_BATCH = 64;
 
 type SuccessOutcome = AttemptCompletionOutcome | typeof RETRY_EXCLUSIVE;
 type SuccessRow = DeliveryRow & { failures: number | null };
+
+/** One publish as the batch of publishes takes it. */
+interface PublishCall {
+  event: EventRecord;
+  newDeliveryId: () => string;
+  lease?: PublishLease | undefined;
+}
+
+/** One row of deliverySql.publish: an event's verdict, and one delivery it wrote (NULLs when none). */
+type PublishRow = DeliveryRow &
+  Record<string, unknown> & { position: string; fits: boolean; subscribers: string; inserted: boolean };
+
+const hintKey = (event: EventRecord) => `${event.tenantId}\u0000${event.type}`;
+
+/** A new event's outcome from its rows of deliverySql.publish. */
+function publishedOutcome(event: EventRecord, rows: readonly PublishRow[]): PublishOutcome {
+  // The row as written: the insert sent exactly these values.
+  const published: EventRecord = { ...event, createdAt: new Date(event.createdAt) };
+  const deliveries: DeliveryRecord[] = [];
+  const leased: LeasedDelivery[] = [];
+  for (const row of rows) {
+    if (row.id === null) continue;
+    const delivery = toDeliveryRecord(row);
+    deliveries.push(delivery);
+    if (delivery.status === 'in_flight')
+      leased.push({ delivery, event: published, webhook: joinedWebhook(row) });
+  }
+  return { outcome: 'published', event: published, deliveries, leased };
+}
 
 /** One row of completeSucceeded(Batch): recorded, lost, or left to the transaction (a count to reset). */
 function successOutcome(row: SuccessRow): SuccessOutcome {
@@ -97,6 +132,8 @@ export interface PostgresStoreParts {
   feed: KeyChangeFeed;
   /** Where the store's own housekeeping warns. Default: core's consoleLogger. */
   logger?: Logger;
+  /** Send the hot statements as named (prepared) statements (see src/prepared.ts). Default true. */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -109,6 +146,13 @@ export class PostgresStore implements Store {
   readonly schema: string;
   private readonly purgeLock: string;
   private purgedSinceVacuum = 0;
+  /** Publishes wait here while one statement of them is in flight, and go together next. */
+  private readonly publishes = new Batcher<PublishCall, PublishOutcome>(
+    (calls) => this.publishOn(this.pool, calls),
+    async (call) => (await this.publishOn(this.pool, [call]))[0]!,
+    PUBLISH_BATCH,
+    (call) => `${call.event.tenantId}\u0000${call.event.id}`,
+  );
   /** Successes wait here while one statement of them is in flight, and go together next. */
   private readonly successes = new Batcher<AttemptCompletion, SuccessOutcome>(
     (completions) => this.completeSucceededBatch(completions),
@@ -121,10 +165,12 @@ export class PostgresStore implements Store {
   private readonly webhookSql: WebhookStatements;
   private readonly idempotencySql: IdempotencyStatements;
   private readonly deliverySql: DeliveryStatements;
+  private readonly prepared: PreparedStatements;
   private readonly feed: KeyChangeFeed;
   private readonly logger: Logger;
   private closed = false;
   private localChanges = 0;
+  private readonly subscriberHints = new Map<string, number>();
 
   constructor(parts: PostgresStoreParts) {
     this.feed = parts.feed;
@@ -137,6 +183,27 @@ export class PostgresStore implements Store {
     this.webhookSql = webhookStatements(this.schema);
     this.idempotencySql = idempotencyStatements(this.schema);
     this.deliverySql = deliveryStatements(this.schema);
+    const d = this.deliverySql;
+    // What runs for every delivery and every key verification; the rest is admin traffic. Not
+    // the lease: which plan serves it best depends on how many deliveries wait, so it is planned
+    // with its values each time rather than kept as one generic plan made on a smaller table.
+    this.prepared = new PreparedStatements(
+      [
+        d.publish,
+        d.getEvent,
+        d.completeSucceeded,
+        d.completeSucceededBatch,
+        d.deliveryWebhook,
+        d.shareWebhook,
+        d.lockWebhook,
+        d.complete,
+        d.insertAttempt,
+        d.setFailures,
+        this.sql.findByCredential,
+        this.sql.touch,
+      ],
+      parts.preparedStatements ?? true,
+    );
   }
 
   async insertApiKey(record: ApiKeyRecord): Promise<'inserted' | 'duplicate_lookup'> {
@@ -313,10 +380,10 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * The event, then its subscribers under FOR SHARE, then their deliveries in one INSERT, then
-   * a NOTIFY: in one transaction, the store's own or, with `transaction`, the caller's (under a
-   * savepoint, so a failure here rolls back only this publish and leaves the caller's
-   * transaction usable).
+   * The event, its subscribers under FOR SHARE, their deliveries and the NOTIFY, by one
+   * statement (see publishOn): on its own, one round trip and one commit; with `transaction`, in
+   * the caller's transaction under a savepoint, so a failure here rolls back only this publish
+   * and leaves the caller's transaction usable.
    */
   async publishEvent(
     event: EventRecord,
@@ -325,7 +392,12 @@ export class PostgresStore implements Store {
     lease?: PublishLease,
   ): Promise<PublishOutcome> {
     if (transaction === undefined) {
-      return this.transaction((client) => this.publishOn(client, event, newDeliveryId, lease));
+      this.assertOpen();
+      try {
+        return await this.publishes.submit({ event, newDeliveryId, lease });
+      } catch (error) {
+        throw toStoreError(error);
+      }
     }
     const client = asCallerClient(transaction);
     this.assertOpen();
@@ -340,9 +412,9 @@ export class PostgresStore implements Store {
       throw toStoreError(error);
     }
     try {
-      const outcome = await this.publishOn(client, event, newDeliveryId);
+      const [outcome] = await this.publishOn(client, [{ event, newDeliveryId }]);
       await client.query(`RELEASE SAVEPOINT ${PUBLISH_SAVEPOINT}`);
-      return outcome;
+      return outcome!;
     } catch (error) {
       // Undo only this publish; the caller decides about the rest of their transaction.
       await client
@@ -603,7 +675,7 @@ export class PostgresStore implements Store {
   ): Promise<pg.QueryResult<R>> {
     if (this.closed) throw unavailable('The store is closed.');
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R>(this.prepared.config(text, values));
     } catch (error) {
       throw toStoreError(error);
     }
@@ -648,59 +720,90 @@ export class PostgresStore implements Store {
     }
   }
 
+  /** A statement on a transaction's (or a caller's) client, named when it is a prepared one. */
+  private run<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    client: Queryable,
+    text: string,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    return client.query<R>(this.prepared.config(text, values));
+  }
+
   private assertOpen(): void {
     if (this.closed) throw unavailable('The store is closed.');
   }
 
-  /** The event and its deliveries, on a client already inside a transaction (see publishEvent). */
-  private async publishOn(
-    client: Queryable,
-    event: EventRecord,
-    newDeliveryId: () => string,
-    lease?: PublishLease,
-  ): Promise<PublishOutcome> {
-    const first = await client.query<WebhookRow & { inserted: boolean }>(
-      this.deliverySql.insertEventAndSubscribers,
-      toEventParams(event),
-    );
-    if (!first.rows[0]?.inserted) {
-      const stored = await client.query<EventRow>(this.deliverySql.getEvent, [event.tenantId, event.id]);
-      const existing = stored.rows[0];
-      // Unreachable under READ COMMITTED (the conflict waited for the winner's commit); a stricter caller
-      // transaction gets a serialization failure from the insert instead. Still: never answer without it.
-      if (!existing) throw unavailable('The event was published concurrently; retry.');
-      return { outcome: 'duplicate', event: toEventRecord(existing) };
+  /**
+   * Events and their deliveries by one statement (deliverySql.publish), on the pool (its own
+   * transaction) or on a caller's client inside their transaction. The statement writes nothing
+   * of an event it is given fewer delivery ids for than the event has subscribers; that event is
+   * sent again with as many as it counted. A count remembered per tenant and type sizes the
+   * first try.
+   */
+  private async publishOn(client: Queryable, calls: readonly PublishCall[]): Promise<PublishOutcome[]> {
+    const outcomes: PublishOutcome[] = new Array(calls.length);
+    const replays: number[] = [];
+    let pending = calls.map((call, index) => ({
+      call,
+      index,
+      ids: this.subscriberHints.get(hintKey(call.event)) ?? 1,
+    }));
+    while (pending.length > 0) {
+      const ids: string[] = [];
+      const firstIds: number[] = [];
+      for (const { call, ids: count } of pending) {
+        firstIds.push(ids.length + 1);
+        for (let i = 0; i < count; i++) ids.push(call.newDeliveryId());
+      }
+      const column = <T>(pick: (call: PublishCall) => T) => pending.map(({ call }) => pick(call));
+      const result = await this.run<PublishRow>(client, this.deliverySql.publish, [
+        column(({ event }) => event.tenantId),
+        column(({ event }) => event.id),
+        column(({ event }) => event.type),
+        column(({ event }) => event.payload),
+        column(({ event }) => event.createdAt),
+        column(({ lease }) => lease?.leaseId ?? null),
+        column(({ lease }) => lease?.limit ?? null),
+        column(({ event, lease }) => (lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null)),
+        firstIds,
+        pending.map(({ ids: count }) => count),
+        ids,
+        DELIVERY_CHANNEL,
+        this.schema,
+      ]);
+      const rowsOf: PublishRow[][] = pending.map(() => []);
+      for (const row of result.rows) rowsOf[Number(row.position) - 1]!.push(row);
+      const again: typeof pending = [];
+      for (const [k, entry] of pending.entries()) {
+        const rows = rowsOf[k]!;
+        const head = rows[0]!;
+        const subscribers = Number(head.subscribers);
+        this.rememberSubscribers(hintKey(entry.call.event), subscribers);
+        if (!head.fits) again.push({ ...entry, ids: subscribers });
+        else if (!head.inserted) replays.push(entry.index);
+        else outcomes[entry.index] = publishedOutcome(entry.call.event, rows);
+      }
+      pending = again;
     }
-    // The row as written: the insert sent exactly these values.
-    const published: EventRecord = { ...event, createdAt: new Date(event.createdAt) };
-    const subscribers = first.rows.filter((row) => row.id !== null).map(toWebhookRecord);
-    if (subscribers.length === 0) {
-      return { outcome: 'published', event: published, deliveries: [], leased: [] };
-    }
-    const toLease = leasedSubscribers(subscribers, lease);
-    // In the subscribers' (webhook id) order; these are the rows the insert below writes.
-    const deliveries = subscribers.map((webhook) =>
-      newDeliveryRecord(published, webhook, newDeliveryId(), toLease.has(webhook) ? lease : undefined),
-    );
-    const leaseEnds = lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null;
-    await client.query(this.deliverySql.insertDeliveriesAndNotify, [
-      event.tenantId,
-      event.id,
-      event.type,
-      event.createdAt,
-      deliveries.map((delivery) => delivery.id),
-      deliveries.map((delivery) => delivery.webhookId),
-      deliveries.map((delivery) => delivery.status),
-      lease?.leaseId ?? null,
-      leaseEnds,
-      deliveries.some((delivery) => delivery.status === 'pending'),
-      DELIVERY_CHANNEL,
-      this.schema,
-    ]);
-    const leased = deliveries.flatMap((delivery, index) =>
-      delivery.status === 'in_flight' ? [{ delivery, event: published, webhook: subscribers[index]! }] : [],
-    );
-    return { outcome: 'published', event: published, deliveries, leased };
+    for (const index of replays) outcomes[index] = await this.replayed(client, calls[index]!.event);
+    return outcomes;
+  }
+
+  /** A publish whose event id was there already answers with the event as first published. */
+  private async replayed(client: Queryable, event: EventRecord): Promise<PublishOutcome> {
+    const stored = await this.run<EventRow>(client, this.deliverySql.getEvent, [event.tenantId, event.id]);
+    const existing = stored.rows[0];
+    // Unreachable under READ COMMITTED (the conflict waited for the winner's commit); a stricter caller
+    // transaction gets a serialization failure from the insert instead. Still: never answer without it.
+    if (!existing) throw unavailable('The event was published concurrently; retry.');
+    return { outcome: 'duplicate', event: toEventRecord(existing) };
+  }
+
+  /** Sizes a tenant and type's next publish; a bounded map, emptied when full. */
+  private rememberSubscribers(key: string, count: number): void {
+    if (this.subscriberHints.get(key) === count) return;
+    if (this.subscriberHints.size >= SUBSCRIBER_HINTS) this.subscriberHints.clear();
+    this.subscriberHints.set(key, count);
   }
 
   /**
@@ -717,7 +820,8 @@ export class PostgresStore implements Store {
   ): Promise<AttemptCompletionOutcome | typeof RETRY_EXCLUSIVE> {
     const lost: AttemptCompletionOutcome = { outcome: 'lease_lost' };
     const { tenantId, deliveryId, leaseId, at, endpointFailures } = completion;
-    const holder = await client.query<{ webhook_id: string; consecutive_failures: number }>(
+    const holder = await this.run<{ webhook_id: string; consecutive_failures: number }>(
+      client,
       this.deliverySql.deliveryWebhook,
       [deliveryId, tenantId, leaseId],
     );
@@ -726,7 +830,8 @@ export class PostgresStore implements Store {
     const writesCount = (failures: number) =>
       endpointFailures === 'increment' || (endpointFailures === 'reset' && failures !== 0);
     const lockExclusive = exclusive || writesCount(seen.consecutive_failures);
-    const locked = await client.query<WebhookRow & { consecutive_failures: number }>(
+    const locked = await this.run<WebhookRow & { consecutive_failures: number }>(
+      client,
       lockExclusive ? this.deliverySql.lockWebhook : this.deliverySql.shareWebhook,
       [seen.webhook_id],
     );
@@ -736,7 +841,7 @@ export class PostgresStore implements Store {
     // A retry of an endpoint disabled by now waits, held, for it to be enabled again.
     const held = completion.status === 'retry_scheduled' && webhook.status === 'disabled';
     const status: DeliveryState = held ? 'held' : completion.status;
-    const completed = await client.query<DeliveryRow>(this.deliverySql.complete, [
+    const completed = await this.run<DeliveryRow>(client, this.deliverySql.complete, [
       deliveryId,
       tenantId,
       leaseId,
@@ -750,23 +855,23 @@ export class PostgresStore implements Store {
     // The lease ran out and was taken between the first read and the lock.
     if (!row) return lost;
     let delivery = toDeliveryRecord(row);
-    await client.query(this.deliverySql.insertAttempt, toAttemptParams(deliveryId, completion.attempt));
+    await this.run(client, this.deliverySql.insertAttempt, toAttemptParams(deliveryId, completion.attempt));
 
     let disabledWebhook: WebhookRecord | null = null;
     if (endpointFailures === 'reset' && webhook.consecutive_failures !== 0) {
-      await client.query(this.deliverySql.setFailures, [webhook.id, 0]);
+      await this.run(client, this.deliverySql.setFailures, [webhook.id, 0]);
     } else if (endpointFailures === 'increment') {
       const count = webhook.consecutive_failures + 1;
       if (webhook.status === 'active' && count >= completion.autoDisableAfter) {
         disabledWebhook = this.oneWebhook(
-          await client.query<WebhookRow>(this.deliverySql.disableForFailures, [webhook.id, count, at]),
+          await this.run<WebhookRow>(client, this.deliverySql.disableForFailures, [webhook.id, count, at]),
         );
         // Held with the rest, this delivery too should it have just been scheduled for a retry.
-        const heldRows = await client.query<DeliveryRow>(this.deliverySql.hold, [webhook.id, at]);
+        const heldRows = await this.run<DeliveryRow>(client, this.deliverySql.hold, [webhook.id, at]);
         const self = heldRows.rows.find((heldRow) => heldRow.id === deliveryId);
         if (self) delivery = toDeliveryRecord(self);
       } else {
-        await client.query(this.deliverySql.setFailures, [webhook.id, count]);
+        await this.run(client, this.deliverySql.setFailures, [webhook.id, count]);
       }
     }
     return { outcome: 'recorded', delivery, disabledWebhook };

@@ -59,7 +59,8 @@ async function oneDelivery(store: PostgresStore) {
         });
         expect(leased).toHaveLength(40);
         pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
-          if (typeof args[0] === 'string') statements.push(args[0]);
+          const config = args[0] as string | { text: string };
+          statements.push(typeof config === 'string' ? config : config.text);
           return (query as (...a: unknown[]) => unknown).apply(this, args);
         } as typeof query;
         const outcomes = await Promise.all(
@@ -92,6 +93,158 @@ async function oneDelivery(store: PostgresStore) {
       } finally {
         pg.Pool.prototype.query = query;
         await store.close();
+      }
+    });
+  });
+
+  describe('publishes written together (group commit)', () => {
+    it('concurrent publishes go in fewer statements; each gets its own answer, a replay and a failure included', async () => {
+      const store = await schemas.open('publish_batch', 8);
+      const statements: string[] = [];
+      const query = pg.Pool.prototype.query;
+      try {
+        const a = webhookRecord({ events: ['run.completed', 'run.failed'] });
+        const disabled = webhookRecord({
+          events: ['run.completed'],
+          status: 'disabled',
+          disabledReason: 'manual',
+        });
+        const b = webhookRecord({ tenantId: 'tenant_b', events: ['run.failed'] });
+        for (const webhook of [a, disabled, b]) await store.insertWebhook(webhook);
+        const replayed = eventRecord();
+        await store.publishEvent(replayed, deliveryId);
+        pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+          const config = args[0] as string | { text: string };
+          statements.push(typeof config === 'string' ? config : config.text);
+          return (query as (...a: unknown[]) => unknown).apply(this, args);
+        } as typeof query;
+        const twice = eventRecord({ tenantId: 'tenant_b', type: 'run.failed' });
+        const events = [
+          ...Array.from({ length: 30 }, (_, i) =>
+            i % 3 === 0
+              ? eventRecord({ type: 'run.failed' })
+              : i % 3 === 1
+                ? eventRecord()
+                : eventRecord({ tenantId: 'tenant_b', type: 'run.failed' }),
+          ),
+          replayed,
+          twice,
+          twice,
+          // Postgres refuses a NUL in text: this one fails, and only this one.
+          eventRecord({ payload: '{"bad":"\u0000"}' }),
+        ];
+        // The bad one goes last, in a burst of its own: a failed batch is tried again call by call.
+        const good = await Promise.allSettled(
+          events.slice(0, -1).map((event) => store.publishEvent(event, deliveryId)),
+        );
+        const publishes = statements.filter(
+          (text) => text.includes('INSERT INTO') && text.includes('keyhook_events'),
+        );
+        expect(publishes.length).toBeLessThan(events.length / 2);
+        const bad = await Promise.allSettled(
+          events.slice(-3).map((event) => store.publishEvent(event, deliveryId)),
+        );
+        pg.Pool.prototype.query = query;
+        expect(bad.slice(0, 2).map((o) => o.status === 'fulfilled' && o.value.outcome)).toEqual([
+          'duplicate',
+          'duplicate',
+        ]);
+        const outcomes = [...good, bad[2]!];
+        const results = outcomes.map((o) => (o.status === 'fulfilled' ? o.value : o.reason));
+        expect(outcomes.at(-1)!.status).toBe('rejected');
+        expect(
+          results.slice(0, -1).every((r) => r.outcome === 'published' || r.outcome === 'duplicate'),
+        ).toBe(true);
+        expect(results[30]).toEqual({ outcome: 'duplicate', event: replayed });
+        expect([results[31].outcome, results[32].outcome].sort()).toEqual(['duplicate', 'published']);
+        for (const [i, event] of events.slice(0, 30).entries()) {
+          const outcome = results[i];
+          expect(outcome.event).toEqual(event);
+          const expected =
+            event.tenantId === 'tenant_b'
+              ? [[b.id, 'pending']]
+              : event.type === 'run.failed'
+                ? [[a.id, 'pending']]
+                : [
+                    [a.id, 'pending'],
+                    [disabled.id, 'held'],
+                  ];
+          expect(
+            outcome.deliveries
+              .map((d: { webhookId: string; status: string }) => [d.webhookId, d.status])
+              .sort(),
+          ).toEqual(expected.sort());
+        }
+        // In the tables: 30 + 1 + 1 events, each with exactly its deliveries.
+        expect(await schemas.count(store.schema, 'keyhook_events')).toBe(32);
+        expect(await schemas.count(store.schema, 'keyhook_deliveries')).toBe(
+          2 + 10 * 1 + 10 * 2 + 10 * 1 + 1,
+        );
+      } finally {
+        pg.Pool.prototype.query = query;
+        await store.close();
+      }
+    });
+  });
+
+  describe('prepared statements', () => {
+    /** The names of the statements a publish, a lease and a success send, by kind. */
+    async function namesSent(store: PostgresStore) {
+      const names = new Map<string, string | undefined>();
+      const query = pg.Pool.prototype.query;
+      pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+        const config = args[0] as string | { text: string; name?: string };
+        const text = typeof config === 'string' ? config : config.text;
+        const kind =
+          text.includes('INSERT INTO') && text.includes('keyhook_events')
+            ? 'publish'
+            : text.includes('SKIP LOCKED')
+              ? 'lease'
+              : text.includes("status = 'succeeded'")
+                ? 'success'
+                : undefined;
+        if (kind) names.set(kind, typeof config === 'string' ? undefined : config.name);
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof query;
+      try {
+        const { delivery } = await oneDelivery(store);
+        const [leased] = await store.leaseDeliveries({ now: T0, limit: 1, leaseMs: 60_000, leaseId: 'prep' });
+        expect(leased!.delivery.id).toBe(delivery.id);
+        const outcome = await store.completeAttempt(success(leased!.delivery, 'prep'));
+        expect(outcome.outcome).toBe('recorded');
+      } finally {
+        pg.Pool.prototype.query = query;
+      }
+      return names;
+    }
+
+    it('named for publish and completion by default, not for the lease; none with preparedStatements: false', async () => {
+      const prepared = await schemas.open('prepared');
+      const schema = schemas.fresh('unprepared');
+      const unprepared = await createPostgresStore({
+        connectionString: POSTGRES_TEST_URL,
+        schema,
+        poolSize: 2,
+        preparedStatements: false,
+      });
+      try {
+        const named = await namesSent(prepared);
+        expect(named.get('publish')).toMatch(/^keyhook_[0-9a-f]{32}$/);
+        expect(named.get('success')).toMatch(/^keyhook_[0-9a-f]{32}$/);
+        expect(named.get('lease')).toBeUndefined();
+        // The name is the text's: another schema's store names its publish otherwise.
+        const unnamed = await namesSent(unprepared);
+        expect([...unnamed.keys()].sort()).toEqual(['lease', 'publish', 'success']);
+        expect([...unnamed.values()].every((name) => name === undefined)).toBe(true);
+        const other = await schemas.open('prepared_other');
+        try {
+          expect((await namesSent(other)).get('publish')).not.toBe(named.get('publish'));
+        } finally {
+          await other.close();
+        }
+      } finally {
+        await prepared.close();
+        await unprepared.close();
       }
     });
   });

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { newId, type Store, systemClock } from '@keyhook/core';
-import type { AttemptCompletion, AttemptRecord, EventRecord } from '@keyhook/core/store';
+import type {
+  AttemptCompletion,
+  AttemptRecord,
+  EventRecord,
+  PublishLease,
+  WebhookRecord,
+} from '@keyhook/core/store';
+import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { T0, webhookRecord } from './fixtures.js';
 import type { StoreHarness, SuiteContext } from './types.js';
@@ -182,6 +189,43 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       expect(stored!.delivery).toEqual(byWebhook.get(ordered[0]!));
       const due = await leaseAll(ctx.store, at(29_999));
       expect(due.map((l) => l.delivery.webhookId)).toEqual([ordered[2]]);
+    });
+
+    it("publish to many endpoints writes what core's rule says for each, however many subscribe", async () => {
+      // Every third endpoint disabled, so the lease's `limit` counts active ones only.
+      const webhooks: WebhookRecord[] = [];
+      for (let i = 0; i < 25; i++) {
+        webhooks.push(
+          await subscribed(ctx.store, i % 3 === 1 ? { status: 'disabled', disabledReason: 'manual' } : {}),
+        );
+      }
+      const expected = async (lease?: PublishLease) => {
+        const event = eventRecord();
+        const outcome = await ctx.store.publishEvent(event, deliveryId, undefined, lease);
+        if (outcome.outcome !== 'published') throw new Error('expected a new event');
+        const ordered = [...webhooks].sort((a, b) => (a.id < b.id ? -1 : 1));
+        const chosen = leasedSubscribers(ordered, lease);
+        const byWebhook = new Map(outcome.deliveries.map((d) => [d.webhookId, d]));
+        expect(byWebhook.size).toBe(ordered.length);
+        expect(new Set(outcome.deliveries.map((d) => d.id)).size).toBe(ordered.length);
+        for (const webhook of ordered) {
+          const delivery = byWebhook.get(webhook.id)!;
+          const rule = newDeliveryRecord(
+            event,
+            webhook,
+            delivery.id,
+            chosen.has(webhook) ? lease : undefined,
+          );
+          expect(delivery).toEqual(rule);
+          expect((await ctx.store.getDelivery('tenant_a', webhook.id, delivery.id))!.delivery).toEqual(rule);
+        }
+        expect(outcome.leased.map((l) => l.webhook.id)).toEqual([...chosen].map((w) => w.id));
+      };
+      await expected();
+      await expected({ limit: 5, leaseId: 'handoff-many', leaseMs: 30_000 });
+      // One more subscriber than the store saw last time.
+      webhooks.push(await subscribed());
+      await expected({ limit: 100, leaseId: 'handoff-all', leaseMs: 30_000 });
     });
 
     it('a delivery leased in its publish is recorded by that lease, and leased again by anyone once the lease runs out', async () => {
