@@ -24,11 +24,16 @@
 //       of the per-round ratios, each keyhook run divided by the bare run of the same round, so
 //       the drift of a shared VM cancels instead of landing on one side. Every keyhook run gets a
 //       fresh SQLite file (or Postgres schema), so rounds do not grow one database.
-//  2. Postgres, two workers. The same N through two keyhook instances, each on its own
+//  2. Postgres, two instances. The same N through two keyhook instances, each on its own
 //     PostgresStore (its own pool) over one fresh schema `bench_<random>` (dropped at the end),
 //     each with a worker of CONCURRENCY/2, so the in-flight total equals the bare loop's.
-//     Publishes alternate between the two instances (4 publisher lanes; a Postgres publish waits
-//     on the network). Reported as deliveries/s and ratio to the same round's bare run; no target.
+//     Publishes alternate between the two instances, from the same number of publisher lanes as
+//     on SQLite (BENCH_PG_PUBLISH_LANES to change it). Targets: keyhook / bare ≥ 0.25, and Node
+//     CPU per delivery (this process: both instances, the publishers, the harness) ≤ 400 µs.
+//     Also printed per delivery: round trips (queries sent through pg, counted by wrapping
+//     pg.Client's query, by statement kind), transactions (statements outside BEGIN … COMMIT, and
+//     each COMMIT) and the Postgres server's CPU (its processes in /proc, when it runs on this
+//     machine).
 //  3. Latency, SQLite. LATENCY_EVENTS events published one at a time, one every
 //     LATENCY_INTERVAL_MS (a fixed schedule; a late timer publishes at once), after 50 unmeasured
 //     warm-up events. Each event carries `sentAt` = performance.timeOrigin + performance.now(),
@@ -57,7 +62,8 @@
 // --filter=@keyhook/store-sqlite --filter=@keyhook/store-postgres`). Postgres is skipped when it
 // cannot be reached. Exits 0 always: a missed target prints FAIL, a broken section prints ERROR.
 //
-// Environment: BENCH_DELIVERIES (5000), BENCH_CONCURRENCY (16), BENCH_PUBLISH_LANES (SQLite, CONCURRENCY), BENCH_ROUNDS (5),
+// Environment: BENCH_DELIVERIES (5000), BENCH_CONCURRENCY (16), BENCH_PUBLISH_LANES (CONCURRENCY),
+// BENCH_PG_PUBLISH_LANES (BENCH_PUBLISH_LANES), BENCH_ROUNDS (5),
 // BENCH_WARMUP_DELIVERIES (1000), BENCH_PUBLISH (concurrent | upfront), BENCH_PG_URL
 // (postgres://postgres@127.0.0.1:5432/test), BENCH_PG_CONCURRENCY (per worker, CONCURRENCY/2),
 // BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_INTERVAL_MS (5), BENCH_MEMORY_DELIVERIES (100000),
@@ -65,7 +71,7 @@
 // BENCH_SECTIONS (throughput,postgres,latency,memory,soak: any subset, comma-separated).
 import { fork } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -73,6 +79,7 @@ import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/pr
 import { fileURLToPath } from 'node:url';
 import { createKeyhook } from '@keyhook/core';
 import { createSqliteStore } from '@keyhook/store-sqlite';
+import Database from 'better-sqlite3';
 
 const numberFrom = (name, fallback) => {
   const value = Number(process.env[name] ?? fallback);
@@ -87,8 +94,8 @@ const PUBLISH = process.env.BENCH_PUBLISH ?? 'concurrent';
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PG_CONCURRENCY = numberFrom('BENCH_PG_CONCURRENCY', Math.max(1, Math.round(CONCURRENCY / 2)));
 const PG_WORKERS = 2;
-const PG_PUBLISH_LANES = 4;
 const PUBLISH_LANES = numberFrom('BENCH_PUBLISH_LANES', CONCURRENCY);
+const PG_PUBLISH_LANES = numberFrom('BENCH_PG_PUBLISH_LANES', PUBLISH_LANES);
 const LATENCY_EVENTS = numberFrom('BENCH_LATENCY_EVENTS', 1000);
 const LATENCY_INTERVAL_MS = numberFrom('BENCH_LATENCY_INTERVAL_MS', 5);
 const LATENCY_WARMUP = 50;
@@ -108,6 +115,9 @@ if (PUBLISH !== 'concurrent' && PUBLISH !== 'upfront')
   throw new RangeError('BENCH_PUBLISH: concurrent | upfront');
 
 const THROUGHPUT_TARGET = 0.5;
+const PG_THROUGHPUT_TARGET = 0.25;
+const PG_CPU_TARGET_MICROS = 400;
+const PEER_TARGET = 3;
 const LATENCY_P99_TARGET_MS = 50;
 /** A run that records no success for this long is stuck: it is reported, not waited on forever. */
 const STALL_MS = 30_000;
@@ -324,10 +334,56 @@ function makeKeyhook(store, logger, delivery = {}) {
   });
 }
 
+/**
+ * What SQLite did for a run, per delivery: statements executed (better-sqlite3's Statement run,
+ * get, all and iterate, counted by wrapping them) and transactions committed (each outermost
+ * transaction function, and each statement run outside one). SQLite runs in this process, so its
+ * CPU is part of this process's.
+ */
+const sqliteSent = { statements: 0, transactions: 0 };
+const sqliteUse = {
+  reading() {
+    if (!Database.prototype.transaction.counted) {
+      const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'));
+      for (const method of ['run', 'get', 'all', 'iterate']) {
+        const original = statement[method];
+        statement[method] = function countedStatement(...args) {
+          sqliteSent.statements++;
+          if (!this.database.inTransaction) sqliteSent.transactions++;
+          return original.apply(this, args);
+        };
+      }
+      const transaction = Database.prototype.transaction;
+      Database.prototype.transaction = function countedTransaction(fn) {
+        const made = transaction.call(this, fn);
+        const db = this;
+        const outermost = (variant) =>
+          function countedRun(...args) {
+            if (!db.inTransaction) sqliteSent.transactions++;
+            return variant.apply(this, args);
+          };
+        const counted = outermost(made);
+        for (const kind of ['default', 'deferred', 'immediate', 'exclusive'])
+          counted[kind] = outermost(made[kind]);
+        return counted;
+      };
+      Database.prototype.transaction.counted = true;
+    }
+    return { ...sqliteSent };
+  },
+  since(before, n) {
+    return {
+      statements: (sqliteSent.statements - before.statements) / n,
+      transactions: (sqliteSent.transactions - before.transactions) / n,
+    };
+  },
+};
+
 async function openSqlite(receiver, delivery) {
   const temp = tempDir();
   const filename = path.join(temp.dir, 'keyhook.db');
   const logger = countingLogger();
+  sqliteUse.reading(); // the counters wrap better-sqlite3 before the store prepares its statements
   const store = createSqliteStore({ filename, logger });
   const keyhook = makeKeyhook(store, logger, delivery);
   const { webhook, secret } = await keyhook.webhooks.create(TENANT, {
@@ -342,6 +398,7 @@ async function openSqlite(receiver, delivery) {
     secret,
     workerOptions: { concurrency: CONCURRENCY },
     publishLanes: PUBLISH_LANES,
+    sqlite: sqliteUse,
     /** The file and its WAL, in bytes. */
     async size() {
       const bytes = (file) => (existsSync(file) ? statSync(file).size : 0);
@@ -387,6 +444,103 @@ async function postgresReachable() {
   }
 }
 
+/**
+ * The CPU the Postgres server has used, in µs: its postmaster's own and reaped children's time,
+ * plus every live child's (the backends serving the run). Read from /proc, so only for a server
+ * on this machine that this user can see; null otherwise. Ticks are Linux's USER_HZ of 100.
+ */
+let postgresCpuReader;
+async function postgresCpu() {
+  if (postgresCpuReader === undefined) {
+    postgresCpuReader = null;
+    try {
+      const { pg } = await loadPg();
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      const fields = (pid) => {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      };
+      let postmaster;
+      try {
+        const { rows } = await client.query('SELECT pg_backend_pid() AS pid');
+        // Fields after the command: state (0), ppid (1), … utime (11), stime (12), cutime (13), cstime (14).
+        postmaster = Number(fields(rows[0].pid)[1]);
+      } finally {
+        await client.end();
+      }
+      if (!(postmaster > 1)) throw new Error('no postmaster');
+      postgresCpuReader = () => {
+        let ticks = 0;
+        for (const entry of readdirSync('/proc')) {
+          if (!/^\d+$/.test(entry)) continue;
+          let f;
+          try {
+            f = fields(entry);
+          } catch {
+            continue; // gone meanwhile
+          }
+          const pid = Number(entry);
+          if (pid === postmaster) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+          else if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+        }
+        return ticks * 10_000;
+      };
+    } catch {
+      postgresCpuReader = null;
+    }
+  }
+  return postgresCpuReader?.() ?? null;
+}
+
+/**
+ * What the database did for a run, per delivery: round trips (queries this process sent through
+ * pg: pg does not pipeline, so each is one round trip), transactions (each statement sent outside
+ * BEGIN … COMMIT is one, and each COMMIT or ROLLBACK ends one) and the server's CPU
+ * (postgresCpu). `reading()` before, `since(before, n)` after.
+ */
+const sent = { queries: 0, transactions: 0, kinds: {} };
+const postgresUse = {
+  async reading() {
+    const { pg } = await loadPg();
+    if (!pg.Client.prototype.query.counted) {
+      const query = pg.Client.prototype.query;
+      pg.Client.prototype.query = function countedQuery(config, ...rest) {
+        const text = typeof config === 'string' ? config : (config?.text ?? '');
+        sent.queries++;
+        const kind = /INSERT INTO \S+keyhook_events/.test(text)
+          ? 'publish'
+          : text.includes('SKIP LOCKED') && text.includes('leased AS')
+            ? 'lease'
+            : text.includes("status = 'succeeded'")
+              ? 'success'
+              : text.slice(0, 24).replace(/\s+/g, ' ');
+        sent.kinds[kind] = (sent.kinds[kind] ?? 0) + 1;
+        if (/^\s*BEGIN\b/i.test(text)) this.inTransaction = true;
+        else if (/^\s*(COMMIT|ROLLBACK)\s*$/i.test(text)) {
+          sent.transactions++;
+          this.inTransaction = false;
+        } else if (!this.inTransaction) sent.transactions++;
+        return query.call(this, config, ...rest);
+      };
+      pg.Client.prototype.query.counted = true;
+    }
+    const cpu = await postgresCpu();
+    return { ...sent, kinds: { ...sent.kinds }, cpu };
+  },
+  async since(before, n) {
+    const after = await this.reading();
+    return {
+      roundTrips: (after.queries - before.queries) / n,
+      byKind: Object.fromEntries(
+        Object.entries(after.kinds).map(([kind, count]) => [kind, (count - (before.kinds[kind] ?? 0)) / n]),
+      ),
+      transactions: (after.transactions - before.transactions) / n,
+      cpuMicros: after.cpu === null || before.cpu === null ? null : (after.cpu - before.cpu) / n,
+    };
+  },
+};
+
 async function openPostgres(receiver, delivery) {
   const { createPostgresStore } = await loadPg();
   const schema = `bench_${randomBytes(6).toString('hex')}`;
@@ -411,6 +565,7 @@ async function openPostgres(receiver, delivery) {
     secret,
     workerOptions: { concurrency: PG_CONCURRENCY },
     publishLanes: PG_PUBLISH_LANES,
+    database: postgresUse,
     /** keyhook's tables with their indexes and TOAST, in bytes. */
     async size() {
       const { pg } = await loadPg();
@@ -469,6 +624,8 @@ async function keyhookRun(open, receiver, n) {
     await receiver.reset(backend.secret);
     const workers = backend.keyhooks.map((keyhook) => keyhook.createWorker(backend.workerOptions));
     let publishMs;
+    const database = backend.database ? await backend.database.reading() : null;
+    const sqlite = backend.sqlite?.reading();
     const cpuBefore = process.cpuUsage();
     const receiverCpuBefore = await receiver.cpuMicros();
     const started = performance.now();
@@ -481,6 +638,8 @@ async function keyhookRun(open, receiver, n) {
     const ms = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     const receiverCpu = (await receiver.cpuMicros()) - receiverCpuBefore;
+    const databaseUse = database ? await backend.database.since(database, n) : undefined;
+    const sqliteUsed = sqlite ? backend.sqlite.since(sqlite, n) : undefined;
     await Promise.all(backend.keyhooks.map((keyhook) => keyhook.close()));
     const inStore = await countSucceeded(backend.stores[0], backend.webhookId);
     const received = await receiver.stats();
@@ -500,6 +659,8 @@ async function keyhookRun(open, receiver, n) {
       publishMs,
       cpuMicrosPerDelivery: (cpu.user + cpu.system) / n,
       receiverCpuMicrosPerDelivery: receiverCpu / n,
+      database: databaseUse,
+      sqlite: sqliteUsed,
       problems,
     };
   } finally {
@@ -507,51 +668,171 @@ async function keyhookRun(open, receiver, n) {
   }
 }
 
+/** POSTs one signed event body to the receiver through `agent`; resolves with the status. */
+function postSigned(agent, port, eventId, body, signature) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      path: '/hook',
+      method: 'POST',
+      agent,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+        'user-agent': USER_AGENT,
+        'x-chatbot-event-id': eventId,
+        'x-chatbot-signature': signature,
+      },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      res.on('data', () => {});
+      res.on('end', () => resolve(res.statusCode));
+      res.on('error', reject);
+    });
+    req.end(body);
+  });
+}
+
+/** The body and signature header a sender without keyhook builds: stringify, then one HMAC. */
+function signedBody(id, createdAt, data) {
+  const body = Buffer.from(JSON.stringify({ id, type: EVENT_TYPE, createdAt, data }));
+  const t = Math.floor(Date.now() / 1000);
+  const v1 = createHmac('sha256', BARE_SECRET).update(`${t}.`).update(body).digest('hex');
+  return { body, signature: `t=${t},v1=${v1}` };
+}
+
+/**
+ * The peer: a webhook sender built on graphile-worker as one would build it in an afternoon. One
+ * job per event (addJob from the same publisher lanes, alternating between two WorkerUtils as
+ * publishes alternate between keyhook's two instances), and a task that builds the body, signs it
+ * and POSTs it to the same receiver, throwing on a non-2xx so graphile-worker retries. Two
+ * runners of PG_CONCURRENCY each on one fresh schema, graphile-worker's defaults otherwise
+ * (prepared statements and LISTEN/NOTIFY included). The clock stops when N tasks have succeeded
+ * and graphile-worker's job table is empty (every completion recorded).
+ */
+async function graphileRun(receiver, n, tag) {
+  const { run, makeWorkerUtils, Logger } = await import('graphile-worker');
+  const schema = `gw_bench_${randomBytes(6).toString('hex')}`;
+  const drop = () => dropSchema(schema);
+  cleanups.add(drop);
+  const logger = new Logger(() => () => {});
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const warnings = [];
+  let succeeded = 0;
+  const taskList = {
+    deliver: async ({ id, createdAt, data }) => {
+      const { body, signature } = signedBody(id, createdAt, data);
+      const status = await postSigned(agent, receiver.port, id, body, signature);
+      if (status < 200 || status >= 300) throw new Error(`HTTP ${status}`);
+      succeeded++;
+    },
+  };
+  const options = { connectionString: PG_URL, schema, logger, noHandleSignals: true };
+  const runners = [];
+  const utils = [];
+  try {
+    // One after the other: the first installs graphile-worker's schema.
+    for (let i = 0; i < PG_WORKERS; i++) {
+      utils.push(await makeWorkerUtils(options));
+      await utils[i].migrate();
+    }
+    await receiver.reset(BARE_SECRET);
+    // Started before the clock, as keyhook's workers are created before it: idle until the jobs come.
+    for (let i = 0; i < PG_WORKERS; i++) {
+      const runner = await run({ ...options, concurrency: PG_CONCURRENCY, taskList });
+      runner.events.on('job:error', ({ error }) => warnings.push(String(error?.message ?? error)));
+      runners.push(runner);
+    }
+    const database = await postgresUse.reading();
+    const cpuBefore = process.cpuUsage();
+    const receiverCpuBefore = await receiver.cpuMicros();
+    const started = performance.now();
+    let next = 0;
+    let publishMs;
+    const lane = async () => {
+      let since = 0;
+      while (next < n) {
+        const seq = next++;
+        const id = `evt_${tag}${String(seq).padStart(26 - tag.length, '0')}`;
+        await utils[seq % utils.length].addJob('deliver', {
+          id,
+          createdAt: new Date().toISOString(),
+          data: eventData(seq, now()),
+        });
+        if (++since === PUBLISH_YIELD_EVERY) {
+          since = 0;
+          await yieldToLoop();
+        }
+      }
+    };
+    const publish = Promise.all(Array.from({ length: PG_PUBLISH_LANES }, lane)).then(() => {
+      publishMs = performance.now() - started;
+    });
+    let lastMoved = performance.now();
+    let last = 0;
+    const { pg } = await loadPg();
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      const jobsLeft = async () =>
+        Number((await client.query(`SELECT count(*) AS n FROM "${schema}"._private_jobs`)).rows[0].n);
+      for (;;) {
+        await sleep(5);
+        if (succeeded !== last) {
+          last = succeeded;
+          lastMoved = performance.now();
+        } else if (performance.now() - lastMoved > STALL_MS) {
+          throw new Error(`graphile-worker stalled at ${succeeded}/${n}`);
+        }
+        if (succeeded >= n && publishMs !== undefined && (await jobsLeft()) === 0) break;
+      }
+    } finally {
+      await client.end();
+    }
+    await publish;
+    const ms = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    const receiverCpu = (await receiver.cpuMicros()) - receiverCpuBefore;
+    const databaseUse = await postgresUse.since(database, n);
+    const received = await receiver.stats();
+    const problems = [];
+    if (received.distinct !== n) problems.push(`${received.distinct} distinct events received`);
+    if (received.hits !== received.distinct) problems.push(`${received.hits - received.distinct} duplicates`);
+    if (received.badSignatures) problems.push(`${received.badSignatures} bad signatures`);
+    if (warnings.length) problems.push(`job errors: ${warnings.slice(0, 3).join('; ')}`);
+    return {
+      ms,
+      perSecond: (n / ms) * 1000,
+      publishMs,
+      cpuMicrosPerDelivery: (cpu.user + cpu.system) / n,
+      receiverCpuMicrosPerDelivery: receiverCpu / n,
+      database: databaseUse,
+      problems,
+    };
+  } finally {
+    await Promise.all(runners.map((runner) => runner.stop()));
+    await Promise.all(utils.map((u) => u.release()));
+    agent.destroy();
+    cleanups.delete(drop);
+    await drop();
+  }
+}
+
 /** The bare loop: stringify, sign, POST through a keep-alive agent, CONCURRENCY at a time. */
 async function bareRun(receiver, n, tag) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   await receiver.reset(BARE_SECRET);
-  const post = (eventId, body, signature) =>
-    new Promise((resolve, reject) => {
-      const req = http.request({
-        host: '127.0.0.1',
-        port: receiver.port,
-        path: '/hook',
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': String(body.length),
-          'user-agent': USER_AGENT,
-          'x-chatbot-event-id': eventId,
-          'x-chatbot-signature': signature,
-        },
-      });
-      req.on('error', reject);
-      req.on('response', (res) => {
-        res.on('data', () => {});
-        res.on('end', () => resolve(res.statusCode));
-        res.on('error', reject);
-      });
-      req.end(body);
-    });
+  const post = (eventId, body, signature) => postSigned(agent, receiver.port, eventId, body, signature);
   let next = 0;
   let failures = 0;
   const lane = async () => {
     while (next < n) {
       const seq = next++;
       const id = `evt_${tag}${String(seq).padStart(26 - tag.length, '0')}`;
-      const body = Buffer.from(
-        JSON.stringify({
-          id,
-          type: EVENT_TYPE,
-          createdAt: new Date().toISOString(),
-          data: eventData(seq, now()),
-        }),
-      );
-      const t = Math.floor(Date.now() / 1000);
-      const v1 = createHmac('sha256', BARE_SECRET).update(`${t}.`).update(body).digest('hex');
-      const status = await post(id, body, `t=${t},v1=${v1}`);
+      const { body, signature } = signedBody(id, new Date().toISOString(), eventData(seq, now()));
+      const status = await post(id, body, signature);
       if (status < 200 || status >= 300) failures++;
     }
   };
@@ -595,6 +876,16 @@ const fixed = (value, digits = 0) => value.toFixed(digits).replace(/\B(?=(\d{3})
 const summary = [];
 const results = {};
 const row = (metric, figure, target, verdict) => summary.push({ metric, figure, target, verdict });
+
+/**
+ * A target's verdict from the median of paired rounds: PASS or FAIL, or "within noise" when
+ * the target lies inside the rounds' min–max (reported with its interval, not chased).
+ */
+function verdict(problems, met, low, high, target) {
+  if (problems.length) return 'ERROR';
+  if (met) return 'PASS';
+  return low <= target && target <= high ? 'within noise' : 'FAIL';
+}
 
 async function section(name, body) {
   try {
@@ -719,7 +1010,7 @@ console.log(
     data: eventData(0, now()),
   });
   console.log(
-    `event body ≈ ${sample.length} bytes; concurrency ${CONCURRENCY}; publishing ${PUBLISH} from ${PUBLISH_LANES} lanes (SQLite); ` +
+    `event body ≈ ${sample.length} bytes; concurrency ${CONCURRENCY}; publishing ${PUBLISH} from ${PUBLISH_LANES} lanes (SQLite), ${PG_PUBLISH_LANES} (Postgres); ` +
       `global.gc ${globalThis.gc ? 'exposed' : 'NOT exposed (run node --expose-gc for memory readings after GC)'}`,
   );
 }
@@ -748,6 +1039,11 @@ try {
         label: `keyhook, Postgres, ${PG_WORKERS} workers × ${PG_CONCURRENCY}`,
         run: (n) => keyhookRun(openPostgres, receiver, n),
       });
+      variants.push({
+        key: 'graphile',
+        label: `graphile-worker, ${PG_WORKERS} runners × ${PG_CONCURRENCY}`,
+        run: (n, tag) => graphileRun(receiver, n, tag),
+      });
     }
   }
   if (variants.length > 1) {
@@ -771,9 +1067,26 @@ try {
           console.log(
             `round ${round + 1}/${ROUNDS}  ${variant.label.padEnd(34)} ${fixed(result.perSecond).padStart(7)}/s` +
               `  (${(result.ms / 1000).toFixed(2)} s${extra}; ${result.cpuMicrosPerDelivery.toFixed(0)} µs CPU/delivery here, ` +
-              `${result.receiverCpuMicrosPerDelivery.toFixed(0)} µs at the receiver)` +
+              `${result.receiverCpuMicrosPerDelivery.toFixed(0)} µs at the receiver` +
+              (result.database
+                ? `; per delivery ${result.database.roundTrips.toFixed(2)} round trips, ${result.database.transactions.toFixed(2)} transactions, ` +
+                  `${result.database.cpuMicros === null ? 'n/a' : result.database.cpuMicros.toFixed(0)} µs Postgres CPU`
+                : '') +
+              ')' +
               (result.problems.length ? `  PROBLEMS: ${result.problems.join('; ')}` : ''),
           );
+          if (result.sqlite) {
+            console.log(
+              `           per delivery: ${result.sqlite.statements.toFixed(2)} SQLite statements, ${result.sqlite.transactions.toFixed(2)} transactions`,
+            );
+          }
+          if (result.database) {
+            const kinds = Object.entries(result.database.byKind)
+              .filter(([, perDelivery]) => perDelivery >= 0.005)
+              .sort((a, b) => b[1] - a[1])
+              .map(([kind, perDelivery]) => `${kind} ${perDelivery.toFixed(2)}`);
+            console.log(`           round trips per delivery by statement: ${kinds.join(', ')}`);
+          }
         }
       }
       const [bare] = variants;
@@ -787,7 +1100,17 @@ try {
         variant.ratio = median(ratios);
         variant.ratios = ratios;
         variant.perSecond = median(rates);
-        variant.cpu = median(variant.runs.map((r) => r.cpuMicrosPerDelivery));
+        const cpus = variant.runs.map((r) => r.cpuMicrosPerDelivery);
+        variant.cpu = median(cpus);
+        variant.cpuRange = [Math.min(...cpus), Math.max(...cpus)];
+        if (variant.runs[0].database) {
+          const of = (key) => median(variant.runs.map((r) => r.database[key] ?? Number.NaN));
+          variant.database = {
+            roundTrips: of('roundTrips'),
+            transactions: of('transactions'),
+            cpuMicros: of('cpuMicros'),
+          };
+        }
         const range = `(${fixed(Math.min(...rates))} – ${fixed(Math.max(...rates))})`;
         const ratioText =
           variant === bare
@@ -797,20 +1120,31 @@ try {
           `${variant.label.padEnd(35)}  ${fixed(variant.perSecond).padStart(12)}   ${range.padEnd(19)}  ${variant.cpu.toFixed(0).padStart(15)}   ${ratioText}`,
         );
       }
+      for (const variant of variants.filter((v) => v.database)) {
+        const { roundTrips, transactions, cpuMicros } = variant.database;
+        console.log(
+          `${variant.label}, per delivery (medians): ${roundTrips.toFixed(2)} round trips, ${transactions.toFixed(2)} transactions, ` +
+            `${Number.isNaN(cpuMicros) ? 'n/a (the server is not on this machine)' : `${cpuMicros.toFixed(0)} µs`} of Postgres CPU`,
+        );
+      }
       const problems = variants.flatMap((v) =>
         v.runs.flatMap((r) => r.problems.map((p) => `${v.key}: ${p}`)),
       );
       if (problems.length)
         console.log(`\nPROBLEMS (the figures above are suspect):\n  ${problems.join('\n  ')}`);
-      results.throughput = variants.map(({ key, label, runs, ratio, ratios, perSecond, cpu }) => ({
-        key,
-        label,
-        runs,
-        ratio,
-        ratios,
-        perSecond,
-        cpuMicrosPerDelivery: cpu,
-      }));
+      results.throughput = variants.map(
+        ({ key, label, runs, ratio, ratios, perSecond, cpu, cpuRange, database }) => ({
+          key,
+          label,
+          runs,
+          ratio,
+          ratios,
+          perSecond,
+          cpuMicrosPerDelivery: cpu,
+          cpuRange,
+          database,
+        }),
+      );
       const suspect = problems.length ? ' (with PROBLEMS)' : '';
       const sqlite = variants.find((v) => v.key === 'sqlite');
       if (sqlite) {
@@ -823,12 +1157,35 @@ try {
       }
       const postgres = variants.find((v) => v.key === 'postgres');
       if (postgres) {
+        const [low, high] = [Math.min(...postgres.ratios), Math.max(...postgres.ratios)];
         row(
-          `delivery throughput, Postgres ${PG_WORKERS} workers / bare`,
-          `${postgres.ratio.toFixed(3)}× (${fixed(postgres.perSecond)}/s)${suspect}`,
-          '—',
-          'info',
+          `delivery throughput, Postgres ${PG_WORKERS} instances / bare`,
+          `${postgres.ratio.toFixed(3)}× (${low.toFixed(3)}–${high.toFixed(3)}; ${fixed(postgres.perSecond)}/s)${suspect}`,
+          `≥ ${PG_THROUGHPUT_TARGET}×`,
+          verdict(problems, postgres.ratio >= PG_THROUGHPUT_TARGET, low, high, PG_THROUGHPUT_TARGET),
         );
+        const [cpuLow, cpuHigh] = postgres.cpuRange;
+        row(
+          'Node CPU per delivery, Postgres',
+          `${postgres.cpu.toFixed(0)} µs (${cpuLow.toFixed(0)}–${cpuHigh.toFixed(0)})${suspect}`,
+          `≤ ${PG_CPU_TARGET_MICROS} µs`,
+          verdict(problems, postgres.cpu <= PG_CPU_TARGET_MICROS, cpuLow, cpuHigh, PG_CPU_TARGET_MICROS),
+        );
+        const graphile = variants.find((v) => v.key === 'graphile');
+        if (graphile) {
+          const ratios = postgres.runs.map((r, round) => r.perSecond / graphile.runs[round].perSecond);
+          const [low, high] = [Math.min(...ratios), Math.max(...ratios)];
+          const ratio = median(ratios);
+          row(
+            'delivery throughput, keyhook on Postgres / graphile-worker sender',
+            `${ratio.toFixed(2)}× (${low.toFixed(2)}–${high.toFixed(2)}; ${fixed(postgres.perSecond)}/s vs ${fixed(graphile.perSecond)}/s)${suspect}`,
+            `≥ ${PEER_TARGET}×`,
+            verdict(problems, ratio >= PEER_TARGET, low, high, PEER_TARGET),
+          );
+        }
+        if (postgres.database && !Number.isNaN(postgres.database.cpuMicros)) {
+          row('Postgres CPU per delivery', `${postgres.database.cpuMicros.toFixed(0)} µs`, '—', 'info');
+        }
       }
     });
   }
