@@ -619,6 +619,17 @@ async function publishRange(keyhooks, first, count, lanes) {
   await Promise.all(Array.from({ length: lanes }, lane));
 }
 
+/** One run's figures: its time, rate, and this process's and the receiver's CPU per delivery. */
+function runFigures(n, ms, cpu, receiverCpu, extra) {
+  return {
+    ms,
+    perSecond: (n / ms) * 1000,
+    cpuMicrosPerDelivery: (cpu.user + cpu.system) / n,
+    receiverCpuMicrosPerDelivery: receiverCpu / n,
+    ...extra,
+  };
+}
+
 async function keyhookRun(open, receiver, n) {
   const backend = await open(receiver);
   try {
@@ -656,16 +667,12 @@ async function keyhookRun(open, receiver, n) {
     if (tally.other) problems.push(`${tally.other} attempts recorded as not succeeded`);
     if (backend.logger.warnings.length)
       problems.push(`warnings: ${backend.logger.warnings.slice(0, 3).join('; ')}`);
-    return {
-      ms,
-      perSecond: (n / ms) * 1000,
+    return runFigures(n, ms, cpu, receiverCpu, {
       publishMs,
-      cpuMicrosPerDelivery: (cpu.user + cpu.system) / n,
-      receiverCpuMicrosPerDelivery: receiverCpu / n,
       database: databaseUse,
       sqlite: sqliteUsed,
       problems,
-    };
+    });
   } finally {
     await backend.close();
   }
@@ -805,15 +812,7 @@ async function graphileRun(receiver, n, tag) {
     if (received.hits !== received.distinct) problems.push(`${received.hits - received.distinct} duplicates`);
     if (received.badSignatures) problems.push(`${received.badSignatures} bad signatures`);
     if (warnings.length) problems.push(`job errors: ${warnings.slice(0, 3).join('; ')}`);
-    return {
-      ms,
-      perSecond: (n / ms) * 1000,
-      publishMs,
-      cpuMicrosPerDelivery: (cpu.user + cpu.system) / n,
-      receiverCpuMicrosPerDelivery: receiverCpu / n,
-      database: databaseUse,
-      problems,
-    };
+    return runFigures(n, ms, cpu, receiverCpu, { publishMs, database: databaseUse, problems });
   } finally {
     await Promise.all(runners.map((runner) => runner.stop()));
     await Promise.all(utils.map((u) => u.release()));
@@ -853,13 +852,7 @@ async function bareRun(receiver, n, tag) {
   if (received.distinct !== n || received.hits !== n)
     problems.push(`${received.hits} hits, ${received.distinct} distinct`);
   if (received.badSignatures) problems.push(`${received.badSignatures} bad signatures`);
-  return {
-    ms,
-    perSecond: (n / ms) * 1000,
-    cpuMicrosPerDelivery: (cpu.user + cpu.system) / n,
-    receiverCpuMicrosPerDelivery: receiverCpu / n,
-    problems,
-  };
+  return runFigures(n, ms, cpu, receiverCpu, { problems });
 }
 
 // ---------------------------------------------------------------------------------------------
