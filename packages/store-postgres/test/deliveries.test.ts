@@ -231,6 +231,7 @@ async function oneDelivery(store: PostgresStore) {
         const named = await namesSent(prepared);
         expect(named.get('publish')).toMatch(/^keyhook_[0-9a-f]{32}$/);
         expect(named.get('success')).toMatch(/^keyhook_[0-9a-f]{32}$/);
+        expect(named.has('lease')).toBe(true);
         expect(named.get('lease')).toBeUndefined();
         // The name is the text's: another schema's store names its publish otherwise.
         const unnamed = await namesSent(unprepared);
