@@ -68,7 +68,8 @@
 // (postgres://postgres@127.0.0.1:5432/test), BENCH_PG_CONCURRENCY (per worker, CONCURRENCY/2),
 // BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_INTERVAL_MS (5), BENCH_MEMORY_DELIVERIES (100000),
 // BENCH_SOAK_DELIVERIES (100000), BENCH_SOAK_PG_DELIVERIES (15000), BENCH_SOAK_RETENTION_MS (1000),
-// BENCH_SECTIONS (throughput,postgres,latency,memory,soak: any subset, comma-separated).
+// BENCH_SECTIONS (throughput,postgres,latency,memory,soak: any subset, comma-separated), BENCH_PEER
+// (off: the Postgres section without the graphile-worker peer, for profiling keyhook alone).
 import { fork } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -1049,11 +1050,12 @@ try {
         label: `keyhook, Postgres, ${PG_WORKERS} workers × ${PG_CONCURRENCY}`,
         run: (n) => keyhookRun(openPostgres, receiver, n),
       });
-      variants.push({
-        key: 'graphile',
-        label: `graphile-worker, ${PG_WORKERS} runners × ${PG_CONCURRENCY}`,
-        run: (n, tag) => graphileRun(receiver, n, tag),
-      });
+      if (process.env.BENCH_PEER !== 'off')
+        variants.push({
+          key: 'graphile',
+          label: `graphile-worker, ${PG_WORKERS} runners × ${PG_CONCURRENCY}`,
+          run: (n, tag) => graphileRun(receiver, n, tag),
+        });
     }
   }
   if (variants.length > 1) {
