@@ -300,6 +300,22 @@ describe('delivery over real HTTP (DESIGN.md §6)', () => {
     expect(receiver.to('/target')).toHaveLength(0);
   });
 
+  it('keeps a U+0000 in an answer as U+FFFD, so every store can log the attempt', async () => {
+    setUp();
+    receiver.on('/nul', answer(200, 'a\u0000b'));
+    const { webhook } = await webhookTo('/nul');
+    const published = await publish();
+    await eventually(async () => {
+      const { delivery, attempts } = await keyhook.deliveries.get(
+        TENANT,
+        webhook.id,
+        published.deliveries[0]!.id,
+      );
+      expect(delivery.status).toBe('succeeded');
+      expect(attempts[0]!.responseBody).toBe('a\uFFFDb');
+    });
+  });
+
   it('outside development, connects only to an address the policy allows, whatever DNS says', async () => {
     let answers: { address: string; family: 4 | 6 }[] = [{ address: '93.184.216.34', family: 4 }];
     setUp({ lookup: async () => answers }, { mode: 'production', webhookUrlPolicy: { allowHttp: true } });

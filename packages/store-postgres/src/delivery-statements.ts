@@ -18,6 +18,16 @@ export const DELIVERY_CHANNEL = 'keyhook_deliveries';
 /** The savepoint publishEvent runs under inside a caller's transaction. */
 export const PUBLISH_SAVEPOINT = 'keyhook_publish';
 
+/** One event of a batched publish, as the fields of its object in the statement's JSON input. */
+export const PUBLISH_INPUT =
+  'position int, tenant_id text, id text, type text, payload text, created_at timestamptz, ' +
+  'lease_id text, lease_limit int, lease_ends timestamptz, first_id int, ids int';
+
+/** One success of a batched completion, as the fields of its object in the statement's JSON input. */
+export const SUCCESS_INPUT =
+  'position int, id text, tenant_id text, attempt int, started_at timestamptz, duration_ms int, ' +
+  'status_code int, error text, response_body text, lease_id text, at timestamptz';
+
 /** Every statement the store runs on the event, delivery and attempt tables, built once per schema. */
 export interface DeliveryStatements {
   publish: string;
@@ -75,10 +85,11 @@ export function deliveryStatements(schema: string): DeliveryStatements {
 
   return {
     // publishEvent for one event or many (the store's group commit) in one statement, so a
-    // publish outside a caller's transaction is one round trip and one commit. The events come as
-    // parallel arrays, one element each: $1–$5 the event (EVENT_COLUMNS' order), $6–$8 its lease
-    // (id, limit, end; NULL without one), $9–$10 where its delivery ids start in $11 and how many
-    // there are. $12 and $13 are the NOTIFY's channel and payload.
+    // publish outside a caller's transaction is one round trip and one commit. $1 is a JSON array
+    // of the events, one object each (PUBLISH_INPUT's fields: the event's columns, its lease's
+    // id, limit and end, NULL without one, and where its delivery ids start in $2 and how many
+    // there are). One JSON document costs the driver a JSON.stringify where ten arrays cost it an
+    // escaping pass over every payload. $3 and $4 are the NOTIFY's channel and payload.
     // - `subscribers` share-locks, in id order, every endpoint that may subscribe to one of the
     //   events. FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change
     //   either commits before this read (which then sees the new status) or waits for the publish
@@ -97,14 +108,12 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     // One row per written delivery, by event and webhook id, with the endpoint's columns when it
     // was leased (the worker needs them); one row of NULL delivery columns for an event without.
     publish: `WITH input AS MATERIALIZED (
-        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
-          $6::text[], $7::int[], $8::timestamptz[], $9::int[], $10::int[])
-          WITH ORDINALITY AS i(tenant_id, id, type, payload, created_at, lease_id, lease_limit,
-            lease_ends, first_id, ids, position)
+        SELECT * FROM json_to_recordset($1::json) AS i(${PUBLISH_INPUT})
       ),
       subscribers AS MATERIALIZED (
         SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
-        WHERE tenant_id = ANY ($1::text[]) AND events && $3::text[]
+        WHERE tenant_id = ANY (ARRAY(SELECT tenant_id FROM input))
+          AND events && ARRAY(SELECT type FROM input)
         ORDER BY id
         FOR SHARE
       ),
@@ -136,7 +145,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       ),
       written AS (
         INSERT INTO ${deliveries} (${DELIVERY_COLUMNS})
-        SELECT ($11::text[])[i.first_id + p.rank - 1], i.tenant_id, p.webhook_id, i.id, i.type, p.status, 0,
+        SELECT ($2::text[])[i.first_id + p.rank - 1], i.tenant_id, p.webhook_id, i.id, i.type, p.status, 0,
           CASE p.status WHEN 'pending' THEN i.created_at WHEN 'in_flight' THEN i.lease_ends END,
           CASE WHEN p.status = 'in_flight' THEN i.lease_id END,
           CASE WHEN p.status = 'held' THEN i.created_at END,
@@ -147,7 +156,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
         RETURNING ${DELIVERY_COLUMNS}
       )
       SELECT i.position, c.fits, c.subscribers, ins.id IS NOT NULL AS inserted,
-        (SELECT pg_notify($12, $13) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending')) AS notified,
+        (SELECT pg_notify($3, $4) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending')) AS notified,
         ${qualified('written', DELIVERY_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
       FROM input AS i
       JOIN counted AS c ON c.position = i.position
@@ -251,8 +260,8 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       SELECT (SELECT consecutive_failures FROM w) AS failures, done.*
       FROM (SELECT 1) AS one LEFT JOIN done ON true`,
 
-    // completeSucceeded for many deliveries in one statement (the store's group commit), as
-    // parallel arrays in its parameter order. The webhooks are share-locked in id order before
+    // completeSucceeded for many deliveries in one statement (the store's group commit): $1 is a
+    // JSON array of them, one object each (SUCCESS_INPUT's fields, completeSucceeded's parameters). The webhooks are share-locked in id order before
     // any delivery is written, so two batches, or a batch and a completion that counts a failure,
     // take their locks in one order. One row per input, in input order: failures NULL for a lost
     // lease; done.id NULL when nothing was written. Each delivery is looked up on its own (a
@@ -260,10 +269,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     // statement keeps the plan it made while the table was small, and a joined form of this
     // lookup was then planned as a scan of the whole table.
     completeSucceededBatch: `WITH input AS (
-        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
-          $6::int[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
-          WITH ORDINALITY AS i(id, tenant_id, attempt, started_at, duration_ms, status_code, error,
-            response_body, lease_id, at, position)
+        SELECT * FROM json_to_recordset($1::json) AS i(${SUCCESS_INPUT})
       ),
       w AS MATERIALIZED (
         SELECT i.id AS delivery_id, w.consecutive_failures

@@ -481,18 +481,21 @@ export class PostgresStore implements Store {
 
   /** Many successes in one statement (deliverySql.completeSucceededBatch): the group commit. */
   private async completeSucceededBatch(completions: AttemptCompletion[]): Promise<SuccessOutcome[]> {
-    const column = <T>(pick: (completion: AttemptCompletion) => T) => completions.map(pick);
+    const input = completions.map((c, k) => ({
+      position: k + 1,
+      id: c.deliveryId,
+      tenant_id: c.tenantId,
+      attempt: c.attempt.attempt,
+      started_at: c.attempt.startedAt,
+      duration_ms: c.attempt.durationMs,
+      status_code: c.attempt.statusCode,
+      error: c.attempt.error,
+      response_body: c.attempt.responseBody,
+      lease_id: c.leaseId,
+      at: c.at,
+    }));
     const result = await this.query<SuccessRow>(this.deliverySql.completeSucceededBatch, [
-      column((c) => c.deliveryId),
-      column((c) => c.tenantId),
-      column((c) => c.attempt.attempt),
-      column((c) => c.attempt.startedAt),
-      column((c) => c.attempt.durationMs),
-      column((c) => c.attempt.statusCode),
-      column((c) => c.attempt.error),
-      column((c) => c.attempt.responseBody),
-      column((c) => c.leaseId),
-      column((c) => c.at),
+      JSON.stringify(input),
     ]);
     return result.rows.map(successOutcome);
   }
@@ -755,18 +758,21 @@ export class PostgresStore implements Store {
         firstIds.push(ids.length + 1);
         for (let i = 0; i < count; i++) ids.push(call.newDeliveryId());
       }
-      const column = <T>(pick: (call: PublishCall) => T) => pending.map(({ call }) => pick(call));
+      const input = pending.map(({ call: { event, lease }, ids: count }, k) => ({
+        position: k + 1,
+        tenant_id: event.tenantId,
+        id: event.id,
+        type: event.type,
+        payload: event.payload,
+        created_at: event.createdAt,
+        lease_id: lease?.leaseId ?? null,
+        lease_limit: lease?.limit ?? null,
+        lease_ends: lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null,
+        first_id: firstIds[k],
+        ids: count,
+      }));
       const result = await this.run<PublishRow>(client, this.deliverySql.publish, [
-        column(({ event }) => event.tenantId),
-        column(({ event }) => event.id),
-        column(({ event }) => event.type),
-        column(({ event }) => event.payload),
-        column(({ event }) => event.createdAt),
-        column(({ lease }) => lease?.leaseId ?? null),
-        column(({ lease }) => lease?.limit ?? null),
-        column(({ event, lease }) => (lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null)),
-        firstIds,
-        pending.map(({ ids: count }) => count),
+        JSON.stringify(input),
         ids,
         DELIVERY_CHANNEL,
         this.schema,

@@ -74,7 +74,7 @@ async function oneDelivery(store: PostgresStore) {
           leased.map((_, index) => (index === 7 ? 'lease_lost' : 'recorded')),
         );
         // Fewer statements than successes: they went together.
-        const batches = statements.filter((text) => text.includes('WITH ORDINALITY')).length;
+        const batches = statements.filter((text) => text.includes('json_to_recordset')).length;
         expect(batches).toBeGreaterThan(0);
         expect(batches).toBeLessThan(20);
         const rows = await admin.query(

@@ -122,7 +122,7 @@ export class WebhookSender {
         const chunks: Buffer[] = [];
         let kept = 0;
         const done = () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const text = loggable(Buffer.concat(chunks).toString('utf8'));
           settle(
             finish(
               {
@@ -188,6 +188,15 @@ function checkedLookup(policy: UrlPolicy, lookup: LookupAll | undefined): Lookup
   }) as LookupFunction;
 }
 
+/**
+ * A receiver's answer or an error as the attempt log keeps it: U+0000 becomes U+FFFD, since
+ * Postgres text cannot hold it, and a store that refused the log would leave the delivery
+ * unrecorded, to be sent again and again.
+ */
+function loggable(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
 function headerValue(value: string | string[] | undefined): string | null {
   if (value === undefined) return null;
   return Array.isArray(value) ? (value[0] ?? null) : value;
@@ -199,5 +208,5 @@ function describe(error: unknown): string {
   const code = (error as { code?: unknown }).code;
   const text =
     typeof code === 'string' && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
-  return text.slice(0, 500);
+  return loggable(text.slice(0, 500));
 }
