@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { STORE_TYPES } from './type-parsers.js';
 
 /**
  * The statements a store runs for every delivery and every key verification, sent as named
@@ -22,9 +23,14 @@ export class PreparedStatements {
     }
   }
 
-  /** The query as pg takes it: under its name when it is one of the prepared statements. */
+  /**
+   * The query as pg takes it: under its name when it is one of the prepared statements, and with
+   * the store's type parsers (src/type-parsers.ts).
+   */
   config(text: string, values: unknown[]): pg.QueryConfig {
     const name = this.names.get(text);
-    return name === undefined ? { text, values } : { name, text, values };
+    return name === undefined
+      ? { text, values, types: STORE_TYPES }
+      : { name, text, values, types: STORE_TYPES };
   }
 }
