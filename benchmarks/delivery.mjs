@@ -1169,11 +1169,12 @@ try {
       const suspect = problems.length ? ' (with PROBLEMS)' : '';
       const sqlite = variants.find((v) => v.key === 'sqlite');
       if (sqlite) {
+        const [low, high] = [Math.min(...sqlite.ratios), Math.max(...sqlite.ratios)];
         row(
           'delivery throughput, SQLite: keyhook / bare',
-          `${sqlite.ratio.toFixed(3)}× (${fixed(sqlite.perSecond)}/s vs ${fixed(bare.perSecond)}/s)${suspect}`,
+          `${sqlite.ratio.toFixed(3)}× (${low.toFixed(3)}–${high.toFixed(3)}; ${fixed(sqlite.perSecond)}/s vs ${fixed(bare.perSecond)}/s)${suspect}`,
           `≥ ${THROUGHPUT_TARGET}×`,
-          problems.length ? 'ERROR' : sqlite.ratio >= THROUGHPUT_TARGET ? 'PASS' : 'FAIL',
+          verdict(problems, sqlite.ratio >= THROUGHPUT_TARGET, low, high, THROUGHPUT_TARGET),
         );
       }
       const postgres = variants.find((v) => v.key === 'postgres');

@@ -306,13 +306,9 @@ describe('delivery over real HTTP (DESIGN.md §6)', () => {
     const { webhook } = await webhookTo('/nul');
     const published = await publish();
     await eventually(async () => {
-      const { delivery, attempts } = await keyhook.deliveries.get(
-        TENANT,
-        webhook.id,
-        published.deliveries[0]!.id,
-      );
-      expect(delivery.status).toBe('succeeded');
-      expect(attempts[0]!.responseBody).toBe('a\uFFFDb');
+      const detail = await keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id);
+      expect(detail.delivery.status).toBe('succeeded');
+      expect(detail.attempts[0]!.responseBody).toBe('a\uFFFDb');
     });
   });
 
