@@ -1,6 +1,7 @@
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PreparedStatements } from '../src/prepared.js';
 import { parseTimestamptz, readIsoTimestamptz } from '../src/type-parsers.js';
 
 const available = await postgresAvailable();
@@ -49,6 +50,24 @@ const pgParser = pg.types.getTypeParser(1184, 'text') as (text: string) => Date 
     }
     // All of them by position: none fell back to pg's parser.
     expect(fast).toBe(instants.length * zones.length);
+  });
+
+  it('is what the store’s queries read with, whatever pg’s global parser for timestamptz is', async () => {
+    await client.query(`SET TimeZone = 'UTC'`);
+    const config = new PreparedStatements([], true).config(
+      `SELECT '2026-11-25 18:08:04.123+00'::timestamptz AS at`,
+      [],
+    );
+    pg.types.setTypeParser(1184, (text: string) => `global: ${text}`);
+    try {
+      const { rows } = await client.query<{ at: unknown }>(config);
+      expect(rows[0]!.at).toEqual(new Date('2026-11-25T18:08:04.123Z'));
+      // The same query without the store's parsers gets the global one.
+      const plain = await client.query<{ at: unknown }>(config.text);
+      expect(plain.rows[0]!.at).toBe('global: 2026-11-25 18:08:04.123+00');
+    } finally {
+      pg.types.setTypeParser(1184, pgParser);
+    }
   });
 
   it('hands every other form to pg’s parser: BC, years past 9999 or before 1000, infinity', async () => {
