@@ -268,14 +268,20 @@ describe('delivery over real HTTP (DESIGN.md §6)', () => {
     expect(String(second!.headers[SIGNATURE_HEADER]).match(/v1=/g)).toHaveLength(1);
   });
 
-  it('never follows a redirect, gives up at the timeout, and keeps at most 4 KiB of an answer', async () => {
+  it('never follows a redirect, gives up at the timeout (a status in time stands), and keeps at most 4 KiB of an answer', async () => {
     setUp();
     receiver.on('/moved', answer(302, '', { location: receiver.url('/target') }));
     receiver.on('/slow', () => {}); // never answers
+    // Answers in time, then never finishes its body.
+    receiver.on('/stalled', (_r, _i, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+    });
     receiver.on('/big', answer(200, 'x'.repeat(10_000)));
     const moved = await webhookTo('/moved', ['run.completed']);
     const slow = await webhookTo('/slow', ['run.completed', 'run.failed']);
     const big = await webhookTo('/big', ['apply.failed', 'run.completed']);
+    const stalled = await webhookTo('/stalled', ['run.completed']);
     const published = await publish();
     const attemptsOf = async (webhookId: string) => {
       const delivery = published.deliveries.find((d) => d.webhookId === webhookId)!;
@@ -296,6 +302,10 @@ describe('delivery over real HTTP (DESIGN.md §6)', () => {
       const [large] = await attemptsOf(big.webhook.id);
       expect(large!.statusCode).toBe(200);
       expect(large!.responseBody).toBe('x'.repeat(4096));
+      // The status came in time and stands, with the part of the body that came by the deadline.
+      const [cut] = await attemptsOf(stalled.webhook.id);
+      expect(cut).toMatchObject({ statusCode: 200, error: null, responseBody: 'partial' });
+      expect(cut!.durationMs).toBeGreaterThanOrEqual(490);
     }, 3000);
     expect(receiver.to('/target')).toHaveLength(0);
   });

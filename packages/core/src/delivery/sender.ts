@@ -1,4 +1,6 @@
+import { EventEmitter } from 'node:events';
 import type { LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
 import {
   checkWebhookUrl,
@@ -61,7 +63,7 @@ export class WebhookSender {
   private readonly timeoutMs: number;
   /**
    * undici's Agent: a pool of kept-alive connections per origin, at most 64 each. The sender
-   * costs about a fifth less CPU per request on it than on node:http's (BENCHMARKS.md, "What is
+   * costs about a third less CPU per request on it than on node:http's (BENCHMARKS.md, "What is
    * in the code"). Its sockets resolve names through `lookup`, so they connect to checked
    * addresses only.
    */
@@ -101,12 +103,14 @@ export class WebhookSender {
       [this.headerNames.signature]: signatureHeader(request.secret, body, request.unixSeconds),
     };
     // One deadline for the whole attempt: connect, send, and the answer's first 4 KiB. A status
-    // that came in time stands, with whatever of the body came with it.
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new Error(`timed out after ${this.timeoutMs} ms`)),
-      this.timeoutMs,
-    );
+    // that came in time stands, with whatever of the body came with it. undici takes an
+    // EventEmitter as the abort signal, at a fraction of an AbortController's cost.
+    const deadline = new EventEmitter();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      deadline.emit('abort');
+    }, this.timeoutMs);
     try {
       // undici never follows a redirect unless asked: a 3xx is an answer like any other.
       const response = await this.agent.request({
@@ -115,33 +119,20 @@ export class WebhookSender {
         method: 'POST',
         headers,
         body,
-        signal: deadline.signal,
+        signal: deadline,
       });
-      const chunks: Buffer[] = [];
-      let kept = 0;
-      try {
-        for await (const chunk of response.body as AsyncIterable<Buffer>) {
-          const part = chunk.subarray(0, MAX_LOGGED_RESPONSE_BYTES - kept);
-          chunks.push(part);
-          kept += part.length;
-          // Enough for the log: stop reading a body that may never end.
-          if (kept >= MAX_LOGGED_RESPONSE_BYTES) break;
-        }
-      } catch {
-        // Cut off or timed out mid-body: the status stands, with the part that came.
-      } finally {
-        response.body.destroy();
-      }
+      const text = await readAtMost(response.body, MAX_LOGGED_RESPONSE_BYTES);
       return finish(
         {
           kind: 'response',
           status: response.statusCode,
           retryAfter: headerValue(response.headers['retry-after']),
         },
-        loggable(Buffer.concat(chunks).toString('utf8')),
+        loggable(text),
       );
     } catch (error) {
-      return finish({ kind: 'error', message: describe(error) });
+      const message = timedOut ? `timed out after ${this.timeoutMs} ms` : describe(error);
+      return finish({ kind: 'error', message });
     } finally {
       clearTimeout(timer);
     }
@@ -178,6 +169,34 @@ function checkedLookup(policy: UrlPolicy, lookup: LookupAll | undefined): Lookup
       (error: unknown) => callback(error),
     );
   }) as LookupFunction;
+}
+
+/**
+ * The first `max` bytes of an answer, as UTF-8 text. It stops reading there (the rest of a body
+ * that may never end is dropped with its connection), and settles with what came when the body
+ * ends, fails or is cut off by the deadline.
+ */
+function readAtMost(body: Readable, max: number): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      if (!body.readableEnded) body.destroy();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    };
+    body.on('data', (chunk: Buffer) => {
+      const part = chunk.subarray(0, max - kept);
+      chunks.push(part);
+      kept += part.length;
+      if (kept >= max) settle();
+    });
+    body.on('end', settle);
+    body.on('error', settle);
+    body.on('close', settle);
+  });
 }
 
 /**
