@@ -5,7 +5,15 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 import { purgeLockKey } from '../src/schema-name.js';
-import { deliveryId, eventRecord, Schemas, settle, success, watching } from './delivery-helpers.js';
+import {
+  deliveryId,
+  eventRecord,
+  recordPoolQueries,
+  Schemas,
+  settle,
+  success,
+  watching,
+} from './delivery-helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 const available = await postgresAvailable();
@@ -36,8 +44,8 @@ async function oneDelivery(store: PostgresStore) {
   describe('successes recorded together (group commit)', () => {
     it('records concurrent successes in batches; a lost lease and a failure count to reset each get their own answer', async () => {
       const store = await schemas.open('batch', 8);
-      const statements: string[] = [];
-      const query = pg.Pool.prototype.query;
+      let recording: ReturnType<typeof recordPoolQueries> | undefined;
+      const statements = () => recording?.sent.map((q) => q.text) ?? [];
       try {
         const webhooks = [];
         for (let i = 0; i < 4; i++) {
@@ -58,23 +66,19 @@ async function oneDelivery(store: PostgresStore) {
           leaseId: 'batch',
         });
         expect(leased).toHaveLength(40);
-        pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
-          const config = args[0] as string | { text: string };
-          statements.push(typeof config === 'string' ? config : config.text);
-          return (query as (...a: unknown[]) => unknown).apply(this, args);
-        } as typeof query;
+        recording = recordPoolQueries();
         const outcomes = await Promise.all(
           leased.map(({ delivery }, index) =>
             // One of them lost its lease meanwhile.
             store.completeAttempt(success(delivery, index === 7 ? 'not-the-lease' : delivery.leaseId!)),
           ),
         );
-        pg.Pool.prototype.query = query;
+        recording?.stop();
         expect(outcomes.map((outcome) => outcome.outcome)).toEqual(
           leased.map((_, index) => (index === 7 ? 'lease_lost' : 'recorded')),
         );
         // Fewer statements than successes: they went together.
-        const batches = statements.filter((text) => text.includes('json_to_recordset')).length;
+        const batches = statements().filter((text) => text.includes('json_to_recordset')).length;
         expect(batches).toBeGreaterThan(0);
         expect(batches).toBeLessThan(20);
         const rows = await admin.query(
@@ -91,7 +95,7 @@ async function oneDelivery(store: PostgresStore) {
         );
         expect(failures.rows[0].consecutive_failures).toBe(0);
       } finally {
-        pg.Pool.prototype.query = query;
+        recording?.stop();
         await store.close();
       }
     });
@@ -100,8 +104,8 @@ async function oneDelivery(store: PostgresStore) {
   describe('publishes written together (group commit)', () => {
     it('concurrent publishes go in fewer statements; each gets its own answer, a replay and a failure included', async () => {
       const store = await schemas.open('publish_batch', 8);
-      const statements: string[] = [];
-      const query = pg.Pool.prototype.query;
+      let recording: ReturnType<typeof recordPoolQueries> | undefined;
+      const statements = () => recording?.sent.map((q) => q.text) ?? [];
       try {
         const a = webhookRecord({ events: ['run.completed', 'run.failed'] });
         const disabled = webhookRecord({
@@ -113,11 +117,7 @@ async function oneDelivery(store: PostgresStore) {
         for (const webhook of [a, disabled, b]) await store.insertWebhook(webhook);
         const replayed = eventRecord();
         await store.publishEvent(replayed, deliveryId);
-        pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
-          const config = args[0] as string | { text: string };
-          statements.push(typeof config === 'string' ? config : config.text);
-          return (query as (...a: unknown[]) => unknown).apply(this, args);
-        } as typeof query;
+        recording = recordPoolQueries();
         const twice = eventRecord({ tenantId: 'tenant_b', type: 'run.failed' });
         const events = [
           ...Array.from({ length: 30 }, (_, i) =>
@@ -137,14 +137,14 @@ async function oneDelivery(store: PostgresStore) {
         const good = await Promise.allSettled(
           events.slice(0, -1).map((event) => store.publishEvent(event, deliveryId)),
         );
-        const publishes = statements.filter(
+        const publishes = statements().filter(
           (text) => text.includes('INSERT INTO') && text.includes('keyhook_events'),
         );
         expect(publishes.length).toBeLessThan(events.length / 2);
         const bad = await Promise.allSettled(
           events.slice(-3).map((event) => store.publishEvent(event, deliveryId)),
         );
-        pg.Pool.prototype.query = query;
+        recording?.stop();
         expect(bad.slice(0, 2).map((o) => o.status === 'fulfilled' && o.value.outcome)).toEqual([
           'duplicate',
           'duplicate',
@@ -181,7 +181,7 @@ async function oneDelivery(store: PostgresStore) {
           2 + 10 * 1 + 10 * 2 + 10 * 1 + 1,
         );
       } finally {
-        pg.Pool.prototype.query = query;
+        recording?.stop();
         await store.close();
       }
     });
@@ -190,11 +190,18 @@ async function oneDelivery(store: PostgresStore) {
   describe('prepared statements', () => {
     /** The names of the statements a publish, a lease and a success send, by kind. */
     async function namesSent(store: PostgresStore) {
+      const recording = recordPoolQueries();
+      try {
+        const { delivery } = await oneDelivery(store);
+        const [leased] = await store.leaseDeliveries({ now: T0, limit: 1, leaseMs: 60_000, leaseId: 'prep' });
+        expect(leased!.delivery.id).toBe(delivery.id);
+        const outcome = await store.completeAttempt(success(leased!.delivery, 'prep'));
+        expect(outcome.outcome).toBe('recorded');
+      } finally {
+        recording.stop();
+      }
       const names = new Map<string, string | undefined>();
-      const query = pg.Pool.prototype.query;
-      pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
-        const config = args[0] as string | { text: string; name?: string };
-        const text = typeof config === 'string' ? config : config.text;
+      for (const { text, name } of recording.sent) {
         const kind =
           text.includes('INSERT INTO') && text.includes('keyhook_events')
             ? 'publish'
@@ -203,17 +210,7 @@ async function oneDelivery(store: PostgresStore) {
               : text.includes("status = 'succeeded'")
                 ? 'success'
                 : undefined;
-        if (kind) names.set(kind, typeof config === 'string' ? undefined : config.name);
-        return (query as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof query;
-      try {
-        const { delivery } = await oneDelivery(store);
-        const [leased] = await store.leaseDeliveries({ now: T0, limit: 1, leaseMs: 60_000, leaseId: 'prep' });
-        expect(leased!.delivery.id).toBe(delivery.id);
-        const outcome = await store.completeAttempt(success(leased!.delivery, 'prep'));
-        expect(outcome.outcome).toBe('recorded');
-      } finally {
-        pg.Pool.prototype.query = query;
+        if (kind) names.set(kind, name);
       }
       return names;
     }

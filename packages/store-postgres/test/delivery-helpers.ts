@@ -3,7 +3,7 @@ import { newId, systemClock } from '@keyhook/core';
 import type { AttemptCompletion, EventRecord } from '@keyhook/core/store';
 import { T0 } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
-import type pg from 'pg';
+import pg from 'pg';
 import { expect } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 
@@ -109,5 +109,31 @@ export function success(delivery: { id: string; tenantId: string }, leaseId: str
     endpointFailures: 'reset',
     autoDisableAfter: 5,
     at: T0,
+  };
+}
+
+/** A query as it went to a pg.Pool: its text, and its name when it was sent as a prepared statement. */
+export interface SentQuery {
+  text: string;
+  name?: string | undefined;
+}
+
+/**
+ * Records every query sent through any pg.Pool from now until `stop()` (which may be called more
+ * than once), by wrapping `pg.Pool.prototype.query`.
+ */
+export function recordPoolQueries(): { sent: SentQuery[]; stop: () => void } {
+  const sent: SentQuery[] = [];
+  const query = pg.Pool.prototype.query;
+  pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+    const config = args[0] as string | { text: string; name?: string };
+    sent.push(typeof config === 'string' ? { text: config } : { text: config.text, name: config.name });
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  return {
+    sent,
+    stop: () => {
+      pg.Pool.prototype.query = query;
+    },
   };
 }
