@@ -40,6 +40,7 @@ export interface DeliveryStatements {
   complete: string;
   completeSucceeded: string;
   completeSucceededBatch: string;
+  publishAndSucceed: string;
   insertAttempt: string;
   setFailures: string;
   disableForFailures: string;
@@ -83,31 +84,8 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       FROM locked WHERE d.id = locked.id
       RETURNING ${returning}`;
 
-  return {
-    // publishEvent for one event or many (the store's group commit) in one statement, so a
-    // publish outside a caller's transaction is one round trip and one commit. $1 is a JSON array
-    // of the events, one object each (PUBLISH_INPUT's fields: the event's columns, its lease's
-    // id, limit and end, NULL without one, and where its delivery ids start in $2 and how many
-    // there are). One JSON document costs the driver a JSON.stringify where ten arrays cost it an
-    // escaping pass over every payload. $3 and $4 are the NOTIFY's channel and payload.
-    // - `subscribers` share-locks, in id order, every endpoint that may subscribe to one of the
-    //   events. FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change
-    //   either commits before this read (which then sees the new status) or waits for the publish
-    //   to commit (and then holds or releases the deliveries it wrote).
-    // - An event with more subscribers than delivery ids does not `fit`: nothing of it is written,
-    //   and the caller sends it again with as many ids as `subscribers` counted.
-    // - The primary key decides between concurrent publishes of one id: the later waits for the
-    //   earlier to commit and then writes nothing (or, if the earlier rolled back, writes after
-    //   all). `inserted` false for an event that fits is a replay. The caller never puts one
-    //   event id in a batch twice.
-    // - Each delivery's state is the Postgres form of core's newDeliveryRecord and
-    //   leasedSubscribers (src/delivery/records.ts in @keyhook/core): held on a disabled endpoint;
-    //   with a lease, in flight for the first `limit` active endpoints until the lease's end;
-    //   pending otherwise, due at once. The store conformance suite checks the two agree.
-    // - The NOTIFY goes out when a delivery is pending; the server sends it at commit.
-    // One row per written delivery, by event and webhook id, with the endpoint's columns when it
-    // was leased (the worker needs them); one row of NULL delivery columns for an event without.
-    publish: `WITH input AS MATERIALIZED (
+  // The publish statement's parts (see `publish` below), which publishAndSucceed shares.
+  const publishCtes = `input AS MATERIALIZED (
         SELECT * FROM json_to_recordset($1::json) AS i(${PUBLISH_INPUT})
       ),
       subscribers AS MATERIALIZED (
@@ -154,8 +132,10 @@ export function deliveryStatements(schema: string): DeliveryStatements {
         JOIN input AS i ON i.position = p.position
         JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
         RETURNING ${DELIVERY_COLUMNS}
-      )
-      SELECT i.position, c.fits, c.subscribers, ins.id IS NOT NULL AS inserted,
+      )`;
+  const publishRows = (
+    columns: string,
+  ) => `      SELECT ${columns}i.position, c.fits, c.subscribers, ins.id IS NOT NULL AS inserted,
         (SELECT pg_notify($3, $4) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending')) AS notified,
         ${qualified('written', DELIVERY_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
       FROM input AS i
@@ -163,7 +143,74 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       LEFT JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
       LEFT JOIN written ON written.tenant_id = i.tenant_id AND written.event_id = i.id
       LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
-      ORDER BY i.position, written.webhook_id`,
+`;
+
+  // The success batch's parts (see `completeSucceededBatch` below), which publishAndSucceed shares.
+  // `param` is the JSON array of the successes.
+  const successCtes = (param: string) => `completions AS (
+        SELECT * FROM json_to_recordset(${param}::json) AS i(${SUCCESS_INPUT})
+      ),
+      completed_webhooks AS MATERIALIZED (
+        SELECT i.id AS delivery_id, w.consecutive_failures
+        FROM completions AS i
+        CROSS JOIN LATERAL (
+          SELECT webhook_id FROM ${deliveries}
+          WHERE id = i.id AND tenant_id = i.tenant_id AND lease_id = i.lease_id
+          LIMIT 1
+        ) AS d
+        JOIN ${webhooks} AS w ON w.id = d.webhook_id
+        ORDER BY w.id
+        FOR SHARE OF w
+      ),
+      done AS (
+        UPDATE ${deliveries} AS d
+        SET status = 'succeeded', due_at = NULL, held_since = NULL, lease_id = NULL,
+            attempts = d.attempts + 1, last_attempt_at = i.started_at, updated_at = i.at
+        FROM completions AS i JOIN completed_webhooks AS w ON w.delivery_id = i.id AND w.consecutive_failures = 0
+        WHERE d.id = i.id AND d.tenant_id = i.tenant_id AND d.lease_id = i.lease_id
+        RETURNING ${returning}
+      ),
+      logged AS (
+        INSERT INTO ${attempts} (${ATTEMPT_COLUMNS})
+        SELECT i.id, i.tenant_id, i.attempt, i.started_at, i.duration_ms, i.status_code, i.error, i.response_body
+        FROM done JOIN completions AS i ON i.id = done.id
+      )`;
+  const successRows = (columns: string) => `      SELECT ${columns}
+      FROM completions AS i
+      LEFT JOIN completed_webhooks AS w ON w.delivery_id = i.id
+      LEFT JOIN done ON done.id = i.id
+`;
+  // A success row in publishAndSucceed's answer has no webhook: NULL in each of its columns.
+  const noWebhook = WEBHOOK_COLUMNS.split(', ')
+    .map(() => 'NULL')
+    .join(', ');
+
+  return {
+    // publishEvent for one event or many (the store's group commit) in one statement, so a
+    // publish outside a caller's transaction is one round trip and one commit. $1 is a JSON array
+    // of the events, one object each (PUBLISH_INPUT's fields: the event's columns, its lease's
+    // id, limit and end, NULL without one, and where its delivery ids start in $2 and how many
+    // there are). One JSON document costs the driver a JSON.stringify where ten arrays cost it an
+    // escaping pass over every payload. $3 and $4 are the NOTIFY's channel and payload.
+    // - `subscribers` share-locks, in id order, every endpoint that may subscribe to one of the
+    //   events. FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change
+    //   either commits before this read (which then sees the new status) or waits for the publish
+    //   to commit (and then holds or releases the deliveries it wrote).
+    // - An event with more subscribers than delivery ids does not `fit`: nothing of it is written,
+    //   and the caller sends it again with as many ids as `subscribers` counted.
+    // - The primary key decides between concurrent publishes of one id: the later waits for the
+    //   earlier to commit and then writes nothing (or, if the earlier rolled back, writes after
+    //   all). `inserted` false for an event that fits is a replay. The caller never puts one
+    //   event id in a batch twice.
+    // - Each delivery's state is the Postgres form of core's newDeliveryRecord and
+    //   leasedSubscribers (src/delivery/records.ts in @keyhook/core): held on a disabled endpoint;
+    //   with a lease, in flight for the first `limit` active endpoints until the lease's end;
+    //   pending otherwise, due at once. The store conformance suite checks the two agree.
+    // - The NOTIFY goes out when a delivery is pending; the server sends it at commit.
+    // One row per written delivery, by event and webhook id, with the endpoint's columns when it
+    // was leased (the worker needs them); one row of NULL delivery columns for an event without.
+    publish: `WITH ${publishCtes}
+${publishRows('')}      ORDER BY i.position, written.webhook_id`,
 
     // A new statement after the insert found a conflict, so its snapshot holds the committed winner.
     getEvent: `SELECT ${EVENT_COLUMNS} FROM ${events} WHERE tenant_id = $1 AND id = $2`,
@@ -268,39 +315,24 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     // LATERAL subquery with a LIMIT is never merged into a join), by primary key: a prepared
     // statement keeps the plan it made while the table was small, and a joined form of this
     // lookup was then planned as a scan of the whole table.
-    completeSucceededBatch: `WITH input AS (
-        SELECT * FROM json_to_recordset($1::json) AS i(${SUCCESS_INPUT})
-      ),
-      w AS MATERIALIZED (
-        SELECT i.id AS delivery_id, w.consecutive_failures
-        FROM input AS i
-        CROSS JOIN LATERAL (
-          SELECT webhook_id FROM ${deliveries}
-          WHERE id = i.id AND tenant_id = i.tenant_id AND lease_id = i.lease_id
-          LIMIT 1
-        ) AS d
-        JOIN ${webhooks} AS w ON w.id = d.webhook_id
-        ORDER BY w.id
-        FOR SHARE OF w
-      ),
-      done AS (
-        UPDATE ${deliveries} AS d
-        SET status = 'succeeded', due_at = NULL, held_since = NULL, lease_id = NULL,
-            attempts = d.attempts + 1, last_attempt_at = i.started_at, updated_at = i.at
-        FROM input AS i JOIN w ON w.delivery_id = i.id AND w.consecutive_failures = 0
-        WHERE d.id = i.id AND d.tenant_id = i.tenant_id AND d.lease_id = i.lease_id
-        RETURNING ${returning}
-      ),
-      logged AS (
-        INSERT INTO ${attempts} (${ATTEMPT_COLUMNS})
-        SELECT i.id, i.tenant_id, i.attempt, i.started_at, i.duration_ms, i.status_code, i.error, i.response_body
-        FROM done JOIN input AS i ON i.id = done.id
-      )
-      SELECT w.consecutive_failures AS failures, done.*
-      FROM input AS i
-      LEFT JOIN w ON w.delivery_id = i.id
-      LEFT JOIN done ON done.id = i.id
-      ORDER BY i.position`,
+    completeSucceededBatch: `WITH ${successCtes('$1')}
+${successRows('w.consecutive_failures AS failures, done.*')}      ORDER BY i.position`,
+
+    // A batch of publishes and a batch of successes in one statement, one round trip and one
+    // commit: the store's group commit when both wait at once. $1–$4 as in `publish`, $5 the
+    // successes as in `completeSucceededBatch`; each part keeps its own statement's rules. The
+    // two touch different deliveries (a success's delivery was leased before; a publish writes
+    // new ones). Every webhook lock either part takes is a share lock, and share locks never wait
+    // on each other. What locks a webhook row exclusively (a status change, a failure count, a
+    // delete) locks nothing after it but that webhook's deliveries, so it cannot wait in a cycle
+    // with this statement.
+    // The publish rows come first (`success` false, as `publish` orders them), then one row per
+    // success in input order (`success` true, with `failures` and the delivery columns of
+    // `completeSucceededBatch`, NULL in every publish column).
+    publishAndSucceed: `WITH ${publishCtes},
+      ${successCtes('$5')}
+${publishRows('false AS success, NULL::int AS failures, ')}      UNION ALL
+${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL, done.*, ${noWebhook}`)}      ORDER BY success, position, webhook_id`,
 
     setFailures: `UPDATE ${webhooks} SET consecutive_failures = $2 WHERE id = $1`,
 

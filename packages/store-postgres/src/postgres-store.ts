@@ -70,11 +70,8 @@ const VACUUM_AFTER_PURGED_ROWS = 10_000;
 /** Tenant-and-type subscriber counts a store remembers to size its publishes' delivery ids. */
 const SUBSCRIBER_HINTS = 10_000;
 
-/** Events published by one statement at most. */
-const PUBLISH_BATCH = 64;
-
-/** Successes recorded by one statement at most. */
-const SUCCESS_BATCH = 64;
+/** Publishes and successes written by one statement at most. */
+const WRITE_BATCH = 64;
 
 type SuccessOutcome = AttemptCompletionOutcome | typeof RETRY_EXCLUSIVE;
 type SuccessRow = DeliveryRow & { failures: number | null };
@@ -89,6 +86,12 @@ interface PublishCall {
 /** One row of deliverySql.publish: an event's verdict, and one delivery it wrote (NULLs when none). */
 type PublishRow = DeliveryRow &
   Record<string, unknown> & { position: string; fits: boolean; subscribers: string; inserted: boolean };
+
+/** A row of deliverySql.publishAndSucceed: a publish row, or (`success` true) a success row. */
+type PublishOrSuccessRow = PublishRow & { success?: boolean; failures: number | null };
+
+/** What waits for the store's next write statement: a publish or a success to record. */
+type WriteCall = { kind: 'publish'; call: PublishCall } | { kind: 'success'; completion: AttemptCompletion };
 
 const hintKey = (event: EventRecord) => `${event.tenantId}\u0000${event.type}`;
 
@@ -114,6 +117,25 @@ function successOutcome(row: SuccessRow): SuccessOutcome {
   if (row.id === null) return row.failures === 0 ? { outcome: 'lease_lost' } : RETRY_EXCLUSIVE;
   const { failures: _, ...delivery } = row;
   return { outcome: 'recorded', delivery: toDeliveryRecord(delivery), disabledWebhook: null };
+}
+
+/** The JSON input of deliverySql.completeSucceededBatch (SUCCESS_INPUT's fields), in call order. */
+function successInput(completions: readonly AttemptCompletion[]): string {
+  return JSON.stringify(
+    completions.map((c, k) => ({
+      position: k + 1,
+      id: c.deliveryId,
+      tenant_id: c.tenantId,
+      attempt: c.attempt.attempt,
+      started_at: c.attempt.startedAt,
+      duration_ms: c.attempt.durationMs,
+      status_code: c.attempt.statusCode,
+      error: c.attempt.error,
+      response_body: c.attempt.responseBody,
+      lease_id: c.leaseId,
+      at: c.at,
+    })),
+  );
 }
 
 /** SQLSTATE 25P01, no_active_sql_transaction: what SAVEPOINT answers outside BEGIN … COMMIT. */
@@ -146,18 +168,18 @@ export class PostgresStore implements Store {
   readonly schema: string;
   private readonly purgeLock: string;
   private purgedSinceVacuum = 0;
-  /** Publishes wait here while one statement of them is in flight, and go together next. */
-  private readonly publishes = new Batcher<PublishCall, PublishOutcome>(
-    (calls) => this.publishOn(this.pool, calls),
-    async (call) => (await this.publishOn(this.pool, [call]))[0]!,
-    PUBLISH_BATCH,
-    (call) => `${call.event.tenantId}\u0000${call.event.id}`,
-  );
-  /** Successes wait here while one statement of them is in flight, and go together next. */
-  private readonly successes = new Batcher<AttemptCompletion, SuccessOutcome>(
-    (completions) => this.completeSucceededBatch(completions),
-    (completion) => this.completeSucceeded(completion),
-    SUCCESS_BATCH,
+  /**
+   * Publishes and successes wait here while one statement of them is in flight, and go together
+   * next: in one statement of their kind, or of both (deliverySql.publishAndSucceed).
+   */
+  private readonly writes = new Batcher<WriteCall, PublishOutcome | SuccessOutcome>(
+    (calls) => this.writeBatch(calls),
+    (call) => this.writeOne(call),
+    WRITE_BATCH,
+    (call) =>
+      call.kind === 'publish'
+        ? `p\u0000${call.call.event.tenantId}\u0000${call.call.event.id}`
+        : `s\u0000${call.completion.deliveryId}`,
   );
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
@@ -193,6 +215,7 @@ export class PostgresStore implements Store {
         d.getEvent,
         d.completeSucceeded,
         d.completeSucceededBatch,
+        d.publishAndSucceed,
         d.deliveryWebhook,
         d.shareWebhook,
         d.lockWebhook,
@@ -394,7 +417,10 @@ export class PostgresStore implements Store {
     if (transaction === undefined) {
       this.assertOpen();
       try {
-        return await this.publishes.submit({ event, newDeliveryId, lease });
+        return (await this.writes.submit({
+          kind: 'publish',
+          call: { event, newDeliveryId, lease },
+        })) as PublishOutcome;
       } catch (error) {
         throw toStoreError(error);
       }
@@ -412,7 +438,7 @@ export class PostgresStore implements Store {
       throw toStoreError(error);
     }
     try {
-      const [outcome] = await this.publishOn(client, [{ event, newDeliveryId }]);
+      const [[outcome]] = await this.publishOn(client, [{ event, newDeliveryId }]);
       await client.query(`RELEASE SAVEPOINT ${PUBLISH_SAVEPOINT}`);
       return outcome!;
     } catch (error) {
@@ -454,7 +480,7 @@ export class PostgresStore implements Store {
    */
   async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
     if (completion.status === 'succeeded') {
-      const fast = await this.successes.submit(completion);
+      const fast = (await this.writes.submit({ kind: 'success', completion })) as SuccessOutcome;
       if (fast !== RETRY_EXCLUSIVE) return fast;
     }
     const first = await this.transaction((client) => this.completeOn(client, completion, false));
@@ -481,23 +507,33 @@ export class PostgresStore implements Store {
 
   /** Many successes in one statement (deliverySql.completeSucceededBatch): the group commit. */
   private async completeSucceededBatch(completions: AttemptCompletion[]): Promise<SuccessOutcome[]> {
-    const input = completions.map((c, k) => ({
-      position: k + 1,
-      id: c.deliveryId,
-      tenant_id: c.tenantId,
-      attempt: c.attempt.attempt,
-      started_at: c.attempt.startedAt,
-      duration_ms: c.attempt.durationMs,
-      status_code: c.attempt.statusCode,
-      error: c.attempt.error,
-      response_body: c.attempt.responseBody,
-      lease_id: c.leaseId,
-      at: c.at,
-    }));
     const result = await this.query<SuccessRow>(this.deliverySql.completeSucceededBatch, [
-      JSON.stringify(input),
+      successInput(completions),
     ]);
     return result.rows.map(successOutcome);
+  }
+
+  /** A batch of the writes queue: its publishes and its successes, each kind in one statement or both in one. */
+  private async writeBatch(calls: WriteCall[]): Promise<(PublishOutcome | SuccessOutcome)[]> {
+    const publishes: PublishCall[] = [];
+    const completions: AttemptCompletion[] = [];
+    for (const call of calls) {
+      if (call.kind === 'publish') publishes.push(call.call);
+      else completions.push(call.completion);
+    }
+    let published: PublishOutcome[] = [];
+    let succeeded: SuccessOutcome[] = [];
+    if (publishes.length === 0) succeeded = await this.completeSucceededBatch(completions);
+    else [published, succeeded] = await this.publishOn(this.pool, publishes, completions);
+    let p = 0;
+    let k = 0;
+    return calls.map((call) => (call.kind === 'publish' ? published[p++]! : succeeded[k++]!));
+  }
+
+  private async writeOne(call: WriteCall): Promise<PublishOutcome | SuccessOutcome> {
+    if (call.kind === 'success') return this.completeSucceeded(call.completion);
+    const [[outcome]] = await this.publishOn(this.pool, [call.call]);
+    return outcome!;
   }
 
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
@@ -743,14 +779,25 @@ export class PostgresStore implements Store {
    * sent again with as many as it counted. A count remembered per tenant and type sizes the
    * first try.
    */
-  private async publishOn(client: Queryable, calls: readonly PublishCall[]): Promise<PublishOutcome[]> {
+  /**
+   * Publishes `calls` (deliverySql.publish), sending an event again with more delivery ids when
+   * it has more subscribers than its hint gave it ids. `completions`, when there are any, ride
+   * along with the first statement (deliverySql.publishAndSucceed); their outcomes come second.
+   */
+  private async publishOn(
+    client: Queryable,
+    calls: readonly PublishCall[],
+    completions: readonly AttemptCompletion[] = [],
+  ): Promise<[PublishOutcome[], SuccessOutcome[]]> {
     const outcomes: PublishOutcome[] = new Array(calls.length);
+    let succeeded: SuccessOutcome[] = [];
     const replays: number[] = [];
     let pending = calls.map((call, index) => ({
       call,
       index,
       ids: this.subscriberHints.get(hintKey(call.event)) ?? 1,
     }));
+    let riding = completions.length > 0;
     while (pending.length > 0) {
       const ids: string[] = [];
       const firstIds: number[] = [];
@@ -771,14 +818,20 @@ export class PostgresStore implements Store {
         first_id: firstIds[k],
         ids: count,
       }));
-      const result = await this.run<PublishRow>(client, this.deliverySql.publish, [
-        JSON.stringify(input),
-        ids,
-        DELIVERY_CHANNEL,
-        this.schema,
-      ]);
+      const params = [JSON.stringify(input), ids, DELIVERY_CHANNEL, this.schema];
+      let rows: PublishOrSuccessRow[];
+      if (riding) {
+        riding = false;
+        params.push(successInput(completions));
+        rows = (await this.run<PublishOrSuccessRow>(client, this.deliverySql.publishAndSucceed, params)).rows;
+        const first = rows.findIndex((row) => row.success);
+        succeeded = rows.slice(first).map(successOutcome);
+        rows = rows.slice(0, first);
+      } else {
+        rows = (await this.run<PublishOrSuccessRow>(client, this.deliverySql.publish, params)).rows;
+      }
       const rowsOf: PublishRow[][] = pending.map(() => []);
-      for (const row of result.rows) rowsOf[Number(row.position) - 1]!.push(row);
+      for (const row of rows) rowsOf[Number(row.position) - 1]!.push(row);
       const again: typeof pending = [];
       for (const [k, entry] of pending.entries()) {
         const rows = rowsOf[k]!;
@@ -792,7 +845,7 @@ export class PostgresStore implements Store {
       pending = again;
     }
     for (const index of replays) outcomes[index] = await this.replayed(client, calls[index]!.event);
-    return outcomes;
+    return [outcomes, succeeded];
   }
 
   /** A publish whose event id was there already answers with the event as first published. */

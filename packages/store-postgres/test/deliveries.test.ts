@@ -101,6 +101,58 @@ async function oneDelivery(store: PostgresStore) {
     });
   });
 
+  describe('publishes and successes written together (group commit)', () => {
+    it('go in one statement when both wait; each gets its own answer, and a failing publish among them fails alone', async () => {
+      const store = await schemas.open('mixed_batch', 8);
+      let recording: ReturnType<typeof recordPoolQueries> | undefined;
+      const mixed = () =>
+        recording?.sent.filter(
+          (q) => q.text.includes('completed_webhooks') && q.text.includes('keyhook_events'),
+        ).length ?? 0;
+      try {
+        const webhook = webhookRecord({ events: ['run.completed'] });
+        await store.insertWebhook(webhook);
+        for (let i = 0; i < 16; i++) await store.publishEvent(eventRecord(), deliveryId);
+        const leased = await store.leaseDeliveries({ now: T0, limit: 16, leaseMs: 60_000, leaseId: 'mixed' });
+        expect(leased).toHaveLength(16);
+        const burst = async (completions: typeof leased, events: ReturnType<typeof eventRecord>[]) => {
+          const settled = await Promise.allSettled([
+            ...completions.map(({ delivery }) => store.completeAttempt(success(delivery, 'mixed'))),
+            ...events.map((event) => store.publishEvent(event, deliveryId)),
+          ]);
+          return settled.map((o) => (o.status === 'fulfilled' ? o.value.outcome : 'rejected'));
+        };
+        recording = recordPoolQueries();
+        const clean = await burst(
+          leased.slice(0, 8),
+          Array.from({ length: 8 }, () => eventRecord()),
+        );
+        expect(clean).toEqual([...Array(8).fill('recorded'), ...Array(8).fill('published')]);
+        expect(mixed()).toBeGreaterThan(0);
+        const statements = recording.sent.length;
+        expect(statements).toBeLessThan(8);
+        // Postgres refuses a NUL in text: the statement fails, and each call is tried alone.
+        const bad = eventRecord({ payload: '{"bad":"\u0000"}' });
+        const withBad = await burst(leased.slice(8), [eventRecord(), bad, eventRecord()]);
+        recording.stop();
+        expect(withBad).toEqual([...Array(8).fill('recorded'), 'published', 'rejected', 'published']);
+        const rows = await admin.query(
+          `SELECT d.status, count(a.*)::int AS attempts FROM "${store.schema}".keyhook_deliveries AS d
+            LEFT JOIN "${store.schema}".keyhook_delivery_attempts AS a ON a.delivery_id = d.id
+            GROUP BY d.id, d.status`,
+        );
+        const tally = rows.rows.map((row) => `${row.status}:${row.attempts}`);
+        expect(tally.filter((t) => t === 'succeeded:1')).toHaveLength(16);
+        expect(tally.filter((t) => t === 'pending:0')).toHaveLength(10);
+        expect(tally).toHaveLength(26);
+        expect(await schemas.count(store.schema, 'keyhook_events')).toBe(26);
+      } finally {
+        recording?.stop();
+        await store.close();
+      }
+    });
+  });
+
   describe('publishes written together (group commit)', () => {
     it('concurrent publishes go in fewer statements; each gets its own answer, a replay and a failure included', async () => {
       const store = await schemas.open('publish_batch', 8);
