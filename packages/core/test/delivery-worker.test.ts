@@ -18,6 +18,7 @@ import {
 } from '@keyhook/testing/support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../src/delivery/signature.js';
+import { RECORDING_PER_SLOT } from '../src/delivery/worker.js';
 
 /** The spec's schedule shape, in milliseconds instead of minutes. */
 const FAST_SCHEDULE = [40, 80, 120, 160, 200, 240];
@@ -353,6 +354,66 @@ describe('delivery over real HTTP (DESIGN.md §6)', () => {
     );
     expect(delivery.status).toBe('succeeded');
     expect(attempts[0]!.responseBody).toBe('late');
+  });
+
+  it('an attempt leaves its slot once answered and is recorded beside the next sends, up to twice the concurrency; stop() waits for the records', async () => {
+    setUp();
+    await worker.stop();
+    const concurrency = 2;
+    worker = keyhook.createWorker({ pollIntervalMs: 50, concurrency });
+    worker.start();
+    // The store records nothing while the gate is shut.
+    const complete = store.completeAttempt.bind(store);
+    let opened: () => void = () => {};
+    let gate = Promise.resolve();
+    const shut = () => {
+      gate = new Promise((resolve) => {
+        opened = resolve;
+      });
+    };
+    let waiting = 0;
+    store.completeAttempt = async (completion) => {
+      waiting++;
+      await gate;
+      waiting--;
+      return complete(completion);
+    };
+    shut();
+    const { webhook } = await webhookTo('/ok');
+    const published = await Promise.all(Array.from({ length: 10 }, (_, i) => publish({ i })));
+    // Two slots send; four answered attempts wait for their records outside them; the next two
+    // keep their slots until a record is written, so sending stops there.
+    const most = concurrency + concurrency * RECORDING_PER_SLOT;
+    await receiver.waitFor((r) => r.length === most);
+    await sleep(300);
+    expect(receiver.requests).toHaveLength(most);
+    expect(waiting).toBe(most);
+    opened();
+    await receiver.waitFor((r) => r.length === 10, 5000);
+    const statuses = async () =>
+      Promise.all(
+        published.map(
+          async (p) =>
+            (await keyhook.deliveries.get(TENANT, webhook.id, p.deliveries[0]!.id)).delivery.status,
+        ),
+      );
+    await eventually(async () => expect(await statuses()).toEqual(Array(10).fill('succeeded')));
+
+    shut();
+    const last = await publish({ i: 10 });
+    await receiver.waitFor((r) => r.length === 11);
+    let stopped = false;
+    const stopping = worker.stop().then(() => {
+      stopped = true;
+    });
+    await sleep(100);
+    expect(stopped).toBe(false);
+    const before = await keyhook.deliveries.get(TENANT, webhook.id, last.deliveries[0]!.id);
+    expect(before.delivery.status).toBe('in_flight');
+    opened();
+    await stopping;
+    const after = await keyhook.deliveries.get(TENANT, webhook.id, last.deliveries[0]!.id);
+    expect(after.delivery.status).toBe('succeeded');
   });
 
   it('backs off through a store outage, logs it, and delivers once the store is back', async () => {

@@ -16,11 +16,23 @@ export const DEFAULT_POLL_INTERVAL_MS = 1000;
 const SECRET_CACHE_ENTRIES = 1000;
 /** How often held deliveries are checked against their retention. */
 const HELD_EXPIRY_INTERVAL_MS = 60_000;
+/**
+ * Finished attempts a worker may have waiting to be recorded, per unit of concurrency. A slot is
+ * free for the next send as soon as its attempt has an answer; its record goes to the store
+ * meanwhile, where it joins the records of other attempts (a Postgres store writes those it
+ * holds at once in one statement). Beyond this many, a finished attempt keeps its slot until
+ * it is recorded, so a slow or unreachable store slows the sending down.
+ */
+export const RECORDING_PER_SLOT = 2;
 /** After an outage the worker tries again after these waits, the last one repeating. */
 const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
 
 export interface DeliveryWorkerOptions {
-  /** Attempts in flight at once. Default 16. */
+  /**
+   * Attempts sent at once. Default 16. An attempt leaves its slot when its answer came, and is
+   * recorded meanwhile; at most twice as many wait to be recorded (then an attempt keeps its
+   * slot until its record is written).
+   */
   concurrency?: number | undefined;
   /**
    * How long a leased delivery stays this worker's. A worker that dies loses it after this
@@ -64,6 +76,8 @@ export class DeliveryLoop implements DeliveryWorker {
   private readonly leaseMs: number;
   private readonly pollIntervalMs: number;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Records of finished attempts that left their slot (RECORDING_PER_SLOT). */
+  private readonly recording = new Set<Promise<void>>();
   private running = false;
   private loop: Promise<void> | undefined;
   private woken = false;
@@ -168,6 +182,7 @@ export class DeliveryLoop implements DeliveryWorker {
     // what was handed over is sent (each finished attempt starts the next one waiting).
     await this.handoffs.allSettled();
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    await Promise.all(this.recording);
     clearTimeout(this.retryTimer);
     this.secrets.clear();
     this.deps.sender.close();
@@ -228,18 +243,20 @@ export class DeliveryLoop implements DeliveryWorker {
   }
 
   private track(attempt: Promise<void>): void {
-    // attempt() handles its own failures; this catch is the net for a bug, never a crash.
-    const work = attempt
-      .catch((error: unknown) =>
-        this.deps.logger.error({ err: messageOf(error) }, 'keyhook: a delivery attempt failed unexpectedly'),
-      )
-      .finally(() => {
-        this.inFlight.delete(work);
-        const next = this.handoffs.next();
-        if (next) this.track(this.attempt(next));
-        if (this.backlog) this.wake(); // room for one more of what is due
-      });
+    const work = this.guarded(attempt).finally(() => {
+      this.inFlight.delete(work);
+      const next = this.handoffs.next();
+      if (next) this.track(this.attempt(next));
+      if (this.backlog) this.wake(); // room for one more of what is due
+    });
     this.inFlight.add(work);
+  }
+
+  /** attempt() and record() handle their own failures; this catch is the net for a bug, never a crash. */
+  private guarded(work: Promise<void>): Promise<void> {
+    return work.catch((error: unknown) =>
+      this.deps.logger.error({ err: messageOf(error) }, 'keyhook: a delivery attempt failed unexpectedly'),
+    );
   }
 
   private async attempt({ delivery, event, webhook }: LeasedDelivery): Promise<void> {
@@ -293,8 +310,13 @@ export class DeliveryLoop implements DeliveryWorker {
       autoDisableAfter: AUTO_DISABLE_AFTER,
       at: finishedAt,
     };
-    await this.record(completion, delivery.dueAt!);
-    if (plan.nextAttemptAt) this.wakeAt(plan.nextAttemptAt.getTime());
+    const recorded = this.record(completion, delivery.dueAt!).then(() => {
+      if (plan.nextAttemptAt) this.wakeAt(plan.nextAttemptAt.getTime());
+    });
+    if (this.recording.size >= this.concurrency * RECORDING_PER_SLOT) return recorded;
+    // The slot is free now; the record is written beside the next sends.
+    const record = this.guarded(recorded).finally(() => this.recording.delete(record));
+    this.recording.add(record);
   }
 
   private secretOf(webhook: WebhookRecord): string {
