@@ -520,7 +520,9 @@ const postgresUse = {
         const text = typeof config === 'string' ? config : (config?.text ?? '');
         sent.queries++;
         const kind = /INSERT INTO \S+keyhook_events/.test(text)
-          ? 'publish'
+          ? text.includes("status = 'succeeded'")
+            ? 'publish + success'
+            : 'publish'
           : text.includes('SKIP LOCKED') && text.includes('leased AS')
             ? 'lease'
             : text.includes("status = 'succeeded'")
