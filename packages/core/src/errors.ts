@@ -12,14 +12,20 @@ export const ERROR_STATUS = {
   invalid_admin_session: 401,
   insufficient_scope: 403,
   not_found: 404,
+  /** The client did not send its request (headers or body) within the server's timeout. */
+  request_timeout: 408,
   idempotency_conflict: 409,
   idempotency_in_progress: 409,
   webhook_conflict: 409,
   rotation_conflict: 409,
   delivery_not_retryable: 409,
   payload_too_large: 413,
+  /** A path (or a path parameter) longer than the server accepts. */
+  uri_too_long: 414,
   unsupported_media_type: 415,
   rate_limited: 429,
+  /** Request headers larger than the server accepts. */
+  headers_too_large: 431,
   internal_error: 500,
   unavailable: 503,
 } as const;

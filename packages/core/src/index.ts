@@ -131,7 +131,13 @@ export type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from './store/types.js';
-export { parseOrThrow, validationFailed } from './validation.js';
+export {
+  isStorableText,
+  parseOrThrow,
+  storableText,
+  UNSTORABLE_TEXT_MESSAGE,
+  validationFailed,
+} from './validation.js';
 export type { CreateWebhookInput, UpdateWebhookInput } from './webhooks/schemas.js';
 export type { LookupAll, ResolvedAddress, UrlPolicy } from './webhooks/url-policy.js';
 export { toWebhookView, type WebhookView, webhookViewSchema } from './webhooks/view.js';

@@ -72,8 +72,8 @@ export interface KeyhookOptions<
   /**
    * `development` allows `http://` webhook URLs and private addresses, and generates an
    * encryption key when none is given and the store keeps nothing past the process
-   * (`MemoryStore`). Default: `production` when NODE_ENV is `production`,
-   * else `development` (DESIGN.md §5).
+   * (`MemoryStore`). Default: `production` when NODE_ENV is `production` (in any letter
+   * case, around any spaces), else `development` (DESIGN.md §5).
    */
   mode?: 'development' | 'production';
   /**
@@ -207,7 +207,9 @@ export function createKeyhook<
     cacheEntries: options.verifiedKeyCacheEntries,
   });
   const lastUsed = new LastUsedRecorder(options.store, clock, logger);
-  const mode = options.mode ?? (process.env['NODE_ENV'] === 'production' ? 'production' : 'development');
+  const mode =
+    options.mode ??
+    (process.env['NODE_ENV']?.trim().toLowerCase() === 'production' ? 'production' : 'development');
   const secrets =
     options.encryptionKey !== undefined
       ? new SecretBox(options.encryptionKey, options.previousEncryptionKeys)

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { type ErrorDetail, KeyhookError } from './errors.js';
 
 /** Parses with a zod schema, or throws 400 `validation_failed` with one detail per issue. */
@@ -14,3 +14,26 @@ export function validationFailed(details: ErrorDetail[]): KeyhookError {
   const summary = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ');
   return new KeyhookError('validation_failed', `The request is invalid: ${summary}`, { details });
 }
+
+/**
+ * U+0000, which Postgres text cannot hold, or a UTF-16 surrogate without its pair, which UTF-8
+ * cannot encode (a store would keep U+FFFD in its place, so what was stored would differ from what
+ * was answered).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what this refuses.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** What a refused string is told. */
+export const UNSTORABLE_TEXT_MESSAGE = 'must not contain U+0000 or an unpaired surrogate';
+
+/** Whether every store keeps `text` exactly: no U+0000 and no unpaired surrogate. */
+export function isStorableText(text: string): boolean {
+  return !UNSTORABLE.test(text);
+}
+
+/**
+ * `z.string()` for a field every store keeps as it came: the same rule on SQLite and on
+ * Postgres, so a value refused on one is refused on all (400 `validation_failed`, naming the
+ * field). Chain the field's other rules after it: `storableText().trim().max(200)`.
+ */
+export const storableText = (): z.ZodString => z.string().refine(isStorableText, UNSTORABLE_TEXT_MESSAGE);

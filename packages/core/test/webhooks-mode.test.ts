@@ -75,6 +75,22 @@ describe('webhook modes (DESIGN.md §5)', () => {
     );
   });
 
+  it('without a mode, NODE_ENV decides in any letter case: Production needs an encryption key', () => {
+    const before = process.env['NODE_ENV'];
+    try {
+      for (const value of ['production', 'Production', ' PRODUCTION ']) {
+        process.env['NODE_ENV'] = value;
+        expect(() => createKeyhook({ ...base, store: new MemoryStore() }), value).toThrow(
+          /encryptionKey is required in production/,
+        );
+      }
+      process.env['NODE_ENV'] = 'development';
+      expect(() => createKeyhook({ ...base, store: new MemoryStore() })).not.toThrow();
+    } finally {
+      process.env['NODE_ENV'] = before;
+    }
+  });
+
   it('the policy can be set explicitly: private addresses allowed in production for a private network', async () => {
     const keyhook = createKeyhook({
       ...base,

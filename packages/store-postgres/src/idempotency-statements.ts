@@ -10,6 +10,7 @@ export interface IdempotencyStatements {
   complete: string;
   release: string;
   purge: string;
+  holdsSealedValues: string;
 }
 
 export function idempotencyStatements(schema: string): IdempotencyStatements {
@@ -41,5 +42,9 @@ export function idempotencyStatements(schema: string): IdempotencyStatements {
 
     // Every tenant's, through the expires_at index.
     purge: `DELETE FROM ${table} WHERE expires_at <= $1`,
+
+    // Sealed values live in two tables: the webhooks' signing secrets and the completed answers.
+    holdsSealedValues: `SELECT EXISTS (SELECT 1 FROM ${quoteSchema(schema)}.keyhook_webhooks)
+      OR EXISTS (SELECT 1 FROM ${table} WHERE response_sealed IS NOT NULL) AS sealed`,
   };
 }

@@ -687,6 +687,11 @@ export class PostgresStore implements Store {
     return result.rowCount ?? 0;
   }
 
+  async holdsSealedValues(): Promise<boolean> {
+    const result = await this.query<{ sealed: boolean }>(this.idempotencySql.holdsSealedValues, []);
+    return result.rows[0]?.sealed === true;
+  }
+
   /**
    * Moves at once for this store's own revokes and rotations, and for every other instance's
    * when their NOTIFY arrives; null while the listener is reconnecting.

@@ -382,6 +382,12 @@ function prepareStatements(db: Database.Database) {
         WHERE tenant_id = ? AND key = ? AND claim_id = ? AND state = 'in_progress'`,
     ),
     purgeIdempotency: db.prepare<[number]>('DELETE FROM keyhook_idempotency_keys WHERE expires_at <= ?'),
+    holdsSealedValues: db
+      .prepare<[], number>(
+        `SELECT EXISTS (SELECT 1 FROM keyhook_webhooks)
+           OR EXISTS (SELECT 1 FROM keyhook_idempotency_keys WHERE response_sealed IS NOT NULL)`,
+      )
+      .pluck(),
     // Retention. Finished is spelled as the index keyhook_deliveries_finished (0005) spells it:
     // no due time and not held, which the table's checks tie to succeeded and failed.
     finishedBefore: db
@@ -957,6 +963,10 @@ export class SqliteStore implements Store {
 
   async purgeIdempotencyKeys(now: Date): Promise<number> {
     return this.run(() => this.statements.purgeIdempotency.run(now.getTime()).changes);
+  }
+
+  async holdsSealedValues(): Promise<boolean> {
+    return this.run(() => this.statements.holdsSealedValues.get() === 1);
   }
 
   /** This store's own revokes and rotations at once; other connections' within the check interval. */

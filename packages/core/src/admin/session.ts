@@ -1,6 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { Clock } from '../clock.js';
+import { isStorableText } from '../validation.js';
 
 /** Exactly one of `secret`, `publicKey` or `jwksUrl` (DESIGN.md §4). */
 export interface AdminSessionOptions {
@@ -21,8 +22,15 @@ export interface AdminSessionOptions {
   audience?: string | string[];
   /** The claim that carries the tenant id. Default `tenant_id`. */
   tenantClaim?: string;
-  /** Seconds of leeway for `exp`/`nbf`. Default 0. */
+  /** Seconds of leeway for `exp`/`nbf` (and `iat` when `maxTokenLifetimeSeconds` is set). Default 0. */
   clockToleranceSeconds?: number;
+  /**
+   * The longest lifetime, in seconds, a token may have. When set, a token needs `iat`, its
+   * `exp - iat` may not exceed this, and its `iat` may not lie in the future (beyond the clock
+   * tolerance); anything else is refused like any other bad token. Default: no maximum, so a
+   * portal's long-lived tokens keep working unless you opt in.
+   */
+  maxTokenLifetimeSeconds?: number;
 }
 
 export interface AdminSession {
@@ -46,6 +54,10 @@ export function createAdminSessionVerifier(options: AdminSessionOptions, clock: 
     throw new TypeError('admin session: configure exactly one of secret, publicKey or jwksUrl');
   }
   const tenantClaim = options.tenantClaim ?? 'tenant_id';
+  const maxLifetime = options.maxTokenLifetimeSeconds;
+  if (maxLifetime !== undefined && !(Number.isFinite(maxLifetime) && maxLifetime > 0)) {
+    throw new TypeError('admin session: maxTokenLifetimeSeconds must be a positive number of seconds');
+  }
   const algorithms = resolveAlgorithms(options);
   const key = resolveKey(options);
 
@@ -59,6 +71,8 @@ export function createAdminSessionVerifier(options: AdminSessionOptions, clock: 
         clockTolerance: options.clockToleranceSeconds ?? 0,
         ...(options.issuer !== undefined && { issuer: options.issuer }),
         ...(options.audience !== undefined && { audience: options.audience }),
+        // jose then requires `iat`, and refuses one in the future or older than the maximum.
+        ...(maxLifetime !== undefined && { maxTokenAge: maxLifetime }),
       };
       ({ payload } =
         typeof key === 'function'
@@ -69,9 +83,22 @@ export function createAdminSessionVerifier(options: AdminSessionOptions, clock: 
         error instanceof Error ? `${error.name}: ${error.message}` : String(error),
       );
     }
+    if (maxLifetime !== undefined) {
+      // jose has checked that both are numbers: `iat` through maxTokenAge, `exp` as required.
+      const lifetime = (payload.exp as number) - (payload.iat as number);
+      if (lifetime > maxLifetime) {
+        throw new AdminSessionRejected(
+          `token lifetime ${lifetime}s (exp - iat) exceeds maxTokenLifetimeSeconds ${maxLifetime}s`,
+        );
+      }
+    }
     const tenantId = payload[tenantClaim];
     if (typeof tenantId !== 'string' || tenantId.length === 0 || tenantId.length > 200) {
       throw new AdminSessionRejected(`claim ${tenantClaim} is not a non-empty string`);
+    }
+    // A tenant id is stored with every key and webhook: one no store can keep is no tenant.
+    if (!isStorableText(tenantId)) {
+      throw new AdminSessionRejected(`claim ${tenantClaim} holds U+0000 or an unpaired surrogate`);
     }
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) {
       throw new AdminSessionRejected('claim sub is not a non-empty string');

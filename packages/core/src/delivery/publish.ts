@@ -13,7 +13,7 @@ import type {
   PublishOutcome,
   Store,
 } from '../store/types.js';
-import { parseOrThrow, validationFailed } from '../validation.js';
+import { parseOrThrow, storableText, validationFailed } from '../validation.js';
 
 /** The largest serialised event body. Receivers buffer it whole to verify it. */
 export const MAX_EVENT_BYTES = 256 * 1024;
@@ -23,7 +23,7 @@ export const EVENT_ID_PATTERN = /^evt_[A-Za-z0-9_-]{1,100}$/;
 
 const publishSchemaFor = (catalog: EventTypeCatalog) =>
   z.strictObject({
-    tenantId: z.string().min(1).max(255),
+    tenantId: storableText().min(1).max(255),
     type: catalog.schema,
     data: z.record(z.string(), z.unknown()),
     id: z.string().regex(EVENT_ID_PATTERN, 'must be evt_ followed by 1–100 of A–Z a–z 0–9 _ -').optional(),

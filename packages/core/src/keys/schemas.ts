@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { DEFAULT_SCOPES, ScopeCatalog } from '../catalog/scopes.js';
+import { storableText } from '../validation.js';
 
 /** POST /admin/keys for a host's scopes (spec §4; DESIGN.md §3 "Validation at create"). */
 export function apiKeySchemaFor(scopes: ScopeCatalog) {
   return z
     .object({
-      name: z.string().trim().min(1).max(200),
+      name: storableText().trim().min(1).max(200),
       scopes: z
         .array(scopes.schema)
         .min(1)

@@ -485,6 +485,13 @@ export class MemoryStore implements Store {
     if (record && record.claimId === claimId && record.state === 'in_progress') this.idempotency.delete(slot);
   }
 
+  async holdsSealedValues(): Promise<boolean> {
+    this.assertOpen();
+    if (this.webhooks.size > 0) return true;
+    for (const record of this.idempotency.values()) if (record.responseSealed !== null) return true;
+    return false;
+  }
+
   async purgeIdempotencyKeys(now: Date): Promise<number> {
     this.assertOpen();
     let purged = 0;

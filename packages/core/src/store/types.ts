@@ -498,6 +498,13 @@ export interface Store {
   /** Deletes every record with `expiresAt <= now`, in any tenant; returns how many. */
   purgeIdempotencyKeys(now: Date): Promise<number>;
 
+  /**
+   * Whether anything sealed with the master key is stored, in any tenant: a webhook (its
+   * signing secret) or a completed Idempotency-Key record (its answer). A host that would make
+   * up a new master key asks first: over sealed values, a new key would open none of them.
+   */
+  holdsSealedValues(): Promise<boolean>;
+
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
 

@@ -6,6 +6,24 @@ const at = (ms: number) => new Date(T0.getTime() + ms);
 
 export function idempotencyCases(ctx: SuiteContext): void {
   describe('idempotency keys', () => {
+    it('holdsSealedValues: a webhook or a completed answer, in any tenant; not a claim in progress', async () => {
+      expect(await ctx.store.holdsSealedValues()).toBe(false);
+      const claim = idempotencyRecord({ tenantId: 'tenant_b' });
+      expect(await ctx.store.claimIdempotencyKey(claim, T0)).toEqual({ outcome: 'claimed' });
+      expect(await ctx.store.holdsSealedValues()).toBe(false);
+      expect(await ctx.store.completeIdempotencyKey({ ...claim, responseSealed: 'sealed:answer' })).toBe(
+        true,
+      );
+      expect(await ctx.store.holdsSealedValues()).toBe(true);
+      expect(await ctx.store.purgeIdempotencyKeys(new Date(claim.expiresAt.getTime() + 1))).toBe(1);
+      expect(await ctx.store.holdsSealedValues()).toBe(false);
+      const webhook = webhookRecord({ tenantId: 'tenant_c' });
+      await ctx.store.insertWebhook(webhook);
+      expect(await ctx.store.holdsSealedValues()).toBe(true);
+      expect(await ctx.store.deleteWebhook(webhook.tenantId, webhook.id)).toBe(true);
+      expect(await ctx.store.holdsSealedValues()).toBe(false);
+    });
+
     it('the first claim wins; a second sees the record in progress', async () => {
       const first = idempotencyRecord();
       expect(await ctx.store.claimIdempotencyKey(first, T0)).toEqual({ outcome: 'claimed' });
