@@ -53,7 +53,8 @@ export function createExpressApp(options: ExpressAppOptions): ExpressApp {
     'SELECT id, title, created_at AS createdAt FROM reports WHERE tenant_id = ? ORDER BY id',
   );
 
-  // The app's own routes: their bodies are the app's business, parsed by the app's parser.
+  // The app's own routes: their bodies are the app's business, parsed by the app's parser, which
+  // comes after the guard (never app-wide before it): an anonymous body is never read.
   app.get('/api/v1/reports', requireScope(keyhook, 'runs:read'), (req, res) => {
     res.json({ data: listReports.all(req.apiKey!.tenantId) });
   });

@@ -50,6 +50,17 @@ describe('an existing Express app with keyhook embedded', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('the guard runs before the app’s body parser: no key and a malformed body is 401, the body unparsed', async () => {
+    const response = await fetch(`${base}/api/v1/reports`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('missing_credentials');
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
   it("keyhook's admin router works inside the app, and the app's route takes only a key with its scope", async () => {
     const reader = await call('POST', '/api/v1/admin/keys', admin, { name: 'reader', scopes: ['runs:read'] });
     expect(reader.status).toBe(201);

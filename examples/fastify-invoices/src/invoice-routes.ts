@@ -136,7 +136,8 @@ export function registerInvoiceRoutes(
     app.route({
       method: route.method,
       url: `${prefix}${route.path}`,
-      preHandler: requireScope(keyhook, route.scope),
+      // onRequest: a caller is refused before a byte of its body is read.
+      onRequest: requireScope(keyhook, route.scope),
       handler: route.handler,
     });
   }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
+import { requestJson } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Invoice, invoiceEventId, withTransaction } from '../src/app.js';
@@ -96,6 +97,15 @@ describe.skipIf(!available)('the invoices app with keyhook embedded (PostgreSQL)
     });
     expect((await running.call('GET', '/api/v1/invoices')).body.error.code).toBe('missing_credentials');
     expect((await running.call('GET', '/api/v1/invoices', 'sk_live_nope')).status).toBe(401);
+  });
+
+  it('the guard runs before the body is read: no key and a malformed body is 401, not 400 invalid_json', async () => {
+    const reply = await requestJson('POST', `${running.base}/api/v1/invoices`, {
+      body: new TextEncoder().encode('{'),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(reply.status).toBe(401);
+    expect(reply.body.error.code).toBe('missing_credentials');
   });
 
   it('webhooks subscribe only to declared events: invoice.refunded is 400', async () => {

@@ -8,13 +8,7 @@ import {
   type KeyhookResponse,
   type ScopeOf,
 } from '@keyhook/core';
-import express, {
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-  Router,
-} from 'express';
+import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 
 declare global {
   namespace Express {
@@ -41,18 +35,13 @@ type BodyError = KeyhookRequest['bodyError'];
  * Only keyhook's own routes read the body, as raw bytes; everything else falls through.
  */
 export function keyhookRouter(keyhook: AnyKeyhook, options: KeyhookRouterOptions = {}): Router {
-  // No inflate: core gets the bytes the client sent, as the Fastify adapter does.
-  const readRaw = express.raw({ type: () => true, limit: keyhook.maxBodyBytes, inflate: false });
-  const readBody = (req: Request, res: Response) =>
-    new Promise<BodyError>((resolve) => {
-      readRaw(req, res, (error?: unknown) => resolve(error === undefined ? undefined : bodyErrorOf(error)));
-    });
+  const limit = keyhook.maxBodyBytes;
 
   // Case-sensitive like core's own router, so `/ADMIN/KEYS` falls through to the host too.
   const routes = Router({ caseSensitive: true });
   for (const route of keyhook.routes) {
     routes[route.method.toLowerCase() as Lowercase<HttpMethod>](route.path, async (req, res) => {
-      const bodyError = await readBody(req, res);
+      const bodyError = await readRawBody(req, limit);
       // An app-wide parser that ran first left an object, not bytes: core hears "unreadable".
       const consumed = req.body !== undefined && !Buffer.isBuffer(req.body);
       // Below the mount point Express strips the prefix from `req.url`; the query stays raw.
@@ -67,6 +56,7 @@ export function keyhookRouter(keyhook: AnyKeyhook, options: KeyhookRouterOptions
           rawBody: Buffer.isBuffer(req.body) ? req.body : null,
           bodyError: bodyError ?? (consumed ? 'unreadable' : undefined),
         }),
+        req,
       );
     });
   }
@@ -79,11 +69,19 @@ export function keyhookRouter(keyhook: AnyKeyhook, options: KeyhookRouterOptions
 /**
  * Middleware for the host's own data-plane routes: it lets through a caller whose API key
  * is valid and holds `scope`, and sets `req.apiKey`; anyone else gets core's answer.
+ * Put it before any body parser (`app.post(path, requireScope(...), express.json(), handler)`,
+ * never an app-wide `app.use(express.json())` in front of it), so a caller is refused before a
+ * byte of the body is read; placed after one, it warns once.
  * `scope` is one of the keyhook's declared scopes: another name does not compile, and throws here.
  */
 export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K>): RequestHandler {
   const guard = keyhook.guardFor(scope);
+  let warned = false;
   return (req, res, next) => {
+    if (!warned && (req.body !== undefined || (declaresBody(req) && req.readableEnded))) {
+      warned = true;
+      process.emitWarning(GUARD_AFTER_BODY, { code: 'KEYHOOK_GUARD_AFTER_BODY', type: 'KeyhookWarning' });
+    }
     const result = guard(req.headers);
     if (result instanceof Promise) result.then((settled) => apply(settled, req, res, next), next);
     else apply(result, req, res, next);
@@ -93,20 +91,76 @@ export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K
 /** Lets the host's route run, or answers for it. A success adds no header: the response is the host's. */
 function apply(result: GuardResult, req: Request, res: Response, next: NextFunction): void {
   if (!result.ok) {
-    send(res, result.response);
+    send(res, result.response, req);
     return;
   }
   req.apiKey = result.apiKey;
   next();
 }
 
-/** body-parser's failures, as core names them. */
-function bodyErrorOf(error: unknown): BodyError {
-  const type = (error as { type?: unknown } | null)?.type;
-  return type === 'entity.too.large' ? 'too_large' : 'unreadable';
+const GUARD_AFTER_BODY =
+  'requireScope ran after a body parser read the request body: put it before the parser ' +
+  '(app.post(path, requireScope(...), express.json(), handler)), so an unauthenticated request ' +
+  'is refused before its body is read.';
+
+/** A body is coming (or came): `Transfer-Encoding`, or a `Content-Length` above 0. */
+function declaresBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-// writeHead + end, not res.send: no ETag, no 304, no charset rewrite — core's response as it is.
-function send(res: Response, response: KeyhookResponse): void {
-  res.writeHead(response.status, response.headers).end(response.body ?? undefined);
+/**
+ * Reads the body as bytes into `req.body`, up to `limit`, and never past it. body-parser, on a
+ * body over its limit, reads the rest of it before it answers; a refused client must not make
+ * the server read any amount, so here an oversize body is left unread (and `send` then closes
+ * the connection). No inflate: core gets the bytes the client sent, as the Fastify adapter does.
+ */
+function readRawBody(req: Request, limit: number): Promise<BodyError> {
+  // An app-wide parser that ran first has the body; the handler tells core "unreadable".
+  if (req.readableEnded || req.body !== undefined) return Promise.resolve(undefined);
+  const length = req.headers['content-length'];
+  // Like body-parser's hasBody: a Content-Length (even 0) or a Transfer-Encoding means a body.
+  if (length === undefined && req.headers['transfer-encoding'] === undefined)
+    return Promise.resolve(undefined);
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return Promise.resolve('unreadable');
+  if (length !== undefined && Number(length) > limit) return Promise.resolve('too_large');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const finish = (error: BodyError) => {
+      req
+        .off('data', onData)
+        .off('end', onEnd)
+        .off('error', onError)
+        .off('aborted', onError)
+        .off('close', onError);
+      // Stop reading: what is left stays unread, and the answer closes the connection.
+      if (error !== undefined) req.pause();
+      resolve(error);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) return finish('too_large');
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      req.body = Buffer.concat(chunks, received);
+      finish(undefined);
+    };
+    const onError = () => finish('unreadable');
+    // 'close' before 'end': the client went away mid-body.
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onError).on('close', onError);
+  });
+}
+
+/**
+ * writeHead + end, not res.send: no ETag, no 304, no charset rewrite — core's response as it is.
+ * A body left unread ends the connection: otherwise Node reads and discards all of it after the
+ * answer, to keep the connection alive, and a refused client could make the server read any amount.
+ */
+function send(res: Response, response: KeyhookResponse, req: Request): void {
+  const headers =
+    declaresBody(req) && !req.readableEnded ? { ...response.headers, connection: 'close' } : response.headers;
+  res.writeHead(response.status, headers).end(response.body ?? undefined);
 }

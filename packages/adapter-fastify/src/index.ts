@@ -12,7 +12,7 @@ import type {
   FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
-  preHandlerHookHandler,
+  onRequestHookHandler,
 } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 
@@ -63,14 +63,14 @@ const keyhookRoutes: FastifyPluginAsync<{ keyhook: AnyKeyhook }> = async (scope,
     const bodyError = bodyErrorOf(error);
     // Not a body error (e.g. a host hook's): the host's own error handler answers it.
     if (bodyError === undefined) throw error;
-    return send(reply, await keyhook.handle(toCore(request, bodyError)));
+    return send(reply, await keyhook.handle(toCore(request, bodyError)), request);
   });
 
   for (const route of keyhook.routes) {
     scope.route({
       method: route.method,
       url: route.path,
-      handler: async (request, reply) => send(reply, await keyhook.handle(toCore(request))),
+      handler: async (request, reply) => send(reply, await keyhook.handle(toCore(request)), request),
     });
   }
 };
@@ -88,18 +88,42 @@ const mount: FastifyPluginAsync<KeyhookFastifyOptions> = async (
 export const keyhookFastify = fastifyPlugin(mount, { fastify: '5.x', name: '@keyhook/adapter-fastify' });
 
 /**
- * A preHandler for the host's own data-plane routes: it lets through a caller whose API key
- * is valid and holds `scope`, and sets `request.apiKey`; anyone else gets core's answer.
+ * An `onRequest` hook for the host's own data-plane routes: it lets through a caller whose API
+ * key is valid and holds `scope`, and sets `request.apiKey`; anyone else gets core's answer.
+ * Register it as `onRequest`, so a caller is refused before a byte of the body is read: as a
+ * `preHandler` it would run after Fastify parsed the body (a warning says so, once).
  * `scope` is one of the keyhook's declared scopes: another name does not compile, and throws here.
  */
-export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K>): preHandlerHookHandler {
+export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K>): onRequestHookHandler {
   const guard = keyhook.guardFor(scope);
+  let warned = false;
   // Callback style: a cached key is admitted without a promise on the request's path.
   return (request, reply, done) => {
+    if (!warned && request.body !== undefined) {
+      warned = true;
+      process.emitWarning(GUARD_AFTER_BODY, { code: 'KEYHOOK_GUARD_AFTER_BODY', type: 'KeyhookWarning' });
+    }
     const result = guard(request.headers);
     if (result instanceof Promise) result.then((settled) => apply(settled, request, reply, done), done);
     else apply(result, request, reply, done);
   };
+}
+
+const GUARD_AFTER_BODY =
+  "requireScope ran after Fastify read the request body: register it as the route's `onRequest` hook, " +
+  'not `preHandler`, so an unauthenticated request is refused before its body is read.';
+
+/**
+ * True while the client may still be sending a body nobody has read. Answer such a request with
+ * `Connection: close` (keyhook's routes and `requireScope` do): otherwise Node reads and discards
+ * the whole body after the answer, to keep the connection alive, and a refused client could make
+ * the server read any amount of it. A host's own `onSend` hook can ask it for every answer.
+ */
+export function bodyUnread(request: FastifyRequest): boolean {
+  const { headers } = request;
+  const length = headers['content-length'];
+  const declared = headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  return declared && !request.raw.readableEnded;
 }
 
 /** Lets the host's route run, or answers for it. A success adds no header: the response is the host's. */
@@ -110,7 +134,7 @@ function apply(
   done: (error?: FastifyError) => void,
 ): void {
   if (!result.ok) {
-    send(reply, result.response); // replying from a hook: `done` is not called
+    send(reply, result.response, request); // replying from a hook: `done` is not called
     return;
   }
   request.apiKey = result.apiKey;
@@ -125,7 +149,8 @@ function bodyErrorOf(error: FastifyError): BodyError {
   return undefined;
 }
 
-function send(reply: FastifyReply, response: KeyhookResponse): FastifyReply {
+function send(reply: FastifyReply, response: KeyhookResponse, request: FastifyRequest): FastifyReply {
+  if (bodyUnread(request)) reply.header('connection', 'close');
   return reply
     .code(response.status)
     .headers(response.headers)

@@ -10,17 +10,19 @@ runHttpSuite({
     app.get(
       `${prefix}/host/items`,
       {
-        onRequest: (_request, reply, done) => {
-          reply.header('x-request-id', 'host-request-id');
-          done();
-        },
-        preHandler: requireScope(keyhook, 'items:read'),
+        onRequest: [
+          (_request, reply, done) => {
+            reply.header('x-request-id', 'host-request-id');
+            done();
+          },
+          requireScope(keyhook, 'items:read'),
+        ],
       },
       async (request) => ({ apiKey: request.apiKey }),
     );
     app.post(
       `${prefix}/host/items`,
-      { preHandler: requireScope(keyhook, 'items:write') },
+      { onRequest: requireScope(keyhook, 'items:write') },
       async (request) => ({
         apiKey: request.apiKey,
         body: request.body,

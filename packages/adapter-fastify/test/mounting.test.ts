@@ -97,7 +97,7 @@ describe('Fastify-specific mounting', () => {
     app = Fastify();
     await app.register(keyhookFastify, { keyhook: first, prefix: '/one' });
     await app.register(keyhookFastify, { keyhook: second, prefix: '/two' });
-    app.get('/two/guarded', { preHandler: requireScope(second, 'items:read') }, async (request) => ({
+    app.get('/two/guarded', { onRequest: requireScope(second, 'items:read') }, async (request) => ({
       keyId: request.apiKey?.keyId,
     }));
     const base = await app.listen({ port: 0, host: '127.0.0.1' });

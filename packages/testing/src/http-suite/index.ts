@@ -10,6 +10,7 @@ import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
 import { deliveryCases } from './deliveries.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
+import { refusalBeforeBodyCases } from './refusals.js';
 import { GatedMemoryStore, InsertGate, RotationGate } from './rotation-gate.js';
 import type { HttpSuiteAdapter, StartedServer, SuiteContext } from './types.js';
 import { validationCases } from './validation.js';
@@ -69,6 +70,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       mountCases(ctx);
       webhookCases(ctx);
       deliveryCases(ctx);
+      refusalBeforeBodyCases(ctx);
     });
   }
 }
