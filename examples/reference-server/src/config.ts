@@ -20,10 +20,17 @@ export type AdminAuthConfig = (
 export interface ServerConfig {
   port: number;
   host: string;
-  /** `NODE_ENV=production`. */
+  /** `NODE_ENV=production`, in any case; NODE_ENV must be production, development or test. */
   production: boolean;
   store: StoreConfig;
   admin: AdminAuthConfig;
+  /** KEYHOOK_ADMIN_JWT_MAX_LIFETIME: the longest `exp - iat` an admin JWT may have, in seconds; 24 h unless set. */
+  adminMaxTokenLifetimeSeconds: number;
+  /**
+   * Where development keeps its encryption key file: the SQLite file's directory, or `./data`
+   * (against the working directory) for Postgres.
+   */
+  dataDir: string;
   /**
    * The master key for secrets at rest (DESIGN.md §5). Required in production; null in
    * development means "use the key kept in the data directory" (encryption-key.ts).
@@ -37,6 +44,12 @@ export interface ServerConfig {
   deliveryTimeoutMs: number | null;
   /** KEYHOOK_RETENTION: how long finished deliveries, their attempts and events are kept; null for 30 days. */
   retentionMs: number | null;
+  /**
+   * How long a client may take (server.ts, README "Timeouts"): KEYHOOK_HEADERS_TIMEOUT for its
+   * headers, KEYHOOK_REQUEST_TIMEOUT for the whole request (body included), KEYHOOK_IDLE_TIMEOUT
+   * for a connection on which nothing arrives.
+   */
+  timeouts: ServerTimeouts;
 }
 
 /** Every problem found in the environment, so an operator fixes them in one go. */
@@ -51,6 +64,9 @@ export const DEFAULT_PORT = 3000;
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_SQLITE_PATH = './data/keyhook.db';
 export const DEFAULT_PG_SCHEMA = 'keyhook';
+/** A day: what `createAdminToken` mints at most, and longer than the 12 h development token. */
+export const DEFAULT_ADMIN_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
+const NODE_ENVS = ['production', 'development', 'test'] as const;
 
 /** Spec §8: up to six retries after the first attempt. */
 const MAX_RETRIES = 6;
@@ -79,7 +95,7 @@ export function loadConfig(
     const value = env[name]?.trim();
     return value === undefined || value === '' ? undefined : value;
   };
-  const production = read('NODE_ENV') === 'production';
+  const production = parseNodeEnv(read('NODE_ENV'), problems) === 'production';
 
   const port = parsePort(read('PORT'), problems);
   const host = read('HOST') ?? DEFAULT_HOST;
@@ -87,6 +103,10 @@ export function loadConfig(
 
   const store = parseStore(read, options.cwd ?? process.cwd(), problems);
   const admin = parseAdmin(read, production, options.generateSecret ?? defaultSecret, problems);
+  const adminMaxTokenLifetimeSeconds = parseMaxTokenLifetime(
+    read('KEYHOOK_ADMIN_JWT_MAX_LIFETIME'),
+    problems,
+  );
 
   const encryptionKey = parseEncryptionKey(
     read('KEYHOOK_ENCRYPTION_KEY'),
@@ -120,6 +140,8 @@ export function loadConfig(
     );
   }
 
+  const timeouts = parseTimeouts(read, problems);
+
   if (problems.length > 0 || admin === null) throw new ConfigError(problems);
   return {
     port,
@@ -127,12 +149,73 @@ export function loadConfig(
     production,
     store,
     admin,
+    adminMaxTokenLifetimeSeconds,
+    dataDir:
+      store.kind === 'sqlite'
+        ? path.dirname(store.filename)
+        : path.resolve(options.cwd ?? process.cwd(), 'data'),
     encryptionKey,
     previousEncryptionKeys,
     retryScheduleMs,
     deliveryTimeoutMs,
     retentionMs,
+    timeouts,
   };
+}
+
+export interface ServerTimeouts {
+  headersMs: number;
+  requestMs: number;
+  idleMs: number;
+}
+
+/** README "Timeouts and hostile requests": like nginx's client and send timeouts. */
+export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 60_000, idleMs: 60_000 };
+
+function parseTimeouts(read: (name: string) => string | undefined, problems: string[]): ServerTimeouts {
+  const one = (name: string, fallback: number): number => {
+    const text = read(name);
+    if (text === undefined) return fallback;
+    const ms = parseDuration(text);
+    if (ms === null) problems.push(`${name} must be a positive duration like 10s or 500ms, got "${text}"`);
+    return ms ?? fallback;
+  };
+  const timeouts = {
+    headersMs: one('KEYHOOK_HEADERS_TIMEOUT', DEFAULT_TIMEOUTS.headersMs),
+    requestMs: one('KEYHOOK_REQUEST_TIMEOUT', DEFAULT_TIMEOUTS.requestMs),
+    idleMs: one('KEYHOOK_IDLE_TIMEOUT', DEFAULT_TIMEOUTS.idleMs),
+  };
+  // Node refuses a headers timeout longer than the request's: the request's includes its headers.
+  if (timeouts.headersMs > timeouts.requestMs) {
+    problems.push('KEYHOOK_HEADERS_TIMEOUT must not be longer than KEYHOOK_REQUEST_TIMEOUT');
+  }
+  return timeouts;
+}
+
+/**
+ * Read case-insensitively (`Production` is production), and anything but production,
+ * development or test refused: a misspelt value must not silently run in development mode.
+ */
+function parseNodeEnv(text: string | undefined, problems: string[]): (typeof NODE_ENVS)[number] {
+  if (text === undefined) return 'development';
+  const value = NODE_ENVS.find((known) => known === text.toLowerCase());
+  if (value === undefined) {
+    problems.push(`NODE_ENV must be production, development or test (in any case), got "${text}"`);
+    return 'development';
+  }
+  return value;
+}
+
+function parseMaxTokenLifetime(text: string | undefined, problems: string[]): number {
+  if (text === undefined) return DEFAULT_ADMIN_MAX_TOKEN_LIFETIME_SECONDS;
+  const ms = parseDuration(text);
+  if (ms === null || ms % 1000 !== 0) {
+    problems.push(
+      `KEYHOOK_ADMIN_JWT_MAX_LIFETIME must be a whole number of seconds or more, like 24h, 15m or 3600s, got "${text}"`,
+    );
+    return DEFAULT_ADMIN_MAX_TOKEN_LIFETIME_SECONDS;
+  }
+  return ms / 1000;
 }
 
 function parsePort(text: string | undefined, problems: string[]): number {

@@ -11,6 +11,8 @@ export interface DevTokenOptions {
   issuer?: string;
   audience?: string;
   now?: Date;
+  /** Default DEV_TOKEN_TTL_SECONDS; main.ts keeps it within KEYHOOK_ADMIN_JWT_MAX_LIFETIME. */
+  expiresInSeconds?: number;
 }
 
 /** An admin JWT as a portal would mint it, signed with the generated development secret. */
@@ -20,7 +22,7 @@ export async function mintDevAdminToken(options: DevTokenOptions): Promise<strin
     secret: options.secret,
     tenantId: DEV_TENANT_ID,
     subject: DEV_SUBJECT,
-    expiresInSeconds: DEV_TOKEN_TTL_SECONDS,
+    expiresInSeconds: options.expiresInSeconds ?? DEV_TOKEN_TTL_SECONDS,
     issuer: options.issuer,
     audience: options.audience,
     now: options.now,
@@ -28,14 +30,18 @@ export async function mintDevAdminToken(options: DevTokenOptions): Promise<strin
 }
 
 /** What a developer reads at start: the token and a curl line that creates a first key. */
-export function devTokenBanner(token: string, baseUrl: string): string {
+export function devTokenBanner(
+  token: string,
+  baseUrl: string,
+  ttlSeconds: number = DEV_TOKEN_TTL_SECONDS,
+): string {
   const body = JSON.stringify({ name: 'my first key', scopes: SCOPES });
   return [
     '',
     'Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL is set, so this process',
     'generated a throwaway admin secret. Tokens below stop working when the process exits.',
     '',
-    `Admin token (tenant "${DEV_TENANT_ID}", sub "${DEV_SUBJECT}", valid 12 h):`,
+    `Admin token (tenant "${DEV_TENANT_ID}", sub "${DEV_SUBJECT}", valid ${describeSeconds(ttlSeconds)}):`,
     `  KEYHOOK_ADMIN_TOKEN=${token}`,
     '',
     'Create an API key:',
@@ -52,4 +58,11 @@ export function reachableBaseUrl(host: string, port: number): string {
   const local = host === '0.0.0.0' ? '127.0.0.1' : host === '::' || host === '[::]' ? '::1' : host;
   const bracketed = local.includes(':') && !local.startsWith('[') ? `[${local}]` : local;
   return `http://${bracketed}:${port}`;
+}
+
+/** `12 h`, `30 min`, `45 s`: the token's validity as the banner states it. */
+function describeSeconds(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
 }

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.js';
-import { devTokenBanner, mintDevAdminToken, reachableBaseUrl } from './dev-token.js';
+import { DEV_TOKEN_TTL_SECONDS, devTokenBanner, mintDevAdminToken, reachableBaseUrl } from './dev-token.js';
+import { DevEncryptionKeyMissingError } from './encryption-key.js';
 import { buildServer } from './server.js';
 import { drainOnSignals } from './shutdown.js';
 
@@ -14,7 +15,15 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
-  const server = await buildServer(config, { logger: { level: 'info' } });
+  let server: Awaited<ReturnType<typeof buildServer>>;
+  try {
+    server = await buildServer(config, { logger: { level: 'info' } });
+  } catch (error) {
+    // Said plainly, without a stack: the operator has a choice to make, not a bug to read.
+    if (!(error instanceof DevEncryptionKeyMissingError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
   const { app } = server;
   drainOnSignals({
     close: server.close,
@@ -31,12 +40,15 @@ async function main(): Promise<void> {
 
   // Only a secret this process made up is ever used for a printed token; an operator's never.
   if (config.admin.kind === 'secret' && config.admin.generated) {
+    // Never longer than the server accepts (KEYHOOK_ADMIN_JWT_MAX_LIFETIME).
+    const ttlSeconds = Math.min(DEV_TOKEN_TTL_SECONDS, config.adminMaxTokenLifetimeSeconds);
     const token = await mintDevAdminToken({
+      expiresInSeconds: ttlSeconds,
       secret: config.admin.secret,
       ...(config.admin.issuer !== undefined && { issuer: config.admin.issuer }),
       ...(config.admin.audience !== undefined && { audience: config.admin.audience }),
     });
-    console.log(devTokenBanner(token, baseUrl));
+    console.log(devTokenBanner(token, baseUrl, ttlSeconds));
   }
 }
 

@@ -1,4 +1,5 @@
-import { keyhookFastify } from '@keyhook/adapter-fastify';
+import type { Server } from 'node:http';
+import { bodyUnread, keyhookFastify } from '@keyhook/adapter-fastify';
 import {
   type AdminSessionOptions,
   createKeyhook,
@@ -11,11 +12,12 @@ import {
   type Store,
   systemClock,
 } from '@keyhook/core';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { AdminAuthConfig, ServerConfig } from './config.js';
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { type AdminAuthConfig, DEFAULT_TIMEOUTS, type ServerConfig, type ServerTimeouts } from './config.js';
 import { encryptionKeyFor } from './encryption-key.js';
-import { registerErrorReplies } from './error-replies.js';
+import { clientErrorReply, frameworkErrorReply, registerErrorReplies } from './error-replies.js';
 import { registerHealthz } from './healthz.js';
+import { withLogRedaction } from './log-redaction.js';
 import { openStorage, type Storage } from './open-store.js';
 import { registerApiDocs } from './openapi.js';
 import { openDataPlane } from './staging/index.js';
@@ -56,13 +58,17 @@ export async function buildServer(
   options: BuildServerOptions = {},
 ): Promise<ReferenceServer> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: withLogRedaction(options.logger),
     // Every response carries an x-request-id (DESIGN.md §2); a client cannot choose it.
     requestIdHeader: false,
     genReqId: () => newId('req', systemClock, cryptoRandomBytes),
     // Item keys are up to 256 URL-safe characters (DESIGN.md §7); Fastify's default stops at 100.
     // Under routerOptions since Fastify 5.5 (the top-level option is deprecated, FSTDEP022).
     routerOptions: { maxParamLength: 300 },
+    // README "Errors": what Fastify's router and Node's parser refuse answers in the envelope too.
+    frameworkErrors: frameworkErrorReply,
+    clientErrorHandler: clientErrorReply,
+    ...timeoutOptions(config.timeouts),
   });
   // Every route as registered, for the test that holds the OpenAPI document to it.
   const registered: { method: string; url: string }[] = [];
@@ -75,13 +81,16 @@ export async function buildServer(
     const { store } = storage;
     const keyhook = createKeyhook({
       store,
-      adminSession: adminSessionOptions(config.admin),
+      adminSession: {
+        ...adminSessionOptions(config.admin),
+        maxTokenLifetimeSeconds: config.adminMaxTokenLifetimeSeconds,
+      },
       // The spec's seven scopes and five events: this server's configuration, and keyhook's defaults.
       scopes: DEFAULT_SCOPES,
       events: DEFAULT_EVENTS,
       logger: app.log,
       mode: config.production ? 'production' : 'development',
-      encryptionKey: await encryptionKeyFor(config),
+      encryptionKey: await encryptionKeyFor(config, storage.store),
       previousEncryptionKeys: config.previousEncryptionKeys,
       delivery: {
         ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
@@ -98,7 +107,9 @@ export async function buildServer(
     app.addHook('onSend', async (request, reply) => {
       if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
       // A keep-alive socket would hold the drain open after its last answer: end it with this one.
-      if (draining) reply.header('connection', 'close');
+      // So would a body nobody read (a refusal before the body): Node would read all of it to
+      // keep the connection, for as long as the client cares to send.
+      if (draining || bodyUnread(request)) reply.header('connection', 'close');
     });
     registerErrorReplies(app);
     await app.register(keyhookFastify, { keyhook, prefix: API_PREFIX });
@@ -124,6 +135,31 @@ export async function buildServer(
     await storage?.close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * README "Timeouts". Node's `headersTimeout` and `requestTimeout` (Fastify's defaults leave the
+ * latter off: a client could send headers and then a body forever) answer 408 and close; they
+ * are checked every `connectionsCheckingInterval` (Node's default 30 s, here at most 1 s late).
+ * `connectionTimeout` is the socket's idle timeout: a connection on which nothing arrives for
+ * that long is closed, without an answer.
+ */
+function timeoutOptions(
+  timeouts: ServerTimeouts = DEFAULT_TIMEOUTS,
+): Pick<FastifyHttpOptions<Server>, 'requestTimeout' | 'connectionTimeout' | 'http'> {
+  const { headersMs, requestMs, idleMs } = timeouts;
+  return {
+    requestTimeout: requestMs,
+    connectionTimeout: idleMs,
+    http: {
+      headersTimeout: headersMs,
+      requestTimeout: requestMs,
+      connectionsCheckingInterval: Math.max(
+        25,
+        Math.min(1000, Math.floor(Math.min(headersMs, requestMs) / 4)),
+      ),
+    },
+  };
 }
 
 function adminSessionOptions(admin: AdminAuthConfig): AdminSessionOptions {

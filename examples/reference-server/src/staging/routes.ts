@@ -247,7 +247,9 @@ export function stagingRoutes(keyhook: Keyhook, staging: Staging): FastifyPlugin
     // JSON only: Fastify's text/plain parser would hand a string to the validation (400), not a 415.
     scope.removeContentTypeParser('text/plain');
     // A compressed body would reach the JSON parser as bytes it cannot read: refuse it plainly.
-    scope.addHook('onRequest', async (request) => {
+    // preParsing, not onRequest: after the route's guard (an anonymous caller hears 401 first),
+    // before any byte of the body is read.
+    scope.addHook('preParsing', async (request) => {
       const encoding = request.headers['content-encoding'];
       if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
         throw new KeyhookError('unsupported_media_type', 'Compressed request bodies are not accepted.');
@@ -263,7 +265,8 @@ export function stagingRoutes(keyhook: Keyhook, staging: Staging): FastifyPlugin
         method: route.method,
         url: route.path,
         bodyLimit: MAX_DATA_BODY_BYTES,
-        preHandler: requireScope(keyhook, scopeFor(route.operation)),
+        // onRequest: the caller is refused before a byte of its body is read (or parsed).
+        onRequest: requireScope(keyhook, scopeFor(route.operation)),
         handler: async (request: FastifyRequest, reply: FastifyReply) => {
           const apiKey = request.apiKey as ApiKeyContext;
           const url = request.url;

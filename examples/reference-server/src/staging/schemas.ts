@@ -1,3 +1,4 @@
+import { isStorableText, storableText, UNSTORABLE_TEXT_MESSAGE } from '@keyhook/core';
 import { z } from 'zod';
 
 /** DESIGN.md §7: a key is the caller's, 1–256 URL-safe characters (RFC 3986 unreserved). */
@@ -7,8 +8,8 @@ export const MAX_CONTENT_BYTES = 1024 * 1024;
 export const MAX_DATA_BODY_BYTES = 10 * 1024 * 1024;
 export const MAX_BATCH_OPERATIONS = 1000;
 
-const name = z.string().trim().min(1).max(200);
-const description = z.string().max(2000).nullable();
+const name = storableText().trim().min(1).max(200);
+const description = storableText().max(2000).nullable();
 
 export const sourceCreateSchema = z
   .strictObject({ name, description: description.optional() })
@@ -27,11 +28,12 @@ export const itemKeySchema = z
 
 export const itemFieldsSchema = z
   .strictObject({
-    title: z.string().max(1000).nullable().optional(),
-    content: z.string(),
+    title: storableText().max(1000).nullable().optional(),
+    content: storableText(),
     url: z
       .url({ protocol: /^https?$/ })
       .max(2048)
+      .refine(isStorableText, UNSTORABLE_TEXT_MESSAGE)
       .nullable()
       .optional(),
     metadata: z.record(z.string(), z.unknown()).nullable().optional(),
