@@ -1,9 +1,9 @@
 import { passagesOf } from './chunk.js';
-import type { StagingDb, Tx } from './db.js';
+import { CHUNK_ROWS, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
 import { applyFailed, generationPublished, runConflicted } from './events.js';
 import type { GenerationRecord, RunRecord } from './model.js';
 import { type GenerationRow, insertMany, type RunRow, toGeneration, toRun } from './rows.js';
-import { endClaim } from './runs.js';
+import { dropRunItems, endClaim } from './runs.js';
 import { lockSource, type SourceRefusal } from './sources.js';
 
 export type ApplyOutcome =
@@ -32,7 +32,7 @@ export class ApplyStorage {
    * run takes the source's apply slot (one at a time) and a job builds its generation.
    */
   async requestApply(tenantId: string, sourceId: string, runId: string, at: Date): Promise<ApplyOutcome> {
-    return this.db.transaction(async (tx): Promise<ApplyOutcome> => {
+    const outcome = await this.db.transaction(async (tx): Promise<ApplyOutcome> => {
       const source = await lockSource(tx, this.db, tenantId, sourceId);
       if (!source) return { outcome: 'source_not_found' };
       const row = await tx.get<RunRow>(RUN, [tenantId, sourceId, runId]);
@@ -44,7 +44,6 @@ export class ApplyStorage {
       if (source.activeGeneration !== run.baseGeneration) {
         const reason = `the run's base is generation ${run.baseGeneration}; generation ${source.activeGeneration} is active now`;
         const conflicted = await this.setStatus(tx, run.id, 'conflict', reason, at);
-        await tx.run('DELETE FROM staging_run_items WHERE run_id = ?', [run.id]);
         await tx.publish(runConflicted(conflicted, source.activeGeneration, reason));
         return { outcome: 'conflict', run: conflicted };
       }
@@ -58,7 +57,6 @@ export class ApplyStorage {
             [source.activeGeneration === 0 ? null : source.activeGeneration, at.getTime(), run.id],
           ))!,
         );
-        await tx.run('DELETE FROM staging_run_items WHERE run_id = ?', [run.id]);
         return { outcome: 'noop', run: applied };
       }
       await tx.run('UPDATE staging_sources SET applying_run_id = ?, updated_at = ? WHERE id = ?', [
@@ -74,6 +72,9 @@ export class ApplyStorage {
       );
       return { outcome: 'applying', run: applying };
     });
+    // A conflicted or no-op run's pinned set is no longer needed: dropped after the commit, in chunks.
+    if (outcome.outcome === 'conflict' || outcome.outcome === 'noop') await dropRunItems(this.db, runId);
+    return outcome;
   }
 
   /** Takes an applying run for its build (or one whose build claim went stale). */
@@ -91,8 +92,13 @@ export class ApplyStorage {
   /**
    * Builds generation base + 1 from the run's pinned items, cut into passages, and switches the
    * source's active pointer to it with a compare-and-swap on (base, this run's apply slot); the
-   * run is applied and `generation.published` goes out, all in one transaction. `beforeSwitch`
-   * runs after the build, inside it: a throw there (an injected failure) leaves nothing written.
+   * run is applied and `generation.published` goes out, in one final transaction. The build
+   * before it runs in chunks of CHUNK_ROWS items, each a short transaction that checks this job
+   * still holds the run, yielding to the event loop between them (README "Large snapshots and
+   * applies"): its rows are for generation N+1, which no reader looks at before the final
+   * transaction writes the generation's row and moves the pointer. `beforeSwitch` runs inside
+   * that transaction: a throw there (an injected failure) leaves the active generation as it
+   * was, and the build's rows are dropped (here on failure, or by the next build of N+1).
    */
   async publishGeneration(
     run: RunRecord,
@@ -101,68 +107,110 @@ export class ApplyStorage {
     beforeSwitch: (run: RunRecord) => void | Promise<void>,
   ): Promise<RunRecord | undefined> {
     const number = run.baseGeneration + 1;
-    return this.db.transaction(async (tx) => {
-      const held = await tx.get<RunRow>(
-        `SELECT * FROM staging_runs WHERE id = ? AND status = 'applying' AND claimed_at = ?`,
+    const holds = async (tx: Tx, lock: boolean) =>
+      (await tx.get<{ id: string }>(
+        `SELECT id FROM staging_runs WHERE id = ? AND status = 'applying' AND claimed_at = ?${
+          lock && this.db.dialect === 'postgres' ? ' FOR UPDATE' : ''
+        }`,
         [run.id, claimedAt.getTime()],
-      );
-      if (!held) return undefined;
-      await tx.run(
-        `INSERT INTO staging_generation_items (source_id, generation, key, content_hash)
-         SELECT ?, ?, key, content_hash FROM staging_run_items WHERE run_id = ?`,
-        [run.sourceId, number, run.id],
-      );
-      const items = await tx.all<{ key: string; title: string | null; content: string }>(
-        `SELECT r.key, b.title, b.content FROM staging_run_items AS r
-         JOIN staging_blobs AS b ON b.tenant_id = ? AND b.hash = r.content_hash
-         WHERE r.run_id = ? ORDER BY r.key`,
-        [run.tenantId, run.id],
-      );
-      const passages = items.flatMap((item) =>
-        passagesOf(item.title, item.content).map((text, seq) => [run.sourceId, number, item.key, seq, text]),
-      );
-      await insertMany(tx, 'staging_passages', ['source_id', 'generation', 'key', 'seq', 'text'], passages);
-      await tx.run(
-        `INSERT INTO staging_generations (source_id, number, tenant_id, run_id, item_count, passage_count, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [run.sourceId, number, run.tenantId, run.id, items.length, passages.length, at.getTime()],
-      );
-      await beforeSwitch(run);
-      const switched = await tx.run(
-        `UPDATE staging_sources SET active_generation = ?, applying_run_id = NULL, updated_at = ?
-         WHERE id = ? AND active_generation = ? AND applying_run_id = ?`,
-        [number, at.getTime(), run.sourceId, run.baseGeneration, run.id],
-      );
-      // Unreachable while the apply slot is held; never switch from a base that moved.
-      if (switched !== 1) throw new Error(`the active generation of ${run.sourceId} moved during the apply`);
-      const applied = toRun(
-        (await tx.get<RunRow>(
-          `UPDATE staging_runs SET status = 'applied', generation = ?, claimed_at = NULL, updated_at = ?
-           WHERE id = ? RETURNING *`,
-          [number, at.getTime(), run.id],
-        ))!,
-      );
-      await this.releaseContent(tx, run);
-      await tx.publish(
-        generationPublished(applied, number, { items: items.length, passages: passages.length }),
-      );
+      )) !== undefined;
+    if (!(await this.db.read((tx) => holds(tx, false)))) return undefined;
+    // A build of N+1 that died (or failed) may have left rows: N+1 starts empty.
+    await this.dropGenerationRows(run.sourceId, number);
+    let items = 0;
+    let passages = 0;
+    try {
+      for (let after = ''; ; ) {
+        const page = await this.db.read((tx) =>
+          tx.all<{ key: string; content_hash: string; title: string | null; content: string | null }>(
+            `SELECT r.key, r.content_hash, b.title, b.content FROM staging_run_items AS r
+             LEFT JOIN staging_blobs AS b ON b.tenant_id = ? AND b.hash = r.content_hash
+             WHERE r.run_id = ? AND r.key > ? ORDER BY r.key LIMIT ?`,
+            [run.tenantId, run.id, after, CHUNK_ROWS],
+          ),
+        );
+        if (page.length === 0) break;
+        const pieces = page.flatMap((item) =>
+          item.content === null
+            ? []
+            : passagesOf(item.title, item.content).map((text, seq) => [
+                run.sourceId,
+                number,
+                item.key,
+                seq,
+                text,
+              ]),
+        );
+        const held = await this.db.transaction(async (tx) => {
+          if (!(await holds(tx, true))) return false;
+          await insertMany(
+            tx,
+            'staging_generation_items',
+            ['source_id', 'generation', 'key', 'content_hash'],
+            page.map((item) => [run.sourceId, number, item.key, item.content_hash]),
+          );
+          await insertMany(tx, 'staging_passages', ['source_id', 'generation', 'key', 'seq', 'text'], pieces);
+          return true;
+        });
+        if (!held) return undefined; // another job took the run: its build starts N+1 again
+        items += page.length;
+        passages += pieces.length;
+        if (page.length < CHUNK_ROWS) break;
+        after = page.at(-1)!.key;
+        await yieldToEventLoop();
+      }
+      const applied = await this.db.transaction(async (tx) => {
+        if (!(await holds(tx, true))) return undefined;
+        await tx.run(
+          `INSERT INTO staging_generations (source_id, number, tenant_id, run_id, item_count, passage_count, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          [run.sourceId, number, run.tenantId, run.id, items, passages, at.getTime()],
+        );
+        await beforeSwitch(run);
+        const switched = await tx.run(
+          `UPDATE staging_sources SET active_generation = ?, applying_run_id = NULL, updated_at = ?
+           WHERE id = ? AND active_generation = ? AND applying_run_id = ?`,
+          [number, at.getTime(), run.sourceId, run.baseGeneration, run.id],
+        );
+        // Unreachable while the apply slot is held; never switch from a base that moved.
+        if (switched !== 1)
+          throw new Error(`the active generation of ${run.sourceId} moved during the apply`);
+        const appliedRun = toRun(
+          (await tx.get<RunRow>(
+            `UPDATE staging_runs SET status = 'applied', generation = ?, claimed_at = NULL, updated_at = ?
+             WHERE id = ? RETURNING *`,
+            [number, at.getTime(), run.id],
+          ))!,
+        );
+        await tx.publish(generationPublished(appliedRun, number, { items, passages }));
+        return appliedRun;
+      });
+      if (applied) await this.releaseContent(run).catch(() => {}); // garbage only: a later apply's prune gets it
       return applied;
-    });
+    } catch (error) {
+      // Not published: generation N+1's rows are nobody's. The caller fails the apply.
+      await this.dropGenerationRows(run.sourceId, number).catch(() => {});
+      throw error;
+    }
   }
 
   /** The build failed: the run is apply_failed (`apply.failed`) and the slot freed; the active generation is untouched. */
   async failApply(run: RunRecord, claimedAt: Date, reason: string, at: Date): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      if (!(await endClaim(tx, run, claimedAt, { from: 'applying', to: 'apply_failed', reason, at })))
-        return false;
-      await tx.run(
-        'UPDATE staging_sources SET applying_run_id = NULL, updated_at = ? WHERE id = ? AND applying_run_id = ?',
-        [at.getTime(), run.sourceId, run.id],
-      );
-      await this.releaseContent(tx, run);
-      await tx.publish(applyFailed(run, reason));
-      return true;
-    });
+    return this.db
+      .transaction(async (tx) => {
+        if (!(await endClaim(tx, run, claimedAt, { from: 'applying', to: 'apply_failed', reason, at })))
+          return false;
+        await tx.run(
+          'UPDATE staging_sources SET applying_run_id = NULL, updated_at = ? WHERE id = ? AND applying_run_id = ?',
+          [at.getTime(), run.sourceId, run.id],
+        );
+        await tx.publish(applyFailed(run, reason));
+        return true;
+      })
+      .then(async (failed) => {
+        if (failed) await this.releaseContent(run).catch(() => {});
+        return failed;
+      });
   }
 
   // --- generations ---
@@ -207,18 +255,57 @@ export class ApplyStorage {
 
   /**
    * A finished apply no longer needs its pinned set; content no staged item, pinned set or
-   * generation refers to any more is dropped (the tenant's own, in the same transaction).
+   * generation refers to any more is dropped (the tenant's own). After the apply's commit, in
+   * chunks with the event loop let in between: what it deletes nobody refers to, so a failure
+   * half-way leaves only garbage, which the next apply's prune takes.
    */
-  private async releaseContent(tx: Tx, run: RunRecord): Promise<void> {
-    await tx.run('DELETE FROM staging_run_items WHERE run_id = ?', [run.id]);
-    await tx.run(
-      `DELETE FROM staging_blobs WHERE tenant_id = ?
-         AND NOT EXISTS (SELECT 1 FROM staging_items AS i WHERE i.tenant_id = staging_blobs.tenant_id AND i.content_hash = staging_blobs.hash)
-         AND NOT EXISTS (SELECT 1 FROM staging_run_items AS r JOIN staging_runs AS s ON s.id = r.run_id
-                         WHERE s.tenant_id = staging_blobs.tenant_id AND r.content_hash = staging_blobs.hash)
-         AND NOT EXISTS (SELECT 1 FROM staging_generation_items AS g JOIN staging_sources AS o ON o.id = g.source_id
-                         WHERE o.tenant_id = staging_blobs.tenant_id AND g.content_hash = staging_blobs.hash)`,
-      [run.tenantId],
-    );
+  private async releaseContent(run: RunRecord): Promise<void> {
+    await dropRunItems(this.db, run.id);
+    for (let after = ''; ; ) {
+      const window = await this.db.read((tx) =>
+        tx.all<{ hash: string }>(
+          'SELECT hash FROM staging_blobs WHERE tenant_id = ? AND hash > ? ORDER BY hash LIMIT ?',
+          [run.tenantId, after, CHUNK_ROWS],
+        ),
+      );
+      if (window.length === 0) return;
+      const last = window.at(-1)!.hash;
+      await this.db.transaction((tx) =>
+        tx.run(
+          `DELETE FROM staging_blobs WHERE tenant_id = ? AND hash > ? AND hash <= ?
+             AND NOT EXISTS (SELECT 1 FROM staging_items AS i WHERE i.tenant_id = staging_blobs.tenant_id AND i.content_hash = staging_blobs.hash)
+             AND NOT EXISTS (SELECT 1 FROM staging_run_items AS r JOIN staging_runs AS s ON s.id = r.run_id
+                             WHERE s.tenant_id = staging_blobs.tenant_id AND r.content_hash = staging_blobs.hash)
+             AND NOT EXISTS (SELECT 1 FROM staging_generation_items AS g JOIN staging_sources AS o ON o.id = g.source_id
+                             WHERE o.tenant_id = staging_blobs.tenant_id AND g.content_hash = staging_blobs.hash)`,
+          [run.tenantId, after, last],
+        ),
+      );
+      if (window.length < CHUNK_ROWS) return;
+      after = last;
+      await yieldToEventLoop();
+    }
+  }
+
+  /** Generation `number`'s item and passage rows, while no generation row names it: a chunk per transaction. */
+  private async dropGenerationRows(sourceId: string, number: number): Promise<void> {
+    for (const table of ['staging_generation_items', 'staging_passages']) {
+      for (;;) {
+        const deleted = await this.db.transaction(async (tx) => {
+          const published = await tx.get(
+            'SELECT 1 AS published FROM staging_generations WHERE source_id = ? AND number = ?',
+            [sourceId, number],
+          );
+          if (published) return 0;
+          return tx.run(
+            `DELETE FROM ${table} WHERE source_id = ? AND generation = ? AND key IN
+               (SELECT key FROM ${table} WHERE source_id = ? AND generation = ? ORDER BY key LIMIT ?)`,
+            [sourceId, number, sourceId, number, CHUNK_ROWS],
+          );
+        });
+        if (deleted === 0) break;
+        await yieldToEventLoop();
+      }
+    }
   }
 }

@@ -49,6 +49,16 @@ export function packageDir(moduleUrl: string): string {
   return dir;
 }
 
+/**
+ * Rows one chunk of a large write (a snapshot, a generation build, a clean-up) handles in one
+ * short transaction; between chunks the work yields to the event loop (README "Large snapshots
+ * and applies"), so no request waits behind more than one chunk.
+ */
+export const CHUNK_ROWS = 500;
+
+/** Lets the event loop run what is waiting (I/O, timers) before the next chunk. */
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Runs async work one at a time, in call order: SQLite's single connection, shared with keyhook. */
 export class Serial {
   private tail: Promise<unknown> = Promise.resolve();

@@ -1,6 +1,5 @@
 import { type Clock, isKeyhookError, type Logger } from '@keyhook/core';
 import type { ApplyStorage } from './apply.js';
-import { diffItems } from './diff.js';
 import type { RunRecord } from './model.js';
 import type { RunStorage } from './runs.js';
 
@@ -82,10 +81,17 @@ export class StagingJobs {
       const staleBefore = new Date(
         this.deps.clock.now().getTime() - (this.deps.staleClaimMs ?? DEFAULT_STALE_CLAIM_MS),
       );
+      // Rows of item sets nobody points to any more (a snapshot's clean-up that failed or died).
+      const dropped = await this.deps.runs.sweepItemSets();
+      if (dropped > 0) this.deps.logger.info({ dropped }, 'staging: dropped unreachable item sets');
       for (const pending of await this.deps.runs.pending()) {
         if (this.stopped) return;
         if (pending.status === 'applying') await this.build(pending.id, staleBefore);
-        else await this.discover(pending.id, staleBefore);
+        else if (pending.status === 'queued' && pending.claimedAt !== null) {
+          // Its start is still copying its pinned set; failed if that start died.
+          if (pending.claimedAt < staleBefore.getTime())
+            await this.deps.runs.abandonStart(pending.id, this.deps.clock.now(), staleBefore);
+        } else await this.discover(pending.id, staleBefore);
       }
     } catch (error) {
       this.deps.logger.warn(
@@ -100,10 +106,11 @@ export class StagingJobs {
     const run = await this.deps.runs.claimDiscovery(runId, claimedAt, staleBefore);
     if (!run) return; // another job has it, or it moved on
     try {
-      const { pinned, base } = await this.deps.runs.discoveryInput(run);
-      const changes = diffItems(pinned, base);
+      // In chunks that yield (README "Large snapshots and applies"); undefined: another job took the run.
+      const counts = await this.deps.runs.diffInChunks(run, claimedAt);
+      if (!counts) return;
       await this.deps.hooks?.afterDiscovery?.(run);
-      await this.deps.runs.completeDiscovery(run, claimedAt, changes, this.deps.clock.now());
+      await this.deps.runs.completeDiscovery(run, claimedAt, counts, this.deps.clock.now());
     } catch (error) {
       if (unavailable(error)) throw error; // the claim goes stale and a later sweep retries
       this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: discovery failed');

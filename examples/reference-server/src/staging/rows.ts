@@ -20,7 +20,18 @@ export interface SourceRow {
   applying_run_id: string | null;
   created_at: number;
   updated_at: number;
+  /** The visible staged set's id (migration 0002); null: the source's own id. */
+  items_set: string | null;
+  /** The set a chunked snapshot is writing, and when it last wrote a chunk. */
+  pending_set: string | null;
+  pending_at: number | null;
 }
+
+/** The id the source's visible staged items carry in staging_items.source_id. */
+export const itemSetOf = (row: Pick<SourceRow, 'id' | 'items_set'>): string => row.items_set ?? row.id;
+
+/** SQL for the visible item set of the source whose id is the next parameter. */
+export const ITEM_SET_OF = '(SELECT COALESCE(items_set, id) FROM staging_sources WHERE id = ?)';
 
 export function toSource(row: SourceRow): SourceRecord {
   return {

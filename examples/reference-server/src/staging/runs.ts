@@ -1,9 +1,16 @@
-import type { StagingDb, Tx } from './db.js';
-import { countChanges, isNoop, type KeyedHash } from './diff.js';
+import { CHUNK_ROWS, type SqlParam, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
+import { isNoop } from './diff.js';
 import { runCompleted, runConflicted, runFailed } from './events.js';
-import type { Change, ChangeRecord, RunRecord } from './model.js';
-import { type ChangeRow, insertMany, type RunRow, toChange, toRun } from './rows.js';
-import { lockSource, type SourceRefusal } from './sources.js';
+import type { Change, ChangeCounts, ChangeRecord, RunRecord } from './model.js';
+import { type ChangeRow, itemSetOf, type RunRow, toChange, toRun, toSource } from './rows.js';
+import {
+  BUSY_RETRY_MS,
+  lockSourceRow,
+  pendingFresh,
+  type SourceRefusal,
+  sleep,
+  sweepItemSets,
+} from './sources.js';
 
 export type StartOutcome = SourceRefusal | { outcome: 'started'; run: RunRecord };
 
@@ -21,6 +28,8 @@ const RUN = 'SELECT * FROM staging_runs WHERE tenant_id = ? AND source_id = ? AN
  * Each state change commits in one transaction with the event it causes.
  */
 export class RunStorage {
+  private setSweepCursor = '';
+
   constructor(private readonly db: StagingDb) {}
 
   /**
@@ -28,6 +37,15 @@ export class RunStorage {
    * a copy of its (key, hash) pairs, so later item writes do not change what it discovers. It
    * conflicts at once when `expectedBaseGeneration` is not the active generation, or when an
    * apply holds the source.
+   *
+   * The copy is made in chunks of CHUNK_ROWS rows, each a short transaction, with the event loop
+   * let in between (README "Large snapshots and applies"). Meanwhile the source is claimed
+   * (`pending_set = 'run:<id>'`, as a chunked snapshot claims it), so no item write changes the
+   * set half-way: they wait, and so does a start that finds another claim. The run row is
+   * written first, `queued` with `claimed_at` set: no job discovers it until the copy is whole
+   * and that mark is cleared. If the copy fails, the run and its rows are removed and the
+   * request fails, as one failed transaction did; if the process dies, the claim goes stale and
+   * a job fails the run (StagingJobs, abandonStart).
    */
   async start(
     tenantId: string,
@@ -36,46 +54,118 @@ export class RunStorage {
     expectedBaseGeneration: number | undefined,
     at: Date,
   ): Promise<StartOutcome> {
-    return this.db.transaction(async (tx): Promise<StartOutcome> => {
-      const source = await lockSource(tx, this.db, tenantId, sourceId);
-      if (!source) return { outcome: 'source_not_found' };
-      if (source.status !== 'active') return { outcome: 'source_inactive' };
-      const reason =
-        expectedBaseGeneration !== undefined && expectedBaseGeneration !== source.activeGeneration
-          ? `expectedBaseGeneration is ${expectedBaseGeneration}; the active generation is ${source.activeGeneration}`
-          : source.applyingRunId !== null
-            ? `the apply of ${source.applyingRunId} is in flight on this source`
-            : null;
-      const row = await tx.get<RunRow>(
-        `INSERT INTO staging_runs (id, tenant_id, source_id, status, base_generation, staged_revision,
-           reason, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        [
-          runId,
-          tenantId,
-          sourceId,
-          reason === null ? 'queued' : 'conflict',
-          source.activeGeneration,
-          source.stagedRevision,
-          reason,
-          at.getTime(),
-          at.getTime(),
-        ],
-      );
-      const run = toRun(row!);
-      if (reason === null) {
-        await tx.run(
-          `INSERT INTO staging_run_items (run_id, key, content_hash)
-           SELECT ?, key, content_hash FROM staging_items WHERE tenant_id = ? AND source_id = ?`,
-          [runId, tenantId, sourceId],
+    const claim = `run:${runId}`;
+    type Started = StartOutcome | { outcome: 'busy' } | { outcome: 'pinning'; run: RunRecord; set: string };
+    let started: Started;
+    for (;;) {
+      started = await this.db.transaction(async (tx): Promise<Started> => {
+        const sourceRow = await lockSourceRow(tx, this.db, tenantId, sourceId);
+        if (!sourceRow) return { outcome: 'source_not_found' };
+        const source = toSource(sourceRow);
+        if (source.status !== 'active') return { outcome: 'source_inactive' };
+        const reason =
+          expectedBaseGeneration !== undefined && expectedBaseGeneration !== source.activeGeneration
+            ? `expectedBaseGeneration is ${expectedBaseGeneration}; the active generation is ${source.activeGeneration}`
+            : source.applyingRunId !== null
+              ? `the apply of ${source.applyingRunId} is in flight on this source`
+              : null;
+        // A chunked snapshot, or another start's copy, holds the set: this start goes after it.
+        if (reason === null && pendingFresh(sourceRow, Date.now())) return { outcome: 'busy' };
+        const row = await tx.get<RunRow>(
+          `INSERT INTO staging_runs (id, tenant_id, source_id, status, base_generation, staged_revision,
+             reason, claimed_at, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+          [
+            runId,
+            tenantId,
+            sourceId,
+            reason === null ? 'queued' : 'conflict',
+            source.activeGeneration,
+            source.stagedRevision,
+            reason,
+            reason === null ? Date.now() : null,
+            at.getTime(),
+            at.getTime(),
+          ],
         );
-      } else {
-        await tx.publish(runConflicted(run, source.activeGeneration, reason));
-      }
-      return { outcome: 'started', run };
-    });
+        const run = toRun(row!);
+        if (reason !== null) {
+          await tx.publish(runConflicted(run, source.activeGeneration, reason));
+          return { outcome: 'started', run };
+        }
+        await tx.run('UPDATE staging_sources SET pending_set = ?, pending_at = ? WHERE id = ?', [
+          claim,
+          Date.now(),
+          sourceId,
+        ]);
+        // The visible set: a chunked snapshot not yet flipped is not part of it.
+        return { outcome: 'pinning', run, set: itemSetOf(sourceRow) };
+      });
+      if (started.outcome !== 'busy') break;
+      await sleep(BUSY_RETRY_MS);
+    }
+    if (started.outcome !== 'pinning') return started;
+    const { run, set } = started;
+    try {
+      await this.pin(run, set, claim);
+    } catch (error) {
+      // As if the start's one transaction had failed: no run, no claim, no pinned rows.
+      await this.db
+        .transaction(async (tx) => {
+          await tx.run(
+            'UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ? AND pending_set = ?',
+            [sourceId, claim],
+          );
+          await tx.run(`DELETE FROM staging_runs WHERE id = ? AND status = 'queued'`, [runId]);
+        })
+        .catch(() => {});
+      await dropRunItems(this.db, runId).catch(() => {});
+      throw error;
+    }
+    return { outcome: 'started', run };
   }
 
+  /** Copies the set's (key, hash) pairs into the run's pinned set, a chunk per transaction, then releases the claim. */
+  private async pin(run: RunRecord, set: string, claim: string): Promise<void> {
+    const bounded = `INSERT INTO staging_run_items (run_id, key, content_hash)
+      SELECT ?, key, content_hash FROM staging_items
+      WHERE tenant_id = ? AND source_id = ? AND key > ? AND key <= ?`;
+    for (let after = ''; ; ) {
+      const bound = await this.db.transaction(async (tx) => {
+        const held = await tx.run(
+          'UPDATE staging_sources SET pending_at = ? WHERE id = ? AND pending_set = ?',
+          [Date.now(), run.sourceId, claim],
+        );
+        if (held !== 1) throw new Error(`the start of ${run.id} lost its claim on the source`);
+        await tx.run(`UPDATE staging_runs SET claimed_at = ? WHERE id = ? AND status = 'queued'`, [
+          Date.now(),
+          run.id,
+        ]);
+        const last = await chunkBound(
+          this.db,
+          tx,
+          'SELECT key FROM staging_items WHERE tenant_id = ? AND source_id = ? AND key > ?',
+          [run.tenantId, set, after],
+        );
+        if (last === undefined) {
+          await tx.run(`${bounded.replace(' AND key <= ?', '')}`, [run.id, run.tenantId, set, after]);
+          // The copy is whole: the source is free, and the run is a job's to discover.
+          await tx.run('UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ?', [
+            run.sourceId,
+          ]);
+          await tx.run(`UPDATE staging_runs SET claimed_at = NULL WHERE id = ? AND status = 'queued'`, [
+            run.id,
+          ]);
+        } else {
+          await tx.run(bounded, [run.id, run.tenantId, set, after, last]);
+        }
+        return last;
+      });
+      if (bound === undefined) return;
+      after = bound;
+      await yieldToEventLoop();
+    }
+  }
   async get(tenantId: string, sourceId: string, runId: string): Promise<RunRecord | undefined> {
     const row = await this.db.read((tx) => tx.get<RunRow>(RUN, [tenantId, sourceId, runId]));
     return row ? toRun(row) : undefined;
@@ -107,6 +197,7 @@ export class RunStorage {
   ): Promise<ChangeRecord[]> {
     const select = `SELECT c.* FROM staging_run_changes AS c
       JOIN staging_runs AS r ON r.id = c.run_id AND r.tenant_id = ?
+        AND r.status NOT IN ('queued', 'running', 'failed')
       WHERE c.run_id = ? AND c.key > ?`;
     const rows = await this.db.read((tx) =>
       change === undefined
@@ -146,35 +237,117 @@ export class RunStorage {
     const row = await this.db.transaction((tx) =>
       tx.get<RunRow>(
         `UPDATE staging_runs SET status = 'running', claimed_at = ?, updated_at = ?
-         WHERE id = ? AND (status = 'queued' OR (status = 'running' AND claimed_at < ?)) RETURNING *`,
+         WHERE id = ? AND ((status = 'queued' AND claimed_at IS NULL) OR (status = 'running' AND claimed_at < ?))
+         RETURNING *`,
         [at.getTime(), at.getTime(), runId, staleBefore.getTime()],
       ),
     );
     return row ? toRun(row) : undefined;
   }
 
-  /** The pinned set and the base generation's, as (key, hash) pairs: what discovery diffs. */
-  async discoveryInput(run: RunRecord): Promise<{ pinned: KeyedHash[]; base: KeyedHash[] }> {
-    return this.db.read(async (tx) => ({
-      pinned: await keyedHashes(tx, 'SELECT key, content_hash FROM staging_run_items WHERE run_id = ?', [
-        run.id,
-      ]),
-      base: await keyedHashes(
-        tx,
-        'SELECT key, content_hash FROM staging_generation_items WHERE source_id = ? AND generation = ?',
-        [run.sourceId, run.baseGeneration],
-      ),
-    }));
+  /**
+   * A queued run whose start died while copying its pinned set (its mark is older than
+   * `staleBefore`): it fails (`run.failed`), and what it copied is dropped.
+   */
+  async abandonStart(runId: string, at: Date, staleBefore: Date): Promise<boolean> {
+    const reason = 'the run could not pin its item set: the server stopped while it was being copied';
+    const failed = await this.db.transaction(async (tx) => {
+      const row = await tx.get<RunRow>(
+        `UPDATE staging_runs SET status = 'failed', reason = ?, claimed_at = NULL, updated_at = ?
+         WHERE id = ? AND status = 'queued' AND claimed_at < ? RETURNING *`,
+        [reason, at.getTime(), runId, staleBefore.getTime()],
+      );
+      if (!row) return false;
+      await tx.publish(runFailed(toRun(row), reason));
+      return true;
+    });
+    if (failed) await dropRunItems(this.db, runId);
+    return failed;
   }
 
-  /** Records the diff and completes the run (`run.completed`), if this job's claim still holds it. */
-  async completeDiscovery(
-    run: RunRecord,
-    claimedAt: Date,
-    changes: ChangeRecord[],
-    at: Date,
-  ): Promise<boolean> {
-    const counts = countChanges(changes);
+  /**
+   * Discovery's diff (DESIGN.md §7 "Runs"; the same result as diffItems): the pinned set against
+   * the base generation's, written into staging_run_changes in chunks of CHUNK_ROWS keys, each a
+   * short transaction that checks this job still holds the run, with the event loop let in
+   * between (README "Large snapshots and applies"). The comparison is SQL, keyed in the
+   * database's own key order: every pinned key (added, updated, unchanged), then every key only
+   * in the base (removed). Nobody reads a run's changes before it completes (`changes`), and a
+   * discovery taken over from a dead job starts by dropping what that one wrote. Returns the
+   * counts, or undefined when another job took the run.
+   */
+  async diffInChunks(run: RunRecord, claimedAt: Date): Promise<ChangeCounts | undefined> {
+    await dropRunChanges(this.db, run.id);
+    const counts: ChangeCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
+    const passes = [
+      {
+        bound: 'SELECT key FROM staging_run_items WHERE run_id = ? AND key > ?',
+        boundParams: [run.id],
+        insert: `INSERT INTO staging_run_changes (run_id, key, change, content_hash, previous_hash)
+          SELECT r.run_id, r.key,
+            CASE WHEN g.key IS NULL THEN 'added' WHEN g.content_hash = r.content_hash THEN 'unchanged' ELSE 'updated' END,
+            r.content_hash, g.content_hash
+          FROM staging_run_items AS r
+          LEFT JOIN staging_generation_items AS g ON g.source_id = ? AND g.generation = ? AND g.key = r.key
+          WHERE r.run_id = ? AND r.key > ?`,
+        insertParams: [run.sourceId, run.baseGeneration, run.id],
+        upper: ' AND r.key <= ?',
+      },
+      {
+        bound: 'SELECT key FROM staging_generation_items WHERE source_id = ? AND generation = ? AND key > ?',
+        boundParams: [run.sourceId, run.baseGeneration],
+        insert: `INSERT INTO staging_run_changes (run_id, key, change, content_hash, previous_hash)
+          SELECT ?, g.key, 'removed', NULL, g.content_hash
+          FROM staging_generation_items AS g
+          WHERE g.source_id = ? AND g.generation = ?
+            AND NOT EXISTS (SELECT 1 FROM staging_run_items AS r WHERE r.run_id = ? AND r.key = g.key)
+            AND g.key > ?`,
+        insertParams: [run.id, run.sourceId, run.baseGeneration, run.id],
+        upper: ' AND g.key <= ?',
+      },
+    ];
+    for (const pass of passes) {
+      for (let after = ''; ; ) {
+        const step = await this.db.transaction(async (tx) => {
+          if (!(await this.holdsDiscovery(tx, run, claimedAt))) return { held: false as const };
+          const last = await chunkBound(this.db, tx, pass.bound, [...pass.boundParams, after]);
+          const range = last === undefined ? [after] : [after, last];
+          await tx.run(last === undefined ? pass.insert : pass.insert + pass.upper, [
+            ...pass.insertParams,
+            ...range,
+          ]);
+          const tally = await tx.all<{ change: Change; n: number }>(
+            `SELECT change, count(*) AS n FROM staging_run_changes WHERE run_id = ? AND key > ?${
+              last === undefined ? '' : ' AND key <= ?'
+            } GROUP BY change`,
+            [run.id, ...range],
+          );
+          return { held: true as const, last, tally };
+        });
+        if (!step.held) return undefined;
+        // The second pass's range also holds the first pass's keys: count only what it adds.
+        for (const { change, n } of step.tally) {
+          if (pass === passes[0] ? change !== 'removed' : change === 'removed') counts[change] += Number(n);
+        }
+        if (step.last === undefined) break;
+        after = step.last;
+        await yieldToEventLoop();
+      }
+    }
+    return counts;
+  }
+
+  private async holdsDiscovery(tx: Tx, run: RunRecord, claimedAt: Date): Promise<boolean> {
+    const row = await tx.get<{ id: string }>(
+      `SELECT id FROM staging_runs WHERE id = ? AND status = 'running' AND claimed_at = ?${
+        this.db.dialect === 'postgres' ? ' FOR UPDATE' : ''
+      }`,
+      [run.id, claimedAt.getTime()],
+    );
+    return row !== undefined;
+  }
+
+  /** Completes the run with its diff's counts (`run.completed`), if this job's claim still holds it. */
+  async completeDiscovery(run: RunRecord, claimedAt: Date, counts: ChangeCounts, at: Date): Promise<boolean> {
     const noop = isNoop(counts);
     return this.db.transaction(async (tx) => {
       const updated = await tx.run(
@@ -193,35 +366,61 @@ export class RunStorage {
         ],
       );
       if (updated === 0) return false;
-      await insertMany(
-        tx,
-        'staging_run_changes',
-        ['run_id', 'key', 'change', 'content_hash', 'previous_hash'],
-        changes.map((c) => [run.id, c.key, c.change, c.contentHash, c.previousHash]),
-      );
       await tx.publish(runCompleted(run, counts, noop));
       return true;
     });
   }
 
+  /**
+   * One step of the sweep for unreachable item sets (sources.ts sweepItemSets), from where the
+   * previous step stopped; the jobs' sweep runs it on every pass.
+   */
+  async sweepItemSets(): Promise<number> {
+    const { next, dropped } = await sweepItemSets(this.db, this.setSweepCursor);
+    this.setSweepCursor = next;
+    return dropped;
+  }
+
   /** Fails the run (`run.failed`), if this job's claim still holds it. */
   async failDiscovery(run: RunRecord, claimedAt: Date, reason: string, at: Date): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
+    const failed = await this.db.transaction(async (tx) => {
       if (!(await endClaim(tx, run, claimedAt, { from: 'running', to: 'failed', reason, at }))) return false;
       await tx.publish(runFailed(run, reason));
       return true;
     });
+    if (failed) {
+      await dropRunItems(this.db, run.id);
+      await dropRunChanges(this.db, run.id);
+    }
+    return failed;
   }
 }
 
-async function keyedHashes(tx: Tx, sql: string, params: (string | number)[]): Promise<KeyedHash[]> {
-  const rows = await tx.all<{ key: string; content_hash: string }>(sql, params);
-  return rows.map((row) => ({ key: row.key, contentHash: row.content_hash }));
+/**
+ * The last key of the next chunk of at most CHUNK_ROWS keys after the cursor (`sql` selects
+ * `key` with the cursor as its last parameter), or undefined when fewer are left: then the
+ * chunk is everything after the cursor. In the database's key order, whatever its collation.
+ */
+async function chunkBound(
+  db: StagingDb,
+  tx: Tx,
+  sql: string,
+  params: SqlParam[],
+): Promise<string | undefined> {
+  // Postgres runs a statement off the event loop: one statement per pass, not one per chunk
+  // (chunked, the benchmark's discovery took 8–38 s there instead of well under one).
+  if (db.dialect === 'postgres') return undefined;
+  const row = await tx.get<{ key: string }>(`${sql} ORDER BY key LIMIT 1 OFFSET ?`, [
+    ...params,
+    CHUNK_ROWS - 1,
+  ]);
+  return row?.key;
 }
 
 /**
  * Ends a job's claim on a run that failed (`from` → `to`, with the reason), only while that
- * claim still holds it, and drops the run's pinned set. False when another job took the run.
+ * claim still holds it; the caller drops the run's pinned set after the commit (dropRunItems).
+ * False when another job took the run.
  */
 export async function endClaim(
   tx: Tx,
@@ -234,7 +433,39 @@ export async function endClaim(
      WHERE id = ? AND status = ? AND claimed_at = ?`,
     [change.to, change.reason, change.at.getTime(), run.id, change.from, claimedAt.getTime()],
   );
-  if (updated === 0) return false;
-  await tx.run('DELETE FROM staging_run_items WHERE run_id = ?', [run.id]);
-  return true;
+  return updated !== 0;
+}
+
+/**
+ * Drops a run's pinned set once the run no longer needs it (it failed, conflicted, or its apply
+ * ended), a chunk per transaction with the event loop let in between: nothing reads the pinned
+ * set of a run in those states, so what is left by a failure half-way is only garbage.
+ */
+export async function dropRunItems(db: StagingDb, runId: string): Promise<void> {
+  for (;;) {
+    const deleted = await db.transaction((tx) =>
+      tx.run(
+        `DELETE FROM staging_run_items WHERE run_id = ? AND key IN
+           (SELECT key FROM staging_run_items WHERE run_id = ? ORDER BY key LIMIT ?)`,
+        [runId, runId, CHUNK_ROWS],
+      ),
+    );
+    if (deleted < CHUNK_ROWS) return;
+    await yieldToEventLoop();
+  }
+}
+
+/** Drops what a discovery wrote into staging_run_changes (it failed, or died and is taken over), in chunks. */
+export async function dropRunChanges(db: StagingDb, runId: string): Promise<void> {
+  for (;;) {
+    const deleted = await db.transaction((tx) =>
+      tx.run(
+        `DELETE FROM staging_run_changes WHERE run_id = ? AND key IN
+           (SELECT key FROM staging_run_changes WHERE run_id = ? ORDER BY key LIMIT ?)`,
+        [runId, runId, CHUNK_ROWS],
+      ),
+    );
+    if (deleted < CHUNK_ROWS) return;
+    await yieldToEventLoop();
+  }
 }

@@ -1,8 +1,11 @@
-import type { StagingDb, Tx } from './db.js';
+import { randomUUID } from 'node:crypto';
+import { CHUNK_ROWS, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
 import type { ItemFields, ItemRecord, SourceRecord, WriteResult } from './model.js';
 import {
+  ITEM_SET_OF,
   type ItemRow,
   insertMany,
+  itemSetOf,
   placeholders,
   ROWS_PER_STATEMENT,
   type SourceRow,
@@ -13,6 +16,17 @@ import {
 export type ItemOperation =
   | { kind: 'upsert'; key: string; fields: ItemFields; contentHash: string }
   | { kind: 'delete'; key: string };
+
+/**
+ * A snapshot of more operations than this is written in chunks into an item set of its own and
+ * made visible with one final update (README "Large snapshots and applies"); a smaller one, and
+ * every other item write, is one transaction as before.
+ */
+export const CHUNKED_SNAPSHOT_MIN = 2 * CHUNK_ROWS;
+/** A chunked snapshot's claim on its source not renewed for this long is taken as its writer's death. */
+export const PENDING_STALE_MS = 30_000;
+/** How long an item write waits before it looks again at a source a chunked snapshot is writing. */
+export const BUSY_RETRY_MS = 20;
 
 /** Why a source refused: it is not the tenant's, or it was deactivated. */
 export type SourceRefusal = { outcome: 'source_not_found' } | { outcome: 'source_inactive' };
@@ -36,12 +50,22 @@ const ITEM_SELECT = `SELECT i.key, i.content_hash, i.created_at, i.updated_at, b
  * they apply to one source one at a time and a run pins a settled item set.
  */
 export async function lockSource(tx: Tx, db: StagingDb, tenantId: string, id: string) {
-  const row = await tx.get<SourceRow>(db.dialect === 'postgres' ? `${SOURCE} FOR UPDATE` : SOURCE, [
-    tenantId,
-    id,
-  ]);
+  const row = await lockSourceRow(tx, db, tenantId, id);
   return row ? toSource(row) : undefined;
 }
+
+/** lockSource's row as stored, with its item set and any chunked snapshot's claim. */
+export function lockSourceRow(tx: Tx, db: StagingDb, tenantId: string, id: string) {
+  return tx.get<SourceRow>(db.dialect === 'postgres' ? `${SOURCE} FOR UPDATE` : SOURCE, [tenantId, id]);
+}
+
+/** A chunked snapshot is writing the source, and its writer renewed its claim lately. */
+export const pendingFresh = (row: SourceRow, now: number) =>
+  row.pending_set !== null && Number(row.pending_at) > now - PENDING_STALE_MS;
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Busy = { outcome: 'busy' };
 
 /** Sources and their staged items (DESIGN.md §7 "Sources", "Items"). */
 export class SourceStorage {
@@ -129,7 +153,7 @@ export class SourceStorage {
 
   async getItem(tenantId: string, sourceId: string, key: string): Promise<ItemRecord | undefined> {
     const row = await this.db.read((tx) =>
-      tx.get<ItemRow>(`${ITEM_SELECT} WHERE i.tenant_id = ? AND i.source_id = ? AND i.key = ?`, [
+      tx.get<ItemRow>(`${ITEM_SELECT} WHERE i.tenant_id = ? AND i.source_id = ${ITEM_SET_OF} AND i.key = ?`, [
         tenantId,
         sourceId,
         key,
@@ -142,7 +166,7 @@ export class SourceStorage {
   async listItems(tenantId: string, sourceId: string, limit: number, after?: string): Promise<ItemRecord[]> {
     const rows = await this.db.read((tx) =>
       tx.all<ItemRow>(
-        `${ITEM_SELECT} WHERE i.tenant_id = ? AND i.source_id = ? AND i.key > ? ORDER BY i.key LIMIT ?`,
+        `${ITEM_SELECT} WHERE i.tenant_id = ? AND i.source_id = ${ITEM_SET_OF} AND i.key > ? ORDER BY i.key LIMIT ?`,
         [tenantId, sourceId, after ?? '', limit],
       ),
     );
@@ -161,12 +185,33 @@ export class SourceStorage {
     options: { snapshot: boolean; at: Date },
   ): Promise<SourceRefusal | ItemWrites> {
     const at = options.at.getTime();
-    return this.db.transaction(async (tx): Promise<SourceRefusal | ItemWrites> => {
-      const source = await lockSource(tx, this.db, tenantId, sourceId);
-      if (!source) return { outcome: 'source_not_found' };
-      if (source.status !== 'active') return { outcome: 'source_inactive' };
+    if (options.snapshot && operations.length > CHUNKED_SNAPSHOT_MIN) {
+      return this.writeSnapshotInChunks(tenantId, sourceId, operations, at);
+    }
+    for (;;) {
+      const outcome = await this.writeOnce(tenantId, sourceId, operations, options.snapshot, at);
+      if (outcome.outcome !== 'busy') return outcome;
+      await sleep(BUSY_RETRY_MS); // a chunked snapshot holds the source: this write goes after it
+    }
+  }
 
-      const staged = await stagedHashes(tx, tenantId, sourceId, options.snapshot ? undefined : operations);
+  private writeOnce(
+    tenantId: string,
+    sourceId: string,
+    operations: readonly ItemOperation[],
+    snapshot: boolean,
+    at: number,
+  ): Promise<SourceRefusal | ItemWrites | Busy> {
+    const options = { snapshot };
+    return this.db.transaction(async (tx): Promise<SourceRefusal | ItemWrites | Busy> => {
+      const row = await lockSourceRow(tx, this.db, tenantId, sourceId);
+      if (!row) return { outcome: 'source_not_found' };
+      const source = toSource(row);
+      if (source.status !== 'active') return { outcome: 'source_inactive' };
+      if (pendingFresh(row, Date.now())) return { outcome: 'busy' };
+      const set = itemSetOf(row);
+
+      const staged = await stagedHashes(tx, tenantId, set, options.snapshot ? undefined : operations);
       const results: WriteResult[] = [];
       const upserts = new Map<string, Extract<ItemOperation, { kind: 'upsert' }>>();
       const deletes = new Set<string>();
@@ -219,7 +264,7 @@ export class SourceStorage {
         tx,
         'staging_items',
         ['tenant_id', 'source_id', 'key', 'content_hash', 'created_at', 'updated_at'],
-        [...upserts.values()].map(({ key, contentHash }) => [tenantId, sourceId, key, contentHash, at, at]),
+        [...upserts.values()].map(({ key, contentHash }) => [tenantId, set, key, contentHash, at, at]),
         'ON CONFLICT (source_id, key) DO UPDATE SET content_hash = excluded.content_hash, updated_at = excluded.updated_at',
       );
       const gone = [...deletes];
@@ -227,7 +272,7 @@ export class SourceStorage {
         const chunk = gone.slice(start, start + ROWS_PER_STATEMENT);
         await tx.run(
           `DELETE FROM staging_items WHERE tenant_id = ? AND source_id = ? AND key IN (${placeholders(chunk.length)})`,
-          [tenantId, sourceId, ...chunk],
+          [tenantId, set, ...chunk],
         );
       }
       let written = source;
@@ -242,6 +287,244 @@ export class SourceStorage {
       return { outcome: 'written', source: written, results, removed };
     });
   }
+
+  /**
+   * A large snapshot, without holding the event loop or the database for the whole of it (README
+   * "Large snapshots and applies"). It claims the source (`pending_set`: other item writes wait
+   * meanwhile), writes the complete new staged set under a set id of its own in short
+   * transactions of CHUNK_ROWS items, yielding between them, and makes it visible with one final
+   * transaction that points the source at it and moves the staged revision. Until then readers,
+   * and runs that start, see the previous set whole; a failure or a crash before the flip leaves
+   * it so, and the unfinished set's rows are dropped (by this call, or by the next snapshot
+   * that takes over the dead claim). The old set's rows are dropped after the flip.
+   */
+  private async writeSnapshotInChunks(
+    tenantId: string,
+    sourceId: string,
+    operations: readonly ItemOperation[],
+    at: number,
+  ): Promise<SourceRefusal | ItemWrites> {
+    const set = `${sourceId}~${randomUUID()}`;
+    type Claim = SourceRefusal | Busy | { outcome: 'claimed'; current: string; abandoned: string | null };
+    let claim: Claim;
+    for (;;) {
+      claim = await this.db.transaction(async (tx): Promise<Claim> => {
+        const row = await lockSourceRow(tx, this.db, tenantId, sourceId);
+        if (!row) return { outcome: 'source_not_found' };
+        if (row.status !== 'active') return { outcome: 'source_inactive' };
+        if (pendingFresh(row, Date.now())) return { outcome: 'busy' };
+        await tx.run('UPDATE staging_sources SET pending_set = ?, pending_at = ? WHERE id = ?', [
+          set,
+          Date.now(),
+          sourceId,
+        ]);
+        return { outcome: 'claimed', current: itemSetOf(row), abandoned: row.pending_set };
+      });
+      if (claim.outcome !== 'busy') break;
+      await sleep(BUSY_RETRY_MS);
+    }
+    if (claim.outcome !== 'claimed') return claim;
+    const { current } = claim;
+
+    let flipped: { source: SourceRow; changed: boolean } | SourceRefusal;
+    const results: WriteResult[] = [];
+    let removed = 0;
+    try {
+      // A writer that died with the claim left its unfinished set: nothing points at it now.
+      if (claim.abandoned !== null) await dropUnusedSet(this.db, claim.abandoned);
+
+      // The set as it is (no other item write changes it while the claim holds), page by page.
+      const staged = new Map<string, { hash: string; createdAt: number; updatedAt: number }>();
+      for (let after = ''; ; ) {
+        const rows = await this.db.read((tx) =>
+          tx.all<{ key: string; content_hash: string; created_at: number; updated_at: number }>(
+            `SELECT key, content_hash, created_at, updated_at FROM staging_items
+             WHERE tenant_id = ? AND source_id = ? AND key > ? ORDER BY key LIMIT ?`,
+            [tenantId, current, after, CHUNK_ROWS * 5],
+          ),
+        );
+        for (const row of rows) {
+          staged.set(row.key, {
+            hash: row.content_hash,
+            createdAt: Number(row.created_at),
+            updatedAt: Number(row.updated_at),
+          });
+        }
+        if (rows.length < CHUNK_ROWS * 5) break;
+        after = rows.at(-1)!.key;
+        await yieldToEventLoop();
+      }
+
+      let changed = false;
+      for (let start = 0; start < operations.length; start += CHUNK_ROWS) {
+        const chunk = operations.slice(start, start + CHUNK_ROWS) as Extract<
+          ItemOperation,
+          { kind: 'upsert' }
+        >[];
+        const blobs: (string | null)[][] = [];
+        const items: (string | number)[][] = [];
+        for (const operation of chunk) {
+          const before = staged.get(operation.key);
+          staged.delete(operation.key);
+          const result =
+            before === undefined
+              ? 'created'
+              : before.hash === operation.contentHash
+                ? 'unchanged'
+                : 'updated';
+          results.push(result);
+          if (result !== 'unchanged') {
+            changed = true;
+            const { fields } = operation;
+            blobs.push([
+              tenantId,
+              operation.contentHash,
+              fields.title,
+              fields.content,
+              fields.url,
+              fields.metadata === null ? null : JSON.stringify(fields.metadata),
+            ]);
+          }
+          items.push([
+            tenantId,
+            set,
+            operation.key,
+            operation.contentHash,
+            before?.createdAt ?? at,
+            result === 'unchanged' ? before!.updatedAt : at,
+          ]);
+        }
+        await this.db.transaction(async (tx) => {
+          // Renews the claim, and stops here if another writer took it over (ours went stale).
+          const held = await tx.run(
+            'UPDATE staging_sources SET pending_at = ? WHERE id = ? AND pending_set = ?',
+            [Date.now(), sourceId, set],
+          );
+          if (held !== 1) throw new Error(`the snapshot of ${sourceId} lost its claim on the source`);
+          await insertMany(
+            tx,
+            'staging_blobs',
+            ['tenant_id', 'hash', 'title', 'content', 'url', 'metadata'],
+            blobs,
+            'ON CONFLICT (tenant_id, hash) DO NOTHING',
+          );
+          await insertMany(
+            tx,
+            'staging_items',
+            ['tenant_id', 'source_id', 'key', 'content_hash', 'created_at', 'updated_at'],
+            items,
+          );
+        });
+        await yieldToEventLoop();
+      }
+      removed = staged.size; // staged keys the snapshot does not name
+      if (removed > 0) changed = true;
+
+      // The flip: one transaction makes the whole new set visible, or nothing.
+      flipped = await this.db.transaction(async (tx) => {
+        const row = await lockSourceRow(tx, this.db, tenantId, sourceId);
+        if (!row) return { outcome: 'source_not_found' } as const;
+        if (row.pending_set !== set)
+          throw new Error(`the snapshot of ${sourceId} lost its claim on the source`);
+        if (row.status !== 'active') {
+          await tx.run('UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ?', [
+            sourceId,
+          ]);
+          return { outcome: 'source_inactive' } as const;
+        }
+        const source = changed
+          ? await tx.get<SourceRow>(
+              `UPDATE staging_sources SET items_set = ?, pending_set = NULL, pending_at = NULL,
+                 staged_revision = staged_revision + 1, updated_at = ?
+               WHERE id = ? RETURNING *`,
+              [set, at, sourceId],
+            )
+          : await tx.get<SourceRow>(
+              'UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ? RETURNING *',
+              [sourceId],
+            );
+        return { source: source!, changed };
+      });
+    } catch (error) {
+      // Nothing was made visible: give the source back and drop what was written.
+      await this.db
+        .transaction((tx) =>
+          tx.run(
+            'UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ? AND pending_set = ?',
+            [sourceId, set],
+          ),
+        )
+        .catch(() => {});
+      await dropUnusedSet(this.db, set).catch(() => {});
+      throw error;
+    }
+    if ('outcome' in flipped) {
+      await dropUnusedSet(this.db, set).catch(() => {});
+      return flipped;
+    }
+    // The set nobody sees any more. Its rows are invisible; a failure here leaves them so.
+    await dropUnusedSet(this.db, flipped.changed ? current : set).catch(() => {});
+    return { outcome: 'written', source: toSource(flipped.source), results, removed };
+  }
+}
+
+/**
+ * Deletes the rows of item set `set` if no source shows it or is writing it, a chunk per
+ * transaction, yielding between them; true if it was unused. A set that is unused stays so: a
+ * chunked snapshot's set is named by its claim from before its first row until the flip names
+ * it, and nothing names a set again once it was replaced or abandoned.
+ */
+export async function dropUnusedSet(db: StagingDb, set: string): Promise<boolean> {
+  const inUse = await db.read((tx) =>
+    tx.get(
+      `SELECT 1 AS used FROM staging_sources
+       WHERE items_set = ? OR pending_set = ? OR (id = ? AND items_set IS NULL)`,
+      [set, set, set],
+    ),
+  );
+  if (inUse) return false;
+  for (;;) {
+    const deleted = await db.transaction((tx) =>
+      tx.run(
+        `DELETE FROM staging_items WHERE source_id = ? AND key IN
+           (SELECT key FROM staging_items WHERE source_id = ? ORDER BY key LIMIT ?)`,
+        [set, set, CHUNK_ROWS],
+      ),
+    );
+    if (deleted < CHUNK_ROWS) return true;
+    await yieldToEventLoop();
+  }
+}
+
+/** Item sets the orphan sweep looks at per call, at most. */
+export const SET_SWEEP_STEP = 100;
+
+/**
+ * The sweep for item sets nobody points to (README "Large snapshots and applies"): a snapshot
+ * whose clean-up of the replaced set failed, or whose process died after the flip, leaves that
+ * set's rows unreachable. Each call walks the next SET_SWEEP_STEP set ids of staging_items
+ * (one index seek each, from `after`, the cursor the previous call returned) and drops the rows
+ * of those no source shows or is writing. Returns the cursor for the next call: '' once the walk
+ * reached the end, so that the next call starts over.
+ */
+export async function sweepItemSets(
+  db: StagingDb,
+  after: string,
+): Promise<{ next: string; dropped: number }> {
+  let cursor = after;
+  let dropped = 0;
+  for (let step = 0; step < SET_SWEEP_STEP; step++) {
+    const row = await db.read((tx) =>
+      tx.get<{ item_set: string | null }>(
+        'SELECT min(source_id) AS item_set FROM staging_items WHERE source_id > ?',
+        [cursor],
+      ),
+    );
+    if (!row || row.item_set === null) return { next: '', dropped };
+    cursor = row.item_set;
+    if (await dropUnusedSet(db, cursor)) dropped++;
+  }
+  return { next: cursor, dropped };
 }
 
 /** The staged hashes of the keys `operations` name, or of the whole source (a snapshot). */

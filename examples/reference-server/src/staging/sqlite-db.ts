@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import type { Keyhook } from '@keyhook/core';
 import { toStoreError } from '@keyhook/store-sqlite';
 import type Database from 'better-sqlite3';
@@ -11,6 +13,7 @@ import { Serial, type SqlParam, type StagingDb, type Tx } from './db.js';
  */
 export function sqliteStagingDb(db: Database.Database, events: Keyhook['events']): StagingDb {
   const serial = new Serial();
+  const checkpointer = startCheckpointer(db);
   const statements = new Map<string, Database.Statement>();
   const prepare = (sql: string) => {
     let statement = statements.get(sql);
@@ -57,6 +60,81 @@ export function sqliteStagingDb(db: Database.Database, events: Keyhook['events']
     read: (work) => serial.run(() => work(tx)),
     close: async () => {
       await serial.run(async () => {});
+      await checkpointer?.stop();
     },
   };
 }
+
+/** How often the background checkpointer moves committed WAL pages into the database file. */
+export const CHECKPOINT_INTERVAL_MS = 200;
+
+/**
+ * WAL checkpoints off the event loop. SQLite runs an automatic checkpoint inside the COMMIT that
+ * takes the WAL past `wal_autocheckpoint` pages (1000): with better-sqlite3 that COMMIT copies
+ * every page the WAL holds into the database file and fsyncs it on the event loop, 40–190 ms
+ * during a large snapshot or apply (README "Large snapshots and applies"). So the connection's
+ * automatic checkpoints are turned off, and a worker thread with a connection of its own runs
+ * `PRAGMA wal_checkpoint(PASSIVE)` every CHECKPOINT_INTERVAL_MS: a passive checkpoint takes no
+ * lock a writer needs, so commits go on while it copies and syncs. If the worker cannot run,
+ * the automatic checkpoints come back. An in-memory database has no WAL: nothing to do.
+ */
+function startCheckpointer(db: Database.Database): { stop(): Promise<void> } | undefined {
+  if (db.memory || db.name === '' || db.pragma('journal_mode', { simple: true }) !== 'wal') return undefined;
+  const automatic = db.pragma('wal_autocheckpoint', { simple: true }) as number;
+  let worker: Worker;
+  try {
+    worker = new Worker(CHECKPOINTER, {
+      eval: true,
+      workerData: {
+        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+        file: db.name,
+        intervalMs: CHECKPOINT_INTERVAL_MS,
+      },
+    });
+  } catch {
+    return undefined; // the automatic checkpoints stay on
+  }
+  db.pragma('wal_autocheckpoint = 0');
+  let running = true;
+  const restore = () => {
+    if (!running) return;
+    running = false;
+    if (db.open) db.pragma(`wal_autocheckpoint = ${automatic}`);
+  };
+  worker.on('error', restore);
+  worker.on('exit', restore);
+  worker.unref();
+  return {
+    stop: async () => {
+      if (!running) return;
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      // Unref'd while it ran; a close waits for its last checkpoint, so it holds the process now.
+      worker.ref();
+      worker.postMessage('stop'); // a last checkpoint, then the worker closes its connection
+      await exited;
+    },
+  };
+}
+
+/** The checkpointer worker (CommonJS, run with `eval`): its own connection, a passive checkpoint per tick. */
+const CHECKPOINTER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true, timeout: 5000 });
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const tick = () => {
+  try {
+    checkpoint.get();
+  } catch {
+    // busy or gone: the next tick tries again
+  }
+};
+const timer = setInterval(tick, workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  tick();
+  db.close();
+  parentPort.close();
+});
+`;
