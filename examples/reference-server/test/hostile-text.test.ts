@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Reply } from './client.js';
 import { backends, startDataPlane } from './data-plane.js';
 
 /** U+0000, which Postgres text cannot hold, and an unpaired surrogate, which UTF-8 cannot encode. */
@@ -22,7 +23,7 @@ describe.each(backends)('text a store cannot keep as it came, on $name', (backen
   describe.each(Object.entries(UNSTORABLE))('%s', (_, bad) => {
     it('is refused with 400 validation_failed naming the field, in every field that is stored as text', async () => {
       const { api, admin, running } = plane;
-      const cases: [string, Promise<{ status: number; body: any }>, string][] = [
+      const cases: [string, Promise<Reply>, string][] = [
         ['source name', api.call('POST', '/sources', { name: bad }), 'name'],
         ['source description', api.call('POST', '/sources', { name: 'x', description: bad }), 'description'],
         ['source patch', api.call('PATCH', `/sources/${sourceId}`, { name: bad }), 'name'],
