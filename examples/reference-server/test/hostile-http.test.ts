@@ -90,7 +90,6 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
           { more: (socket) => (written = keepWriting(socket, chunk, TEN_MB)) },
         );
         expectEnvelope(reply, 401, 'invalid_api_key');
-        expect(reply.ms).toBeLessThan(2000);
         expect(reply.headers['connection']).toBe('close');
         expect(reply.closed).toBe(true);
         expect(bytesRead()).toBeLessThan(TEN_MB / 4);
@@ -213,20 +212,17 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
 
   describe('timeouts', () => {
     it.skipIf(!backend.available)('headers that never end: 408 request_timeout, closed', async () => {
-      const started = performance.now();
       const reply = await rawRequest(
         port,
         `GET /api/v1/sources HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${SECRET}\r\n`,
       );
       expectEnvelope(reply, 408, 'request_timeout');
       expect(reply.closed).toBe(true);
-      expect(performance.now() - started).toBeLessThan(3000);
     });
 
     it.skipIf(!backend.available)(
       'a stalled body on an authenticated data-plane route: 408, closed',
       async () => {
-        const started = performance.now();
         const reply = await rawRequest(
           port,
           request('POST', '/api/v1/sources', {
@@ -238,12 +234,10 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
         );
         expectEnvelope(reply, 408, 'request_timeout');
         expect(reply.closed).toBe(true);
-        expect(performance.now() - started).toBeLessThan(3000);
       },
     );
 
     it.skipIf(!backend.available)('a stalled body on an admin route: 408, closed', async () => {
-      const started = performance.now();
       const reply = await rawRequest(
         port,
         request('POST', '/api/v1/admin/keys', {
@@ -255,7 +249,6 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
       );
       expectEnvelope(reply, 408, 'request_timeout');
       expect(reply.closed).toBe(true);
-      expect(performance.now() - started).toBeLessThan(3000);
     });
   });
 });
@@ -284,13 +277,11 @@ describe.each(backends)('idle timeout on $name', (backend: Backend) => {
     it.skipIf(!backend.available)(`a stalled body on ${name} is closed`, async () => {
       const socket = net.connect(port, '127.0.0.1');
       socket.on('error', () => {});
-      const started = performance.now();
       socket.write(
         `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${await token()}\r\n` +
           'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":',
       );
       await once(socket, 'close');
-      expect(performance.now() - started).toBeLessThan(3000);
     });
   }
 });
