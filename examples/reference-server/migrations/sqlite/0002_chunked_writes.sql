@@ -7,3 +7,7 @@ ALTER TABLE staging_sources ADD COLUMN items_set TEXT;
 -- item writes on the source wait; a stale one (its writer died) is taken over and its rows dropped.
 ALTER TABLE staging_sources ADD COLUMN pending_set TEXT;
 ALTER TABLE staging_sources ADD COLUMN pending_at INTEGER;
+-- Whether a set is in use (dropUnusedSet, the sweep of unreachable sets) is one index seek on
+-- each pointer, not a scan of every source; most sources have no pending set.
+CREATE INDEX staging_sources_items_set ON staging_sources (items_set) WHERE items_set IS NOT NULL;
+CREATE INDEX staging_sources_pending_set ON staging_sources (pending_set) WHERE pending_set IS NOT NULL;

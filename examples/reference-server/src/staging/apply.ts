@@ -1,9 +1,10 @@
 import { passagesOf } from './chunk.js';
 import { CHUNK_ROWS, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
 import { applyFailed, generationPublished, runConflicted } from './events.js';
+import type { JobClaim, StagingJobHooks } from './jobs.js';
 import type { GenerationRecord, RunRecord } from './model.js';
 import { type GenerationRow, insertMany, type RunRow, toGeneration, toRun } from './rows.js';
-import { dropRunItems, endClaim } from './runs.js';
+import { dropRunItems, endClaim, renewClaim } from './runs.js';
 import { lockSource, type SourceRefusal } from './sources.js';
 
 export type ApplyOutcome =
@@ -23,7 +24,10 @@ const RUN = 'SELECT * FROM staging_runs WHERE tenant_id = ? AND source_id = ? AN
  * "Activation"). Each state change commits in one transaction with the event it causes.
  */
 export class ApplyStorage {
-  constructor(private readonly db: StagingDb) {}
+  constructor(
+    private readonly db: StagingDb,
+    private readonly hooks?: StagingJobHooks | undefined,
+  ) {}
 
   /**
    * The apply request (DESIGN.md §7 "Apply"): the run must have completed discovery on an
@@ -93,8 +97,9 @@ export class ApplyStorage {
    * Builds generation base + 1 from the run's pinned items, cut into passages, and switches the
    * source's active pointer to it with a compare-and-swap on (base, this run's apply slot); the
    * run is applied and `generation.published` goes out, in one final transaction. The build
-   * before it runs in chunks of CHUNK_ROWS items, each a short transaction that checks this job
-   * still holds the run, yielding to the event loop between them (README "Large snapshots and
+   * before it runs in chunks of CHUNK_ROWS items, each a short transaction that renews this job's
+   * claim on the run (renewClaim: a compare-and-swap on `claim.at`, which then moves on), yielding
+   * to the event loop between them (README "Large snapshots and
    * applies"): its rows are for generation N+1, which no reader looks at before the final
    * transaction writes the generation's row and moves the pointer. `beforeSwitch` runs inside
    * that transaction: a throw there (an injected failure) leaves the active generation as it
@@ -102,25 +107,24 @@ export class ApplyStorage {
    */
   async publishGeneration(
     run: RunRecord,
-    claimedAt: Date,
+    claim: JobClaim,
     at: Date,
     beforeSwitch: (run: RunRecord) => void | Promise<void>,
   ): Promise<RunRecord | undefined> {
     const number = run.baseGeneration + 1;
-    const holds = async (tx: Tx, lock: boolean) =>
-      (await tx.get<{ id: string }>(
-        `SELECT id FROM staging_runs WHERE id = ? AND status = 'applying' AND claimed_at = ?${
-          lock && this.db.dialect === 'postgres' ? ' FOR UPDATE' : ''
-        }`,
-        [run.id, claimedAt.getTime()],
-      )) !== undefined;
-    if (!(await this.db.read((tx) => holds(tx, false)))) return undefined;
+    // Every chunk's transaction renews the claim (a compare-and-swap on claimed_at), or stops
+    // there when another job took the run; the new time is this job's once the chunk commits.
+    const renew = (tx: Tx) => renewClaim(tx, run.id, 'applying', claim);
+    const step = (chunk: number) =>
+      this.hooks?.beforeChunk?.({ work: 'build', sourceId: run.sourceId, runId: run.id, chunk });
     // A build of N+1 that died (or failed) may have left rows: N+1 starts empty.
-    await this.dropGenerationRows(run.sourceId, number);
+    await step(0);
+    if (!(await this.dropGenerationRows(run, number, claim))) return undefined;
     let items = 0;
     let passages = 0;
     try {
-      for (let after = ''; ; ) {
+      for (let after = '', chunk = 1; ; chunk++) {
+        await step(chunk);
         const page = await this.db.read((tx) =>
           tx.all<{ key: string; content_hash: string; title: string | null; content: string | null }>(
             `SELECT r.key, r.content_hash, b.title, b.content FROM staging_run_items AS r
@@ -141,8 +145,9 @@ export class ApplyStorage {
                 text,
               ]),
         );
-        const held = await this.db.transaction(async (tx) => {
-          if (!(await holds(tx, true))) return false;
+        const renewed = await this.db.transaction(async (tx) => {
+          const next = await renew(tx);
+          if (next === undefined) return undefined;
           await insertMany(
             tx,
             'staging_generation_items',
@@ -150,9 +155,10 @@ export class ApplyStorage {
             page.map((item) => [run.sourceId, number, item.key, item.content_hash]),
           );
           await insertMany(tx, 'staging_passages', ['source_id', 'generation', 'key', 'seq', 'text'], pieces);
-          return true;
+          return next;
         });
-        if (!held) return undefined; // another job took the run: its build starts N+1 again
+        if (renewed === undefined) return undefined; // another job took the run: its build starts N+1 again
+        claim.at = renewed;
         items += page.length;
         passages += pieces.length;
         if (page.length < CHUNK_ROWS) break;
@@ -160,7 +166,7 @@ export class ApplyStorage {
         await yieldToEventLoop();
       }
       const applied = await this.db.transaction(async (tx) => {
-        if (!(await holds(tx, true))) return undefined;
+        if ((await renew(tx)) === undefined) return undefined;
         await tx.run(
           `INSERT INTO staging_generations (source_id, number, tenant_id, run_id, item_count, passage_count, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -188,17 +194,18 @@ export class ApplyStorage {
       if (applied) await this.releaseContent(run).catch(() => {}); // garbage only: a later apply's prune gets it
       return applied;
     } catch (error) {
-      // Not published: generation N+1's rows are nobody's. The caller fails the apply.
-      await this.dropGenerationRows(run.sourceId, number).catch(() => {});
+      // Not published: generation N+1's rows are nobody's. The caller fails the apply. Only while
+      // this job still holds the run: once another job took it, they are that job's rows.
+      await this.dropGenerationRows(run, number, claim).catch(() => {});
       throw error;
     }
   }
 
   /** The build failed: the run is apply_failed (`apply.failed`) and the slot freed; the active generation is untouched. */
-  async failApply(run: RunRecord, claimedAt: Date, reason: string, at: Date): Promise<boolean> {
+  async failApply(run: RunRecord, claim: JobClaim, reason: string, at: Date): Promise<boolean> {
     return this.db
       .transaction(async (tx) => {
-        if (!(await endClaim(tx, run, claimedAt, { from: 'applying', to: 'apply_failed', reason, at })))
+        if (!(await endClaim(tx, run, claim, { from: 'applying', to: 'apply_failed', reason, at })))
           return false;
         await tx.run(
           'UPDATE staging_sources SET applying_run_id = NULL, updated_at = ? WHERE id = ? AND applying_run_id = ?',
@@ -287,25 +294,36 @@ export class ApplyStorage {
     }
   }
 
-  /** Generation `number`'s item and passage rows, while no generation row names it: a chunk per transaction. */
-  private async dropGenerationRows(sourceId: string, number: number): Promise<void> {
+  /**
+   * Generation `number`'s item and passage rows, while no generation row names it: a chunk per
+   * transaction, each renewing this job's claim on `run` first. False when another job took the
+   * run: the rows are that job's build of N+1 now, and none of them is touched.
+   */
+  private async dropGenerationRows(run: RunRecord, number: number, claim: JobClaim): Promise<boolean> {
     for (const table of ['staging_generation_items', 'staging_passages']) {
       for (;;) {
-        const deleted = await this.db.transaction(async (tx) => {
+        const step = await this.db.transaction(async (tx) => {
+          const next = await renewClaim(tx, run.id, 'applying', claim);
+          if (next === undefined) return undefined;
           const published = await tx.get(
             'SELECT 1 AS published FROM staging_generations WHERE source_id = ? AND number = ?',
-            [sourceId, number],
+            [run.sourceId, number],
           );
-          if (published) return 0;
-          return tx.run(
-            `DELETE FROM ${table} WHERE source_id = ? AND generation = ? AND key IN
-               (SELECT key FROM ${table} WHERE source_id = ? AND generation = ? ORDER BY key LIMIT ?)`,
-            [sourceId, number, sourceId, number, CHUNK_ROWS],
-          );
+          const deleted = published
+            ? 0
+            : await tx.run(
+                `DELETE FROM ${table} WHERE source_id = ? AND generation = ? AND key IN
+                   (SELECT key FROM ${table} WHERE source_id = ? AND generation = ? ORDER BY key LIMIT ?)`,
+                [run.sourceId, number, run.sourceId, number, CHUNK_ROWS],
+              );
+          return { next, deleted };
         });
-        if (deleted === 0) break;
+        if (step === undefined) return false;
+        claim.at = step.next;
+        if (step.deleted === 0) break;
         await yieldToEventLoop();
       }
     }
+    return true;
   }
 }

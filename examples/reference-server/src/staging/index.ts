@@ -32,9 +32,9 @@ export async function openDataPlane(
   } = {},
 ): Promise<DataPlane> {
   await migrateStaging(db);
-  const sources = new SourceStorage(db);
-  const runs = new RunStorage(db);
-  const apply = new ApplyStorage(db);
+  const sources = new SourceStorage(db, options.hooks);
+  const runs = new RunStorage(db, options.hooks);
+  const apply = new ApplyStorage(db, options.hooks);
   const jobs = new StagingJobs({
     runs,
     apply,

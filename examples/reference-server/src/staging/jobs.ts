@@ -19,6 +19,35 @@ export interface StagingJobHooks {
    * connection, and a request of its own would wait for it forever.
    */
   beforeSwitch?(run: RunRecord): void | Promise<void>;
+  /**
+   * Tests only: runs before each chunk's transaction of a large piece of work (a chunked
+   * snapshot's writes, a run start's copy, discovery, a build), outside any transaction; a throw
+   * fails that work as a failing chunk would. Lets a test stretch the work past the stale-claim
+   * time, or change the database between two chunks.
+   */
+  beforeChunk?(step: ChunkStep): void | Promise<void>;
+}
+
+/** Which chunk of which work is next (StagingJobHooks.beforeChunk). */
+export interface ChunkStep {
+  work: 'snapshot' | 'pin' | 'discovery' | 'build';
+  sourceId: string;
+  /** The run, for all but a snapshot. */
+  runId?: string;
+  /**
+   * 0 for the first; for discovery and a build, 0 comes before the clean-up of what an earlier
+   * attempt left (its first transaction), 1 before the first chunk of the diff or the build.
+   */
+  chunk: number;
+}
+
+/**
+ * A job's claim on a run: the `claimed_at` it wrote. Every chunk's transaction moves it on with a
+ * compare-and-swap on this value (renewClaim in runs.ts), and the job carries the new value once
+ * that transaction commits, so a claim stays fresh for as long as its job makes progress.
+ */
+export interface JobClaim {
+  at: number;
 }
 
 /**
@@ -105,16 +134,18 @@ export class StagingJobs {
     const claimedAt = this.deps.clock.now();
     const run = await this.deps.runs.claimDiscovery(runId, claimedAt, staleBefore);
     if (!run) return; // another job has it, or it moved on
+    const claim: JobClaim = { at: claimedAt.getTime() };
     try {
-      // In chunks that yield (README "Large snapshots and applies"); undefined: another job took the run.
-      const counts = await this.deps.runs.diffInChunks(run, claimedAt);
+      // In chunks that yield (README "Large snapshots and applies"), each renewing the claim;
+      // undefined: another job took the run.
+      const counts = await this.deps.runs.diffInChunks(run, claim);
       if (!counts) return;
       await this.deps.hooks?.afterDiscovery?.(run);
-      await this.deps.runs.completeDiscovery(run, claimedAt, counts, this.deps.clock.now());
+      await this.deps.runs.completeDiscovery(run, claim, counts, this.deps.clock.now());
     } catch (error) {
       if (unavailable(error)) throw error; // the claim goes stale and a later sweep retries
       this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: discovery failed');
-      await this.deps.runs.failDiscovery(run, claimedAt, reasonOf(error), this.deps.clock.now());
+      await this.deps.runs.failDiscovery(run, claim, reasonOf(error), this.deps.clock.now());
     }
   }
 
@@ -122,15 +153,16 @@ export class StagingJobs {
     const claimedAt = this.deps.clock.now();
     const run = await this.deps.apply.claimBuild(runId, claimedAt, staleBefore);
     if (!run) return;
+    const claim: JobClaim = { at: claimedAt.getTime() };
     try {
       await this.deps.hooks?.beforeBuild?.(run);
-      await this.deps.apply.publishGeneration(run, claimedAt, this.deps.clock.now(), async (held) => {
+      await this.deps.apply.publishGeneration(run, claim, this.deps.clock.now(), async (held) => {
         await this.deps.hooks?.beforeSwitch?.(held);
       });
     } catch (error) {
       if (unavailable(error)) throw error;
       this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: the generation build failed');
-      await this.deps.apply.failApply(run, claimedAt, reasonOf(error), this.deps.clock.now());
+      await this.deps.apply.failApply(run, claim, reasonOf(error), this.deps.clock.now());
     }
   }
 }

@@ -1,6 +1,7 @@
 import { CHUNK_ROWS, type SqlParam, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
 import { isNoop } from './diff.js';
 import { runCompleted, runConflicted, runFailed } from './events.js';
+import type { JobClaim, StagingJobHooks } from './jobs.js';
 import type { Change, ChangeCounts, ChangeRecord, RunRecord } from './model.js';
 import { type ChangeRow, itemSetOf, type RunRow, toChange, toRun, toSource } from './rows.js';
 import {
@@ -30,7 +31,10 @@ const RUN = 'SELECT * FROM staging_runs WHERE tenant_id = ? AND source_id = ? AN
 export class RunStorage {
   private setSweepCursor = '';
 
-  constructor(private readonly db: StagingDb) {}
+  constructor(
+    private readonly db: StagingDb,
+    private readonly hooks?: StagingJobHooks | undefined,
+  ) {}
 
   /**
    * Starts a run on the staged set as it is now: the run pins the source's staged revision and
@@ -130,17 +134,21 @@ export class RunStorage {
     const bounded = `INSERT INTO staging_run_items (run_id, key, content_hash)
       SELECT ?, key, content_hash FROM staging_items
       WHERE tenant_id = ? AND source_id = ? AND key > ? AND key <= ?`;
-    for (let after = ''; ; ) {
+    const lost = () => new Error(`the start of ${run.id} lost its claim on the source`);
+    for (let after = '', chunk = 0; ; chunk++) {
+      await this.hooks?.beforeChunk?.({ work: 'pin', sourceId: run.sourceId, runId: run.id, chunk });
       const bound = await this.db.transaction(async (tx) => {
         const held = await tx.run(
           'UPDATE staging_sources SET pending_at = ? WHERE id = ? AND pending_set = ?',
           [Date.now(), run.sourceId, claim],
         );
-        if (held !== 1) throw new Error(`the start of ${run.id} lost its claim on the source`);
-        await tx.run(`UPDATE staging_runs SET claimed_at = ? WHERE id = ? AND status = 'queued'`, [
-          Date.now(),
-          run.id,
-        ]);
+        if (held !== 1) throw lost();
+        // A job failed the run meanwhile (its mark went stale: abandonStart): so does the start.
+        const marked = await tx.run(
+          `UPDATE staging_runs SET claimed_at = ? WHERE id = ? AND status = 'queued' AND claimed_at IS NOT NULL`,
+          [Date.now(), run.id],
+        );
+        if (marked !== 1) throw lost();
         const last = await chunkBound(
           this.db,
           tx,
@@ -150,12 +158,15 @@ export class RunStorage {
         if (last === undefined) {
           await tx.run(`${bounded.replace(' AND key <= ?', '')}`, [run.id, run.tenantId, set, after]);
           // The copy is whole: the source is free, and the run is a job's to discover.
-          await tx.run('UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ?', [
-            run.sourceId,
-          ]);
-          await tx.run(`UPDATE staging_runs SET claimed_at = NULL WHERE id = ? AND status = 'queued'`, [
-            run.id,
-          ]);
+          const released = await tx.run(
+            'UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ? AND pending_set = ?',
+            [run.sourceId, claim],
+          );
+          const queued = await tx.run(
+            `UPDATE staging_runs SET claimed_at = NULL WHERE id = ? AND status = 'queued'`,
+            [run.id],
+          );
+          if (released !== 1 || queued !== 1) throw lost();
         } else {
           await tx.run(bounded, [run.id, run.tenantId, set, after, last]);
         }
@@ -258,6 +269,12 @@ export class RunStorage {
         [reason, at.getTime(), runId, staleBefore.getTime()],
       );
       if (!row) return false;
+      // Its start's claim on the source goes with it: item writes need not wait for it to go
+      // stale, and the start, if it is still alive, fails at its next chunk (pin).
+      await tx.run(
+        'UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ? AND pending_set = ?',
+        [row.source_id, `run:${runId}`],
+      );
       await tx.publish(runFailed(toRun(row), reason));
       return true;
     });
@@ -268,15 +285,20 @@ export class RunStorage {
   /**
    * Discovery's diff (DESIGN.md §7 "Runs"; the same result as diffItems): the pinned set against
    * the base generation's, written into staging_run_changes in chunks of CHUNK_ROWS keys, each a
-   * short transaction that checks this job still holds the run, with the event loop let in
-   * between (README "Large snapshots and applies"). The comparison is SQL, keyed in the
+   * short transaction that renews this job's claim on the run (renewClaim), with the event loop
+   * let in between (README "Large snapshots and applies"); on Postgres one statement per pass. The comparison is SQL, keyed in the
    * database's own key order: every pinned key (added, updated, unchanged), then every key only
    * in the base (removed). Nobody reads a run's changes before it completes (`changes`), and a
    * discovery taken over from a dead job starts by dropping what that one wrote. Returns the
    * counts, or undefined when another job took the run.
    */
-  async diffInChunks(run: RunRecord, claimedAt: Date): Promise<ChangeCounts | undefined> {
-    await dropRunChanges(this.db, run.id);
+  async diffInChunks(run: RunRecord, claim: JobClaim): Promise<ChangeCounts | undefined> {
+    let chunk = 0;
+    const nextChunk = () =>
+      this.hooks?.beforeChunk?.({ work: 'discovery', sourceId: run.sourceId, runId: run.id, chunk: chunk++ });
+    // What a dead (or overtaken) job wrote; only while this job holds the run.
+    await nextChunk();
+    if (!(await dropRunChanges(this.db, run.id, claim))) return undefined;
     const counts: ChangeCounts = { added: 0, updated: 0, removed: 0, unchanged: 0 };
     const passes = [
       {
@@ -307,8 +329,11 @@ export class RunStorage {
     ];
     for (const pass of passes) {
       for (let after = ''; ; ) {
+        await nextChunk();
         const step = await this.db.transaction(async (tx) => {
-          if (!(await this.holdsDiscovery(tx, run, claimedAt))) return { held: false as const };
+          // Renews the claim, or stops here when another job took the run.
+          const next = await renewClaim(tx, run.id, 'running', claim);
+          if (next === undefined) return { held: false as const };
           const last = await chunkBound(this.db, tx, pass.bound, [...pass.boundParams, after]);
           const range = last === undefined ? [after] : [after, last];
           await tx.run(last === undefined ? pass.insert : pass.insert + pass.upper, [
@@ -321,9 +346,10 @@ export class RunStorage {
             } GROUP BY change`,
             [run.id, ...range],
           );
-          return { held: true as const, last, tally };
+          return { held: true as const, next, last, tally };
         });
         if (!step.held) return undefined;
+        claim.at = step.next;
         // The second pass's range also holds the first pass's keys: count only what it adds.
         for (const { change, n } of step.tally) {
           if (pass === passes[0] ? change !== 'removed' : change === 'removed') counts[change] += Number(n);
@@ -336,18 +362,8 @@ export class RunStorage {
     return counts;
   }
 
-  private async holdsDiscovery(tx: Tx, run: RunRecord, claimedAt: Date): Promise<boolean> {
-    const row = await tx.get<{ id: string }>(
-      `SELECT id FROM staging_runs WHERE id = ? AND status = 'running' AND claimed_at = ?${
-        this.db.dialect === 'postgres' ? ' FOR UPDATE' : ''
-      }`,
-      [run.id, claimedAt.getTime()],
-    );
-    return row !== undefined;
-  }
-
   /** Completes the run with its diff's counts (`run.completed`), if this job's claim still holds it. */
-  async completeDiscovery(run: RunRecord, claimedAt: Date, counts: ChangeCounts, at: Date): Promise<boolean> {
+  async completeDiscovery(run: RunRecord, claim: JobClaim, counts: ChangeCounts, at: Date): Promise<boolean> {
     const noop = isNoop(counts);
     return this.db.transaction(async (tx) => {
       const updated = await tx.run(
@@ -362,7 +378,7 @@ export class RunStorage {
           noop ? 1 : 0,
           at.getTime(),
           run.id,
-          claimedAt.getTime(),
+          claim.at,
         ],
       );
       if (updated === 0) return false;
@@ -382,13 +398,14 @@ export class RunStorage {
   }
 
   /** Fails the run (`run.failed`), if this job's claim still holds it. */
-  async failDiscovery(run: RunRecord, claimedAt: Date, reason: string, at: Date): Promise<boolean> {
+  async failDiscovery(run: RunRecord, claim: JobClaim, reason: string, at: Date): Promise<boolean> {
     const failed = await this.db.transaction(async (tx) => {
-      if (!(await endClaim(tx, run, claimedAt, { from: 'running', to: 'failed', reason, at }))) return false;
+      if (!(await endClaim(tx, run, claim, { from: 'running', to: 'failed', reason, at }))) return false;
       await tx.publish(runFailed(run, reason));
       return true;
     });
     if (failed) {
+      // The run is failed for good: nobody else writes its changes any more.
       await dropRunItems(this.db, run.id);
       await dropRunChanges(this.db, run.id);
     }
@@ -425,15 +442,35 @@ async function chunkBound(
 export async function endClaim(
   tx: Tx,
   run: RunRecord,
-  claimedAt: Date,
+  claim: JobClaim,
   change: { from: 'running' | 'applying'; to: 'failed' | 'apply_failed'; reason: string; at: Date },
 ): Promise<boolean> {
   const updated = await tx.run(
     `UPDATE staging_runs SET status = ?, reason = ?, claimed_at = NULL, updated_at = ?
      WHERE id = ? AND status = ? AND claimed_at = ?`,
-    [change.to, change.reason, change.at.getTime(), run.id, change.from, claimedAt.getTime()],
+    [change.to, change.reason, change.at.getTime(), run.id, change.from, claim.at],
   );
   return updated !== 0;
+}
+
+/**
+ * In a chunk's transaction: moves the job's claim on the run to now with a compare-and-swap on
+ * the time it holds (`claim.at`), so that a job making progress never looks stale to another
+ * instance's sweep. Returns the new time, which the caller takes into `claim.at` once the
+ * transaction commits, or undefined when another job took the run (or it left `status`).
+ */
+export async function renewClaim(
+  tx: Tx,
+  runId: string,
+  status: 'running' | 'applying',
+  claim: JobClaim,
+): Promise<number | undefined> {
+  const next = Math.max(Date.now(), claim.at);
+  const renewed = await tx.run(
+    'UPDATE staging_runs SET claimed_at = ? WHERE id = ? AND status = ? AND claimed_at = ?',
+    [next, runId, status, claim.at],
+  );
+  return renewed === 1 ? next : undefined;
 }
 
 /**
@@ -455,17 +492,27 @@ export async function dropRunItems(db: StagingDb, runId: string): Promise<void> 
   }
 }
 
-/** Drops what a discovery wrote into staging_run_changes (it failed, or died and is taken over), in chunks. */
-export async function dropRunChanges(db: StagingDb, runId: string): Promise<void> {
+/**
+ * Drops what a discovery wrote into staging_run_changes (it failed, or died and is taken over),
+ * in chunks. With `claim` (a discovery starting over), each chunk's transaction first renews
+ * that claim on the running run, and the drop stops, deleting nothing more, once another job took
+ * the run: false then.
+ */
+export async function dropRunChanges(db: StagingDb, runId: string, claim?: JobClaim): Promise<boolean> {
   for (;;) {
-    const deleted = await db.transaction((tx) =>
-      tx.run(
+    const step = await db.transaction(async (tx) => {
+      const next = claim && (await renewClaim(tx, runId, 'running', claim));
+      if (claim && next === undefined) return undefined;
+      const deleted = await tx.run(
         `DELETE FROM staging_run_changes WHERE run_id = ? AND key IN
            (SELECT key FROM staging_run_changes WHERE run_id = ? ORDER BY key LIMIT ?)`,
         [runId, runId, CHUNK_ROWS],
-      ),
-    );
-    if (deleted < CHUNK_ROWS) return;
+      );
+      return { next, deleted };
+    });
+    if (step === undefined) return false;
+    if (claim && step.next !== undefined) claim.at = step.next;
+    if (step.deleted < CHUNK_ROWS) return true;
     await yieldToEventLoop();
   }
 }

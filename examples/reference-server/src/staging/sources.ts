@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CHUNK_ROWS, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
+import type { StagingJobHooks } from './jobs.js';
 import type { ItemFields, ItemRecord, SourceRecord, WriteResult } from './model.js';
 import {
   ITEM_SET_OF,
@@ -69,7 +70,10 @@ type Busy = { outcome: 'busy' };
 
 /** Sources and their staged items (DESIGN.md §7 "Sources", "Items"). */
 export class SourceStorage {
-  constructor(private readonly db: StagingDb) {}
+  constructor(
+    private readonly db: StagingDb,
+    private readonly hooks?: StagingJobHooks | undefined,
+  ) {}
 
   async create(source: SourceRecord): Promise<void> {
     await this.db.transaction((tx) =>
@@ -209,6 +213,16 @@ export class SourceStorage {
       const source = toSource(row);
       if (source.status !== 'active') return { outcome: 'source_inactive' };
       if (pendingFresh(row, Date.now())) return { outcome: 'busy' };
+      if (row.pending_set !== null) {
+        // A stale claim (its holder stopped renewing it): taken away under the row lock before
+        // this write, so that its holder, should it still be alive, fails its next
+        // compare-and-swap (a chunk, the flip, a run start's copy) instead of making visible a
+        // set read before this write. What it wrote is unreachable now: the sweep drops it.
+        await tx.run(
+          'UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ? AND pending_set = ?',
+          [sourceId, row.pending_set],
+        );
+      }
       const set = itemSetOf(row);
 
       const staged = await stagedHashes(tx, tenantId, set, options.snapshot ? undefined : operations);
@@ -329,13 +343,25 @@ export class SourceStorage {
     let flipped: { source: SourceRow; changed: boolean } | SourceRefusal;
     const results: WriteResult[] = [];
     let removed = 0;
+    const lost = () => new Error(`the snapshot of ${sourceId} lost its claim on the source`);
+    // Renews the claim (in the caller's transaction), and stops the snapshot if another writer
+    // took it over (ours went stale) or cleared it (an item write after it went stale).
+    const renew = async (tx: Tx) => {
+      const held = await tx.run(
+        'UPDATE staging_sources SET pending_at = ? WHERE id = ? AND pending_set = ?',
+        [Date.now(), sourceId, set],
+      );
+      if (held !== 1) throw lost();
+    };
     try {
       // A writer that died with the claim left its unfinished set: nothing points at it now.
-      if (claim.abandoned !== null) await dropUnusedSet(this.db, claim.abandoned);
+      if (claim.abandoned !== null) await dropUnusedSet(this.db, claim.abandoned, renew);
 
-      // The set as it is (no other item write changes it while the claim holds), page by page.
+      // The set as it is (no other item write changes it while the claim holds), page by page,
+      // the claim renewed before each page.
       const staged = new Map<string, { hash: string; createdAt: number; updatedAt: number }>();
       for (let after = ''; ; ) {
+        await this.db.transaction(renew);
         const rows = await this.db.read((tx) =>
           tx.all<{ key: string; content_hash: string; created_at: number; updated_at: number }>(
             `SELECT key, content_hash, created_at, updated_at FROM staging_items
@@ -357,6 +383,7 @@ export class SourceStorage {
 
       let changed = false;
       for (let start = 0; start < operations.length; start += CHUNK_ROWS) {
+        await this.hooks?.beforeChunk?.({ work: 'snapshot', sourceId, chunk: start / CHUNK_ROWS });
         const chunk = operations.slice(start, start + CHUNK_ROWS) as Extract<
           ItemOperation,
           { kind: 'upsert' }
@@ -395,12 +422,7 @@ export class SourceStorage {
           ]);
         }
         await this.db.transaction(async (tx) => {
-          // Renews the claim, and stops here if another writer took it over (ours went stale).
-          const held = await tx.run(
-            'UPDATE staging_sources SET pending_at = ? WHERE id = ? AND pending_set = ?',
-            [Date.now(), sourceId, set],
-          );
-          if (held !== 1) throw new Error(`the snapshot of ${sourceId} lost its claim on the source`);
+          await renew(tx);
           await insertMany(
             tx,
             'staging_blobs',
@@ -424,8 +446,7 @@ export class SourceStorage {
       flipped = await this.db.transaction(async (tx) => {
         const row = await lockSourceRow(tx, this.db, tenantId, sourceId);
         if (!row) return { outcome: 'source_not_found' } as const;
-        if (row.pending_set !== set)
-          throw new Error(`the snapshot of ${sourceId} lost its claim on the source`);
+        if (row.pending_set !== set) throw lost();
         if (row.status !== 'active') {
           await tx.run('UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ?', [
             sourceId,
@@ -474,7 +495,12 @@ export class SourceStorage {
  * chunked snapshot's set is named by its claim from before its first row until the flip names
  * it, and nothing names a set again once it was replaced or abandoned.
  */
-export async function dropUnusedSet(db: StagingDb, set: string): Promise<boolean> {
+export async function dropUnusedSet(
+  db: StagingDb,
+  set: string,
+  /** Runs first in each chunk's transaction (a snapshot renewing its claim); a throw stops the drop. */
+  beforeChunk?: (tx: Tx) => Promise<void>,
+): Promise<boolean> {
   const inUse = await db.read((tx) =>
     tx.get(
       `SELECT 1 AS used FROM staging_sources
@@ -484,13 +510,14 @@ export async function dropUnusedSet(db: StagingDb, set: string): Promise<boolean
   );
   if (inUse) return false;
   for (;;) {
-    const deleted = await db.transaction((tx) =>
-      tx.run(
+    const deleted = await db.transaction(async (tx) => {
+      await beforeChunk?.(tx);
+      return tx.run(
         `DELETE FROM staging_items WHERE source_id = ? AND key IN
            (SELECT key FROM staging_items WHERE source_id = ? ORDER BY key LIMIT ?)`,
         [set, set, CHUNK_ROWS],
-      ),
-    );
+      );
+    });
     if (deleted < CHUNK_ROWS) return true;
     await yieldToEventLoop();
   }
@@ -523,6 +550,8 @@ export async function sweepItemSets(
     if (!row || row.item_set === null) return { next: '', dropped };
     cursor = row.item_set;
     if (await dropUnusedSet(db, cursor)) dropped++;
+    // Each step is a few short statements: requests go between them.
+    await yieldToEventLoop();
   }
   return { next: cursor, dropped };
 }
