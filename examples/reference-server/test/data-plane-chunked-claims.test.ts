@@ -1,8 +1,5 @@
-import path from 'node:path';
-import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
+import { uniqueSchemaName } from '@keyhook/testing/postgres';
 import { adminToken } from '@keyhook/testing/support';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { buildServer } from '../src/server.js';
@@ -15,10 +12,11 @@ import {
   type Backend,
   backends,
   DataPlaneClient,
-  startDataPlane,
+  type startDataPlane,
+  startDataPlaneWithSql,
   withPostgres,
 } from './data-plane.js';
-import { dropSchema, postgresEnv, tempDir } from './instances.js';
+import { dropSchema, postgresEnv } from './instances.js';
 
 /**
  * The claims of chunked work (README "Large snapshots and applies"): a job renews its claim on a
@@ -56,39 +54,10 @@ describe.each(backends)('claims of chunked work on $name', (backend: Backend) =>
 
   beforeAll(async () => {
     if (!backend.available) return;
-    if (backend.name === 'SQLite') {
-      const temp = tempDir();
-      const file = path.join(temp.dir, 'keyhook.db');
-      plane = await startDataPlane(backend, { env: { KEYHOOK_SQLITE_PATH: file }, staging: { hooks } });
-      const db = new Database(file);
-      sql = async (text) => {
-        const statement = db.prepare(text);
-        if (statement.reader) return statement.all() as Record<string, unknown>[];
-        statement.run();
-        return [];
-      };
-      cleanUp = async () => {
-        db.close();
-        temp.remove();
-      };
-    } else {
-      const schema = uniqueSchemaName('ref_claims');
-      plane = await startDataPlane(backend, { env: { KEYHOOK_PG_SCHEMA: schema }, staging: { hooks } });
-      const client = new pg.Client({
-        connectionString: POSTGRES_TEST_URL,
-        options: `-c search_path=${schema}`,
-      });
-      await client.connect();
-      sql = async (text) => (await client.query(text)).rows;
-      cleanUp = async () => {
-        await client.end();
-        await dropSchema(schema);
-      };
-    }
+    ({ plane, sql, close: cleanUp } = await startDataPlaneWithSql(backend, { staging: { hooks } }));
   });
   afterAll(async () => {
     onChunk = undefined;
-    await plane?.close();
     await cleanUp?.();
   });
 

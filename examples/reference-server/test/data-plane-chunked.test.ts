@@ -1,11 +1,6 @@
-import path from 'node:path';
-import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNKED_SNAPSHOT_MIN } from '../src/staging/sources.js';
-import { type Backend, backends, startDataPlane } from './data-plane.js';
-import { dropSchema, tempDir } from './instances.js';
+import { type Backend, backends, type startDataPlane, startDataPlaneWithSql } from './data-plane.js';
 
 /**
  * Large snapshots and applies are written in chunks, each a short transaction, and made visible
@@ -19,43 +14,14 @@ import { dropSchema, tempDir } from './instances.js';
 describe.each(backends)('chunked snapshots and applies on $name', (backend: Backend) => {
   let plane: Awaited<ReturnType<typeof startDataPlane>>;
   /** Runs SQL in the server's database, on a connection of the test's own. */
-  let sql: (text: string) => Promise<unknown[]>;
+  let sql: (text: string) => Promise<Record<string, unknown>[]>;
   let cleanUp: () => Promise<void>;
 
   beforeAll(async () => {
     if (!backend.available) return;
-    if (backend.name === 'SQLite') {
-      const temp = tempDir();
-      const file = path.join(temp.dir, 'keyhook.db');
-      plane = await startDataPlane(backend, { env: { KEYHOOK_SQLITE_PATH: file } });
-      const db = new Database(file);
-      sql = async (text) => {
-        const statement = db.prepare(text);
-        if (statement.reader) return statement.all();
-        statement.run();
-        return [];
-      };
-      cleanUp = async () => {
-        db.close();
-        temp.remove();
-      };
-    } else {
-      const schema = uniqueSchemaName('ref_chunked');
-      plane = await startDataPlane(backend, { env: { KEYHOOK_PG_SCHEMA: schema } });
-      const client = new pg.Client({
-        connectionString: POSTGRES_TEST_URL,
-        options: `-c search_path=${schema}`,
-      });
-      await client.connect();
-      sql = async (text) => (await client.query(text)).rows;
-      cleanUp = async () => {
-        await client.end();
-        await dropSchema(schema);
-      };
-    }
+    ({ plane, sql, close: cleanUp } = await startDataPlaneWithSql(backend));
   });
   afterAll(async () => {
-    await plane?.close();
     await cleanUp?.();
   });
 

@@ -1,12 +1,15 @@
-import { postgresAvailable } from '@keyhook/testing/postgres';
+import path from 'node:path';
+import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import { adminToken } from '@keyhook/testing/support';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { expect } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { type BuildServerOptions, buildServer } from '../src/server.js';
 import { SCOPES } from '../src/staging/index.js';
 import type { Reply } from './client.js';
 import { Client, listen } from './client.js';
-import { backendsFor, type Running } from './instances.js';
+import { backendsFor, dropSchema, type Running, tempDir } from './instances.js';
 
 export const withPostgres = await postgresAvailable();
 
@@ -38,6 +41,60 @@ export async function startDataPlane(
     close: async () => {
       await server.close();
       await setUp.tearDown();
+    },
+  };
+}
+
+/**
+ * startDataPlane on a database of the test's own choosing (a fresh file, or a fresh schema),
+ * with `sql` to run statements in it over a connection of the test's own: to install a failing
+ * trigger, or to read what the server wrote. `close` stops the server and removes the database.
+ */
+export async function startDataPlaneWithSql(
+  backend: Backend,
+  options: Parameters<typeof startDataPlane>[1] = {},
+): Promise<{
+  plane: Awaited<ReturnType<typeof startDataPlane>>;
+  sql: (text: string) => Promise<Record<string, unknown>[]>;
+  close: () => Promise<void>;
+}> {
+  if (backend.name === 'SQLite') {
+    const temp = tempDir();
+    const file = path.join(temp.dir, 'keyhook.db');
+    const plane = await startDataPlane(backend, {
+      ...options,
+      env: { ...options.env, KEYHOOK_SQLITE_PATH: file },
+    });
+    const db = new Database(file);
+    return {
+      plane,
+      sql: async (text) => {
+        const statement = db.prepare(text);
+        if (statement.reader) return statement.all() as Record<string, unknown>[];
+        statement.run();
+        return [];
+      },
+      close: async () => {
+        await plane.close();
+        db.close();
+        temp.remove();
+      },
+    };
+  }
+  const schema = uniqueSchemaName('ref_sql');
+  const plane = await startDataPlane(backend, {
+    ...options,
+    env: { ...options.env, KEYHOOK_PG_SCHEMA: schema },
+  });
+  const client = new pg.Client({ connectionString: POSTGRES_TEST_URL, options: `-c search_path=${schema}` });
+  await client.connect();
+  return {
+    plane,
+    sql: async (text) => (await client.query(text)).rows,
+    close: async () => {
+      await plane.close();
+      await client.end();
+      await dropSchema(schema);
     },
   };
 }

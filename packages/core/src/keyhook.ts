@@ -73,7 +73,7 @@ export interface KeyhookOptions<
    * `development` allows `http://` webhook URLs and private addresses, and generates an
    * encryption key when none is given and the store keeps nothing past the process
    * (`MemoryStore`). Default: `production` when NODE_ENV is `production` (in any letter
-   * case, around any spaces), else `development` (DESIGN.md §5).
+   * case, around any spaces), else `development`.
    */
   mode?: 'development' | 'production';
   /**

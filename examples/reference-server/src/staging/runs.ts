@@ -283,7 +283,7 @@ export class RunStorage {
   }
 
   /**
-   * Discovery's diff (DESIGN.md §7 "Runs"; the same result as diffItems): the pinned set against
+   * Discovery's diff (the same result as diffItems): the pinned set against
    * the base generation's, written into staging_run_changes in chunks of CHUNK_ROWS keys, each a
    * short transaction that renews this job's claim on the run (renewClaim), with the event loop
    * let in between (README "Large snapshots and applies"); on Postgres one statement per pass. The comparison is SQL, keyed in the
