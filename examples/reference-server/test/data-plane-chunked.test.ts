@@ -243,6 +243,26 @@ describe.each(backends)('chunked snapshots and applies on $name', (backend: Back
   }
 
   it.skipIf(!backend.available)(
+    'an apply answers for what it committed, even when the clean-up of the pinned set after it fails',
+    async () => {
+      const { api } = plane;
+      const source = await api.createSource('noop clean-up');
+      await api.put(source, 'x', 'X-ray.');
+      expect(await api.runAndApply(source)).toMatchObject({ status: 'applied', generation: 1 });
+      const again = await api.startRun(source);
+      expect(await api.settled(source, again.id)).toMatchObject({ status: 'completed', noop: true });
+      const deletes = await failDeletesOn('staging_run_items');
+      try {
+        const applied = await api.apply(source, again.id);
+        expect(applied.status).toBe(202);
+        expect(applied.body.run).toMatchObject({ status: 'applied', generation: 1 });
+      } finally {
+        await deletes.allow();
+      }
+    },
+  );
+
+  it.skipIf(!backend.available)(
     'a replaced set whose clean-up failed is swept by the jobs, and nothing visible goes with it',
     async () => {
       const { api } = plane;
