@@ -106,4 +106,50 @@ describe.skipIf(!withPostgres)('two instances on one Postgres (DESIGN.md §3 rev
     const fromA = await a.client.request('GET', `/api/v1/admin/keys/${id}`, admin);
     expect(fromA).toMatchObject({ status: 200, body: { key: { id, name: 'made on B' } } });
   });
+
+  it("a key's rate limit across two instances: exactly the limit on each, at most 2 × the limit together, a change seen by both", async () => {
+    const DAY = 86_400;
+    const dayOf = () => Math.floor(Date.now() / (DAY * 1000));
+    // Windows are aligned to the epoch: a run that crossed midnight UTC would count two windows.
+    for (let attempt = 0; ; attempt++) {
+      const day = dayOf();
+      const created = await a.client.request('POST', '/api/v1/admin/keys', admin, {
+        name: 'limited',
+        scopes: ['sources:read'],
+        rateLimit: { limit: 5, window: DAY },
+      });
+      expect(created.status).toBe(201);
+      const { id } = created.body.key;
+      const secret: string = created.body.secret;
+      const statuses = async (client: typeof a.client, count: number) => {
+        const seen: number[] = [];
+        for (let i = 0; i < count; i++) seen.push((await client.listSources(secret)).status);
+        return seen;
+      };
+      // Interleaved, so neither instance runs ahead of the other.
+      const onA: number[] = [];
+      const onB: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        onA.push(...(await statuses(a.client, 1)));
+        onB.push(...(await statuses(b.client, 1)));
+      }
+      // Raised on B to 7 in the same window: each instance has counted 5, so each admits 2 more.
+      const raised = await b.client.request('PATCH', `/api/v1/admin/keys/${id}`, admin, {
+        rateLimit: { limit: 7, window: DAY },
+      });
+      expect(raised.status).toBe(200);
+      const afterA = await statuses(a.client, 4);
+      const afterB = await statuses(b.client, 4);
+      if (dayOf() !== day && attempt === 0) continue;
+      const admitted = (seen: number[]) => seen.filter((status) => status === 200).length;
+      expect(onA.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+      expect([admitted(onA), admitted(onB)]).toEqual([5, 5]);
+      expect(admitted(onA) + admitted(onB)).toBeLessThanOrEqual(2 * 5);
+      expect([afterA, afterB]).toEqual([
+        [200, 200, 429, 429],
+        [200, 200, 429, 429],
+      ]);
+      return;
+    }
+  });
 });

@@ -6,6 +6,7 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
+  rateLimitHeaders,
   type ScopeOf,
 } from '@keyhook/core';
 import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
@@ -55,6 +56,7 @@ export function keyhookRouter(keyhook: AnyKeyhook, options: KeyhookRouterOptions
           headers: req.headers,
           rawBody: Buffer.isBuffer(req.body) ? req.body : null,
           bodyError: bodyError ?? (consumed ? 'unreadable' : undefined),
+          clientAddress: req.ip,
         }),
         req,
       );
@@ -82,18 +84,23 @@ export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K
       warned = true;
       process.emitWarning(GUARD_AFTER_BODY, { code: 'KEYHOOK_GUARD_AFTER_BODY', type: 'KeyhookWarning' });
     }
-    const result = guard(req.headers);
+    // `req.ip` follows the app's `trust proxy` setting: failed verifications are counted by it.
+    const result = guard(req.headers, req.ip);
     if (result instanceof Promise) result.then((settled) => apply(settled, req, res, next), next);
     else apply(result, req, res, next);
   };
 }
 
-/** Lets the host's route run, or answers for it. A success adds no header: the response is the host's. */
+/**
+ * Lets the host's route run, or answers for it. A success adds only the `RateLimit-*` fields of
+ * a rate-limited key: the rest of the response is the host's.
+ */
 function apply(result: GuardResult, req: Request, res: Response, next: NextFunction): void {
   if (!result.ok) {
     send(res, result.response, req);
     return;
   }
+  if (result.rateLimit !== undefined) res.set(rateLimitHeaders(result.rateLimit));
   req.apiKey = result.apiKey;
   next();
 }

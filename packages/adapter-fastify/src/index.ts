@@ -5,6 +5,7 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
+  rateLimitHeaders,
   type ScopeOf,
 } from '@keyhook/core';
 import type {
@@ -56,6 +57,7 @@ const keyhookRoutes: FastifyPluginAsync<{ keyhook: AnyKeyhook }> = async (scope,
       headers: request.headers,
       rawBody: Buffer.isBuffer(request.body) ? request.body : null,
       bodyError,
+      clientAddress: request.ip,
     };
   };
 
@@ -103,7 +105,8 @@ export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K
       warned = true;
       process.emitWarning(GUARD_AFTER_BODY, { code: 'KEYHOOK_GUARD_AFTER_BODY', type: 'KeyhookWarning' });
     }
-    const result = guard(request.headers);
+    // `request.ip` follows the server's `trustProxy` option: failed verifications are counted by it.
+    const result = guard(request.headers, request.ip);
     if (result instanceof Promise) result.then((settled) => apply(settled, request, reply, done), done);
     else apply(result, request, reply, done);
   };
@@ -126,7 +129,10 @@ export function bodyUnread(request: FastifyRequest): boolean {
   return declared && !request.raw.readableEnded;
 }
 
-/** Lets the host's route run, or answers for it. A success adds no header: the response is the host's. */
+/**
+ * Lets the host's route run, or answers for it. A success adds only the `RateLimit-*` fields of
+ * a rate-limited key: the rest of the response is the host's.
+ */
 function apply(
   result: GuardResult,
   request: FastifyRequest,
@@ -137,6 +143,7 @@ function apply(
     send(reply, result.response, request); // replying from a hook: `done` is not called
     return;
   }
+  if (result.rateLimit !== undefined) reply.headers(rateLimitHeaders(result.rateLimit));
   request.apiKey = result.apiKey;
   done();
 }

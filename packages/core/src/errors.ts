@@ -53,6 +53,8 @@ export interface KeyhookErrorOptions {
   status?: number;
   /** Seconds, sent as Retry-After (429, 503). */
   retryAfter?: number;
+  /** More response headers, lowercase names (the `RateLimit-*` fields of a 429). */
+  headers?: Record<string, string>;
   cause?: unknown;
 }
 
@@ -64,6 +66,7 @@ export class KeyhookError extends Error {
   readonly status: number;
   readonly details: ErrorDetail[] | undefined;
   readonly retryAfter: number | undefined;
+  readonly headers: Record<string, string> | undefined;
 
   constructor(code: ErrorCode, message: string, options: KeyhookErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -72,6 +75,7 @@ export class KeyhookError extends Error {
     this.status = resolveStatus(code, options.status);
     this.details = options.details;
     this.retryAfter = options.retryAfter;
+    this.headers = options.headers;
   }
 }
 

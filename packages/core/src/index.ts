@@ -86,7 +86,13 @@ export {
   type KeyhookOptions,
   type ScopeOf,
 } from './keyhook.js';
-export type { CreateApiKeyInput } from './keys/schemas.js';
+export {
+  type RateLimit,
+  type RateLimitOptions,
+  type RateLimitState,
+  rateLimitHeaders,
+} from './keys/rate-limit.js';
+export type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/schemas.js';
 export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema, toApiKeyView } from './keys/view.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 // The services on a keyhook, as interfaces: only createKeyhook builds them.
@@ -103,6 +109,7 @@ export { MemoryStore } from './store/memory.js';
 // The Store contract's types: `KeyhookOptions.store` names it, and the services return its
 // records. Building a store takes the helpers in `@keyhook/core/store` too.
 export type {
+  ApiKeyChanges,
   ApiKeyRecord,
   ApiKeyStatus,
   AttemptCompletion,

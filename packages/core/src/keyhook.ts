@@ -26,6 +26,7 @@ import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition }
 import { whoamiRoute } from './http/whoami.js';
 import { Idempotency } from './idempotency/service.js';
 import { LastUsedRecorder } from './keys/last-used.js';
+import { type RateLimitOptions, RateLimits } from './keys/rate-limit.js';
 import { ApiKeyService } from './keys/service.js';
 import { consoleLogger, type Logger } from './logger.js';
 import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './services.js';
@@ -91,6 +92,12 @@ export interface KeyhookOptions<
   idempotencyRetentionMs?: number;
   /** Webhook delivery (DESIGN.md §6). */
   delivery?: DeliveryOptions;
+  /**
+   * Rate limits of the data plane: a default for keys without a limit of their own, and a
+   * limit on failed verifications per client address. Counted in this process's memory: exact
+   * on one instance, at most N × the limit across N instances (keys/rate-limit.ts).
+   */
+  rateLimit?: RateLimitOptions;
 }
 
 export interface DeliveryOptions {
@@ -160,18 +167,22 @@ export interface Keyhook<
   readonly store: Store;
   /** The whole HTTP surface: a raw request in, a response out. */
   handle(request: KeyhookRequest): Promise<KeyhookResponse>;
-  /** The data-plane guard for host routes: verifies the bearer key and, if given, its scope. */
-  authenticate(headers: RequestHeaders, scope?: Scope): Promise<GuardResult>;
+  /**
+   * The data-plane guard for host routes: verifies the bearer key and, if given, its scope, and
+   * counts the request against the key's rate limit. `client` is the caller's address, by which
+   * failed verifications are limited (`rateLimit.failedAuth`).
+   */
+  authenticate(headers: RequestHeaders, scope?: Scope, client?: string): Promise<GuardResult>;
   /**
    * `authenticate` for adapters' hot path: the result itself when the key is cached, a promise
    * only when the store must be asked. Never throws; a refusal is a finished response.
    */
-  guard(headers: RequestHeaders, scope?: Scope): GuardResult | Promise<GuardResult>;
+  guard(headers: RequestHeaders, scope?: Scope, client?: string): GuardResult | Promise<GuardResult>;
   /**
    * `guard` for one scope, checked now: a scope outside the declared list throws a TypeError
    * here, at setup, rather than refusing every request later. Adapters' `requireScope` uses it.
    */
-  guardFor(scope?: Scope): (headers: RequestHeaders) => GuardResult | Promise<GuardResult>;
+  guardFor(scope?: Scope): (headers: RequestHeaders, client?: string) => GuardResult | Promise<GuardResult>;
   /**
    * Stops the workers it created (attempts in flight finish and are recorded) and waits for
    * background writes. The store stays open: its owner closes it.
@@ -297,11 +308,12 @@ export function createKeyhook<
     randomBytes,
     logger,
     maxBodyBytes,
+    rateLimits: new RateLimits(options.rateLimit),
   });
   type Scope = ScopeNameOf<Scopes>;
   const guardFor = (scope?: Scope) => {
     scopeCatalog.assertKnown(scope, 'requireScope');
-    return (headers: RequestHeaders) => http.guard(headers, scope);
+    return (headers: RequestHeaders, client?: string) => http.guard(headers, scope, client);
   };
   return {
     scopes: scopeCatalog.names as readonly Scope[],
@@ -337,7 +349,7 @@ export function createKeyhook<
     createWorker,
     store: options.store,
     handle: http.handle,
-    authenticate: async (headers, scope) => http.guard(headers, scope),
+    authenticate: async (headers, scope, client) => http.guard(headers, scope, client),
     guard: http.guard,
     guardFor,
     close: async () => {

@@ -1,6 +1,6 @@
 import type { DefaultEvents, EventCatalog } from './catalog/events.js';
 import type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
-import type { CreateApiKeyInput } from './keys/schemas.js';
+import type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/schemas.js';
 import type { ApiKeyRecord, DeliveryDetail, DeliveryRecord, WebhookRecord } from './store/types.js';
 import type { CreateWebhookInput, UpdateWebhookInput } from './webhooks/schemas.js';
 
@@ -28,6 +28,8 @@ export interface ApiKeys {
   get(tenantId: string, id: string): Promise<ApiKeyRecord>;
   /** Newest first; `before` is the id the previous page ended on. */
   list(tenantId: string, limit: number, before?: string): Promise<ApiKeyRecord[]>;
+  /** Changes the key's name or rate limit (`PATCH /admin/keys/{id}`), whatever its status. */
+  update(tenantId: string, id: string, input: UpdateApiKeyInput): Promise<ApiKeyRecord>;
   /** A new secret for the same key id; the old one is invalid at once. */
   rotate(tenantId: string, id: string): Promise<IssuedApiKey>;
   /** Revokes the key; revoking again changes nothing. */

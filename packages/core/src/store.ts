@@ -14,8 +14,10 @@ export {
   KeyhookError,
   type KeyhookErrorOptions,
 } from './errors.js';
+export type { RateLimit } from './keys/rate-limit.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export type {
+  ApiKeyChanges,
   ApiKeyRecord,
   ApiKeyStatus,
   AttemptCompletion,

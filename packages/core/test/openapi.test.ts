@@ -106,8 +106,18 @@ describe('keyhook.operations() and openApiDocument', () => {
       '404',
       '409',
       '415',
+      '429',
       '500',
       '503',
+    ]);
+    // The guard's rate limit answers for the host's route too, with its fields.
+    expect(Object.keys(upsert.responses['429'].headers)).toEqual([
+      'x-request-id',
+      'retry-after',
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+      'ratelimit-policy',
     ]);
     // A host's success is its own response: keyhook promises no request id on it, only on the guard's refusals.
     expect(upsert.responses['200'].headers['x-request-id']).toEqual({

@@ -2,7 +2,7 @@ import type { ApiKeyRecord, ApiKeyStatus } from '@keyhook/core/store';
 
 /** The api_keys columns, in the order `toKeyParams` binds them. */
 export const KEY_COLUMNS =
-  'id, tenant_id, key_lookup, name, scopes, key_hash, status, expires_at, created_at, last_used_at, revoked_at';
+  'id, tenant_id, key_lookup, name, scopes, key_hash, status, expires_at, created_at, last_used_at, revoked_at, rate_limit, rate_limit_window';
 
 /** A row as pg returns it with its default parsers: timestamptz → Date, text[] → string[]. */
 export interface KeyRow {
@@ -17,6 +17,8 @@ export interface KeyRow {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  rate_limit: number | null;
+  rate_limit_window: number | null;
 }
 
 export function toKeyRecord(row: KeyRow): ApiKeyRecord {
@@ -32,6 +34,10 @@ export function toKeyRecord(row: KeyRow): ApiKeyRecord {
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
+    rateLimit:
+      row.rate_limit === null || row.rate_limit_window === null
+        ? null
+        : { limit: row.rate_limit, window: row.rate_limit_window },
   };
 }
 
@@ -48,5 +54,7 @@ export function toKeyParams(key: ApiKeyRecord): unknown[] {
     key.createdAt,
     key.lastUsedAt,
     key.revokedAt,
+    key.rateLimit?.limit ?? null,
+    key.rateLimit?.window ?? null,
   ];
 }

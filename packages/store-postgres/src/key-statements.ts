@@ -10,6 +10,7 @@ export interface KeyStatements {
   listBefore: string;
   rotate: string;
   revoke: string;
+  update: string;
   touch: string;
 }
 
@@ -18,7 +19,7 @@ export function keyStatements(schema: string): KeyStatements {
   return {
     // Any unique clash (lookup id, or id) writes nothing; concurrent inserts wait on the index, one wins.
     insert: `INSERT INTO ${table} (${KEY_COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
       ON CONFLICT DO NOTHING`,
 
     // Lookup id and hash together: an unknown id and a wrong secret are the same index miss.
@@ -44,6 +45,24 @@ export function keyStatements(schema: string): KeyStatements {
           revoked_at = CASE WHEN status = 'active' THEN $3::timestamptz ELSE revoked_at END
       WHERE tenant_id = $1 AND id = $2
       RETURNING ${KEY_COLUMNS}`,
+
+    // $3/$5 say which fields the call changes: a field left out keeps its value. The locked read
+    // of the old limit tells whether the limit changed, so the caller knows whether the trigger
+    // of migration 0007 announced it.
+    update: `WITH old AS (
+        SELECT rate_limit, rate_limit_window FROM ${table} WHERE tenant_id = $1 AND id = $2 FOR UPDATE
+      )
+      UPDATE ${table} AS k
+      SET name = CASE WHEN $3::boolean THEN $4::text ELSE k.name END,
+          rate_limit = CASE WHEN $5::boolean THEN $6::integer ELSE k.rate_limit END,
+          rate_limit_window = CASE WHEN $5::boolean THEN $7::integer ELSE k.rate_limit_window END
+      FROM old
+      WHERE k.tenant_id = $1 AND k.id = $2
+      RETURNING ${KEY_COLUMNS.split(', ')
+        .map((column) => `k.${column}`)
+        .join(', ')},
+        (old.rate_limit IS DISTINCT FROM k.rate_limit
+         OR old.rate_limit_window IS DISTINCT FROM k.rate_limit_window) AS limit_changed`,
 
     // A concurrent toucher holding the row lock makes this re-check the new last_used_at and miss.
     touch: `UPDATE ${table} SET last_used_at = $2

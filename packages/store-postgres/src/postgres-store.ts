@@ -1,4 +1,5 @@
 import type {
+  ApiKeyChanges,
   ApiKeyRecord,
   AttemptCompletion,
   AttemptCompletionOutcome,
@@ -274,6 +275,27 @@ export class PostgresStore implements Store {
       // This call revoked it (rather than finding it revoked) when the stamp is its own.
       (key) => key?.revokedAt?.getTime() === at.getTime(),
     );
+  }
+
+  async updateApiKey(tenantId: string, id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | null> {
+    const limit = changes.rateLimit;
+    const params = [
+      tenantId,
+      id,
+      changes.name !== undefined,
+      changes.name ?? null,
+      limit !== undefined,
+      limit?.limit ?? null,
+      limit?.window ?? null,
+    ];
+    let limitChanged = false;
+    const update = async () => {
+      const result = await this.query<KeyRow & { limit_changed: boolean }>(this.sql.update, params);
+      limitChanged = result.rows[0]?.limit_changed === true;
+      return this.one(result);
+    };
+    // Migration 0007's trigger announces a changed limit; a new name, or the same limit, is not announced.
+    return this.announced(id, update, () => limitChanged);
   }
 
   async touchApiKey(id: string, at: Date, minIntervalMs: number): Promise<boolean> {

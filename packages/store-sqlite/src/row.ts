@@ -25,6 +25,8 @@ export interface ApiKeyRow {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  rate_limit: number | null;
+  rate_limit_window: number | null;
 }
 
 const toMillis = (date: Date | null): number | null => (date === null ? null : date.getTime());
@@ -44,6 +46,8 @@ export function toRow(record: ApiKeyRecord): ApiKeyRow {
     created_at: record.createdAt.getTime(),
     last_used_at: toMillis(record.lastUsedAt),
     revoked_at: toMillis(record.revokedAt),
+    rate_limit: record.rateLimit?.limit ?? null,
+    rate_limit_window: record.rateLimit?.window ?? null,
   };
 }
 
@@ -60,6 +64,10 @@ export function toRecord(row: ApiKeyRow): ApiKeyRecord {
     createdAt: new Date(row.created_at),
     lastUsedAt: toDate(row.last_used_at),
     revokedAt: toDate(row.revoked_at),
+    rateLimit:
+      row.rate_limit === null || row.rate_limit_window === null
+        ? null
+        : { limit: row.rate_limit, window: row.rate_limit_window },
   };
 }
 

@@ -1,4 +1,5 @@
 import type {
+  ApiKeyChanges,
   ApiKeyRecord,
   AttemptCompletion,
   AttemptCompletionOutcome,
@@ -91,7 +92,7 @@ export type SqliteStoreOptions = (
 export const DEFAULT_CHANGE_CHECK_INTERVAL_MS = 1;
 
 const COLUMNS =
-  'id, tenant_id, key_lookup, name, scopes, key_hash, status, expires_at, created_at, last_used_at, revoked_at';
+  'id, tenant_id, key_lookup, name, scopes, key_hash, status, expires_at, created_at, last_used_at, revoked_at, rate_limit, rate_limit_window';
 
 // The only uniqueness constraints on keyhook_api_keys are key_lookup and id.
 const UNIQUE_VIOLATIONS = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
@@ -114,6 +115,17 @@ function isActiveTwinViolation(error: unknown): boolean {
 
 /** Named parameters of the claim upsert; it writes state and response itself (in progress, none). */
 type ClaimParams = IdempotencyRow & { now: number };
+
+/** Named parameters of a key update; `set_*` is 1 for each field the call changes. */
+interface KeyUpdateParams {
+  tenant_id: string;
+  id: string;
+  set_name: number;
+  name: string | null;
+  set_limit: number;
+  rate_limit: number | null;
+  rate_limit_window: number | null;
+}
 
 /** Named parameters of a delivery listing; `status` null lists every status. */
 interface ListDeliveriesParams {
@@ -146,7 +158,7 @@ function prepareStatements(db: Database.Database) {
   return {
     insert: db.prepare<[ApiKeyRow]>(
       `INSERT INTO keyhook_api_keys (${COLUMNS}) VALUES (@id, @tenant_id, @key_lookup, @name, @scopes,
-        @key_hash, @status, @expires_at, @created_at, @last_used_at, @revoked_at)`,
+        @key_hash, @status, @expires_at, @created_at, @last_used_at, @revoked_at, @rate_limit, @rate_limit_window)`,
     ),
     // INDEXED BY: the (key_lookup, key_hash) index answers a miss for an unknown id and for a wrong
     // secret alike; the unique key_lookup index alone would read the row for the wrong secret only.
@@ -170,6 +182,14 @@ function prepareStatements(db: Database.Database) {
     revoke: db.prepare<[number, string, string], ApiKeyRow>(
       `UPDATE keyhook_api_keys SET status = 'revoked', revoked_at = ?
         WHERE tenant_id = ? AND id = ? AND status = 'active' RETURNING ${COLUMNS}`,
+    ),
+    // `set_name`/`set_limit` say which fields the call changes: a field left out keeps its value.
+    update: db.prepare<[KeyUpdateParams], ApiKeyRow>(
+      `UPDATE keyhook_api_keys
+        SET name = CASE WHEN @set_name THEN @name ELSE name END,
+            rate_limit = CASE WHEN @set_limit THEN @rate_limit ELSE rate_limit END,
+            rate_limit_window = CASE WHEN @set_limit THEN @rate_limit_window ELSE rate_limit_window END
+        WHERE tenant_id = @tenant_id AND id = @id RETURNING ${COLUMNS}`,
     ),
     touch: db.prepare<[number, string, number]>(
       `UPDATE keyhook_api_keys SET last_used_at = ?
@@ -763,6 +783,23 @@ export class SqliteStore implements Store {
       }
       // Already revoked (a key never returns to active, so this read cannot be stale) or absent.
       return this.toRecordOrNull(this.statements.byId.get(tenantId, id));
+    });
+  }
+
+  async updateApiKey(tenantId: string, id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | null> {
+    return this.run(() => {
+      const limit = changes.rateLimit;
+      const row = this.statements.update.get({
+        tenant_id: tenantId,
+        id,
+        set_name: changes.name === undefined ? 0 : 1,
+        name: changes.name ?? null,
+        set_limit: limit === undefined ? 0 : 1,
+        rate_limit: limit?.limit ?? null,
+        rate_limit_window: limit?.window ?? null,
+      });
+      if (row && limit !== undefined) this.localChanges++;
+      return this.toRecordOrNull(row);
     });
   }
 

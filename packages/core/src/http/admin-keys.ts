@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
+import { updateApiKeySchema } from '../keys/schemas.js';
 import type { ApiKeyService } from '../keys/service.js';
 import { apiKeyViewSchema, toApiKeyView } from '../keys/view.js';
 import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
@@ -57,6 +58,20 @@ export function adminKeyRoutes(keys: ApiKeyService, clock: Clock): RouteSpec[] {
       body: 'none',
       run: async ({ admin, params }) =>
         jsonResponse(200, { key: view(await keys.get(admin.tenantId, params.keyId!)) }),
+    },
+    {
+      method: 'PATCH',
+      path: '/admin/keys/:keyId',
+      doc: {
+        summary: "Change a key's name or rate limit",
+        success: 200,
+        response: oneKey,
+        requestBody: updateApiKeySchema,
+      },
+      auth: 'admin',
+      body: 'json',
+      run: async ({ admin, params, body }) =>
+        jsonResponse(200, { key: view(await keys.update(admin.tenantId, params.keyId!, body as never)) }),
     },
     {
       method: 'POST',

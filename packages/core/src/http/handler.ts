@@ -1,7 +1,8 @@
 import { AdminSessionRejected, type AdminSessionVerifier } from '../admin/session.js';
 import { type Clock, epochMs, type RandomBytes } from '../clock.js';
-import { KeyhookError } from '../errors.js';
+import { isKeyhookError, KeyhookError } from '../errors.js';
 import type { LastUsedRecorder } from '../keys/last-used.js';
+import { type RateLimitState, type RateLimits, rateLimitHeaders } from '../keys/rate-limit.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { Logger } from '../logger.js';
 import type { ApiKeyRecord } from '../store/types.js';
@@ -28,21 +29,33 @@ export interface ApiKeyContext {
  * host's response, with the host's own headers (and request id, if it sets one).
  */
 export type GuardResult =
-  | { ok: true; apiKey: ApiKeyContext }
+  | {
+      ok: true;
+      apiKey: ApiKeyContext;
+      /**
+       * Where a rate-limited key stands in its window; absent when the key has no limit.
+       * Adapters send it as the `RateLimit-*` fields (`rateLimitHeaders`) on the host's answer.
+       */
+      rateLimit?: RateLimitState;
+    }
   /** A finished error response (401/403/503) to send as it is. */
   | { ok: false; response: KeyhookResponse };
 
-function passed(key: ApiKeyRecord): GuardResult {
-  return {
-    ok: true,
-    apiKey: {
-      tenantId: key.tenantId,
-      keyId: key.id,
-      keyLookup: key.keyLookup,
-      scopes: key.scopes,
-      expiresAt: key.expiresAt,
-    },
+/** A verified key, and its rate-limit state when it has a limit. */
+interface Admitted {
+  key: ApiKeyRecord;
+  rate: RateLimitState | undefined;
+}
+
+function passed({ key, rate }: Admitted): GuardResult {
+  const apiKey = {
+    tenantId: key.tenantId,
+    keyId: key.id,
+    keyLookup: key.keyLookup,
+    scopes: key.scopes,
+    expiresAt: key.expiresAt,
   };
+  return rate === undefined ? { ok: true, apiKey } : { ok: true, apiKey, rateLimit: rate };
 }
 
 export interface HttpDeps {
@@ -54,12 +67,16 @@ export interface HttpDeps {
   randomBytes: RandomBytes;
   logger: Logger;
   maxBodyBytes: number;
+  rateLimits: RateLimits;
 }
 
 export interface HttpCore {
   handle(request: KeyhookRequest): Promise<KeyhookResponse>;
-  /** The data-plane guard: synchronous when the key is cached, a promise when the store is asked. */
-  guard(headers: RequestHeaders, scope?: string): GuardResult | Promise<GuardResult>;
+  /**
+   * The data-plane guard: synchronous when the key is cached, a promise when the store is asked.
+   * `client` is the caller's address, which failed verifications are counted by.
+   */
+  guard(headers: RequestHeaders, scope?: string, client?: string): GuardResult | Promise<GuardResult>;
 }
 
 export function createHttpCore(deps: HttpDeps): HttpCore {
@@ -82,26 +99,42 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
   /** The guard's refusal is keyhook's own response: its request id is issued here, not on success. */
   const refuse = (error: unknown): GuardResult => ({ ok: false, response: fail(error, requestIds.next()) });
 
-  /** What a verified key may do: records lastUsedAt off the request path, then checks the scope. */
-  const admit = (key: ApiKeyRecord, scope: string | undefined, nowMs: number): ApiKeyRecord => {
+  /**
+   * What a verified key may do: records lastUsedAt off the request path, counts the request
+   * against the key's rate limit (a request refused for its scope counts too), then checks the scope.
+   */
+  const admit = (key: ApiKeyRecord, scope: string | undefined, nowMs: number): Admitted => {
     deps.lastUsed.record(key.id, nowMs);
+    const rate = deps.rateLimits.admit(key, nowMs);
     if (scope !== undefined && !key.scopes.includes(scope)) {
       throw new KeyhookError('insufficient_scope', `This operation needs the ${scope} scope.`, {
         details: [{ message: `missing scope ${scope}`, scope }],
       });
     }
-    return key;
+    return { key, rate };
   };
+
+  /** Counts a failed verification against the client's address, then passes the failure on. */
+  const counted =
+    (client: string | undefined, nowMs: number) =>
+    (error: unknown): never => {
+      if (isKeyhookError(error) && error.code === 'invalid_api_key') deps.rateLimits.failed(client, nowMs);
+      throw error;
+    };
 
   /**
    * Spec §5: verify the bearer key, then the scope; without a promise when the key is cached.
    * `nowMs` is the request's one clock read: expiry, lastUsedAt and the request id share it.
+   * With failed verifications limited, a key the store verified before is verified whatever its
+   * address did; any other key is looked up only while its address has failures left
+   * (keys/rate-limit.ts).
    */
   const verifyApiKey = (
     headers: RequestHeaders,
     scope: string | undefined,
     nowMs: number,
-  ): ApiKeyRecord | Promise<ApiKeyRecord> => {
+    client: string | undefined,
+  ): Admitted | Promise<Admitted> => {
     // The usual request: `Bearer ` and a key verified before. A token whose digest is cached is
     // a well-formed key, so it needs no parsing; every other request takes the full path.
     const value = headers.authorization;
@@ -117,10 +150,19 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
     if (token === undefined) {
       throw new KeyhookError('missing_credentials', 'Send an API key as Authorization: Bearer <API_KEY>.');
     }
-    const found = deps.keys.check(token, nowMs, token === candidate ? digest : undefined);
-    return found instanceof Promise
-      ? found.then((key) => admit(key, scope, nowMs))
-      : admit(found, scope, nowMs);
+    const limits = deps.rateLimits;
+    const presented = token === candidate && digest !== undefined ? digest : deps.keys.digestOf(token);
+    limits.assertMayVerify(client, presented, nowMs);
+    const found = deps.keys.check(token, nowMs, presented);
+    if (!(found instanceof Promise)) return admit(found, scope, nowMs);
+    if (!limits.limitsFailures) return found.then((key) => admit(key, scope, nowMs));
+    return found.then(
+      (key) => {
+        limits.verified(presented);
+        return admit(key, scope, nowMs);
+      },
+      counted(client, nowMs),
+    );
   };
 
   const verifyAdmin = async (headers: RequestHeaders, requestId: string) => {
@@ -157,8 +199,9 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
           // Admin answers can carry one-time secrets: no cache may keep them.
           response.headers['cache-control'] = 'no-store';
         } else {
-          const apiKey = await verifyApiKey(request.headers, undefined, nowMs);
-          response = await route.run({ request, params, query, body: readBody(), apiKey });
+          const { key, rate } = await verifyApiKey(request.headers, undefined, nowMs, request.clientAddress);
+          response = await route.run({ request, params, query, body: readBody(), apiKey: key });
+          if (rate !== undefined) Object.assign(response.headers, rateLimitHeaders(rate));
         }
         return finish(response, requestId);
       } catch (error) {
@@ -168,10 +211,10 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
       }
     },
 
-    guard(headers, scope) {
+    guard(headers, scope, client) {
       const nowMs = epochMs(deps.clock);
       try {
-        const found = verifyApiKey(headers, scope, nowMs);
+        const found = verifyApiKey(headers, scope, nowMs, client);
         return found instanceof Promise ? found.then(passed, refuse) : passed(found);
       } catch (error) {
         return refuse(error);

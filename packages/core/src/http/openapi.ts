@@ -175,6 +175,23 @@ const HEADERS = {
     description: 'Seconds to wait before trying again.',
     schema: { type: 'string', pattern: '^\\d+$' },
   },
+  RateLimitLimit: {
+    description:
+      "The key's limit: requests allowed per window (draft-ietf-httpapi-ratelimit-headers-06). Sent only for a rate-limited key.",
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  RateLimitRemaining: {
+    description: 'Requests left in the current window.',
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  RateLimitReset: {
+    description: 'Seconds until the current window ends and the count starts again.',
+    schema: { type: 'string', pattern: '^\\d+$' },
+  },
+  RateLimitPolicy: {
+    description: 'The policy, `limit;w=window`: e.g. `100;w=60` is 100 requests per 60-second window.',
+    schema: { type: 'string', pattern: '^\\d+;w=\\d+$' },
+  },
   IdempotentReplayed: {
     description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key.',
     schema: { type: 'string', enum: ['true'] },
@@ -189,7 +206,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: "A conflict with the resource's state or a concurrent request (the code says which).",
   413: 'The body is larger than the limit (`payload_too_large`).',
   415: 'The body is not application/json in UTF-8, or is compressed (`unsupported_media_type`).',
-  429: 'Too many requests (`rate_limited`).',
+  429: "Too many requests (`rate_limited`): the key's rate limit is spent, or the address's failed authentications are. Retry after Retry-After.",
   500: 'A fault of the server (`internal_error`), logged under this request id. Nothing a client sends causes one.',
   503: 'The database cannot be reached (`unavailable`); try again after Retry-After.',
 };
@@ -208,16 +225,20 @@ function responsesOf(operation: ApiOperation): Record<string, unknown> {
   for (const status of [operation.success].flat()) {
     const headers: Record<string, unknown> = { 'x-request-id': headerRef('RequestId', byKeyhook) };
     if (operation.idempotent) headers['idempotent-replayed'] = headerRef('IdempotentReplayed', false);
+    if (operation.auth === 'apiKey') Object.assign(headers, rateLimitFields(false));
     responses[String(status)] = { ...successResponse(operation, status), headers };
   }
   for (const status of errorStatuses(operation)) {
-    // 401 and 403 come from the guard, which is keyhook's even in front of a host's route.
-    const fromGuard = status === 401 || status === 403;
+    // 401, 403 and 429 come from the guard, which is keyhook's even in front of a host's route.
+    const fromGuard = status === 401 || status === 403 || status === 429;
     const headers: Record<string, unknown> = {
       'x-request-id': headerRef('RequestId', byKeyhook || fromGuard),
     };
-    if (fromGuard) headers['www-authenticate'] = headerRef('WwwAuthenticate', status === 401 || byKeyhook);
-    if (status === 503 || status === 429) headers['retry-after'] = headerRef('RetryAfter', byKeyhook);
+    if (status === 401 || status === 403)
+      headers['www-authenticate'] = headerRef('WwwAuthenticate', status === 401 || byKeyhook);
+    if (status === 503) headers['retry-after'] = headerRef('RetryAfter', byKeyhook);
+    if (status === 429)
+      Object.assign(headers, { 'retry-after': headerRef('RetryAfter', true) }, rateLimitFields(true));
     responses[String(status)] = {
       description: ERROR_DESCRIPTIONS[status] ?? 'An error, in the one envelope.',
       headers,
@@ -227,9 +248,21 @@ function responsesOf(operation: ApiOperation): Record<string, unknown> {
   return responses;
 }
 
+/** The `RateLimit-*` fields: on every 429, and on a success when the key has a limit. */
+function rateLimitFields(required: boolean): Record<string, unknown> {
+  return {
+    'ratelimit-limit': headerRef('RateLimitLimit', required),
+    'ratelimit-remaining': headerRef('RateLimitRemaining', required),
+    'ratelimit-reset': headerRef('RateLimitReset', required),
+    'ratelimit-policy': headerRef('RateLimitPolicy', required),
+  };
+}
+
 function errorStatuses(operation: ApiOperation): number[] {
   const statuses = new Set<number>(operation.errors ?? []);
   if (operation.auth !== 'none') statuses.add(401);
+  // A key's rate limit, or its address's failed authentications.
+  if (operation.auth === 'apiKey') statuses.add(429);
   if (operation.scope) statuses.add(403);
   if (operation.requestBody) statuses.add(400).add(415);
   if (operation.query?.length) statuses.add(400);

@@ -46,7 +46,7 @@ export function errorEnvelope(
 
 /** The error envelope of DESIGN.md §2, with RFC 6750 challenges on 401 and 403. */
 export function errorResponse(error: KeyhookError): KeyhookResponse {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...error.headers };
   const challenge = challengeFor(error);
   if (challenge) headers['www-authenticate'] = challenge;
   if (error.retryAfter !== undefined)

@@ -19,6 +19,12 @@ export interface KeyhookRequest {
    * (`too_large`), or the stream broke or had an unknown encoding (`unreadable`).
    */
   bodyError?: 'too_large' | 'unreadable' | undefined;
+  /**
+   * The client's address as the framework reports it (Fastify's `request.ip`, Express's
+   * `req.ip`, which follow the framework's proxy trust). Failed API-key verifications are
+   * limited per address (`rateLimit.failedAuth`); without it they are not limited.
+   */
+  clientAddress?: string | undefined;
 }
 
 export interface KeyhookResponse {

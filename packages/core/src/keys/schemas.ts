@@ -1,19 +1,42 @@
 import { z } from 'zod';
 import { DEFAULT_SCOPES, ScopeCatalog } from '../catalog/scopes.js';
 import { storableText } from '../validation.js';
+import { type RateLimit, rateLimitSchema } from './rate-limit.js';
+
+const keyName = () => storableText().trim().min(1).max(200);
+
+/** A key's own limit; `null` or left out: the keyhook's default applies. */
+const keyRateLimit = rateLimitSchema.nullable().meta({
+  description:
+    "This key's rate limit, counted per instance in fixed windows. null: the server's default applies, if it has one.",
+});
 
 /** POST /admin/keys for a host's scopes (spec §4; DESIGN.md §3 "Validation at create"). */
 export function apiKeySchemaFor(scopes: ScopeCatalog) {
   return z
     .object({
-      name: storableText().trim().min(1).max(200),
+      name: keyName(),
       scopes: z
         .array(scopes.schema)
         .min(1)
         .refine((list) => new Set(list).size === list.length, 'scopes must not repeat'),
       expiresAt: z.iso.datetime({ offset: true }).optional().nullable(),
+      rateLimit: keyRateLimit.optional(),
     })
     .strict();
+}
+
+/** PATCH /admin/keys/{id}: the fields that may change after create; at least one. */
+export const updateApiKeySchema = z
+  .object({ name: keyName().optional(), rateLimit: keyRateLimit.optional() })
+  .strict()
+  .refine((input) => input.name !== undefined || input.rateLimit !== undefined, {
+    message: 'send name, rateLimit or both',
+  });
+
+export interface UpdateApiKeyInput {
+  name?: string | undefined;
+  rateLimit?: RateLimit | null | undefined;
 }
 
 /** POST /admin/keys with the default (spec §5) scopes. */
@@ -23,4 +46,5 @@ export interface CreateApiKeyInput<Scope extends string = string> {
   name: string;
   scopes: Scope[];
   expiresAt?: string | null | undefined;
+  rateLimit?: RateLimit | null | undefined;
 }

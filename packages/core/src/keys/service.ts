@@ -8,7 +8,13 @@ import { parseOrThrow, validationFailed } from '../validation.js';
 import { VerifiedKeyCache } from './cache.js';
 import { mintApiKey, parseApiKey, remintApiKey } from './format.js';
 import { cacheDigest, digestsEqual, hashApiKey, hexOfCacheDigest } from './hash.js';
-import { apiKeySchemaFor, type CreateApiKeyInput, createApiKeySchema } from './schemas.js';
+import {
+  apiKeySchemaFor,
+  type CreateApiKeyInput,
+  createApiKeySchema,
+  type UpdateApiKeyInput,
+  updateApiKeySchema,
+} from './schemas.js';
 import { isExpired } from './view.js';
 
 export interface ApiKeysDeps {
@@ -41,7 +47,7 @@ export class ApiKeyService implements ApiKeys {
   }
 
   async create(tenantId: string, input: CreateApiKeyInput): Promise<IssuedApiKey> {
-    const { name, scopes, expiresAt } = parseOrThrow(this.createSchema, input);
+    const { name, scopes, expiresAt, rateLimit } = parseOrThrow(this.createSchema, input);
     const now = this.deps.clock.now();
     const expiry = expiresAt ? new Date(expiresAt) : null;
     if (expiry && expiry.getTime() <= now.getTime()) {
@@ -62,6 +68,7 @@ export class ApiKeyService implements ApiKeys {
         createdAt: now,
         lastUsedAt: null,
         revokedAt: null,
+        rateLimit: rateLimit ?? null,
       };
       if ((await this.deps.store.insertApiKey(key)) === 'inserted') return { key, secret: minted.secret };
     }
@@ -101,6 +108,17 @@ export class ApiKeyService implements ApiKeys {
       );
     }
     return { key: result.key, secret: minted.secret };
+  }
+
+  /**
+   * Changes a key's name or rate limit, whatever its status. A new limit applies from the
+   * key's next request on every instance; a new window starts a new count.
+   */
+  async update(tenantId: string, id: string, input: UpdateApiKeyInput): Promise<ApiKeyRecord> {
+    const changes = parseOrThrow(updateApiKeySchema, input);
+    const key = isWellFormedId(id, 'key') ? await this.deps.store.updateApiKey(tenantId, id, changes) : null;
+    if (!key) throw notFound();
+    return key;
   }
 
   /** Revokes the key (spec §3). Revoking again is harmless and changes nothing. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApiKeyRecord } from '../store/types.js';
+import { rateLimitSchema } from './rate-limit.js';
 
 const instant = z.iso.datetime();
 
@@ -17,6 +18,9 @@ export const apiKeyViewSchema = z.object({
   createdAt: instant,
   lastUsedAt: instant.nullable(),
   revokedAt: instant.nullable(),
+  rateLimit: rateLimitSchema
+    .nullable()
+    .meta({ description: "The key's own rate limit; null: the server's default applies, if any." }),
 });
 
 export type ApiKeyView = z.output<typeof apiKeyViewSchema>;
@@ -48,5 +52,6 @@ export function toApiKeyView(key: ApiKeyRecord, now: Date): ApiKeyView {
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: iso(key.lastUsedAt),
     revokedAt: iso(key.revokedAt),
+    rateLimit: key.rateLimit ? { ...key.rateLimit } : null,
   };
 }

@@ -2,6 +2,7 @@ import { leasedSubscribers, newDeliveryRecord } from '../delivery/records.js';
 import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
 import { KeyhookError } from '../errors.js';
 import type {
+  ApiKeyChanges,
   ApiKeyRecord,
   AttemptCompletion,
   AttemptCompletionOutcome,
@@ -40,6 +41,7 @@ const copy = (record: ApiKeyRecord): ApiKeyRecord => ({
   createdAt: new Date(record.createdAt.getTime()),
   lastUsedAt: date(record.lastUsedAt),
   revokedAt: date(record.revokedAt),
+  rateLimit: record.rateLimit ? { ...record.rateLimit } : null,
 });
 
 const copyWebhook = (record: WebhookRecord): WebhookRecord => ({
@@ -149,6 +151,18 @@ export class MemoryStore implements Store {
     if (record.status === 'active') {
       record.status = 'revoked';
       record.revokedAt = new Date(at);
+      this.changes++;
+    }
+    return copy(record);
+  }
+
+  async updateApiKey(tenantId: string, id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | null> {
+    this.assertOpen();
+    const record = this.owned(tenantId, id);
+    if (!record) return null;
+    if (changes.name !== undefined) record.name = changes.name;
+    if (changes.rateLimit !== undefined) {
+      record.rateLimit = changes.rateLimit ? { ...changes.rateLimit } : null;
       this.changes++;
     }
     return copy(record);

@@ -1,4 +1,5 @@
 import type { DeliveryState } from '../delivery/states.js';
+import type { RateLimit } from '../keys/rate-limit.js';
 
 export type ApiKeyStatus = 'active' | 'revoked';
 
@@ -17,6 +18,14 @@ export interface ApiKeyRecord {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** The key's own rate limit; `null`: the keyhook's default applies, if it has one. */
+  rateLimit: RateLimit | null;
+}
+
+/** What `updateApiKey` may change; a field left out keeps its value. */
+export interface ApiKeyChanges {
+  name?: string;
+  rateLimit?: RateLimit | null;
 }
 
 export type WebhookStatus = 'active' | 'disabled';
@@ -301,6 +310,13 @@ export interface Store {
    * returned, every later read on any connection sees the key revoked.
    */
   revokeApiKey(tenantId: string, id: string, at: Date): Promise<ApiKeyRecord | null>;
+
+  /**
+   * Writes `changes` to the tenant's key, in one statement, and returns the key as it now is;
+   * null when the tenant has no such key. A changed rate limit moves `keyChangeVersion`, as a
+   * revoke does, so no instance keeps counting against the old one.
+   */
+  updateApiKey(tenantId: string, id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | null>;
 
   /**
    * Sets `lastUsedAt = at` only when it is null or older than `at - minIntervalMs`, in one

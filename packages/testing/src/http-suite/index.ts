@@ -1,4 +1,11 @@
-import { type ApiOperation, createKeyhook, type Keyhook, type Logger, openApiDocument } from '@keyhook/core';
+import {
+  type ApiOperation,
+  createKeyhook,
+  type Keyhook,
+  type Logger,
+  MemoryStore,
+  openApiDocument,
+} from '@keyhook/core';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '../support/admin.js';
 import { FakeClock } from '../support/clock.js';
@@ -10,6 +17,7 @@ import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
 import { deliveryCases } from './deliveries.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
+import { rateLimitCases } from './rate-limits.js';
 import { refusalBeforeBodyCases } from './refusals.js';
 import { GatedMemoryStore, InsertGate, RotationGate } from './rotation-gate.js';
 import type { HttpSuiteAdapter, StartedServer, SuiteContext } from './types.js';
@@ -30,6 +38,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
     describe(`HTTP suite: ${adapter.name} at ${prefix}`, () => {
       const ctx = { prefix } as SuiteContext;
       let server: StartedServer | undefined;
+      let extra: { server: StartedServer; keyhook: Keyhook }[] = [];
 
       beforeEach(async () => {
         ctx.clock = new FakeClock('2026-01-01T00:00:00.000Z');
@@ -49,11 +58,30 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
         ctx.contract ??= await OpenApiContract.of(ctx.document);
         server = await adapter.start({ keyhook: ctx.keyhook, prefix, hostRoutes: true });
         ctx.baseUrl = server.baseUrl;
+        ctx.serve = async (options) => {
+          const keyhook = createKeyhook({
+            store: new MemoryStore(),
+            adminSession: { secret: TEST_ADMIN_SECRET },
+            clock: ctx.clock,
+            logger: recordingLogger(ctx.logs),
+            mode: 'production',
+            encryptionKey: TEST_ENCRYPTION_KEY,
+            ...options,
+          });
+          const started = await adapter.start({ keyhook, prefix, hostRoutes: true });
+          extra.push({ server: started, keyhook });
+          return { ...ctx, keyhook, baseUrl: started.baseUrl };
+        };
       });
 
       afterEach(async () => {
         await server?.close();
         await ctx.keyhook.close();
+        for (const started of extra) {
+          await started.server.close();
+          await started.keyhook.close();
+        }
+        extra = [];
       });
 
       contractCases(ctx);
@@ -71,6 +99,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       webhookCases(ctx);
       deliveryCases(ctx);
       refusalBeforeBodyCases(ctx);
+      rateLimitCases(ctx);
     });
   }
 }

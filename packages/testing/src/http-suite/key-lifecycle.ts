@@ -9,6 +9,7 @@ const KEY_VIEW_FIELDS = [
   'keyLookup',
   'lastUsedAt',
   'name',
+  'rateLimit',
   'revokedAt',
   'scopes',
   'status',

@@ -1,4 +1,4 @@
-import type { Keyhook } from '@keyhook/core';
+import type { Keyhook, KeyhookOptions } from '@keyhook/core';
 import type { FakeClock } from '../support/clock.js';
 import type { OpenApiContract } from '../support/openapi.js';
 import type { InsertGate, RotationGate } from './rotation-gate.js';
@@ -48,4 +48,9 @@ export interface SuiteContext {
   contract: OpenApiContract;
   /** That document. */
   document: Record<string, unknown>;
+  /**
+   * A second keyhook with these options on a fresh MemoryStore and the suite's clock, served by
+   * the same adapter at the same prefix; closed after the test. Its context for `call`.
+   */
+  serve(options: Partial<KeyhookOptions>): Promise<SuiteContext>;
 }

@@ -29,6 +29,26 @@ export function changeVersionCases(ctx: SuiteContext): void {
       expect(ctx.store.keyChangeVersion()).not.toBe(v1);
     });
 
+    it("moves at once when this store changes a key's rate limit", async () => {
+      const key = keyRecord();
+      await ctx.store.insertApiKey(key);
+      const v0 = ctx.store.keyChangeVersion();
+      await ctx.store.updateApiKey(key.tenantId, key.id, { rateLimit: { limit: 3, window: 60 } });
+      const v1 = ctx.store.keyChangeVersion();
+      expect(v1).not.toBe(v0);
+      await ctx.store.updateApiKey(key.tenantId, key.id, { rateLimit: null });
+      expect(ctx.store.keyChangeVersion()).not.toBe(v1);
+    });
+
+    it("moves when another connection changes a key's rate limit, within the store’s bound", async () => {
+      const peer = await ctx.peer();
+      const key = keyRecord();
+      await ctx.store.insertApiKey(key);
+      const before = ctx.store.keyChangeVersion();
+      await peer.updateApiKey(key.tenantId, key.id, { rateLimit: { limit: 3, window: 60 } });
+      expect(await changes(() => ctx.store.keyChangeVersion(), before)).toBeLessThan(PEER_BOUND_MS);
+    });
+
     it('moves when another connection revokes or rotates a key, within the store’s bound', async () => {
       const peer = await ctx.peer();
       const key = keyRecord();

@@ -23,6 +23,7 @@ export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     createdAt: new Date('2026-01-01T00:00:00.123Z'),
     lastUsedAt: null,
     revokedAt: null,
+    rateLimit: null,
     ...overrides,
   };
 }

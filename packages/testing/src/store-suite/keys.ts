@@ -11,10 +11,43 @@ export function keyCases(ctx: SuiteContext): void {
         scopes: ['runs:apply', 'items:read', 'sources:read'],
         expiresAt: new Date('2027-02-03T04:05:06.789Z'),
         name: 'Ünïcode – name',
+        rateLimit: { limit: 1_000_000_000, window: 86_400 },
       });
       expect(await ctx.store.insertApiKey(key)).toBe('inserted');
       expect(await ctx.store.getApiKey(key.tenantId, key.id)).toEqual(key);
       expect(await ctx.store.findApiKeyByCredential(key.keyLookup, key.keyHash)).toEqual(key);
+    });
+
+    it('updates the name and the rate limit; a field left out keeps its value', async () => {
+      const key = keyRecord({ rateLimit: { limit: 10, window: 60 } });
+      await ctx.store.insertApiKey(key);
+      const renamed = await ctx.store.updateApiKey(key.tenantId, key.id, { name: 'renamed' });
+      expect(renamed).toEqual({ ...key, name: 'renamed' });
+      const limited = await ctx.store.updateApiKey(key.tenantId, key.id, {
+        rateLimit: { limit: 5, window: 1 },
+      });
+      expect(limited).toEqual({ ...key, name: 'renamed', rateLimit: { limit: 5, window: 1 } });
+      const both = await ctx.store.updateApiKey(key.tenantId, key.id, { name: 'both', rateLimit: null });
+      expect(both).toEqual({ ...key, name: 'both', rateLimit: null });
+      expect(await ctx.store.getApiKey(key.tenantId, key.id)).toEqual(both);
+      expect(await ctx.store.findApiKeyByCredential(key.keyLookup, key.keyHash)).toEqual(both);
+      // The same limit again changes nothing and answers at once.
+      expect(await ctx.store.updateApiKey(key.tenantId, key.id, { rateLimit: null })).toEqual(both);
+    });
+
+    it('updates no key of another tenant, and no unknown key', async () => {
+      const key = keyRecord();
+      await ctx.store.insertApiKey(key);
+      expect(
+        await ctx.store.updateApiKey('tenant_b', key.id, {
+          name: 'stolen',
+          rateLimit: { limit: 1, window: 1 },
+        }),
+      ).toBeNull();
+      expect(
+        await ctx.store.updateApiKey(key.tenantId, 'key_00000000000000000000000000', { name: 'x' }),
+      ).toBeNull();
+      expect(await ctx.store.getApiKey(key.tenantId, key.id)).toEqual(key);
     });
 
     it('finds a key by credential only when lookup id and hash both match', async () => {

@@ -1,0 +1,296 @@
+import { z } from 'zod';
+import { KeyhookError } from '../errors.js';
+
+/** At most `limit` requests in each window of `window` seconds. */
+export interface RateLimit {
+  limit: number;
+  /** Seconds, 1 to 86,400. */
+  window: number;
+}
+
+export const MAX_RATE_LIMIT = 1_000_000_000;
+export const MAX_RATE_LIMIT_WINDOW = 86_400;
+
+/** `{ limit, window }` as the admin API takes it, and as `createKeyhook({ rateLimit })` is checked. */
+export const rateLimitSchema = z
+  .object({
+    limit: z.int().min(1).max(MAX_RATE_LIMIT).meta({ description: 'Requests allowed in each window.' }),
+    window: z
+      .int()
+      .min(1)
+      .max(MAX_RATE_LIMIT_WINDOW)
+      .meta({ description: 'The window in seconds. Windows start at multiples of it since the Unix epoch.' }),
+  })
+  .strict();
+
+/** Where a caller stands in its window, as the `RateLimit-*` fields tell it. */
+export interface RateLimitState {
+  limit: number;
+  /** Requests left in this window after this one. */
+  remaining: number;
+  /** Whole seconds until the window ends, at least 1. */
+  reset: number;
+  /** The window in seconds. */
+  window: number;
+}
+
+/**
+ * The fields of draft-ietf-httpapi-ratelimit-headers-06: `RateLimit-Limit`, `-Remaining`,
+ * `-Reset` (delta seconds) and `RateLimit-Policy` (`limit;w=window`). Adapters put them on a
+ * guarded success; core puts them on its own answers and on every 429.
+ */
+export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  return {
+    'ratelimit-limit': String(state.limit),
+    'ratelimit-remaining': String(state.remaining),
+    'ratelimit-reset': String(state.reset),
+    'ratelimit-policy': `${state.limit};w=${state.window}`,
+  };
+}
+
+/** 429 `rate_limited`, with `Retry-After` and the `RateLimit-*` fields. */
+export function rateLimited(state: RateLimitState, message: string): KeyhookError {
+  return new KeyhookError('rate_limited', message, {
+    retryAfter: state.reset,
+    headers: rateLimitHeaders(state),
+  });
+}
+
+interface Counter {
+  /** The window's start, epoch ms. */
+  start: number;
+  windowMs: number;
+  count: number;
+}
+
+/** Whole seconds from `nowMs` to the end of its window of `windowMs`: 1 at least. */
+const secondsLeft = (nowMs: number, windowMs: number) => Math.ceil((windowMs - (nowMs % windowMs)) / 1000);
+
+/**
+ * Fixed windows, aligned to the Unix epoch, counted in this process's memory.
+ *
+ * - Exact on one instance: of the requests in one window, the first `limit` pass and every
+ *   later one is refused. Refused requests are not counted.
+ * - Every instance's windows start at the same instants, so N instances together admit at
+ *   most N × `limit` in a window.
+ * - A client that spends its whole limit at the end of one window and again at the start of the
+ *   next sends 2 × `limit` within one window's length: the price of a counter per name instead
+ *   of a log of every request.
+ *
+ * Counters whose window has ended are dropped once the table has doubled since its last sweep,
+ * so it holds about twice the names active in their windows.
+ */
+export class WindowCounters {
+  private readonly counters = new Map<string, Counter>();
+  private sweepAt = 1024;
+
+  /** Counts one request for `name`: its state, or `null` when the window's limit is spent. */
+  take(name: string, limit: RateLimit, nowMs: number): RateLimitState | null {
+    const windowMs = limit.window * 1000;
+    const start = nowMs - (nowMs % windowMs);
+    let counter = this.counters.get(name);
+    if (counter === undefined) {
+      if (this.counters.size >= this.sweepAt) this.sweep(nowMs);
+      counter = { start, windowMs, count: 0 };
+      this.counters.set(name, counter);
+    } else if (counter.start !== start) {
+      counter.start = start;
+      counter.windowMs = windowMs;
+      counter.count = 0;
+    }
+    const reset = secondsLeft(nowMs, windowMs);
+    if (counter.count >= limit.limit) return null;
+    counter.count++;
+    return { limit: limit.limit, remaining: limit.limit - counter.count, reset, window: limit.window };
+  }
+
+  /** Whether `name` has spent its limit in the current window, without counting. */
+  spent(name: string, limit: RateLimit, nowMs: number): boolean {
+    const windowMs = limit.window * 1000;
+    const counter = this.counters.get(name);
+    return (
+      counter !== undefined && counter.start === nowMs - (nowMs % windowMs) && counter.count >= limit.limit
+    );
+  }
+
+  /** The state a refused request is told: nothing remaining until the window ends. */
+  static refusal(limit: RateLimit, nowMs: number): RateLimitState {
+    return {
+      limit: limit.limit,
+      remaining: 0,
+      reset: secondsLeft(nowMs, limit.window * 1000),
+      window: limit.window,
+    };
+  }
+
+  has(name: string): boolean {
+    return this.counters.has(name);
+  }
+
+  get size(): number {
+    return this.counters.size;
+  }
+
+  private sweep(nowMs: number): void {
+    // A counter whose own window has ended counts nothing any more.
+    for (const [name, counter] of this.counters) {
+      if (counter.start + counter.windowMs <= nowMs) this.counters.delete(name);
+    }
+    this.sweepAt = Math.max(1024, this.counters.size * 2);
+  }
+}
+
+/** `createKeyhook({ rateLimit })`. */
+export interface RateLimitOptions {
+  /**
+   * The limit of a key that has none of its own: one for every key, or one per tenant (called
+   * on every verified request, so keep it a lookup). `null` or left out: such keys are not limited.
+   */
+  default?: RateLimit | ((tenantId: string) => RateLimit | null) | null;
+  /**
+   * Failed key verifications (401 `invalid_api_key`) allowed per client address in each window.
+   * Past it, that address gets 429 for any key this instance has not verified before, without a
+   * lookup; a key it has verified before is verified as usual. Left out or `null`: no limit.
+   * Needs the client address from the adapter, so set the framework's proxy trust (`trustProxy`,
+   * `trust proxy`) behind a load balancer: otherwise every client shares the balancer's address.
+   */
+  failedAuth?: RateLimit | null;
+  /**
+   * Addresses whose failures are counted apart, at most (default 100,000). Past it, new
+   * addresses share one counter until the window ends, so a flood from many addresses cannot
+   * grow the table without bound.
+   */
+  maxTrackedAddresses?: number;
+  /**
+   * Keys remembered as verified, which pass an address's spent budget (default 10,000, the
+   * most recently verified).
+   */
+  maxKnownKeys?: number;
+}
+
+export const DEFAULT_MAX_TRACKED_ADDRESSES = 100_000;
+export const DEFAULT_MAX_KNOWN_KEYS = 10_000;
+
+/** The name every address past `maxTrackedAddresses` is counted under. */
+const OVERFLOW = '*';
+
+const checked = (limit: RateLimit, option: string): RateLimit => {
+  const result = rateLimitSchema.safeParse(limit);
+  if (!result.success) {
+    throw new TypeError(
+      `keyhook: ${option} must be { limit: 1–${MAX_RATE_LIMIT}, window: 1–${MAX_RATE_LIMIT_WINDOW} seconds }, both integers.`,
+    );
+  }
+  return result.data;
+};
+
+/** The rate limits of the data plane: one counter per key, and one per client address for failures. */
+export class RateLimits {
+  private readonly perKey = new WindowCounters();
+  private readonly failures = new WindowCounters();
+  private readonly defaultLimit: RateLimit | ((tenantId: string) => RateLimit | null) | null;
+  private readonly failedAuth: RateLimit | null;
+  private readonly maxTrackedAddresses: number;
+  /** Digests (keys/hash.ts cacheDigest) of keys the store verified, oldest first. */
+  private readonly known = new Set<string>();
+  private readonly maxKnownKeys: number;
+
+  constructor(options: RateLimitOptions = {}) {
+    const fallback = options.default ?? null;
+    this.defaultLimit =
+      fallback === null || typeof fallback === 'function' ? fallback : checked(fallback, 'rateLimit.default');
+    this.failedAuth = options.failedAuth ? checked(options.failedAuth, 'rateLimit.failedAuth') : null;
+    this.maxTrackedAddresses = options.maxTrackedAddresses ?? DEFAULT_MAX_TRACKED_ADDRESSES;
+    this.maxKnownKeys = options.maxKnownKeys ?? DEFAULT_MAX_KNOWN_KEYS;
+  }
+
+  /**
+   * Counts one request of a verified key against its limit (its own, else the default): the
+   * state to tell the caller, `undefined` when the key is not limited. Throws 429 past the limit.
+   */
+  admit(
+    key: { id: string; tenantId: string; rateLimit: RateLimit | null },
+    nowMs: number,
+  ): RateLimitState | undefined {
+    const limit = key.rateLimit ?? this.defaultFor(key.tenantId);
+    if (limit === null) return undefined;
+    const state = this.perKey.take(key.id, limit, nowMs);
+    if (state === null) {
+      throw rateLimited(
+        WindowCounters.refusal(limit, nowMs),
+        'This API key has made too many requests; retry after the time in Retry-After.',
+      );
+    }
+    return state;
+  }
+
+  /**
+   * Throws 429 when `address` has spent its failed verifications in this window, unless the
+   * presented key (its `digest`) was verified before: that one is verified as usual, so a
+   * guesser learns nothing, and a valid client sharing the guesser's address is not refused.
+   */
+  assertMayVerify(address: string | undefined, digest: string, nowMs: number): void {
+    if (this.failedAuth === null || address === undefined || this.known.has(digest)) return;
+    if (this.failures.spent(this.counted(addressName(address)), this.failedAuth, nowMs)) {
+      throw rateLimited(
+        WindowCounters.refusal(this.failedAuth, nowMs),
+        'Too many failed authentications from this address; retry after the time in Retry-After.',
+      );
+    }
+  }
+
+  /** Counts one failed verification from `address`. */
+  failed(address: string | undefined, nowMs: number): void {
+    if (this.failedAuth === null || address === undefined) return;
+    this.failures.take(this.counted(addressName(address)), this.failedAuth, nowMs);
+  }
+
+  /** Remembers a key the store verified (by its digest), so a spent address budget lets it through. */
+  verified(digest: string): void {
+    if (this.failedAuth === null) return;
+    // Delete and add again: a Set iterates in insertion order, so the first is the least recent.
+    if (!this.known.delete(digest) && this.known.size >= this.maxKnownKeys) {
+      const oldest = this.known.values().next();
+      if (!oldest.done) this.known.delete(oldest.value);
+    }
+    this.known.add(digest);
+  }
+
+  /** Whether failed verifications are limited at all: the guard skips the bookkeeping when not. */
+  get limitsFailures(): boolean {
+    return this.failedAuth !== null;
+  }
+
+  private defaultFor(tenantId: string): RateLimit | null {
+    const fallback = this.defaultLimit;
+    return typeof fallback === 'function' ? fallback(tenantId) : fallback;
+  }
+
+  private counted(name: string): string {
+    return this.failures.has(name) || this.failures.size < this.maxTrackedAddresses ? name : OVERFLOW;
+  }
+}
+
+/**
+ * What one client is counted under: an IPv4 address as it is (an IPv4-mapped IPv6 address as
+ * its IPv4 form), an IPv6 address by its /64, the block one host usually holds whole.
+ */
+export function addressName(address: string): string {
+  if (!address.includes(':')) return address;
+  const bare = address.split('%', 1)[0]!.toLowerCase();
+  const mapped = /^(?:::|(?:0{1,4}:){5})ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(bare);
+  if (mapped) return mapped[1]!;
+  // Any other form with an IPv4 tail is rare and deprecated: counted as it is written.
+  if (bare.includes('.')) return bare;
+  const [head = '', tail] = bare.split('::', 2);
+  const front = head === '' ? [] : head.split(':');
+  const back = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups =
+    tail === undefined
+      ? front
+      : [...front, ...Array(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
