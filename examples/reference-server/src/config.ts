@@ -50,6 +50,27 @@ export interface ServerConfig {
    * for a connection on which nothing arrives.
    */
   timeouts: ServerTimeouts;
+  /**
+   * KEYHOOK_RATE_LIMIT: the limit of a key without its own, `<requests>/<window>` like 1000/1m;
+   * null (unset or `off`) leaves such keys unlimited.
+   */
+  keyRateLimit: RateLimitConfig | null;
+  /**
+   * KEYHOOK_FAILED_AUTH_LIMIT: failed API-key verifications allowed per client address, like
+   * 100/1m (the default); null with `off`.
+   */
+  failedAuthLimit: RateLimitConfig | null;
+  /**
+   * KEYHOOK_TRUST_PROXY, passed to Fastify's `trustProxy`: `true`, a hop count, or
+   * comma-separated proxy addresses or CIDR ranges. Unset: the peer's address is the client's.
+   */
+  trustProxy: boolean | number | string;
+}
+
+/** `{ limit, window }`, window in seconds, as `createKeyhook({ rateLimit })` takes it. */
+export interface RateLimitConfig {
+  limit: number;
+  window: number;
 }
 
 /** Every problem found in the environment, so an operator fixes them in one go. */
@@ -141,6 +162,14 @@ export function loadConfig(
   }
 
   const timeouts = parseTimeouts(read, problems);
+  const keyRateLimit = parseRateLimit('KEYHOOK_RATE_LIMIT', read('KEYHOOK_RATE_LIMIT'), null, problems);
+  const failedAuthLimit = parseRateLimit(
+    'KEYHOOK_FAILED_AUTH_LIMIT',
+    read('KEYHOOK_FAILED_AUTH_LIMIT'),
+    DEFAULT_FAILED_AUTH_LIMIT,
+    problems,
+  );
+  const trustProxy = parseTrustProxy(read('KEYHOOK_TRUST_PROXY'));
 
   if (problems.length > 0 || admin === null) throw new ConfigError(problems);
   return {
@@ -160,7 +189,48 @@ export function loadConfig(
     deliveryTimeoutMs,
     retentionMs,
     timeouts,
+    keyRateLimit,
+    failedAuthLimit,
+    trustProxy,
   };
+}
+
+/** 100 failed verifications a minute per address: far above a client with a stale key, far below a guesser. */
+export const DEFAULT_FAILED_AUTH_LIMIT: RateLimitConfig = { limit: 100, window: 60 };
+
+const MAX_WINDOW_SECONDS = 86_400;
+const MAX_LIMIT = 1_000_000_000;
+
+/** `<requests>/<window>` (`100/1m`, `5000/1h`, `10/30s`), or `off`. */
+function parseRateLimit(
+  name: string,
+  text: string | undefined,
+  fallback: RateLimitConfig | null,
+  problems: string[],
+): RateLimitConfig | null {
+  if (text === undefined) return fallback;
+  if (text.toLowerCase() === 'off') return null;
+  const match = /^(\d{1,10})\/(.+)$/.exec(text);
+  const limit = match ? Number(match[1]) : Number.NaN;
+  const windowMs = match ? parseDuration(match[2]!) : null;
+  if (
+    !(limit >= 1 && limit <= MAX_LIMIT) ||
+    windowMs === null ||
+    windowMs % 1000 !== 0 ||
+    windowMs / 1000 > MAX_WINDOW_SECONDS
+  ) {
+    problems.push(
+      `${name} must be <requests>/<window> like 100/1m (1 to ${MAX_LIMIT} requests, a window of whole seconds up to 24h), or off; got "${text}"`,
+    );
+    return fallback;
+  }
+  return { limit, window: windowMs / 1000 };
+}
+
+function parseTrustProxy(text: string | undefined): boolean | number | string {
+  if (text === undefined || text.toLowerCase() === 'false') return false;
+  if (text.toLowerCase() === 'true') return true;
+  return /^\d+$/.test(text) ? Number(text) : text;
 }
 
 export interface ServerTimeouts {

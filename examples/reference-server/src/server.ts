@@ -69,6 +69,8 @@ export async function buildServer(
     frameworkErrors: frameworkErrorReply,
     clientErrorHandler: clientErrorReply,
     ...timeoutOptions(config.timeouts),
+    // request.ip, by which failed verifications are limited, is the client's only through trusted proxies.
+    trustProxy: config.trustProxy,
   });
   // Every route as registered, for the test that holds the OpenAPI document to it.
   const registered: { method: string; url: string }[] = [];
@@ -92,6 +94,7 @@ export async function buildServer(
       mode: config.production ? 'production' : 'development',
       encryptionKey: await encryptionKeyFor(config, storage.store),
       previousEncryptionKeys: config.previousEncryptionKeys,
+      rateLimit: { default: config.keyRateLimit, failedAuth: config.failedAuthLimit },
       delivery: {
         ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
         ...(config.deliveryTimeoutMs && { timeoutMs: config.deliveryTimeoutMs }),

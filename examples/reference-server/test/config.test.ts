@@ -180,6 +180,32 @@ describe('loadConfig (DESIGN.md §8)', () => {
       ]);
   });
 
+  it('rate limits: KEYHOOK_RATE_LIMIT off unless set, KEYHOOK_FAILED_AUTH_LIMIT 100/1m unless off; bad values named', () => {
+    expect(load({})).toMatchObject({
+      keyRateLimit: null,
+      failedAuthLimit: { limit: 100, window: 60 },
+      trustProxy: false,
+    });
+    expect(
+      load({ KEYHOOK_RATE_LIMIT: '1000/1m', KEYHOOK_FAILED_AUTH_LIMIT: 'OFF', KEYHOOK_TRUST_PROXY: '2' }),
+    ).toMatchObject({ keyRateLimit: { limit: 1000, window: 60 }, failedAuthLimit: null, trustProxy: 2 });
+    expect(load({ KEYHOOK_RATE_LIMIT: '5/24h', KEYHOOK_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' })).toMatchObject(
+      {
+        keyRateLimit: { limit: 5, window: 86_400 },
+        trustProxy: '10.0.0.0/8, 127.0.0.1',
+      },
+    );
+    expect(load({ KEYHOOK_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    for (const bad of ['0/1m', '10', '10/0s', '10/500ms', '10/25h', 'ten/1m', '10/1m/2']) {
+      expect(problemsOf({ KEYHOOK_RATE_LIMIT: bad }), bad).toEqual([
+        expect.stringMatching(/^KEYHOOK_RATE_LIMIT must be <requests>\/<window>/),
+      ]);
+      expect(problemsOf({ KEYHOOK_FAILED_AUTH_LIMIT: bad }), bad).toEqual([
+        expect.stringMatching(/^KEYHOOK_FAILED_AUTH_LIMIT must be/),
+      ]);
+    }
+  });
+
   it('collects every problem at once', () => {
     const problems = problemsOf({
       PORT: 'x',
