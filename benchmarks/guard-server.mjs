@@ -4,10 +4,11 @@
 //   node guard-server.mjs fastify|express [sqlite|memory]
 //
 // It serves the same route three times, all answering {"ok":true}: GET /open (no guard),
-// GET /guarded (requireScope with sources:read) and GET /hook (an empty async guard, to tell
+// GET /guarded (requireScope with sources:read; the key decides whether a rate limit is counted),
+// GET /fields (the same, sending the RateLimit fields on success) and GET /hook (an empty async guard, to tell
 // the framework's hook cost from keyhook's). keyhook is mounted as an app would mount it, on
 // a SQLite store in a temporary directory (or core's MemoryStore, to leave the read out). It tells the parent its port and an API key over
-// IPC, answers {type:'cpu'} with its CPU time, and exits when the parent disconnects.
+// IPC (one key without a rate limit, one with), answers {type:'cpu'} with its CPU time, and exits when the parent disconnects.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,13 +28,29 @@ const keyhook = createKeyhook({
   // A persistent store needs one; it seals webhook secrets and plays no part in the guard.
   encryptionKey: generateEncryptionKey(),
   logger: silentLogger,
+  // Failed verifications limited per address, as the reference server runs: a valid key never meets it.
+  rateLimit: { failedAuth: { limit: 100, window: 60 } },
 });
 const { secret: apiKey } = await keyhook.keys.create('bench', { name: 'bench', scopes: ['sources:read'] });
+// A limit no run reaches: every request is counted and answered with its RateLimit fields.
+const { secret: limitedKey } = await keyhook.keys.create('bench', {
+  name: 'bench limited',
+  scopes: ['sources:read'],
+  rateLimit: { limit: 1_000_000_000, window: 60 },
+});
+// The same guard with the RateLimit fields on every success (`rateLimit.successHeaders`), for GET /fields.
+const telling = createKeyhook({
+  store,
+  adminSession: { secret: 'benchmark-admin-secret-0123456789abcdef' },
+  encryptionKey: generateEncryptionKey(),
+  logger: silentLogger,
+  rateLimit: { failedAuth: { limit: 100, window: 60 }, successHeaders: true },
+});
 const body = { ok: true };
 
 const server = framework === 'fastify' ? await fastifyServer() : await expressServer();
 const { port } = server.address();
-process.send({ type: 'ready', port, apiKey, pid: process.pid });
+process.send({ type: 'ready', port, apiKey, limitedKey, pid: process.pid });
 
 process.on('message', (message) => {
   if (message?.type === 'cpu') process.send({ type: 'cpu', usage: process.cpuUsage() });
@@ -41,6 +58,7 @@ process.on('message', (message) => {
 process.on('disconnect', async () => {
   server.close();
   await keyhook.close();
+  await telling.close();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
@@ -52,7 +70,8 @@ async function fastifyServer() {
   const app = Fastify({ logger: false });
   await app.register(keyhookFastify, { keyhook });
   app.get('/open', async () => body);
-  app.get('/guarded', { preHandler: requireScope(keyhook, 'sources:read') }, async () => body);
+  app.get('/guarded', { onRequest: requireScope(keyhook, 'sources:read') }, async () => body);
+  app.get('/fields', { onRequest: requireScope(telling, 'sources:read') }, async () => body);
   // An async preHandler that does nothing: what any guard costs before it does any work.
   app.get('/hook', { preHandler: async () => {} }, async () => body);
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -66,6 +85,7 @@ async function expressServer() {
   app.use(keyhookRouter(keyhook));
   app.get('/open', (_req, res) => res.json(body));
   app.get('/guarded', requireScope(keyhook, 'sources:read'), (_req, res) => res.json(body));
+  app.get('/fields', requireScope(telling, 'sources:read'), (_req, res) => res.json(body));
   app.get(
     '/hook',
     async (_req, _res, next) => next(),

@@ -14,6 +14,7 @@ import {
   generateEncryptionKey,
   MemoryStore,
   newId,
+  rateLimitHeaders,
   silentLogger,
   systemClock,
 } from '@keyhook/core';
@@ -59,6 +60,13 @@ for (const [name, store] of Object.entries(stores)) {
     await keyhook.keys.create('other', { name: `k${i}`, scopes: ['items:read'] });
   const { key, secret } = await keyhook.keys.create('bench', { name: 'bench', scopes: ['sources:read'] });
   const headers = { host: '127.0.0.1', authorization: `Bearer ${secret}`, 'user-agent': 'autocannon' };
+  // A limit no run reaches: every call is counted.
+  const limited = await keyhook.keys.create('bench', {
+    name: 'bench limited',
+    scopes: ['sources:read'],
+    rateLimit: { limit: 1_000_000_000, window: 60 },
+  });
+  const limitedHeaders = { ...headers, authorization: `Bearer ${limited.secret}` };
   const lookup = key.keyLookup;
 
   console.log(`\n${name} store`);
@@ -87,6 +95,13 @@ for (const [name, store] of Object.entries(stores)) {
   );
   await time('keyhook.guard(headers, scope)  — the whole guard, as the adapters call it', () =>
     keyhook.guard(headers, 'sources:read'),
+  );
+  await time('keyhook.guard(headers, scope)  — a rate-limited key: the guard and its count', () =>
+    keyhook.guard(limitedHeaders, 'sources:read'),
+  );
+  const state = keyhook.guard(limitedHeaders, 'sources:read').rateLimit;
+  await time('rateLimitHeaders(state)        — the four RateLimit fields an adapter sends', () =>
+    rateLimitHeaders(state),
   );
   await time('keyhook.authenticate(headers, scope)  — the same behind a promise', () =>
     keyhook.authenticate(headers, 'sources:read'),

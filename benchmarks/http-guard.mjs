@@ -1,5 +1,9 @@
 // npm run bench: requests/s of one route without and with the API-key guard (requireScope),
-// through Fastify and through Express, on the SQLite store — side by side, in one run.
+// through Fastify and through Express, on the SQLite store — side by side, in one run. The
+// guard runs three ways: with a key that has no rate limit; with one that has (every request
+// counted, as configured by default: the RateLimit fields only on a 429); and with that key
+// and `successHeaders` (the fields on every success). Failed verifications are limited per
+// address in all three.
 //
 // Method: each server runs in its own child process (guard-server.mjs); autocannon runs here.
 // After a warm-up of every variant, the variants alternate over several rounds (the order
@@ -23,6 +27,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 // `memory` swaps the SQLite store for core's MemoryStore: the guard's cost without a database read.
 const STORE = process.env.BENCH_STORE ?? 'sqlite';
 const TARGET = 0.9;
+// With the key's rate limit counted.
+const LIMITED_TARGET = 0.85;
 
 const serverScript = fileURLToPath(new URL('./guard-server.mjs', import.meta.url));
 
@@ -51,14 +57,14 @@ function startServer(framework) {
   }));
 }
 
-async function run(server, route, seconds) {
+async function run(server, route, seconds, apiKey = server.apiKey) {
   const before = await server.cpuMicros();
   const result = await autocannon({
     url: `http://127.0.0.1:${server.port}${route}`,
     connections: CONNECTIONS,
     duration: seconds,
     // Both routes get the same request bytes: only the server-side guard differs.
-    headers: { authorization: `Bearer ${server.apiKey}` },
+    headers: { authorization: `Bearer ${apiKey}` },
   });
   const cpu = (await server.cpuMicros()) - before;
   const ok = result['2xx'];
@@ -83,10 +89,46 @@ const median = (values) => {
 };
 
 const servers = [await startServer('fastify'), await startServer('express')];
+// Per framework: unguarded, guarded, guarded with a rate-limited key, and the same with the
+// fields on success. A round runs the four back to back, in an order that rotates, so each
+// guarded run has an unguarded one near it in time.
 const variants = servers.flatMap((server) => [
   { server, route: '/open', label: `${server.framework.padEnd(7)} unguarded`, runs: [] },
   { server, route: '/guarded', label: `${server.framework.padEnd(7)} guarded  `, runs: [] },
+  {
+    server,
+    route: '/guarded',
+    apiKey: server.limitedKey,
+    label: `${server.framework.padEnd(7)} limited  `,
+    runs: [],
+  },
+  {
+    server,
+    route: '/fields',
+    apiKey: server.limitedKey,
+    label: `${server.framework.padEnd(7)} fields   `,
+    runs: [],
+  },
 ]);
+const PER_SERVER = 4;
+
+// Only /fields sends the fields on a success: each variant measures what it says.
+for (const server of servers) {
+  const fields = async (route, apiKey) =>
+    (
+      await fetch(`http://127.0.0.1:${server.port}${route}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      })
+    ).headers.get('ratelimit-limit');
+  const seen = [
+    await fields('/fields', server.limitedKey),
+    await fields('/guarded', server.limitedKey),
+    await fields('/guarded', server.apiKey),
+  ];
+  if (seen[0] === null || seen[1] !== null || seen[2] !== null) {
+    throw new Error(`${server.framework}: only /fields may send RateLimit fields on a success`);
+  }
+}
 
 console.log(
   `keyhook http-guard benchmark — Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
@@ -96,15 +138,13 @@ console.log(
   `autocannon: ${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} rounds after a ${WARMUP} s warm-up per variant\n`,
 );
 
-for (const variant of variants) await run(variant.server, variant.route, WARMUP);
+for (const variant of variants) await run(variant.server, variant.route, WARMUP, variant.apiKey);
 
 for (let round = 0; round < ROUNDS; round++) {
-  // A B A B …, with the pair order flipped every other round so neither side always goes first.
-  for (let pair = 0; pair < variants.length; pair += 2) {
-    const order = round % 2 === 0 ? [pair, pair + 1] : [pair + 1, pair];
-    for (const index of order) {
-      const variant = variants[index];
-      const result = await run(variant.server, variant.route, DURATION);
+  for (let group = 0; group < variants.length; group += PER_SERVER) {
+    for (let step = 0; step < PER_SERVER; step++) {
+      const variant = variants[group + ((round + step) % PER_SERVER)];
+      const result = await run(variant.server, variant.route, DURATION, variant.apiKey);
       variant.runs.push(result);
       process.stdout.write(
         `round ${round + 1}/${ROUNDS}  ${variant.label}  ${result.rps.toFixed(0).padStart(7)} req/s\n`,
@@ -138,27 +178,55 @@ for (const s of summary) {
 
 // The CPU ratio is what the req/s ratio would be if the server alone set the pace.
 console.log(
-  '\nguarded / unguarded   req/s ratio, median of rounds (min – max)   server-CPU ratio   guard adds (server CPU per request)',
+  '\nversus unguarded      req/s ratio, median of rounds (min – max)   server-CPU ratio   guard adds (server CPU per request)',
 );
 const verdicts = [];
-for (let i = 0; i < summary.length; i += 2) {
-  const [open, guarded] = [summary[i], summary[i + 1]];
-  // Paired per round: the two runs of a round are adjacent in time.
-  const perRound = variants[i + 1].runs.map((run, round) => run.rps / variants[i].runs[round].rps);
-  const ratio = median(perRound);
-  const spread = `(${Math.min(...perRound).toFixed(3)} – ${Math.max(...perRound).toFixed(3)})`;
-  const cpuRatio = open.cpuPerRequest / guarded.cpuPerRequest;
-  const added = guarded.cpuPerRequest - open.cpuPerRequest;
-  const framework = variants[i].server.framework;
-  console.log(
-    `${framework.padEnd(20)}  ${ratio.toFixed(3).padStart(11)} ${spread.padEnd(31)}   ${cpuRatio.toFixed(3).padStart(16)}   ${added.toFixed(1)} µs`,
-  );
-  verdicts.push({ framework, ratio, perRound, cpuRatio, addedMicros: added });
+for (let i = 0; i < summary.length; i += PER_SERVER) {
+  const open = summary[i];
+  for (const [offset, kind] of [
+    [1, 'guarded'],
+    [2, 'limited'],
+    [3, 'fields'],
+  ]) {
+    const guarded = summary[i + offset];
+    // Paired per round: the runs of a round are adjacent in time.
+    const perRound = variants[i + offset].runs.map((run, round) => run.rps / variants[i].runs[round].rps);
+    const ratio = median(perRound);
+    const spread = `(${Math.min(...perRound).toFixed(3)} – ${Math.max(...perRound).toFixed(3)})`;
+    const cpuRatio = open.cpuPerRequest / guarded.cpuPerRequest;
+    const added = guarded.cpuPerRequest - open.cpuPerRequest;
+    const framework = variants[i].server.framework;
+    console.log(
+      `${`${framework} ${kind}`.padEnd(20)}  ${ratio.toFixed(3).padStart(11)} ${spread.padEnd(31)}   ${cpuRatio.toFixed(3).padStart(16)}   ${added.toFixed(1)} µs`,
+    );
+    verdicts.push({ framework, kind, ratio, perRound, cpuRatio, addedMicros: added });
+  }
 }
-const fastify = verdicts.find((v) => v.framework === 'fastify');
-console.log(
-  `\ntarget guarded/unguarded ≥ ${TARGET} on Fastify: ${fastify.ratio >= TARGET ? 'met' : 'NOT met'} (${fastify.ratio.toFixed(3)})`,
-);
+// What the rate limit adds to the guard, and the fields to the rate limit: the same rounds, paired.
+console.log('\nbetween guarded variants   req/s ratio, median of rounds (min – max)');
+for (const framework of ['fastify', 'express']) {
+  const rounds = (kind) => verdicts.find((v) => v.framework === framework && v.kind === kind).perRound;
+  for (const [over, under] of [
+    ['limited', 'guarded'],
+    ['fields', 'limited'],
+  ]) {
+    const perRound = rounds(over).map((ratio, round) => ratio / rounds(under)[round]);
+    const spread = `(${Math.min(...perRound).toFixed(3)} – ${Math.max(...perRound).toFixed(3)})`;
+    console.log(
+      `${`${framework} ${over} / ${under}`.padEnd(26)} ${median(perRound).toFixed(3).padStart(6)} ${spread}`,
+    );
+  }
+}
+console.log('');
+for (const [kind, target] of [
+  ['guarded', TARGET],
+  ['limited', LIMITED_TARGET],
+]) {
+  const verdict = verdicts.find((v) => v.framework === 'fastify' && v.kind === kind);
+  console.log(
+    `target ${kind}/unguarded ≥ ${target} on Fastify: ${verdict.ratio >= target ? 'met' : 'NOT met'} (${verdict.ratio.toFixed(3)})`,
+  );
+}
 console.log(`json ${JSON.stringify({ summary, verdicts })}`);
 
 for (const server of servers) server.child.disconnect();

@@ -94,7 +94,8 @@ export async function buildServer(
       mode: config.production ? 'production' : 'development',
       encryptionKey: await encryptionKeyFor(config, storage.store),
       previousEncryptionKeys: config.previousEncryptionKeys,
-      rateLimit: { default: config.keyRateLimit, failedAuth: config.failedAuthLimit },
+      // The RateLimit fields on every answer to a limited key: the data plane's routes do real work beside them.
+      rateLimit: { default: config.keyRateLimit, failedAuth: config.failedAuthLimit, successHeaders: true },
       delivery: {
         ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
         ...(config.deliveryTimeoutMs && { timeoutMs: config.deliveryTimeoutMs }),

@@ -9,37 +9,43 @@ describe('fixed-window counters', () => {
   it('admit exactly the limit in a window, count no refusal, and start again at the next window', () => {
     const counters = new WindowCounters();
     const limit = { limit: 3, window: 60 };
-    const states = Array.from({ length: 5 }, (_, i) => counters.take('k', limit, T0 + i));
-    expect(states.map((state) => state?.remaining ?? null)).toEqual([2, 1, 0, null, null]);
-    expect(states[0]).toEqual({ limit: 3, remaining: 2, reset: 60, window: 60 });
+    const left = Array.from({ length: 5 }, (_, i) => counters.take('k', limit, T0 + i));
+    expect(left).toEqual([2, 1, 0, -1, -1]);
     expect(counters.spent('k', limit, T0 + 59_999)).toBe(true);
     // Windows are aligned to the epoch: the next starts at T0 + 60 s whatever the first request's time.
-    expect(counters.take('k', limit, T0 + 60_000)).toEqual({ limit: 3, remaining: 2, reset: 60, window: 60 });
+    expect(counters.take('k', limit, T0 + 60_000)).toBe(2);
     expect(counters.spent('k', limit, T0 + 60_000)).toBe(false);
   });
 
-  it('count each name apart and tell the seconds left, rounded up', () => {
+  it('count each name apart, and tell the seconds left in the window, rounded up', () => {
     const counters = new WindowCounters();
     const limit = { limit: 1, window: 10 };
-    expect(counters.take('a', limit, T0 + 9_001)?.reset).toBe(1);
-    expect(counters.take('b', limit, T0 + 9_001)).not.toBeNull();
-    expect(counters.take('a', limit, T0 + 9_999)).toBeNull();
-    expect(WindowCounters.refusal(limit, T0 + 2_500)).toEqual({
+    expect(counters.take('a', limit, T0 + 9_001)).toBe(0);
+    expect(counters.take('b', limit, T0 + 9_001)).toBe(0);
+    expect(counters.take('a', limit, T0 + 9_999)).toBe(-1);
+    expect(WindowCounters.state(limit, 0, T0 + 9_001)).toEqual({
+      limit: 1,
+      remaining: 0,
+      reset: 1,
+      window: 10,
+    });
+    expect(WindowCounters.state(limit, 0, T0 + 2_500)).toEqual({
       limit: 1,
       remaining: 0,
       reset: 8,
       window: 10,
     });
+    expect(WindowCounters.state(limit, 0, T0 + 10_000).reset).toBe(10);
   });
 
   it('keep a longer window counting while shorter ones are swept', () => {
     const counters = new WindowCounters();
     const day = { limit: 1, window: 86_400 };
-    expect(counters.take('long', day, T0)).not.toBeNull();
+    expect(counters.take('long', day, T0)).toBe(0);
     // Over 1,024 names with one-second windows, each ended before the next sweep.
     for (let i = 0; i < 5_000; i++) counters.take(`short-${i}`, { limit: 1, window: 1 }, T0 + 1_000 + i * 10);
     expect(counters.size).toBeLessThan(2_100);
-    expect(counters.take('long', day, T0 + 60_000)).toBeNull();
+    expect(counters.take('long', day, T0 + 60_000)).toBe(-1);
   });
 });
 
@@ -105,11 +111,22 @@ describe('rate-limit options', () => {
       tenantId,
       rateLimit,
     });
-    expect(limits.admit(key('small'), T0)?.remaining).toBe(0);
+    expect(() => limits.admit(key('small'), T0)).not.toThrow();
     expect(() => limits.admit(key('small'), T0)).toThrow(/too many requests/);
-    expect(limits.admit(key('large'), T0)).toBeUndefined();
+    for (let i = 0; i < 100; i++) limits.admit(key('large'), T0);
     // A key's own limit wins over the default.
-    expect(limits.admit(key('own', { limit: 2, window: 60 }), T0)?.remaining).toBe(1);
+    expect(() => limits.admit(key('own', { limit: 2, window: 60 }), T0)).not.toThrow();
+    expect(() => limits.admit(key('own', { limit: 2, window: 60 }), T0)).not.toThrow();
+    expect(() => limits.admit(key('own', { limit: 2, window: 60 }), T0)).toThrow(/too many requests/);
+    // The state of a success only when the fields are to be sent on successes.
+    expect(limits.admit(key('other', { limit: 2, window: 60 }), T0)).toBeUndefined();
+    const telling = new RateLimits({ successHeaders: true });
+    expect(telling.admit(key('other', { limit: 2, window: 60 }), T0)).toEqual({
+      limit: 2,
+      remaining: 1,
+      reset: 60,
+      window: 60,
+    });
   });
 });
 
@@ -131,7 +148,7 @@ describe('rate limits through the HTTP core', () => {
   };
 
   it('answers 429 with Retry-After and the RateLimit fields past a key’s limit, and sends the fields on each success', async () => {
-    const { clock, keyhook, request } = await setup({});
+    const { clock, keyhook, request } = await setup({ successHeaders: true });
     const { secret } = await keyhook.keys.create('tenant_a', {
       name: 'limited',
       scopes: ['items:read'],

@@ -33,8 +33,9 @@ export type GuardResult =
       ok: true;
       apiKey: ApiKeyContext;
       /**
-       * Where a rate-limited key stands in its window; absent when the key has no limit.
-       * Adapters send it as the `RateLimit-*` fields (`rateLimitHeaders`) on the host's answer.
+       * Where a rate-limited key stands in its window, with `rateLimit.successHeaders` on;
+       * absent otherwise. Adapters send it as the `RateLimit-*` fields (`rateLimitHeaders`) on
+       * the host's answer.
        */
       rateLimit?: RateLimitState;
     }

@@ -84,8 +84,8 @@ export class WindowCounters {
   private readonly counters = new Map<string, Counter>();
   private sweepAt = 1024;
 
-  /** Counts one request for `name`: its state, or `null` when the window's limit is spent. */
-  take(name: string, limit: RateLimit, nowMs: number): RateLimitState | null {
+  /** Counts one request for `name`: the requests left in its window after it, or -1 when the limit is spent. */
+  take(name: string, limit: RateLimit, nowMs: number): number {
     const windowMs = limit.window * 1000;
     const start = nowMs - (nowMs % windowMs);
     let counter = this.counters.get(name);
@@ -98,10 +98,9 @@ export class WindowCounters {
       counter.windowMs = windowMs;
       counter.count = 0;
     }
-    const reset = secondsLeft(nowMs, windowMs);
-    if (counter.count >= limit.limit) return null;
+    if (counter.count >= limit.limit) return -1;
     counter.count++;
-    return { limit: limit.limit, remaining: limit.limit - counter.count, reset, window: limit.window };
+    return limit.limit - counter.count;
   }
 
   /** Whether `name` has spent its limit in the current window, without counting. */
@@ -113,11 +112,11 @@ export class WindowCounters {
     );
   }
 
-  /** The state a refused request is told: nothing remaining until the window ends. */
-  static refusal(limit: RateLimit, nowMs: number): RateLimitState {
+  /** Where a request at `nowMs` stands: `remaining` left until its window ends. */
+  static state(limit: RateLimit, remaining: number, nowMs: number): RateLimitState {
     return {
       limit: limit.limit,
-      remaining: 0,
+      remaining,
       reset: secondsLeft(nowMs, limit.window * 1000),
       window: limit.window,
     };
@@ -162,6 +161,12 @@ export interface RateLimitOptions {
    */
   maxTrackedAddresses?: number;
   /**
+   * Send the `RateLimit-*` fields on every answer to a limited key, not only on its 429s
+   * (default false). Each answer then carries about 100 bytes more; on a bare Fastify route that
+   * cost 10 % of its throughput (BENCHMARKS.md). When on, `GuardResult.rateLimit` holds them.
+   */
+  successHeaders?: boolean;
+  /**
    * Keys remembered as verified, which pass an address's spent budget (default 10,000, the
    * most recently verified).
    */
@@ -194,6 +199,7 @@ export class RateLimits {
   /** Digests (keys/hash.ts cacheDigest) of keys the store verified, oldest first. */
   private readonly known = new Set<string>();
   private readonly maxKnownKeys: number;
+  private readonly successHeaders: boolean;
 
   constructor(options: RateLimitOptions = {}) {
     const fallback = options.default ?? null;
@@ -202,11 +208,13 @@ export class RateLimits {
     this.failedAuth = options.failedAuth ? checked(options.failedAuth, 'rateLimit.failedAuth') : null;
     this.maxTrackedAddresses = options.maxTrackedAddresses ?? DEFAULT_MAX_TRACKED_ADDRESSES;
     this.maxKnownKeys = options.maxKnownKeys ?? DEFAULT_MAX_KNOWN_KEYS;
+    this.successHeaders = options.successHeaders === true;
   }
 
   /**
    * Counts one request of a verified key against its limit (its own, else the default): the
-   * state to tell the caller, `undefined` when the key is not limited. Throws 429 past the limit.
+   * state to tell the caller when `successHeaders` is on, else `undefined`, as for a key
+   * without a limit. Throws 429 past the limit.
    */
   admit(
     key: { id: string; tenantId: string; rateLimit: RateLimit | null },
@@ -214,14 +222,14 @@ export class RateLimits {
   ): RateLimitState | undefined {
     const limit = key.rateLimit ?? this.defaultFor(key.tenantId);
     if (limit === null) return undefined;
-    const state = this.perKey.take(key.id, limit, nowMs);
-    if (state === null) {
+    const remaining = this.perKey.take(key.id, limit, nowMs);
+    if (remaining < 0) {
       throw rateLimited(
-        WindowCounters.refusal(limit, nowMs),
+        WindowCounters.state(limit, 0, nowMs),
         'This API key has made too many requests; retry after the time in Retry-After.',
       );
     }
-    return state;
+    return this.successHeaders ? WindowCounters.state(limit, remaining, nowMs) : undefined;
   }
 
   /**
@@ -233,7 +241,7 @@ export class RateLimits {
     if (this.failedAuth === null || address === undefined || this.known.has(digest)) return;
     if (this.failures.spent(this.counted(addressName(address)), this.failedAuth, nowMs)) {
       throw rateLimited(
-        WindowCounters.refusal(this.failedAuth, nowMs),
+        WindowCounters.state(this.failedAuth, 0, nowMs),
         'Too many failed authentications from this address; retry after the time in Retry-After.',
       );
     }

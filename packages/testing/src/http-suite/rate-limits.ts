@@ -29,17 +29,32 @@ function expectFields(reply: ApiReply, limit: number, remaining: number, reset: 
  */
 export function rateLimitCases(ctx: SuiteContext): void {
   describe('rate limits', () => {
-    it("a key's own limit: RateLimit fields on each success, then 429 with Retry-After, on a host route and /whoami alike", async () => {
-      const { secret } = await createKeyWithLimit(ctx, { limit: 3, window: WINDOW });
+    it("a key's own limit: 429 with Retry-After and the RateLimit fields past it; successes carry no field by default", async () => {
+      const { secret } = await createKeyWithLimit(ctx, { limit: 2, window: WINDOW });
       ctx.clock.advance(15_000);
-      expectFields(await call(ctx, 'GET', '/host/items', { token: secret }), 3, 2, 45);
-      expectFields(await call(ctx, 'GET', '/whoami', { token: secret }), 3, 1, 45);
-      expectFields(await call(ctx, 'GET', '/host/items', { token: secret }), 3, 0, 45);
-      expectLimited(await call(ctx, 'GET', '/host/items', { token: secret }), 3, 45);
-      expectLimited(await call(ctx, 'GET', '/whoami', { token: secret }), 3, 45);
-      // A refused request is not counted: the next window starts full.
+      for (const path of ['/host/items', '/whoami']) {
+        const reply = await call(ctx, 'GET', path, { token: secret });
+        expect(reply.status).toBe(200);
+        expect([...reply.headers.keys()].filter((name) => name.startsWith('ratelimit'))).toEqual([]);
+      }
+      expectLimited(await call(ctx, 'GET', '/host/items', { token: secret }), 2, 45);
+      expectLimited(await call(ctx, 'GET', '/whoami', { token: secret }), 2, 45);
       ctx.clock.advance(45_000);
-      expectFields(await call(ctx, 'GET', '/host/items', { token: secret }), 3, 2, 60);
+      expect((await call(ctx, 'GET', '/host/items', { token: secret })).status).toBe(200);
+    });
+
+    it('with successHeaders, the RateLimit fields on each success too, on a host route and /whoami alike', async () => {
+      const served = await ctx.serve({ rateLimit: { successHeaders: true } });
+      const { secret } = await createKeyWithLimit(served, { limit: 3, window: WINDOW });
+      served.clock.advance(15_000);
+      expectFields(await call(served, 'GET', '/host/items', { token: secret }), 3, 2, 45);
+      expectFields(await call(served, 'GET', '/whoami', { token: secret }), 3, 1, 45);
+      expectFields(await call(served, 'GET', '/host/items', { token: secret }), 3, 0, 45);
+      expectLimited(await call(served, 'GET', '/host/items', { token: secret }), 3, 45);
+      expectLimited(await call(served, 'GET', '/whoami', { token: secret }), 3, 45);
+      // A refused request is not counted: the next window starts full.
+      served.clock.advance(45_000);
+      expectFields(await call(served, 'GET', '/host/items', { token: secret }), 3, 2, 60);
     });
 
     it("another key's requests never spend this key's limit", async () => {
@@ -47,38 +62,42 @@ export function rateLimitCases(ctx: SuiteContext): void {
       const { secret: quiet } = await createKeyWithLimit(ctx, { limit: 1, window: WINDOW });
       expect((await call(ctx, 'GET', '/host/items', { token: busy })).status).toBe(200);
       expect((await call(ctx, 'GET', '/host/items', { token: busy })).status).toBe(429);
-      expectFields(await call(ctx, 'GET', '/host/items', { token: quiet }), 1, 0, 60);
+      expect((await call(ctx, 'GET', '/host/items', { token: quiet })).status).toBe(200);
     });
 
     it('PATCH /admin/keys/{id} sets, changes and clears the limit; it applies from the next request', async () => {
-      const { key, secret } = await createKey(ctx);
-      const token = await admin(ctx);
-      const unlimited = await call(ctx, 'GET', '/host/items', { token: secret });
+      const served = await ctx.serve({ rateLimit: { successHeaders: true } });
+      const { key, secret } = await createKey(served);
+      const token = await admin(served);
+      const unlimited = await call(served, 'GET', '/host/items', { token: secret });
       expect(unlimited.status).toBe(200);
       expect(unlimited.headers.get('ratelimit-limit')).toBeNull();
 
-      const set = await call(ctx, 'PATCH', `/admin/keys/${key.id}`, {
+      const set = await call(served, 'PATCH', `/admin/keys/${key.id}`, {
         token,
         json: { rateLimit: { limit: 1, window: WINDOW } },
       });
       expect(set.status, set.text).toBe(200);
       expect(set.body.key.rateLimit).toEqual({ limit: 1, window: WINDOW });
       expect(set.body.key.name).toBe('test key');
-      expectFields(await call(ctx, 'GET', '/host/items', { token: secret }), 1, 0, 60);
-      expectLimited(await call(ctx, 'GET', '/host/items', { token: secret }), 1, 60);
+      expectFields(await call(served, 'GET', '/host/items', { token: secret }), 1, 0, 60);
+      expectLimited(await call(served, 'GET', '/host/items', { token: secret }), 1, 60);
 
-      const raised = await call(ctx, 'PATCH', `/admin/keys/${key.id}`, {
+      const raised = await call(served, 'PATCH', `/admin/keys/${key.id}`, {
         token,
         json: { rateLimit: { limit: 2, window: WINDOW }, name: 'renamed' },
       });
       expect(raised.body.key).toMatchObject({ name: 'renamed', rateLimit: { limit: 2, window: WINDOW } });
       // The same window goes on counting: one request made, one left.
-      expectFields(await call(ctx, 'GET', '/host/items', { token: secret }), 2, 0, 60);
+      expectFields(await call(served, 'GET', '/host/items', { token: secret }), 2, 0, 60);
 
-      const cleared = await call(ctx, 'PATCH', `/admin/keys/${key.id}`, { token, json: { rateLimit: null } });
+      const cleared = await call(served, 'PATCH', `/admin/keys/${key.id}`, {
+        token,
+        json: { rateLimit: null },
+      });
       expect(cleared.body.key.rateLimit).toBeNull();
-      expect((await call(ctx, 'GET', '/host/items', { token: secret })).status).toBe(200);
-      const read = await call(ctx, 'GET', `/admin/keys/${key.id}`, { token });
+      expect((await call(served, 'GET', '/host/items', { token: secret })).status).toBe(200);
+      const read = await call(served, 'GET', `/admin/keys/${key.id}`, { token });
       expect(read.body.key).toMatchObject({ name: 'renamed', rateLimit: null });
     });
 
@@ -125,7 +144,9 @@ export function rateLimitCases(ctx: SuiteContext): void {
     });
 
     it("the app's default limits a key without its own; a key's own limit wins", async () => {
-      const served = await ctx.serve({ rateLimit: { default: { limit: 1, window: WINDOW } } });
+      const served = await ctx.serve({
+        rateLimit: { default: { limit: 1, window: WINDOW }, successHeaders: true },
+      });
       const { secret } = await createKey(served);
       const { secret: own } = await createKeyWithLimit(served, { limit: 2, window: WINDOW });
       expectFields(await call(served, 'GET', '/host/items', { token: secret }), 1, 0, 60);
