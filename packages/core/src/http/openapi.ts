@@ -161,6 +161,10 @@ function describe(operation: ApiOperation): Record<string, unknown> {
   return described;
 }
 
+/** A header whose value is a whole number. */
+const wholeNumber = (description: string) =>
+  ({ description, schema: { type: 'string', pattern: '^\\d+$' } }) as const;
+
 /** The response headers a client can rely on, described once and referenced by each response. */
 const HEADERS = {
   RequestId: {
@@ -171,23 +175,12 @@ const HEADERS = {
     description: 'RFC 6750 challenge: `Bearer realm="keyhook"`, with `error` and `scope` when known.',
     schema: { type: 'string' },
   },
-  RetryAfter: {
-    description: 'Seconds to wait before trying again.',
-    schema: { type: 'string', pattern: '^\\d+$' },
-  },
-  RateLimitLimit: {
-    description:
-      "The key's limit: requests allowed per window (draft-ietf-httpapi-ratelimit-headers-06). Sent only for a rate-limited key.",
-    schema: { type: 'string', pattern: '^\\d+$' },
-  },
-  RateLimitRemaining: {
-    description: 'Requests left in the current window.',
-    schema: { type: 'string', pattern: '^\\d+$' },
-  },
-  RateLimitReset: {
-    description: 'Seconds until the current window ends and the count starts again.',
-    schema: { type: 'string', pattern: '^\\d+$' },
-  },
+  RetryAfter: wholeNumber('Seconds to wait before trying again.'),
+  RateLimitLimit: wholeNumber(
+    "The key's limit: requests allowed per window (draft-ietf-httpapi-ratelimit-headers-06). Sent with every 429, and on successes when the server is configured to.",
+  ),
+  RateLimitRemaining: wholeNumber('Requests left in the current window.'),
+  RateLimitReset: wholeNumber('Seconds until the current window ends and the count starts again.'),
   RateLimitPolicy: {
     description: 'The policy, `limit;w=window`: e.g. `100;w=60` is 100 requests per 60-second window.',
     schema: { type: 'string', pattern: '^\\d+;w=\\d+$' },
