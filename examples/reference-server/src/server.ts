@@ -70,7 +70,7 @@ export async function buildServer(
     clientErrorHandler: clientErrorReply,
     ...timeoutOptions(config.timeouts),
     // request.ip, by which failed verifications are limited, is the client's only through trusted proxies.
-    trustProxy: config.trustProxy,
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
   });
   // Every route as registered, for the test that holds the OpenAPI document to it.
   const registered: { method: string; url: string }[] = [];
@@ -164,6 +164,11 @@ function timeoutOptions(
       ),
     },
   };
+}
+
+/** A hop count as proxy-addr reads it: the nearest `hops` proxies are trusted. */
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
 }
 
 function adminSessionOptions(admin: AdminAuthConfig): AdminSessionOptions {

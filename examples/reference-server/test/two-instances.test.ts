@@ -107,7 +107,10 @@ describe.skipIf(!withPostgres)('two instances on one Postgres (DESIGN.md §3 rev
     expect(fromA).toMatchObject({ status: 200, body: { key: { id, name: 'made on B' } } });
   });
 
-  it("a key's rate limit across two instances: exactly the limit on each, at most 2 × the limit together, a change seen by both", async () => {
+  // Counted per instance: each admits exactly the limit. This server caches no key on Postgres, so
+  // B reads the raised limit with the row; store-postgres's rate-limit-instances test shows the
+  // same through the key cache and its change feed.
+  it("a key's rate limit across two instances: exactly the limit on each, a change seen by both", async () => {
     const DAY = 86_400;
     const dayOf = () => Math.floor(Date.now() / (DAY * 1000));
     // Windows are aligned to the epoch: a run that crossed midnight UTC would count two windows.
@@ -144,7 +147,6 @@ describe.skipIf(!withPostgres)('two instances on one Postgres (DESIGN.md §3 rev
       const admitted = (seen: number[]) => seen.filter((status) => status === 200).length;
       expect(onA.filter((status) => status !== 200 && status !== 429)).toEqual([]);
       expect([admitted(onA), admitted(onB)]).toEqual([5, 5]);
-      expect(admitted(onA) + admitted(onB)).toBeLessThanOrEqual(2 * 5);
       expect([afterA, afterB]).toEqual([
         [200, 200, 429, 429],
         [200, 200, 429, 429],

@@ -11,10 +11,29 @@ describe('fixed-window counters', () => {
     const limit = { limit: 3, window: 60 };
     const left = Array.from({ length: 5 }, (_, i) => counters.take('k', limit, T0 + i));
     expect(left).toEqual([2, 1, 0, -1, -1]);
-    expect(counters.spent('k', limit, T0 + 59_999)).toBe(true);
+    expect(counters.take('k', limit, T0 + 59_999)).toBe(-1);
     // Windows are aligned to the epoch: the next starts at T0 + 60 s whatever the first request's time.
     expect(counters.take('k', limit, T0 + 60_000)).toBe(2);
-    expect(counters.spent('k', limit, T0 + 60_000)).toBe(false);
+  });
+
+  it('give a request back only within the window it was counted in', () => {
+    const counters = new WindowCounters();
+    const limit = { limit: 1, window: 60 };
+    expect(counters.take('k', limit, T0)).toBe(0);
+    counters.giveBack('k', T0);
+    expect(counters.take('k', limit, T0 + 1)).toBe(0);
+    // Taken in one window, given back in the next: the new window's count stays.
+    expect(counters.take('k', limit, T0 + 60_000)).toBe(0);
+    counters.giveBack('k', T0 + 1);
+    expect(counters.take('k', limit, T0 + 60_001)).toBe(-1);
+  });
+
+  it('start a new count when the window length changes, even where both windows start together', () => {
+    const counters = new WindowCounters();
+    expect(counters.take('k', { limit: 2, window: 60 }, T0)).toBe(1);
+    expect(counters.take('k', { limit: 2, window: 60 }, T0 + 1)).toBe(0);
+    // T0 starts a 120 s window too.
+    expect(counters.take('k', { limit: 2, window: 120 }, T0 + 2)).toBe(1);
   });
 
   it('count each name apart, and tell the seconds left in the window, rounded up', () => {
@@ -61,30 +80,46 @@ describe('client addresses', () => {
     expect(addressName('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
   });
 
+  const failing = (limits: RateLimits, address: string, nowMs = T0) =>
+    limits.reserve(address, 'guess', nowMs);
+
   it('remember the most recently verified keys, at most maxKnownKeys', () => {
     const limits = new RateLimits({ failedAuth: { limit: 1, window: 60 }, maxKnownKeys: 2 });
-    limits.failed('10.0.0.1', T0);
+    failing(limits, '10.0.0.1');
     limits.verified('a');
     limits.verified('b');
     limits.verified('a'); // used again: now the most recent
     limits.verified('c'); // evicts b, the least recent
-    expect(() => limits.assertMayVerify('10.0.0.1', 'a', T0)).not.toThrow();
-    expect(() => limits.assertMayVerify('10.0.0.1', 'c', T0)).not.toThrow();
-    expect(() => limits.assertMayVerify('10.0.0.1', 'b', T0)).toThrow(/Too many failed/);
+    expect(limits.reserve('10.0.0.1', 'a', T0)).toBeUndefined();
+    expect(limits.reserve('10.0.0.1', 'c', T0)).toBeUndefined();
+    expect(() => limits.reserve('10.0.0.1', 'b', T0)).toThrow(/Too many failed/);
   });
 
-  it('past the table size, count new addresses together and tracked ones apart', () => {
+  it('count a verification ahead, and forget it when released', () => {
+    const limits = new RateLimits({ failedAuth: { limit: 2, window: 60 } });
+    const first = failing(limits, '10.0.0.1')!;
+    failing(limits, '10.0.0.1');
+    expect(() => failing(limits, '10.0.0.1')).toThrow(/Too many failed/);
+    limits.release(first);
+    expect(failing(limits, '10.0.0.1')).toBeDefined();
+    expect(() => failing(limits, '10.0.0.1')).toThrow(/Too many failed/);
+  });
+
+  it('past the table size, count new addresses together, and make room again once windows end', () => {
     const limits = new RateLimits({ failedAuth: { limit: 2, window: 60 }, maxTrackedAddresses: 2 });
-    limits.failed('10.0.0.1', T0);
-    limits.failed('10.0.0.2', T0);
+    failing(limits, '10.0.0.1');
+    failing(limits, '10.0.0.2');
     // 10.0.0.3 and 10.0.0.4 share the overflow counter: two failures between them spend it.
-    limits.failed('10.0.0.3', T0);
-    limits.failed('10.0.0.4', T0);
-    expect(() => limits.assertMayVerify('10.0.0.5', 'digest', T0)).toThrow(/Too many failed/);
-    expect(() => limits.assertMayVerify('10.0.0.1', 'digest', T0)).not.toThrow();
-    limits.failed('10.0.0.1', T0);
-    expect(() => limits.assertMayVerify('10.0.0.1', 'digest', T0)).toThrow(/Too many failed/);
-    expect(() => limits.assertMayVerify('10.0.0.2', 'digest', T0)).not.toThrow();
+    failing(limits, '10.0.0.3');
+    failing(limits, '10.0.0.4');
+    expect(() => failing(limits, '10.0.0.5')).toThrow(/Too many failed/);
+    failing(limits, '10.0.0.1');
+    expect(() => failing(limits, '10.0.0.1')).toThrow(/Too many failed/);
+    expect(failing(limits, '10.0.0.2')).toBeDefined();
+    // In the next window the ended counters are swept: a new address is counted on its own.
+    expect(failing(limits, '10.0.0.5', T0 + 60_000)).toEqual({ name: '10.0.0.5', atMs: T0 + 60_000 });
+    expect(failing(limits, '10.0.0.6', T0 + 60_000)).toEqual({ name: '10.0.0.6', atMs: T0 + 60_000 });
+    expect(failing(limits, '10.0.0.7', T0 + 60_000)?.name).toBe('*');
   });
 });
 
@@ -102,10 +137,16 @@ describe('rate-limit options', () => {
     }
   });
 
+  it("refuse a default function's result that is not a limit, naming the option", () => {
+    const limits = new RateLimits({ default: () => ({ limit: 0, window: 60 }) });
+    expect(() => limits.admit({ id: 'k', tenantId: 't', rateLimit: null }, T0)).toThrow(
+      /rateLimit.default function’s result must be/,
+    );
+  });
+
   it('apply the default to a key without a limit, per tenant when it is a function', () => {
-    const limits = new RateLimits({
-      default: (tenantId) => (tenantId === 'small' ? { limit: 1, window: 60 } : null),
-    });
+    const small = { limit: 1, window: 60 };
+    const limits = new RateLimits({ default: (tenantId) => (tenantId === 'small' ? small : null) });
     const key = (tenantId: string, rateLimit: { limit: number; window: number } | null = null) => ({
       id: `key-${tenantId}`,
       tenantId,
@@ -142,7 +183,7 @@ describe('rate limits through the HTTP core', () => {
       verifiedKeyCacheEntries: cacheEntries,
     });
     const token = await adminToken({ tenantId: 'tenant_a', now: clock.now() });
-    const request = (over: Partial<KeyhookRequest>): Promise<ReturnType<typeof keyhook.handle>> =>
+    const request = (over: Partial<KeyhookRequest>): ReturnType<typeof keyhook.handle> =>
       keyhook.handle({ method: 'GET', path: '/whoami', headers: {}, rawBody: null, ...over });
     return { clock, keyhook, token, request };
   };
@@ -182,7 +223,7 @@ describe('rate limits through the HTTP core', () => {
   });
 
   it('a changed limit applies from the key’s next request', async () => {
-    const { keyhook, request, token } = await setup({});
+    const { keyhook, request, token } = await setup({ successHeaders: true });
     const { key, secret } = await keyhook.keys.create('tenant_a', { name: 'k', scopes: ['items:read'] });
     const headers = { authorization: `Bearer ${secret}` };
     expect((await request({ headers })).headers['ratelimit-limit']).toBeUndefined();
@@ -230,12 +271,45 @@ describe('rate limits through the HTTP core', () => {
       expect(!revoked.ok && JSON.parse(revoked.response.body!).error.code).toBe('key_revoked');
       // Another address, and a caller the adapter gave no address for, are not touched.
       expect((await keyhook.guard(wrong, 'items:read', '198.51.100.2')).ok).toBe(false);
+      // A revoked key's failure is not a guess: it leaves the budget of 198.51.100.2 as it was.
+      for (let i = 0; i < 3; i++) await keyhook.guard(good, 'items:read', '198.51.100.2');
       const other = await keyhook.guard({ authorization: `Bearer ${unused}` }, 'items:read', '198.51.100.2');
       expect(other.ok).toBe(true);
       const noAddress = await keyhook.guard(wrong, 'items:read');
       expect(!noAddress.ok && noAddress.response.status).toBe(401);
     },
   );
+
+  it('counts verifications in flight together: of 10 wrong keys sent at once, 3 are looked up and 7 refused', async () => {
+    const { keyhook } = await setup({ failedAuth: { limit: 3, window: 60 } }, 0);
+    const { secret } = await keyhook.keys.create('tenant_a', { name: 'k', scopes: ['items:read'] });
+    const wrong = { authorization: `Bearer ${secret.slice(0, -4)}beef` };
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => keyhook.guard(wrong, 'items:read', '198.51.100.9')),
+    );
+    const statuses = results.map((result) => (result.ok ? 200 : result.response.status)).sort();
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429, 429, 429, 429, 429]);
+  });
+
+  it('a valid key counted ahead gives its count back: the failures left stay left', async () => {
+    const { keyhook } = await setup({ failedAuth: { limit: 3, window: 60 } }, 0);
+    const { secret } = await keyhook.keys.create('tenant_a', { name: 'k', scopes: ['items:read'] });
+    const { secret: second } = await keyhook.keys.create('tenant_a', { name: 'k2', scopes: ['items:read'] });
+    // Two keys never verified before, at once: both are counted ahead, then given back.
+    const valid = await Promise.all(
+      [secret, second].map((key) =>
+        keyhook.guard({ authorization: `Bearer ${key}` }, 'items:read', '198.51.100.9'),
+      ),
+    );
+    expect(valid.every((result) => result.ok)).toBe(true);
+    const wrong = { authorization: `Bearer ${secret.slice(0, -4)}beef` };
+    const statuses = [];
+    for (let i = 0; i < 4; i++) {
+      const result = await keyhook.guard(wrong, 'items:read', '198.51.100.9');
+      statuses.push(result.ok ? 200 : result.response.status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429]);
+  });
 
   it('refuses a rate limit out of range at create and update with validation_failed', async () => {
     const { keyhook } = await setup({});

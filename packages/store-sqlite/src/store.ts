@@ -789,6 +789,8 @@ export class SqliteStore implements Store {
   async updateApiKey(tenantId: string, id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | null> {
     return this.run(() => {
       const limit = changes.rateLimit;
+      // Synchronous, so no other call of this store runs between the read and the write.
+      const before = limit === undefined ? undefined : this.statements.byId.get(tenantId, id);
       const row = this.statements.update.get({
         tenant_id: tenantId,
         id,
@@ -798,7 +800,14 @@ export class SqliteStore implements Store {
         rate_limit: limit?.limit ?? null,
         rate_limit_window: limit?.window ?? null,
       });
-      if (row && limit !== undefined) this.localChanges++;
+      // Only a changed limit moves the version: cached keys carry it.
+      if (
+        row &&
+        before &&
+        (before.rate_limit !== row.rate_limit || before.rate_limit_window !== row.rate_limit_window)
+      ) {
+        this.localChanges++;
+      }
       return this.toRecordOrNull(row);
     });
   }

@@ -2,7 +2,12 @@ import { AdminSessionRejected, type AdminSessionVerifier } from '../admin/sessio
 import { type Clock, epochMs, type RandomBytes } from '../clock.js';
 import { isKeyhookError, KeyhookError } from '../errors.js';
 import type { LastUsedRecorder } from '../keys/last-used.js';
-import { type RateLimitState, type RateLimits, rateLimitHeaders } from '../keys/rate-limit.js';
+import {
+  type FailureReservation,
+  type RateLimitState,
+  type RateLimits,
+  rateLimitHeaders,
+} from '../keys/rate-limit.js';
 import type { ApiKeyService } from '../keys/service.js';
 import type { Logger } from '../logger.js';
 import type { ApiKeyRecord } from '../store/types.js';
@@ -115,14 +120,6 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
     return { key, rate };
   };
 
-  /** Counts a failed verification against the client's address, then passes the failure on. */
-  const counted =
-    (client: string | undefined, nowMs: number) =>
-    (error: unknown): never => {
-      if (isKeyhookError(error) && error.code === 'invalid_api_key') deps.rateLimits.failed(client, nowMs);
-      throw error;
-    };
-
   /**
    * Spec §5: verify the bearer key, then the scope; without a promise when the key is cached.
    * `nowMs` is the request's one clock read: expiry, lastUsedAt and the request id share it.
@@ -153,17 +150,36 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
     }
     const limits = deps.rateLimits;
     const presented = token === candidate && digest !== undefined ? digest : deps.keys.digestOf(token);
-    limits.assertMayVerify(client, presented, nowMs);
-    const found = deps.keys.check(token, nowMs, presented);
-    if (!(found instanceof Promise)) return admit(found, scope, nowMs);
-    if (!limits.limitsFailures) return found.then((key) => admit(key, scope, nowMs));
+    const reservation = limits.reserve(client, presented, nowMs);
+    let found: ApiKeyRecord | Promise<ApiKeyRecord>;
+    try {
+      found = deps.keys.check(token, nowMs, presented);
+    } catch (error) {
+      settle(reservation, error);
+      throw error;
+    }
+    if (!(found instanceof Promise)) {
+      settle(reservation, undefined);
+      return admit(found, scope, nowMs);
+    }
+    if (reservation === undefined) return found.then((key) => admit(key, scope, nowMs));
     return found.then(
       (key) => {
+        settle(reservation, undefined);
         limits.verified(presented);
         return admit(key, scope, nowMs);
       },
-      counted(client, nowMs),
+      (error: unknown) => {
+        settle(reservation, error);
+        throw error;
+      },
     );
+  };
+
+  /** A reserved failure stays counted only when the verification failed as `invalid_api_key`. */
+  const settle = (reservation: FailureReservation | undefined, error: unknown) => {
+    if (reservation === undefined) return;
+    if (!(isKeyhookError(error) && error.code === 'invalid_api_key')) deps.rateLimits.release(reservation);
   };
 
   const verifyAdmin = async (headers: RequestHeaders, requestId: string) => {

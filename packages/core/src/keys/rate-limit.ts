@@ -93,7 +93,8 @@ export class WindowCounters {
       if (this.counters.size >= this.sweepAt) this.sweep(nowMs);
       counter = { start, windowMs, count: 0 };
       this.counters.set(name, counter);
-    } else if (counter.start !== start) {
+    } else if (counter.start !== start || counter.windowMs !== windowMs) {
+      // A new window, or a new window length: a new count.
       counter.start = start;
       counter.windowMs = windowMs;
       counter.count = 0;
@@ -103,13 +104,28 @@ export class WindowCounters {
     return limit.limit - counter.count;
   }
 
-  /** Whether `name` has spent its limit in the current window, without counting. */
-  spent(name: string, limit: RateLimit, nowMs: number): boolean {
-    const windowMs = limit.window * 1000;
+  /**
+   * Takes back one request counted by `take` at `takenAtMs`, if its window is still the current
+   * one: a request counted before it was known whether it should count.
+   */
+  giveBack(name: string, takenAtMs: number): void {
     const counter = this.counters.get(name);
-    return (
-      counter !== undefined && counter.start === nowMs - (nowMs % windowMs) && counter.count >= limit.limit
-    );
+    if (
+      counter !== undefined &&
+      counter.count > 0 &&
+      takenAtMs - (takenAtMs % counter.windowMs) === counter.start
+    ) {
+      counter.count--;
+    }
+  }
+
+  /** Drops every counter whose window has ended. */
+  sweep(nowMs: number): void {
+    // A counter whose own window has ended counts nothing any more.
+    for (const [name, counter] of this.counters) {
+      if (counter.start + counter.windowMs <= nowMs) this.counters.delete(name);
+    }
+    this.sweepAt = Math.max(1024, this.counters.size * 2);
   }
 
   /** Where a request at `nowMs` stands: `remaining` left until its window ends. */
@@ -128,14 +144,6 @@ export class WindowCounters {
 
   get size(): number {
     return this.counters.size;
-  }
-
-  private sweep(nowMs: number): void {
-    // A counter whose own window has ended counts nothing any more.
-    for (const [name, counter] of this.counters) {
-      if (counter.start + counter.windowMs <= nowMs) this.counters.delete(name);
-    }
-    this.sweepAt = Math.max(1024, this.counters.size * 2);
   }
 }
 
@@ -156,8 +164,8 @@ export interface RateLimitOptions {
   failedAuth?: RateLimit | null;
   /**
    * Addresses whose failures are counted apart, at most (default 100,000). Past it, new
-   * addresses share one counter until the window ends, so a flood from many addresses cannot
-   * grow the table without bound.
+   * addresses share one counter until counters of ended windows make room, so a flood from
+   * many addresses cannot grow the table without bound.
    */
   maxTrackedAddresses?: number;
   /**
@@ -178,6 +186,12 @@ export const DEFAULT_MAX_KNOWN_KEYS = 10_000;
 
 /** The name every address past `maxTrackedAddresses` is counted under. */
 const OVERFLOW = '*';
+
+/** A failure counted ahead of a verification (`RateLimits.reserve`). */
+export interface FailureReservation {
+  name: string;
+  atMs: number;
+}
 
 const checked = (limit: RateLimit, option: string): RateLimit => {
   const result = rateLimitSchema.safeParse(limit);
@@ -200,6 +214,10 @@ export class RateLimits {
   private readonly known = new Set<string>();
   private readonly maxKnownKeys: number;
   private readonly successHeaders: boolean;
+  /** The objects a default function returned that passed the check. */
+  private readonly checkedDefaults = new WeakSet<RateLimit>();
+  /** The failures window in which the full table was last swept. */
+  private lastFullSweep = -1;
 
   constructor(options: RateLimitOptions = {}) {
     const fallback = options.default ?? null;
@@ -233,24 +251,28 @@ export class RateLimits {
   }
 
   /**
-   * Throws 429 when `address` has spent its failed verifications in this window, unless the
-   * presented key (its `digest`) was verified before: that one is verified as usual, so a
-   * guesser learns nothing, and a valid client sharing the guesser's address is not refused.
+   * Counts a verification from `address` as failed before the store is asked, so requests in
+   * flight together cannot pass the limit; throws 429 when the address has no failure left in
+   * this window. A key verified before (its `digest` is remembered) is not counted: it is
+   * verified as usual, so a guesser learns nothing, and a valid client sharing the guesser's
+   * address is not refused. Returns the reservation to `release` unless the verification
+   * failed as `invalid_api_key`; `undefined` when nothing was counted.
    */
-  assertMayVerify(address: string | undefined, digest: string, nowMs: number): void {
-    if (this.failedAuth === null || address === undefined || this.known.has(digest)) return;
-    if (this.failures.spent(this.counted(addressName(address)), this.failedAuth, nowMs)) {
+  reserve(address: string | undefined, digest: string, nowMs: number): FailureReservation | undefined {
+    if (this.failedAuth === null || address === undefined || this.known.has(digest)) return undefined;
+    const name = this.counted(addressName(address), nowMs);
+    if (this.failures.take(name, this.failedAuth, nowMs) < 0) {
       throw rateLimited(
         WindowCounters.state(this.failedAuth, 0, nowMs),
         'Too many failed authentications from this address; retry after the time in Retry-After.',
       );
     }
+    return { name, atMs: nowMs };
   }
 
-  /** Counts one failed verification from `address`. */
-  failed(address: string | undefined, nowMs: number): void {
-    if (this.failedAuth === null || address === undefined) return;
-    this.failures.take(this.counted(addressName(address)), this.failedAuth, nowMs);
+  /** Gives back a reservation whose verification did not fail as `invalid_api_key`. */
+  release(reservation: FailureReservation): void {
+    this.failures.giveBack(reservation.name, reservation.atMs);
   }
 
   /** Remembers a key the store verified (by its digest), so a spent address budget lets it through. */
@@ -264,18 +286,27 @@ export class RateLimits {
     this.known.add(digest);
   }
 
-  /** Whether failed verifications are limited at all: the guard skips the bookkeeping when not. */
-  get limitsFailures(): boolean {
-    return this.failedAuth !== null;
-  }
-
   private defaultFor(tenantId: string): RateLimit | null {
     const fallback = this.defaultLimit;
-    return typeof fallback === 'function' ? fallback(tenantId) : fallback;
+    if (typeof fallback !== 'function') return fallback;
+    const limit = fallback(tenantId);
+    if (limit === null || this.checkedDefaults.has(limit)) return limit;
+    // A host's function, checked once per object it returns: a bad one is the host's bug.
+    this.checkedDefaults.add(checked(limit, 'the rateLimit.default function’s result'));
+    return limit;
   }
 
-  private counted(name: string): string {
-    return this.failures.has(name) || this.failures.size < this.maxTrackedAddresses ? name : OVERFLOW;
+  /** The name `name`'s failures are counted under: its own while the table has room. */
+  private counted(name: string, nowMs: number): string {
+    if (this.failures.has(name) || this.failures.size < this.maxTrackedAddresses) return name;
+    // Full: drop the counters of ended windows (at most once a window), then look again.
+    const windowStart = nowMs - (nowMs % (this.failedAuth!.window * 1000));
+    if (windowStart !== this.lastFullSweep) {
+      this.lastFullSweep = windowStart;
+      this.failures.sweep(nowMs);
+      if (this.failures.size < this.maxTrackedAddresses) return name;
+    }
+    return OVERFLOW;
   }
 }
 

@@ -77,6 +77,9 @@ const copyAttempt = (record: AttemptRecord): AttemptRecord => ({
   startedAt: new Date(record.startedAt.getTime()),
 });
 
+const sameLimit = (a: ApiKeyRecord['rateLimit'], b: ApiKeyRecord['rateLimit']) =>
+  a === b || (a !== null && b !== null && a.limit === b.limit && a.window === b.window);
+
 const newestFirst = (a: { id: string }, b: { id: string }) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 /**
@@ -161,8 +164,9 @@ export class MemoryStore implements Store {
     const record = this.owned(tenantId, id);
     if (!record) return null;
     if (changes.name !== undefined) record.name = changes.name;
-    if (changes.rateLimit !== undefined) {
-      record.rateLimit = changes.rateLimit ? { ...changes.rateLimit } : null;
+    const limit = changes.rateLimit;
+    if (limit !== undefined && !sameLimit(record.rateLimit, limit)) {
+      record.rateLimit = limit ? { ...limit } : null;
       this.changes++;
     }
     return copy(record);

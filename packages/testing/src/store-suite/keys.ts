@@ -31,7 +31,7 @@ export function keyCases(ctx: SuiteContext): void {
       expect(both).toEqual({ ...key, name: 'both', rateLimit: null });
       expect(await ctx.store.getApiKey(key.tenantId, key.id)).toEqual(both);
       expect(await ctx.store.findApiKeyByCredential(key.keyLookup, key.keyHash)).toEqual(both);
-      // The same limit again changes nothing and answers at once.
+      // The same limit again changes nothing.
       expect(await ctx.store.updateApiKey(key.tenantId, key.id, { rateLimit: null })).toEqual(both);
     });
 
