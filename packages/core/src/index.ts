@@ -145,6 +145,6 @@ export {
   UNSTORABLE_TEXT_MESSAGE,
   validationFailed,
 } from './validation.js';
-export type { CreateWebhookInput, UpdateWebhookInput } from './webhooks/schemas.js';
+export type { CreateWebhookInput, RotateWebhookOptions, UpdateWebhookInput } from './webhooks/schemas.js';
 export type { LookupAll, ResolvedAddress, UrlPolicy } from './webhooks/url-policy.js';
 export { toWebhookView, type WebhookView, webhookViewSchema } from './webhooks/view.js';

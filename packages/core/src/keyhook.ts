@@ -276,6 +276,7 @@ export function createKeyhook<
         heldRetentionMs: delivery.heldRetentionMs,
         retentionMs,
         signingSecret: (webhook) => webhooks.signingSecret(webhook),
+        previousSigningSecret: (webhook) => webhooks.previousSigningSecret(webhook),
         onEndpointDisabled: delivery.onEndpointDisabled
           ? (webhook) => delivery.onEndpointDisabled?.(toWebhookView(webhook))
           : undefined,
@@ -331,6 +332,7 @@ export function createKeyhook<
         // Any route refuses a body over the limit, even one that takes none.
         errors: [...(route.doc.errors ?? []), 413],
         requestBody: route.doc.requestBody,
+        requestBodyOptional: route.body === 'optional-json',
         query: route.doc.query,
         idempotent: route.doc.idempotent,
         auth: route.auth,

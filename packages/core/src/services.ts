@@ -2,7 +2,7 @@ import type { DefaultEvents, EventCatalog } from './catalog/events.js';
 import type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 import type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/schemas.js';
 import type { ApiKeyRecord, DeliveryDetail, DeliveryRecord, WebhookRecord } from './store/types.js';
-import type { CreateWebhookInput, UpdateWebhookInput } from './webhooks/schemas.js';
+import type { CreateWebhookInput, RotateWebhookOptions, UpdateWebhookInput } from './webhooks/schemas.js';
 
 /*
  * The services on a keyhook, as host code sees them. keyhook builds them (createKeyhook); the
@@ -57,8 +57,11 @@ export interface Webhooks {
   list(tenantId: string, limit: number, before?: string): Promise<WebhookRecord[]>;
   /** A status change, or a new URL and event set, checked as at create. */
   update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord>;
-  /** A new signing secret; the old one stops signing at once. */
-  rotate(tenantId: string, id: string): Promise<IssuedWebhook>;
+  /**
+   * A new signing secret. The old one stops signing at once, or with `overlapSeconds` (up to
+   * 7 days) signs beside the new one until then.
+   */
+  rotate(tenantId: string, id: string, options?: RotateWebhookOptions): Promise<IssuedWebhook>;
   delete(tenantId: string, id: string): Promise<void>;
 }
 

@@ -413,9 +413,16 @@ export class PostgresStore implements Store {
     id: string,
     secretSealed: string,
     at: Date,
+    previousExpiresAt: Date | null,
   ): Promise<WebhookRecord | null> {
     return this.oneWebhook(
-      await this.query<WebhookRow>(this.webhookSql.rotateSecret, [tenantId, id, secretSealed, at]),
+      await this.query<WebhookRow>(this.webhookSql.rotateSecret, [
+        tenantId,
+        id,
+        secretSealed,
+        at,
+        previousExpiresAt,
+      ]),
     );
   }
 

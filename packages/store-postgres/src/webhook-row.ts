@@ -2,7 +2,7 @@ import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyho
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, created_at, updated_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at';
 
 /** A row as pg returns it with its default parsers: timestamptz → Date, text[] → string[]. */
 export interface WebhookRow {
@@ -14,6 +14,8 @@ export interface WebhookRow {
   status: WebhookStatus;
   disabled_reason: WebhookDisabledReason | null;
   secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -28,6 +30,8 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     status: row.status,
     disabledReason: row.disabled_reason,
     secretSealed: row.secret_sealed,
+    previousSecretSealed: row.previous_secret_sealed,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -43,6 +47,8 @@ export function toWebhookParams(webhook: WebhookRecord): unknown[] {
     webhook.status,
     webhook.disabledReason,
     webhook.secretSealed,
+    webhook.previousSecretSealed,
+    webhook.previousSecretExpiresAt,
     webhook.createdAt,
     webhook.updatedAt,
   ];

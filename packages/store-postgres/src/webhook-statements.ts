@@ -23,7 +23,7 @@ export function webhookStatements(schema: string): WebhookStatements {
   // The arbiter is the active-twin index only: concurrent twins wait on it and one wins, while an id clash
   // still raises (a bug, not a twin). A disabled row is outside the index and never conflicts.
   const insert = `INSERT INTO ${table} (${WEBHOOK_COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
       ON CONFLICT (tenant_id, twin_key) WHERE status = 'active' DO NOTHING
       RETURNING id`;
   return {
@@ -36,19 +36,19 @@ export function webhookStatements(schema: string): WebhookStatements {
     // finds nothing, so the insert writes nothing. The completion runs only when the insert wrote a row.
     insertCompleting: `WITH held AS MATERIALIZED (
         SELECT 1 FROM ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE}
-        WHERE tenant_id = $11 AND key = $12 AND claim_id = $13 AND state = 'in_progress'
+        WHERE tenant_id = $13 AND key = $14 AND claim_id = $15 AND state = 'in_progress'
         FOR UPDATE
       ),
       inserted AS (
         INSERT INTO ${table} (${WEBHOOK_COLUMNS})
-        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
         WHERE EXISTS (SELECT 1 FROM held)
         ON CONFLICT (tenant_id, twin_key) WHERE status = 'active' DO NOTHING
         RETURNING id
       ),
       completed AS (
-        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $14
-        WHERE tenant_id = $11 AND key = $12 AND claim_id = $13 AND state = 'in_progress'
+        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $16
+        WHERE tenant_id = $13 AND key = $14 AND claim_id = $15 AND state = 'in_progress'
           AND EXISTS (SELECT 1 FROM inserted)
       )
       SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM inserted)::int AS inserted`,
@@ -75,7 +75,11 @@ export function webhookStatements(schema: string): WebhookStatements {
       WHERE tenant_id = $1 AND id = $2 AND twin_key = $7
       RETURNING ${WEBHOOK_COLUMNS}`,
 
-    rotateSecret: `UPDATE ${table} SET secret_sealed = $3, updated_at = $4
+    // One statement: the right-hand sides read the row as it was, so with an expiry ($5) the previous
+    // secret is the sealed value this replaces, exactly as stored; without one, both are cleared.
+    rotateSecret: `UPDATE ${table} SET secret_sealed = $3, updated_at = $4,
+        previous_secret_sealed = CASE WHEN $5::timestamptz IS NULL THEN NULL ELSE secret_sealed END,
+        previous_secret_expires_at = $5::timestamptz
       WHERE tenant_id = $1 AND id = $2
       RETURNING ${WEBHOOK_COLUMNS}`,
 

@@ -318,7 +318,7 @@ async function outcome(
         await holder.query(`SELECT 1 FROM "${schema}".keyhook_webhooks WHERE id = $1 FOR UPDATE`, [
           record.id,
         ]);
-        const error = await store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', T0).then(
+        const error = await store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', T0, null).then(
           () => null,
           (caught: unknown) => caught,
         );
@@ -476,7 +476,7 @@ async function outcome(
         () => store.getWebhook('tenant_a', 'wh_x'),
         () => store.listWebhooks('tenant_a', { limit: 1 }),
         () => store.setWebhookStatus('tenant_a', 'wh_x', 'disabled', 'manual', T0),
-        () => store.rotateWebhookSecret('tenant_a', 'wh_x', 'sealed:x', T0),
+        () => store.rotateWebhookSecret('tenant_a', 'wh_x', 'sealed:x', T0, null),
         () => store.deleteWebhook('tenant_a', 'wh_x'),
         () => store.claimIdempotencyKey(idempotencyRecord(), T0),
         () => store.completeIdempotencyKey(completion),

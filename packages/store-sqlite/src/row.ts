@@ -81,6 +81,8 @@ export interface WebhookRow {
   status: WebhookStatus;
   disabled_reason: WebhookDisabledReason | null;
   secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -95,6 +97,8 @@ export function toWebhookRow(record: WebhookRecord): WebhookRow {
     status: record.status,
     disabled_reason: record.disabledReason,
     secret_sealed: record.secretSealed,
+    previous_secret_sealed: record.previousSecretSealed,
+    previous_secret_expires_at: toMillis(record.previousSecretExpiresAt),
     created_at: record.createdAt.getTime(),
     updated_at: record.updatedAt.getTime(),
   };
@@ -110,6 +114,8 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     status: row.status,
     disabledReason: row.disabled_reason,
     secretSealed: row.secret_sealed,
+    previousSecretSealed: row.previous_secret_sealed,
+    previousSecretExpiresAt: toDate(row.previous_secret_expires_at),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -314,6 +320,8 @@ export interface DueRow {
   webhook_status: WebhookStatus;
   webhook_disabled_reason: WebhookDisabledReason | null;
   webhook_secret_sealed: string;
+  webhook_previous_secret_sealed: string | null;
+  webhook_previous_secret_expires_at: number | null;
   webhook_created_at: number;
   webhook_updated_at: number;
 }
@@ -340,6 +348,8 @@ export function toLeasedDelivery(
       status: due.webhook_status,
       disabled_reason: due.webhook_disabled_reason,
       secret_sealed: due.webhook_secret_sealed,
+      previous_secret_sealed: due.webhook_previous_secret_sealed,
+      previous_secret_expires_at: due.webhook_previous_secret_expires_at,
       created_at: due.webhook_created_at,
       updated_at: due.webhook_updated_at,
     });

@@ -98,7 +98,7 @@ const COLUMNS =
 const UNIQUE_VIOLATIONS = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
 
 const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, created_at, updated_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at';
 
 const IDEMPOTENCY_COLUMNS =
   'tenant_id, key, fingerprint, claim_id, state, response_sealed, created_at, locked_until, expires_at';
@@ -197,7 +197,8 @@ function prepareStatements(db: Database.Database) {
     ),
     insertWebhook: db.prepare<[WebhookRow]>(
       `INSERT INTO keyhook_webhooks (${WEBHOOK_COLUMNS}) VALUES (@id, @tenant_id, @url, @events, @twin_key,
-        @status, @disabled_reason, @secret_sealed, @created_at, @updated_at)`,
+        @status, @disabled_reason, @secret_sealed, @previous_secret_sealed, @previous_secret_expires_at,
+        @created_at, @updated_at)`,
     ),
     webhookById: db.prepare<[string, string], WebhookRow>(
       `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks WHERE tenant_id = ? AND id = ?`,
@@ -223,9 +224,22 @@ function prepareStatements(db: Database.Database) {
       `UPDATE keyhook_webhooks SET url = ?, events = ?, twin_key = ?, updated_at = ?
         WHERE tenant_id = ? AND id = ? AND twin_key = ? RETURNING ${WEBHOOK_COLUMNS}`,
     ),
-    rotateWebhookSecret: db.prepare<[string, number, string, string], WebhookRow>(
-      `UPDATE keyhook_webhooks SET secret_sealed = ?, updated_at = ?
-        WHERE tenant_id = ? AND id = ? RETURNING ${WEBHOOK_COLUMNS}`,
+    // One statement: the right-hand sides read the row as it was, so with an expiry the previous
+    // secret is the sealed value this replaces, exactly as stored; without one, both are cleared.
+    rotateWebhookSecret: db.prepare<
+      {
+        secret_sealed: string;
+        previous_expires_at: number | null;
+        updated_at: number;
+        tenant_id: string;
+        id: string;
+      },
+      WebhookRow
+    >(
+      `UPDATE keyhook_webhooks SET secret_sealed = @secret_sealed,
+          previous_secret_sealed = CASE WHEN @previous_expires_at IS NULL THEN NULL ELSE secret_sealed END,
+          previous_secret_expires_at = @previous_expires_at, updated_at = @updated_at
+        WHERE tenant_id = @tenant_id AND id = @id RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     deleteWebhook: db.prepare<[string, string]>(
       'DELETE FROM keyhook_webhooks WHERE tenant_id = ? AND id = ?',
@@ -295,6 +309,8 @@ function prepareStatements(db: Database.Database) {
           w.id AS webhook_id, w.tenant_id AS webhook_tenant_id, w.url AS webhook_url,
           w.events AS webhook_events, w.twin_key AS webhook_twin_key, w.status AS webhook_status,
           w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
+          w.previous_secret_sealed AS webhook_previous_secret_sealed,
+          w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
           w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
         FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
           CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
@@ -887,9 +903,16 @@ export class SqliteStore implements Store {
     id: string,
     secretSealed: string,
     at: Date,
+    previousExpiresAt: Date | null,
   ): Promise<WebhookRecord | null> {
     return this.run(() => {
-      const row = this.statements.rotateWebhookSecret.get(secretSealed, at.getTime(), tenantId, id);
+      const row = this.statements.rotateWebhookSecret.get({
+        secret_sealed: secretSealed,
+        previous_expires_at: previousExpiresAt === null ? null : previousExpiresAt.getTime(),
+        updated_at: at.getTime(),
+        tenant_id: tenantId,
+        id,
+      });
       return row ? toWebhookRecord(row) : null;
     });
   }

@@ -45,3 +45,35 @@ describe('interop with a sender that names its own headers', () => {
     );
   });
 });
+
+describe('interop with a sender inside a secret rotation', () => {
+  const event = { type: 'generation.published', data: { generation: 8 } };
+
+  it('inside the overlap the delivery verifies with the old secret, the new one, or a list holding either', async () => {
+    const { request, secret, previousSecret, eventId } = await deliverOneEvent(event, {
+      rotate: { overlapSeconds: 3600 },
+    });
+    const header = String(request.headers['x-chatbot-signature']);
+    const t = Number(/^t=(\d+),/.exec(header)![1]);
+    expect(header).toBe(
+      `t=${t},v1=${hmacHex(secret, t, request.body)},v1=${hmacHex(previousSecret!, t, request.body)}`,
+    );
+    expect(verify(request.body, request.headers, secret).id).toBe(eventId);
+    expect(verify(request.body, request.headers, previousSecret!).id).toBe(eventId);
+    // A receiver in the middle of its own rotation holds two secrets; either one matching passes.
+    expect(verify(request.body, request.headers, ['whsec_unrelated', previousSecret!]).id).toBe(eventId);
+    expect(() => verify(request.body, request.headers, 'whsec_unrelated')).toThrow(
+      expect.objectContaining({ code: 'signature_mismatch' }),
+    );
+  });
+
+  it('after a rotation without overlap only the new secret verifies', async () => {
+    const { request, secret, previousSecret } = await deliverOneEvent(event, {
+      rotate: { overlapSeconds: 0 },
+    });
+    expect(verify(request.body, request.headers, secret).type).toBe('generation.published');
+    expect(() => verify(request.body, request.headers, previousSecret!)).toThrow(
+      expect.objectContaining({ code: 'signature_mismatch' }),
+    );
+  });
+});

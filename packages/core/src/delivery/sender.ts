@@ -30,8 +30,11 @@ export interface SendRequest {
   /** The stored event body: the same bytes on every attempt. */
   payload: string;
   eventId: string;
-  /** The plaintext `whsec_…` secret, used only to sign this attempt. */
-  secret: string;
+  /**
+   * The plaintext `whsec_…` secret, used only to sign this attempt; inside a rotation's
+   * overlap, the current and the previous secret, in that order.
+   */
+  secret: string | readonly string[];
   /** The attempt's own time, in unix seconds, as signed in `t=`. */
   unixSeconds: number;
 }

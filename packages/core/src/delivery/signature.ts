@@ -57,13 +57,19 @@ function stripUndefined(names: Partial<DeliveryHeaderNames>): Partial<DeliveryHe
 
 /**
  * `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the full `whsec_…` string as UTF-8,
- * over `<t>.<raw body>` (spec §6 "Signature"; DESIGN.md §6). Keying with the whole string
- * keeps Stripe's verifiers able to check our deliveries.
+ * over `<t>.<raw body>` (spec §6 "Signature"). Keying with the whole string keeps Stripe's
+ * verifiers able to check our deliveries. Several secrets (inside a rotation's overlap, the
+ * newest first) give one `v1=` each, in that order, as Stripe signs during a secret roll.
  */
-export function signatureHeader(secret: string, body: string | Uint8Array, unixSeconds: number): string {
+export function signatureHeader(
+  secret: string | readonly string[],
+  body: string | Uint8Array,
+  unixSeconds: number,
+): string {
   if (!Number.isSafeInteger(unixSeconds) || unixSeconds <= 0) {
     throw new TypeError(`the signature timestamp must be positive whole seconds, got ${unixSeconds}`);
   }
-  const v1 = createHmac('sha256', secret).update(`${unixSeconds}.`).update(body).digest('hex');
-  return `t=${unixSeconds},v1=${v1}`;
+  const v1 = (key: string) => createHmac('sha256', key).update(`${unixSeconds}.`).update(body).digest('hex');
+  if (typeof secret === 'string') return `t=${unixSeconds},v1=${v1(secret)}`;
+  return `t=${unixSeconds}${secret.map((key) => `,v1=${v1(key)}`).join('')}`;
 }

@@ -60,6 +60,8 @@ export interface DeliveryWorkerDeps {
   retentionMs: number;
   /** Opens a webhook's sealed signing secret. */
   signingSecret(webhook: WebhookRecord): string;
+  /** The secret a rotation with an overlap replaced, opened; null when there is none. */
+  previousSigningSecret(webhook: WebhookRecord): string | null;
   /** The host's callback when five permanent failures disabled an endpoint. */
   onEndpointDisabled?: ((webhook: WebhookRecord) => void | Promise<void>) | undefined;
 }
@@ -268,7 +270,7 @@ export class DeliveryLoop implements DeliveryWorker {
         url: webhook.url,
         payload: event.payload,
         eventId: event.id,
-        secret: this.secretOf(webhook),
+        secret: this.secretsOf(webhook, startedAt),
         unixSeconds: Math.floor(startedAt.getTime() / 1000),
       });
     } catch (error) {
@@ -319,12 +321,23 @@ export class DeliveryLoop implements DeliveryWorker {
     this.recording.add(record);
   }
 
-  private secretOf(webhook: WebhookRecord): string {
-    let secret = this.secrets.get(webhook.secretSealed);
+  /** The current secret, and beside it the previous one while its overlap lasts (at `now`). */
+  private secretsOf(webhook: WebhookRecord, now: Date): string | readonly string[] {
+    const current = this.opened(webhook.secretSealed, () => this.deps.signingSecret(webhook));
+    const expiresAt = webhook.previousSecretExpiresAt;
+    const sealed = webhook.previousSecretSealed;
+    if (sealed === null || expiresAt === null || expiresAt.getTime() <= now.getTime()) return current;
+    const previous = this.opened(sealed, () => this.deps.previousSigningSecret(webhook)!);
+    return [current, previous];
+  }
+
+  /** An opened secret by its sealed value: opening (AES-GCM) once per secret, not per attempt. */
+  private opened(sealed: string, open: () => string): string {
+    let secret = this.secrets.get(sealed);
     if (secret === undefined) {
-      secret = this.deps.signingSecret(webhook);
+      secret = open();
       if (this.secrets.size >= SECRET_CACHE_ENTRIES) this.secrets.delete(this.secrets.keys().next().value!);
-      this.secrets.set(webhook.secretSealed, secret);
+      this.secrets.set(sealed, secret);
     }
     return secret;
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Idempotency } from '../idempotency/service.js';
 import type { IssuedWebhook } from '../services.js';
+import { rotateWebhookSchema } from '../webhooks/schemas.js';
 import type { WebhookService } from '../webhooks/service.js';
 import { issuedWebhookSchema, toWebhookView, webhookViewSchema } from '../webhooks/view.js';
 import { header } from './headers.js';
@@ -93,11 +94,17 @@ export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempo
     {
       method: 'POST',
       path: '/admin/webhooks/:webhookId/rotate',
-      doc: { summary: "Rotate an endpoint's signing secret", success: 200, response: issuedWebhookSchema },
+      doc: {
+        summary: "Rotate an endpoint's signing secret, optionally keeping the old one signing for a while",
+        success: 200,
+        response: issuedWebhookSchema,
+        requestBody: rotateWebhookSchema,
+      },
       auth: 'admin',
-      body: 'none',
-      run: async ({ admin, params }) =>
-        issuedResponse(200, await webhooks.rotate(admin.tenantId, params.webhookId!)),
+      // No body, or `{ overlapSeconds }`. Outside idempotency, as the spec says of rotation.
+      body: 'optional-json',
+      run: async ({ admin, params, body }) =>
+        issuedResponse(200, await webhooks.rotate(admin.tenantId, params.webhookId!, (body ?? {}) as never)),
     },
     {
       method: 'DELETE',

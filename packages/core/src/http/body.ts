@@ -39,6 +39,11 @@ export function readJsonBody(request: KeyhookRequest, limit: number): unknown {
   }
 }
 
+/** Whether the client sent a body at all: bytes, or one the adapter could not read. */
+export function hasBody(request: KeyhookRequest): boolean {
+  return request.bodyError !== undefined || (request.rawBody !== null && request.rawBody.byteLength > 0);
+}
+
 /** A route without a body still refuses a huge one rather than ignoring it. */
 export function assertBodyWithinLimit(request: KeyhookRequest, limit: number): void {
   if (request.bodyError === 'too_large' || (request.rawBody && request.rawBody.byteLength > limit)) {

@@ -11,7 +11,7 @@ import {
 import type { ApiKeyService } from '../keys/service.js';
 import type { Logger } from '../logger.js';
 import type { ApiKeyRecord } from '../store/types.js';
-import { assertBodyWithinLimit, readJsonBody } from './body.js';
+import { assertBodyWithinLimit, hasBody, readJsonBody } from './body.js';
 import { bearerToken } from './headers.js';
 import { RequestIds } from './request-id.js';
 import { errorResponse, toKeyhookError } from './response.js';
@@ -206,6 +206,8 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
         const query = new URLSearchParams(request.query ?? '');
         const readBody = () => {
           if (route.body === 'json') return readJsonBody(request, deps.maxBodyBytes);
+          if (route.body === 'optional-json' && hasBody(request))
+            return readJsonBody(request, deps.maxBodyBytes);
           assertBodyWithinLimit(request, deps.maxBodyBytes);
           return undefined;
         };

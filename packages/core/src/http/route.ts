@@ -7,7 +7,7 @@ interface BaseContext {
   request: KeyhookRequest;
   params: Record<string, string>;
   query: URLSearchParams;
-  /** The parsed JSON body, for routes with `body: 'json'`. */
+  /** The parsed JSON body, for routes with `body: 'json'`; with `'optional-json'`, undefined when none was sent. */
   body: unknown;
 }
 
@@ -31,7 +31,7 @@ export interface RouteDoc {
 export type RouteSpec =
   | (RouteDefinition & {
       auth: 'admin';
-      body: 'json' | 'none';
+      body: 'json' | 'optional-json' | 'none';
       doc: RouteDoc;
       run(context: BaseContext & { admin: AdminSession }): Promise<KeyhookResponse>;
     })

@@ -46,6 +46,7 @@ const copy = (record: ApiKeyRecord): ApiKeyRecord => ({
 
 const copyWebhook = (record: WebhookRecord): WebhookRecord => ({
   ...record,
+  previousSecretExpiresAt: date(record.previousSecretExpiresAt),
   events: [...record.events],
   createdAt: new Date(record.createdAt.getTime()),
   updatedAt: new Date(record.updatedAt.getTime()),
@@ -254,10 +255,13 @@ export class MemoryStore implements Store {
     id: string,
     secretSealed: string,
     at: Date,
+    previousExpiresAt: Date | null,
   ): Promise<WebhookRecord | null> {
     this.assertOpen();
     const record = this.ownedWebhook(tenantId, id);
     if (!record) return null;
+    record.previousSecretSealed = previousExpiresAt ? record.secretSealed : null;
+    record.previousSecretExpiresAt = previousExpiresAt ? new Date(previousExpiresAt) : null;
     record.secretSealed = secretSealed;
     record.updatedAt = new Date(at);
     return copyWebhook(record);

@@ -48,6 +48,13 @@ export interface WebhookRecord {
   disabledReason: WebhookDisabledReason | null;
   /** The `whsec_…` signing secret, sealed with the tenant and webhook id as associated data. */
   secretSealed: string;
+  /**
+   * The secret the last rotation with an overlap replaced, sealed like `secretSealed`: it signs
+   * beside the current one until `previousSecretExpiresAt`. Null when there is none.
+   */
+  previousSecretSealed: string | null;
+  /** When `previousSecretSealed` stops signing; null exactly when there is no previous secret. */
+  previousSecretExpiresAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -388,12 +395,18 @@ export interface Store {
     at: Date,
   ): Promise<WebhookSubscriptionOutcome>;
 
-  /** Replaces the sealed signing secret and stamps `updatedAt = at`; null when there is no such webhook. */
+  /**
+   * Replaces the sealed signing secret and stamps `updatedAt = at`, in one statement; null when
+   * there is no such webhook. With `previousExpiresAt`, the secret it replaces becomes the
+   * previous one (`previousSecretSealed`, the sealed value as it was) until then; with null,
+   * any previous secret is dropped. Only the secret replaced is kept: an older previous one goes.
+   */
   rotateWebhookSecret(
     tenantId: string,
     id: string,
     secretSealed: string,
     at: Date,
+    previousExpiresAt: Date | null,
   ): Promise<WebhookRecord | null>;
 
   /**

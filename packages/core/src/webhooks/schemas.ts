@@ -48,3 +48,21 @@ export interface UpdateWebhookInput<EventType extends string = string> {
   url?: string | undefined;
   events?: EventType[] | undefined;
 }
+
+/** The longest overlap a rotation may keep the old secret signing: 7 days. */
+export const MAX_ROTATION_OVERLAP_SECONDS = 604_800;
+
+/** POST /admin/webhooks/{id}/rotate: an optional body. */
+export const rotateWebhookSchema = z
+  .object({
+    overlapSeconds: z.int().min(0).max(MAX_ROTATION_OVERLAP_SECONDS).optional().meta({
+      description:
+        'How long the old secret keeps signing beside the new one, in seconds (0 to 604800, 7 days). 0 or absent: the old secret stops at once.',
+    }),
+  })
+  .strict();
+
+export interface RotateWebhookOptions {
+  /** How long the old secret keeps signing beside the new one, 0 to 604,800 s. Default 0. */
+  overlapSeconds?: number | undefined;
+}

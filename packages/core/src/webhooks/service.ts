@@ -9,6 +9,8 @@ import type { IdempotencyCompletion, Store, WebhookRecord } from '../store/types
 import { parseOrThrow, validationFailed } from '../validation.js';
 import {
   type CreateWebhookInput,
+  type RotateWebhookOptions,
+  rotateWebhookSchema,
   type UpdateWebhookInput,
   updateWebhookSchemaFor,
   webhookSchemaFor,
@@ -85,6 +87,8 @@ export class WebhookService implements Webhooks {
       status: 'active',
       disabledReason: null,
       secretSealed: this.deps.secrets.seal(secret, secretContext(tenantId, id)),
+      previousSecretSealed: null,
+      previousSecretExpiresAt: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -161,12 +165,19 @@ export class WebhookService implements Webhooks {
     throw new KeyhookError('unavailable', 'The webhook was changed by other requests meanwhile; retry.');
   }
 
-  /** A new signing secret; the old one stops signing at once. */
-  async rotate(tenantId: string, id: string): Promise<IssuedWebhook> {
+  /**
+   * A new signing secret. Without `overlapSeconds` (or with 0) the old one stops signing at
+   * once; with it, the old one signs beside the new until then, and only it: a rotation inside
+   * an overlap drops the secret before it.
+   */
+  async rotate(tenantId: string, id: string, options: RotateWebhookOptions = {}): Promise<IssuedWebhook> {
+    const { overlapSeconds = 0 } = parseOrThrow(rotateWebhookSchema, options);
     if (!isWellFormedId(id, 'wh')) throw notFound();
     const secret = mintWebhookSecret(this.deps.randomBytes);
     const sealed = this.deps.secrets.seal(secret, secretContext(tenantId, id));
-    const webhook = await this.deps.store.rotateWebhookSecret(tenantId, id, sealed, this.deps.clock.now());
+    const now = this.deps.clock.now();
+    const previousExpiresAt = overlapSeconds > 0 ? new Date(now.getTime() + overlapSeconds * 1000) : null;
+    const webhook = await this.deps.store.rotateWebhookSecret(tenantId, id, sealed, now, previousExpiresAt);
     if (!webhook) throw notFound();
     return { webhook, secret };
   }
@@ -178,6 +189,14 @@ export class WebhookService implements Webhooks {
   /** The plaintext signing secret, for the sender. */
   signingSecret(webhook: WebhookRecord): string {
     return this.deps.secrets.open(webhook.secretSealed, secretContext(webhook.tenantId, webhook.id));
+  }
+
+  /** The secret an overlapping rotation replaced, opened; the caller checks it has not expired. */
+  previousSigningSecret(webhook: WebhookRecord): string | null {
+    const sealed = webhook.previousSecretSealed;
+    return sealed === null
+      ? null
+      : this.deps.secrets.open(sealed, secretContext(webhook.tenantId, webhook.id));
   }
 }
 

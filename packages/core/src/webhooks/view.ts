@@ -16,6 +16,10 @@ export const webhookViewSchema = z.object({
     .enum(['manual', 'failures'])
     .nullable()
     .meta({ description: 'Why a disabled endpoint is disabled: a PATCH, or consecutive failures.' }),
+  previousSecretExpiresAt: instant.nullable().meta({
+    description:
+      'Until when the secret replaced by the last rotation (with overlapSeconds) still signs beside the current one; null when that rotation kept none. A past time: it has stopped.',
+  }),
   createdAt: instant,
   updatedAt: instant,
 });
@@ -36,6 +40,9 @@ export function toWebhookView(webhook: WebhookRecord): WebhookView {
     events: [...webhook.events],
     status: webhook.status,
     disabledReason: webhook.disabledReason,
+    previousSecretExpiresAt: webhook.previousSecretExpiresAt
+      ? webhook.previousSecretExpiresAt.toISOString()
+      : null,
     createdAt: webhook.createdAt.toISOString(),
     updatedAt: webhook.updatedAt.toISOString(),
   };

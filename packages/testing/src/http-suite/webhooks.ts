@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { admin, call } from './client.js';
 import type { SuiteContext } from './types.js';
 
-const WEBHOOK_VIEW_FIELDS = ['createdAt', 'disabledReason', 'events', 'id', 'status', 'updatedAt', 'url'];
+const WEBHOOK_VIEW_FIELDS = [
+  'createdAt',
+  'disabledReason',
+  'events',
+  'id',
+  'previousSecretExpiresAt',
+  'status',
+  'updatedAt',
+  'url',
+];
 const SECRET = /^whsec_[0-9a-f]{64}$/;
 
 interface Created {
@@ -439,6 +448,39 @@ export function webhookCases(ctx: SuiteContext): void {
       expect(whileDisabled.status).toBe(200);
       expect(whileDisabled.body.webhook).toMatchObject({ status: 'disabled', disabledReason: 'manual' });
       expect(whileDisabled.body.secret).not.toBe(reply.body.secret);
+    });
+
+    it('POST rotate with { overlapSeconds } keeps the old secret signing until then; bad values → 400', async () => {
+      const { webhook } = await created();
+      const token = await admin(ctx);
+      const rotate = (json?: unknown) =>
+        call(ctx, 'POST', `/admin/webhooks/${webhook.id}/rotate`, {
+          token,
+          ...(json !== undefined && { json }),
+        });
+      const overlapping = await rotate({ overlapSeconds: 3600 });
+      expect(overlapping.status, overlapping.text).toBe(200);
+      expect(overlapping.body.webhook.previousSecretExpiresAt).toBe(
+        new Date(ctx.clock.now().getTime() + 3_600_000).toISOString(),
+      );
+      const read = await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token });
+      expect(read.body.webhook.previousSecretExpiresAt).toBe(
+        overlapping.body.webhook.previousSecretExpiresAt,
+      );
+      for (const json of [
+        { overlapSeconds: -1 },
+        { overlapSeconds: 0.5 },
+        { overlapSeconds: '60' },
+        { overlapSeconds: 604_801 },
+        { ttl: 5 },
+      ]) {
+        const reply = await rotate(json);
+        expect(reply.status, JSON.stringify(json)).toBe(400);
+        expect(reply.body.error.code).toBe('validation_failed');
+      }
+      const zero = await rotate({ overlapSeconds: 0 });
+      expect(zero.status).toBe(200);
+      expect(zero.body.webhook.previousSecretExpiresAt).toBeNull();
     });
 
     it('DELETE → 204 with no body; then the webhook is gone', async () => {

@@ -53,6 +53,8 @@ export function webhookRecord(overrides: Partial<WebhookRecord> = {}): WebhookRe
     status: 'active',
     disabledReason: null,
     secretSealed: `sealed:${randomBytes(16).toString('hex')}`,
+    previousSecretSealed: null,
+    previousSecretExpiresAt: null,
     createdAt: new Date('2026-01-01T00:00:00.123Z'),
     updatedAt: new Date('2026-01-01T00:00:00.123Z'),
     ...overrides,

@@ -6,6 +6,7 @@ import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
 import { lifecycleCases } from './lifecycle.js';
 import { restartCases } from './restart.js';
+import { rotationOverlapCases } from './rotation-overlap.js';
 import { timingCases } from './timing.js';
 import type { StoreHarness, SuiteContext } from './types.js';
 import { webhookCases } from './webhooks.js';
@@ -39,6 +40,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     keyCases(context);
     lifecycleCases(context, harness);
     restartCases(context, harness);
+    rotationOverlapCases(context);
     timingCases(context);
     changeVersionCases(context);
     webhookCases(context);

@@ -1,8 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import { newId, systemClock } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
-import { subscriptionOf, webhookRecord } from './fixtures.js';
+import { eventRecord } from './deliveries.js';
+import { subscriptionOf, T0, webhookRecord } from './fixtures.js';
 import type { SuiteContext } from './types.js';
 
 const LATER = new Date('2026-02-01T00:00:00.000Z');
+/** Rotation times and overlap ends with milliseconds, so a store that rounds them is caught. */
+const ROTATED = new Date('2026-02-03T04:05:06.789Z');
+const OVERLAP_END = new Date('2026-02-04T04:05:06.789Z');
+const ROTATED_AGAIN = new Date('2026-02-05T10:20:30.041Z');
+const OVERLAP_END_AGAIN = new Date('2026-02-06T10:20:30.999Z');
+const deliveryId = () => newId('dlv', systemClock, (n) => randomBytes(n));
 
 export function webhookCases(ctx: SuiteContext): void {
   describe('webhooks', () => {
@@ -20,7 +29,9 @@ export function webhookCases(ctx: SuiteContext): void {
       expect(await ctx.store.setWebhookStatus('tenant_b', record.id, 'disabled', 'manual', LATER)).toEqual({
         outcome: 'not_found',
       });
-      expect(await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', LATER)).toBeNull();
+      expect(
+        await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', LATER, null),
+      ).toBeNull();
       expect(await ctx.store.deleteWebhook('tenant_b', record.id)).toBe(false);
       expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(record);
     });
@@ -188,13 +199,138 @@ export function webhookCases(ctx: SuiteContext): void {
     it('rotates the sealed secret and stamps updatedAt; deletes', async () => {
       const record = webhookRecord();
       await ctx.store.insertWebhook(record);
-      const rotated = await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:new', LATER);
+      const rotated = await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:new', LATER, null);
       expect(rotated).toEqual({ ...record, secretSealed: 'sealed:new', updatedAt: LATER });
       expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(rotated);
       expect(await ctx.store.deleteWebhook('tenant_a', record.id)).toBe(true);
       expect(await ctx.store.deleteWebhook('tenant_a', record.id)).toBe(false);
       expect(await ctx.store.getWebhook('tenant_a', record.id)).toBeNull();
-      expect(await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', LATER)).toBeNull();
+      expect(await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', LATER, null)).toBeNull();
+    });
+
+    it('a rotation with an overlap keeps the secret it replaced, as stored, until the given time', async () => {
+      const record = webhookRecord();
+      await ctx.store.insertWebhook(record);
+      const rotated = await ctx.store.rotateWebhookSecret(
+        'tenant_a',
+        record.id,
+        'sealed:new',
+        ROTATED,
+        OVERLAP_END,
+      );
+      const expected = {
+        ...record,
+        secretSealed: 'sealed:new',
+        previousSecretSealed: record.secretSealed,
+        previousSecretExpiresAt: OVERLAP_END,
+        updatedAt: ROTATED,
+      };
+      expect(rotated).toEqual(expected);
+      expect(rotated!.previousSecretExpiresAt!.getTime()).toBe(OVERLAP_END.getTime());
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(expected);
+      expect(await ctx.store.listWebhooks('tenant_a', { limit: 10 })).toEqual([expected]);
+      const peer = await ctx.peer();
+      expect(await peer.getWebhook('tenant_a', record.id)).toEqual(expected);
+    });
+
+    it('a second rotation with an overlap keeps only the secret it replaced; one without clears it', async () => {
+      const record = webhookRecord();
+      await ctx.store.insertWebhook(record);
+      await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:second', ROTATED, OVERLAP_END);
+      const again = await ctx.store.rotateWebhookSecret(
+        'tenant_a',
+        record.id,
+        'sealed:third',
+        ROTATED_AGAIN,
+        OVERLAP_END_AGAIN,
+      );
+      const expected = {
+        ...record,
+        secretSealed: 'sealed:third',
+        previousSecretSealed: 'sealed:second',
+        previousSecretExpiresAt: OVERLAP_END_AGAIN,
+        updatedAt: ROTATED_AGAIN,
+      };
+      expect(again).toEqual(expected);
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(expected);
+
+      const cleared = await ctx.store.rotateWebhookSecret(
+        'tenant_a',
+        record.id,
+        'sealed:fourth',
+        LATER,
+        null,
+      );
+      const plain = {
+        ...record,
+        secretSealed: 'sealed:fourth',
+        previousSecretSealed: null,
+        previousSecretExpiresAt: null,
+        updatedAt: LATER,
+      };
+      expect(cleared).toEqual(plain);
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(plain);
+      expect(await ctx.store.listWebhooks('tenant_a', { limit: 10 })).toEqual([plain]);
+    });
+
+    it('another tenant’s rotation, with or without an overlap, finds nothing and changes nothing', async () => {
+      const record = webhookRecord();
+      await ctx.store.insertWebhook(record);
+      const rotated = await ctx.store.rotateWebhookSecret(
+        'tenant_a',
+        record.id,
+        'sealed:new',
+        ROTATED,
+        OVERLAP_END,
+      );
+      expect(
+        await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', LATER, OVERLAP_END_AGAIN),
+      ).toBeNull();
+      expect(
+        await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', LATER, null),
+      ).toBeNull();
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(rotated);
+      expect(await ctx.store.getWebhook('tenant_b', record.id)).toBeNull();
+      expect(
+        await ctx.store.rotateWebhookSecret('tenant_a', 'wh_missing', 'sealed:x', LATER, OVERLAP_END),
+      ).toBeNull();
+    });
+
+    it('a leased delivery’s webhook carries the previous secret and its expiry', async () => {
+      const record = webhookRecord({ events: ['run.completed'] });
+      await ctx.store.insertWebhook(record);
+      const rotated = await ctx.store.rotateWebhookSecret(
+        'tenant_a',
+        record.id,
+        'sealed:new',
+        ROTATED,
+        OVERLAP_END,
+      );
+      expect(rotated).toMatchObject({
+        previousSecretSealed: record.secretSealed,
+        previousSecretExpiresAt: OVERLAP_END,
+      });
+
+      // Leased by a worker from the due deliveries.
+      expect((await ctx.store.publishEvent(eventRecord(), deliveryId)).outcome).toBe('published');
+      const leased = await ctx.store.leaseDeliveries({
+        now: T0,
+        limit: 10,
+        leaseMs: 30_000,
+        leaseId: 'lease-1',
+      });
+      expect(leased).toHaveLength(1);
+      expect(leased[0]!.webhook).toEqual(rotated);
+
+      // Leased by the publish itself.
+      const handed = await ctx.store.publishEvent(eventRecord(), deliveryId, undefined, {
+        limit: 1,
+        leaseId: 'handoff-1',
+        leaseMs: 30_000,
+      });
+      if (handed.outcome !== 'published') throw new Error('expected a new event');
+      expect(handed.leased).toHaveLength(1);
+      expect(handed.leased[0]!.webhook).toEqual(rotated);
     });
   });
 }

@@ -9,6 +9,8 @@ export interface OneDelivery {
   secret: string;
   /** The id publish gave the event. */
   eventId: string;
+  /** With `rotate`: the secret the rotation replaced. */
+  previousSecret?: string;
 }
 
 /**
@@ -18,7 +20,11 @@ export interface OneDelivery {
  */
 export async function deliverOneEvent(
   event: { type: string; data: Record<string, unknown> },
-  options: { headers?: Partial<DeliveryHeaderNames> } = {},
+  options: {
+    headers?: Partial<DeliveryHeaderNames>;
+    /** Rotate the webhook's secret before the publish, keeping the old one for this many seconds. */
+    rotate?: { overlapSeconds: number };
+  } = {},
 ): Promise<OneDelivery> {
   const receiver = await TestReceiver.start();
   const keyhook = createKeyhook({
@@ -32,13 +38,21 @@ export async function deliverOneEvent(
   });
   try {
     keyhook.createWorker({ pollIntervalMs: 20 }).start();
-    const { secret } = await keyhook.webhooks.create('tenant_a', {
+    const created = await keyhook.webhooks.create('tenant_a', {
       url: receiver.url('/hooks'),
       events: [event.type],
     });
+    const rotated = options.rotate
+      ? await keyhook.webhooks.rotate('tenant_a', created.webhook.id, options.rotate)
+      : undefined;
     const published = await keyhook.events.publish({ tenantId: 'tenant_a', ...event });
     await receiver.waitFor((requests) => requests.length === 1);
-    return { request: receiver.requests[0]!, secret, eventId: published.event.id };
+    return {
+      request: receiver.requests[0]!,
+      secret: rotated ? rotated.secret : created.secret,
+      eventId: published.event.id,
+      ...(rotated && { previousSecret: created.secret }),
+    };
   } finally {
     await keyhook.close();
     await receiver.close();
