@@ -100,8 +100,19 @@ export async function buildServer(
         ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
         ...(config.deliveryTimeoutMs && { timeoutMs: config.deliveryTimeoutMs }),
         ...(config.retentionMs && { retentionMs: config.retentionMs }),
-        onEndpointDisabled: (webhook) =>
-          app.log.warn({ webhookId: webhook.id }, 'webhook disabled after repeated delivery failures'),
+        // The health callbacks, logged: a host would page someone, or tell the endpoint's owner.
+        onEndpointDisabled: (webhook, reason) =>
+          app.log.warn({ webhookId: webhook.id, reason }, 'webhook endpoint disabled'),
+        onDeliveryFailed: (delivery) =>
+          app.log.warn(
+            {
+              deliveryId: delivery.id,
+              webhookId: delivery.webhookId,
+              eventId: delivery.eventId,
+              attempts: delivery.attemptCount,
+            },
+            'delivery failed for good',
+          ),
       },
     });
     let draining = false;

@@ -16,6 +16,7 @@ import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, WebhookSender } from './delivery/sender.js';
 import { DeliveryService } from './delivery/service.js';
 import { type DeliveryHeaderNames, deliveryHeaderNames } from './delivery/signature.js';
+import { type DeliveryView, toDeliveryView } from './delivery/view.js';
 import { DeliveryLoop, type DeliveryWorkerOptions } from './delivery/worker.js';
 import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
@@ -119,8 +120,17 @@ export interface DeliveryOptions {
    * Receivers pass the same names to `@keyhook/webhook-verify`.
    */
   headers?: Partial<DeliveryHeaderNames>;
-  /** Called when five consecutive permanent failures disabled an endpoint. Errors are logged, not thrown. */
-  onEndpointDisabled?: (webhook: WebhookView) => void | Promise<void>;
+  /**
+   * Called when five consecutive permanent failures disabled an endpoint (`reason` is
+   * `failures`; a PATCH that disables one is the caller's own act and calls nothing), after the
+   * change is committed, on the instance whose worker made it.
+   */
+  onEndpointDisabled?: (webhook: WebhookView, reason: 'failures') => void | Promise<void>;
+  /**
+   * Called when a delivery failed for good (its last retry failed, or the receiver answered
+   * 410 Gone), after it is recorded, on the instance whose worker made the attempt.
+   */
+  onDeliveryFailed?: (delivery: DeliveryView) => void | Promise<void>;
   /** Name resolution for the sender; the system resolver by default. Every answer is still checked. */
   lookup?: LookupAll;
 }
@@ -277,8 +287,12 @@ export function createKeyhook<
         retentionMs,
         signingSecret: (webhook) => webhooks.signingSecret(webhook),
         previousSigningSecret: (webhook) => webhooks.previousSigningSecret(webhook),
+        // Neither is awaited: a callback that throws is logged, one that hangs holds nothing.
         onEndpointDisabled: delivery.onEndpointDisabled
-          ? (webhook) => delivery.onEndpointDisabled?.(toWebhookView(webhook))
+          ? (webhook) => delivery.onEndpointDisabled?.(toWebhookView(webhook), 'failures')
+          : undefined,
+        onDeliveryFailed: delivery.onDeliveryFailed
+          ? (failed) => delivery.onDeliveryFailed?.(toDeliveryView(failed))
           : undefined,
       },
       workerOptions,

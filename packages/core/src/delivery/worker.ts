@@ -1,7 +1,13 @@
 import type { Clock, RandomBytes } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryWorker } from '../services.js';
-import type { AttemptCompletion, LeasedDelivery, Store, WebhookRecord } from '../store/types.js';
+import type {
+  AttemptCompletion,
+  DeliveryRecord,
+  LeasedDelivery,
+  Store,
+  WebhookRecord,
+} from '../store/types.js';
 import { Handoffs, leaseIdFrom } from './handoff.js';
 import { judgeAttempt } from './outcome.js';
 import { AUTO_DISABLE_AFTER, DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
@@ -64,6 +70,8 @@ export interface DeliveryWorkerDeps {
   previousSigningSecret(webhook: WebhookRecord): string | null;
   /** The host's callback when five permanent failures disabled an endpoint. */
   onEndpointDisabled?: ((webhook: WebhookRecord) => void | Promise<void>) | undefined;
+  /** A delivery this worker's attempt failed for good (no retry left, or 410 Gone). */
+  onDeliveryFailed?: ((delivery: DeliveryRecord) => void | Promise<void>) | undefined;
 }
 
 /**
@@ -356,8 +364,14 @@ export class DeliveryLoop implements DeliveryWorker {
             { deliveryId: completion.deliveryId },
             'keyhook: a delivery lease ran out before its attempt was recorded; it will be sent again',
           );
-        } else if (outcome.disabledWebhook) {
-          await this.endpointDisabled(outcome.disabledWebhook);
+        } else {
+          if (outcome.delivery.status === 'failed') {
+            const delivery = outcome.delivery;
+            this.callBack('onDeliveryFailed', { deliveryId: delivery.id }, () =>
+              this.deps.onDeliveryFailed?.(delivery),
+            );
+          }
+          if (outcome.disabledWebhook) this.endpointDisabled(outcome.disabledWebhook);
         }
         return;
       } catch (error) {
@@ -369,18 +383,27 @@ export class DeliveryLoop implements DeliveryWorker {
     }
   }
 
-  private async endpointDisabled(webhook: WebhookRecord): Promise<void> {
+  private endpointDisabled(webhook: WebhookRecord): void {
     this.deps.logger.warn(
       { webhookId: webhook.id, tenantId: webhook.tenantId },
       `keyhook: webhook disabled after ${AUTO_DISABLE_AFTER} consecutive failed deliveries`,
     );
+    this.callBack('onEndpointDisabled', { webhookId: webhook.id }, () =>
+      this.deps.onEndpointDisabled?.(webhook),
+    );
+  }
+
+  /**
+   * A host's callback, after the change it reports is committed. Never awaited: one that hangs
+   * holds nothing of delivery, one that throws or rejects is logged.
+   */
+  private callBack(name: string, context: object, call: () => void | Promise<void> | undefined): void {
+    const failed = (error: unknown) =>
+      this.deps.logger.error({ ...context, err: messageOf(error) }, `keyhook: ${name} threw`);
     try {
-      await this.deps.onEndpointDisabled?.(webhook);
+      call()?.then(undefined, failed);
     } catch (error) {
-      this.deps.logger.error(
-        { webhookId: webhook.id, err: messageOf(error) },
-        'keyhook: onEndpointDisabled threw',
-      );
+      failed(error);
     }
   }
 

@@ -1,0 +1,128 @@
+import {
+  createKeyhook,
+  type DeliveryView,
+  type Keyhook,
+  type KeyhookOptions,
+  MemoryStore,
+  type WebhookView,
+} from '@keyhook/core';
+import { answer, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const TENANT = 'tenant_a';
+
+interface Logged {
+  level: string;
+  context: Record<string, unknown>;
+  message: string;
+}
+
+/**
+ * Endpoint health callbacks: called after the change is committed, on the instance whose
+ * worker made it; one that throws is logged, one that never returns holds nothing of delivery.
+ */
+describe('endpoint health callbacks', () => {
+  let receiver: TestReceiver;
+  let keyhook: Keyhook;
+  let logs: Logged[];
+
+  beforeEach(async () => {
+    receiver = await TestReceiver.start();
+    // 410 Gone fails a delivery for good at its first attempt.
+    receiver.on('/gone', answer(410));
+    logs = [];
+  });
+
+  afterEach(async () => {
+    await keyhook?.close();
+    await receiver.close();
+  });
+
+  const start = (delivery: NonNullable<KeyhookOptions['delivery']>) => {
+    const record = (level: string) => (context: object, message: string) =>
+      logs.push({ level, context: context as Record<string, unknown>, message });
+    keyhook = createKeyhook({
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      mode: 'development',
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      logger: { info: record('info'), warn: record('warn'), error: record('error') },
+      delivery: { timeoutMs: 500, ...delivery },
+    });
+    const worker = keyhook.createWorker({ pollIntervalMs: 10 });
+    worker.start();
+    return worker;
+  };
+  const publish = (n: number) =>
+    keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: { n } });
+
+  it('reports each delivery failed for good, then the endpoint the fifth disabled, with the committed state', async () => {
+    const failed: DeliveryView[] = [];
+    const disabled: [WebhookView, string][] = [];
+    start({
+      onDeliveryFailed: (delivery) => {
+        failed.push(delivery);
+      },
+      onEndpointDisabled: (webhook, reason) => {
+        disabled.push([webhook, reason]);
+      },
+    });
+    const { webhook } = await keyhook.webhooks.create(TENANT, {
+      url: receiver.url('/gone'),
+      events: ['run.completed'],
+    });
+    for (let n = 0; n < 5; n++) {
+      await publish(n);
+      await receiver.waitFor((requests) => requests.length === n + 1);
+    }
+    await expect.poll(() => disabled.length).toBe(1);
+    expect(failed.map((delivery) => [delivery.status, delivery.attemptCount])).toEqual(
+      Array(5).fill(['failed', 1]),
+    );
+    expect(disabled[0]![1]).toBe('failures');
+    expect(disabled[0]![0]).toMatchObject({ id: webhook.id, status: 'disabled', disabledReason: 'failures' });
+    // Committed before the call: the store already says so.
+    expect((await keyhook.webhooks.get(TENANT, webhook.id)).status).toBe('disabled');
+  });
+
+  it('a callback that throws and one that never returns leave delivery, and stop(), unaffected', async () => {
+    let calls = 0;
+    const worker = start({
+      // Never settles: a host waiting on something that never comes.
+      onDeliveryFailed: () => {
+        calls++;
+        return new Promise<void>(() => {});
+      },
+      onEndpointDisabled: () => {
+        throw new Error('the pager is down');
+      },
+    });
+    receiver.on('/ok', answer(200));
+    const gone = await keyhook.webhooks.create(TENANT, {
+      url: receiver.url('/gone'),
+      events: ['run.completed'],
+    });
+    for (let n = 0; n < 5; n++) {
+      await publish(n);
+      await receiver.waitFor((requests) => requests.length === n + 1);
+    }
+    await expect
+      .poll(() => logs.some((line) => line.message === 'keyhook: onEndpointDisabled threw'))
+      .toBe(true);
+    expect(calls).toBe(5);
+    const thrown = logs.find((line) => line.message === 'keyhook: onEndpointDisabled threw')!;
+    expect(thrown).toMatchObject({
+      level: 'error',
+      context: { webhookId: gone.webhook.id, err: 'the pager is down' },
+    });
+    // Delivery goes on: a new endpoint gets its event, and the failed ones are all recorded.
+    await keyhook.webhooks.create(TENANT, { url: receiver.url('/ok'), events: ['run.completed'] });
+    await publish(5);
+    await receiver.waitFor((requests) => requests.some((request) => request.path === '/ok'));
+    const page = await keyhook.deliveries.list(TENANT, gone.webhook.id, 10, undefined, null);
+    // Newest first: the last event is held for the disabled endpoint.
+    expect(page.map((delivery) => delivery.status)).toEqual(['held', ...Array(5).fill('failed')]);
+    // stop() waits for attempts and records, not for the host's callbacks.
+    await worker.stop();
+  });
+});
