@@ -86,6 +86,7 @@ export {
   type KeyhookOptions,
   type ScopeOf,
 } from './keyhook.js';
+export type { ApiKeyFormat } from './keys/format.js';
 export {
   type RateLimit,
   type RateLimitOptions,

@@ -26,6 +26,7 @@ import type { ApiOperation, ApiWebhooks } from './http/openapi.js';
 import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/types.js';
 import { whoamiRoute } from './http/whoami.js';
 import { Idempotency } from './idempotency/service.js';
+import { type ApiKeyFormat, ApiKeyFormats } from './keys/format.js';
 import { LastUsedRecorder } from './keys/last-used.js';
 import { type RateLimitOptions, RateLimits } from './keys/rate-limit.js';
 import { ApiKeyService } from './keys/service.js';
@@ -94,6 +95,19 @@ export interface KeyhookOptions<
   /** Webhook delivery (DESIGN.md §6). */
   delivery?: DeliveryOptions;
   /**
+   * How new API keys look: a prefix of your own (`acme_live_`: lowercase, ending in `_`, so a
+   * leaked key says whose it is and a scanner can find it) and, opt-in, a trailing CRC32
+   * checksum that refuses a mistyped key before any store read. Default the spec's:
+   * `{ prefix: 'sk_live_', checksum: false }`.
+   */
+  keyFormat?: ApiKeyFormat;
+  /**
+   * More formats verification accepts: the ones keys were minted in before a change of
+   * `keyFormat`, so they keep working (`[{ prefix: 'sk_live_' }]`). A rotated key keeps its
+   * prefix and the format it belongs to.
+   */
+  acceptedKeyFormats?: readonly ApiKeyFormat[];
+  /**
    * Rate limits of the data plane: a default for keys without a limit of their own, and a
    * limit on failed verifications per client address. Counted in this process's memory: exact
    * on one instance, at most N × the limit across N instances (keys/rate-limit.ts).
@@ -145,6 +159,11 @@ export interface Keyhook<
 > {
   /** The scopes keys may carry, in declaration order. */
   readonly scopes: readonly Scope[];
+  /**
+   * The key formats it mints (the first) and accepts, each with a regular expression that finds
+   * such a key in text: register it with a secret-scanning program.
+   */
+  readonly keyFormats: readonly { prefix: string; checksum: boolean; pattern: string }[];
   /** The event types that may be published and subscribed to, in declaration order. */
   readonly eventTypes: readonly string[];
   /** The two delivery header names. */
@@ -220,12 +239,14 @@ export function createKeyhook<
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
   const maxBodyBytes = options.adminBodyLimit ?? DEFAULT_ADMIN_BODY_LIMIT;
+  const keyFormats = new ApiKeyFormats(options.keyFormat, options.acceptedKeyFormats);
   const keys = new ApiKeyService({
     store: options.store,
     clock,
     randomBytes,
     scopes: scopeCatalog,
     cacheEntries: options.verifiedKeyCacheEntries,
+    formats: keyFormats,
   });
   const lastUsed = new LastUsedRecorder(options.store, clock, logger);
   const mode =
@@ -332,6 +353,7 @@ export function createKeyhook<
   };
   return {
     scopes: scopeCatalog.names as readonly Scope[],
+    keyFormats: keyFormats.describe(),
     eventTypes: eventCatalog.types,
     headerNames,
     eventDocs: () => ({ events: eventCatalog.docs(), headers: headerNames }),

@@ -13,7 +13,7 @@ import type { CreateWebhookInput, RotateWebhookOptions, UpdateWebhookInput } fro
 /** A key and its secret, as create and rotate return them: the only time the secret is seen. */
 export interface IssuedApiKey {
   key: ApiKeyRecord;
-  /** The full key, `sk_live_…`: show it once, keyhook keeps only its hash. */
+  /** The full key (`sk_live_…` by default): show it once, keyhook keeps only its hash. */
   secret: string;
 }
 

@@ -119,7 +119,8 @@ export function openApiDocument(
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'sk_live_<16 hex>_<48 hex>',
-          description: 'A Developer API key (spec §2, §5).',
+          description:
+            'A Developer API key (spec §2, §5): sk_live_<16 hex>_<48 hex> by default; a server may mint its own prefix, with a checksum.',
         },
       },
     },

@@ -6,7 +6,7 @@ import type { ApiKeys, IssuedApiKey } from '../services.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { VerifiedKeyCache } from './cache.js';
-import { mintApiKey, parseApiKey, remintApiKey } from './format.js';
+import { ApiKeyFormats } from './format.js';
 import { cacheDigest, digestsEqual, hashApiKey, hexOfCacheDigest } from './hash.js';
 import {
   apiKeySchemaFor,
@@ -25,6 +25,8 @@ export interface ApiKeysDeps {
   scopes?: ScopeCatalog | undefined;
   /** Verified keys kept in memory, at most this many; `0` turns the cache off. Default 10,000. */
   cacheEntries?: number | undefined;
+  /** How keys are minted and which formats verify. Default the spec's `sk_live_`, no checksum. */
+  formats?: ApiKeyFormats | undefined;
 }
 
 // Anything longer cannot be a key; hashing it costs the same as hashing a key.
@@ -36,13 +38,15 @@ const notFound = () => new KeyhookError('not_found', 'No API key with that id.')
 export class ApiKeyService implements ApiKeys {
   private readonly dummyHash: string;
   private readonly cache: VerifiedKeyCache | null;
+  private readonly formats: ApiKeyFormats;
   /** The create body, for the host's scopes: its JSON Schema is the document's. */
   readonly createSchema: ReturnType<typeof apiKeySchemaFor>;
 
   constructor(private readonly deps: ApiKeysDeps) {
     this.createSchema = deps.scopes ? apiKeySchemaFor(deps.scopes) : createApiKeySchema;
+    this.formats = deps.formats ?? new ApiKeyFormats();
     // Unknown ids are compared against this, so they cost what a wrong secret costs.
-    this.dummyHash = hashApiKey(mintApiKey(deps.randomBytes).secret);
+    this.dummyHash = hashApiKey(this.formats.mint(deps.randomBytes).secret);
     this.cache = deps.cacheEntries === 0 ? null : new VerifiedKeyCache(deps.cacheEntries);
   }
 
@@ -55,7 +59,7 @@ export class ApiKeyService implements ApiKeys {
     }
     // A lookup-id clash has odds of 2^-64; minting again is the whole remedy.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const minted = mintApiKey(this.deps.randomBytes);
+      const minted = this.formats.mint(this.deps.randomBytes);
       const key: ApiKeyRecord = {
         id: newId('key', this.deps.clock, this.deps.randomBytes),
         tenantId,
@@ -92,7 +96,7 @@ export class ApiKeyService implements ApiKeys {
   async rotate(tenantId: string, id: string): Promise<IssuedApiKey> {
     const current = await this.get(tenantId, id);
     this.assertRotatable(current);
-    const minted = remintApiKey(this.deps.randomBytes, current.keyLookup);
+    const minted = this.formats.remint(this.deps.randomBytes, current.keyLookup);
     const result = await this.deps.store.rotateApiKey(
       tenantId,
       id,
@@ -182,7 +186,8 @@ export class ApiKeyService implements ApiKeys {
     // Read before the store is: a revoke that lands during the read moves it past this entry.
     const version = this.cache ? this.deps.store.keyChangeVersion() : null;
     const presentedHash = hexOfCacheDigest(digest);
-    const parsed = parseApiKey(presented);
+    // A key of no configured format, or with a wrong checksum, is refused without a store read.
+    const parsed = this.formats.parse(presented);
     const record = parsed
       ? await this.deps.store.findApiKeyByCredential(parsed.keyLookup, presentedHash)
       : null;

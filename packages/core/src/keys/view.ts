@@ -10,7 +10,9 @@ const instant = z.iso.datetime();
  */
 export const apiKeyViewSchema = z.object({
   id: z.string(),
-  keyLookup: z.string().meta({ description: 'sk_live_<16 hex>: the key id a full key starts with.' }),
+  keyLookup: z
+    .string()
+    .meta({ description: '<prefix><16 hex> (sk_live_… by default): the key id a full key starts with.' }),
   name: z.string(),
   scopes: z.array(z.string()),
   status: z.enum(['active', 'revoked', 'expired']),

@@ -7,7 +7,7 @@ export type ApiKeyStatus = 'active' | 'revoked';
 export interface ApiKeyRecord {
   id: string;
   tenantId: string;
-  /** `sk_live_<16 hex>`; unique across all tenants. */
+  /** `<prefix><16 hex>` (`sk_live_…` by default); unique across all tenants. */
   keyLookup: string;
   name: string;
   scopes: string[];
