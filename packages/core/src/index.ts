@@ -26,6 +26,7 @@ export { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './
 export { type EncryptionKeyInput, generateEncryptionKey } from './crypto/secret-box.js';
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 export { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
+export type { RecoverInput } from './delivery/service.js';
 export { type DeliveryHeaderNames, SPEC_HEADER_NAMES } from './delivery/signature.js';
 export { DELIVERY_STATES, type DeliveryState } from './delivery/states.js';
 export {

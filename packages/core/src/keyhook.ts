@@ -289,11 +289,11 @@ export function createKeyhook<
       return undefined;
     },
   });
-  const deliveries = new DeliveryService({ store: options.store, clock, onQueued: wakeWorkers });
   const delivery = options.delivery ?? {};
+  const retentionMs = checkRetention(delivery.retentionMs);
+  const deliveries = new DeliveryService({ store: options.store, clock, onQueued: wakeWorkers, retentionMs });
   const timeoutMs = delivery.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const retrySchedule = delivery.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
-  const retentionMs = checkRetention(delivery.retentionMs);
   const createWorker = (workerOptions?: DeliveryWorkerOptions) => {
     const worker = new DeliveryLoop(
       {
@@ -373,11 +373,12 @@ export function createKeyhook<
         idempotent: route.doc.idempotent,
         auth: route.auth,
         answeredBy: 'keyhook' as const,
-        tag: route.path.includes('/deliveries')
-          ? 'Deliveries'
-          : route.path.startsWith('/admin/webhooks')
-            ? 'Webhooks'
-            : 'API keys',
+        tag:
+          route.path.includes('/deliveries') || route.path.endsWith('/recover')
+            ? 'Deliveries'
+            : route.path.startsWith('/admin/webhooks')
+              ? 'Webhooks'
+              : 'API keys',
       })),
     maxBodyBytes,
     keys,

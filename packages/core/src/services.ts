@@ -1,5 +1,6 @@
 import type { DefaultEvents, EventCatalog } from './catalog/events.js';
 import type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
+import type { RecoverInput } from './delivery/service.js';
 import type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/schemas.js';
 import type { ApiKeyRecord, DeliveryDetail, DeliveryRecord, WebhookRecord } from './store/types.js';
 import type { CreateWebhookInput, RotateWebhookOptions, UpdateWebhookInput } from './webhooks/schemas.js';
@@ -101,6 +102,11 @@ export interface Deliveries {
   get(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail>;
   /** Queues a failed delivery again, due now; held instead while its endpoint is disabled. */
   retry(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryRecord>;
+  /**
+   * Queues again every failed delivery of the endpoint whose event was published in
+   * `[since, until)` (until: default now), each as a retry; returns how many.
+   */
+  recover(tenantId: string, webhookId: string, input: RecoverInput): Promise<number>;
 }
 
 /** A delivery worker from `keyhook.createWorker()`. */

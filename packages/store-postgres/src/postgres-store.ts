@@ -668,10 +668,48 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Hears the NOTIFY that publishEvent, requeueDelivery and an enabling setWebhookStatus send
-   * inside their transactions (so only committed work), from any instance on this schema, on
-   * the store's one LISTEN connection, which the first call opens. Also called once that
-   * connection is listening, and after each reconnect: a notification sent meanwhile is lost.
+   * One batch in one transaction, as requeueDelivery queues one: the webhook is share-locked
+   * first (a concurrent disable either came first and this holds the batch, or waits and holds
+   * it itself), then the batch is chosen, locked and written in one statement; a NOTIFY when it
+   * queued anything due now, so other instances' workers wake.
+   */
+  async recoverFailedDeliveries(
+    tenantId: string,
+    webhookId: string,
+    since: Date,
+    until: Date,
+    at: Date,
+    limit: number,
+  ): Promise<number> {
+    return this.transaction(async (client): Promise<number> => {
+      const webhook = this.oneWebhook(
+        await client.query<WebhookRow>(`${this.webhookSql.get} FOR SHARE`, [tenantId, webhookId]),
+      );
+      if (!webhook) return 0;
+      const held = webhook.status === 'disabled';
+      const recovered = await client.query(this.deliverySql.recoverFailed, [
+        webhookId,
+        tenantId,
+        since,
+        until,
+        limit,
+        held ? 'held' : 'pending',
+        held ? null : at,
+        held ? at : null,
+        at,
+      ]);
+      const count = recovered.rowCount ?? 0;
+      if (count > 0 && !held) await this.notifyDeliveries(client);
+      return count;
+    });
+  }
+
+  /**
+   * Hears the NOTIFY that publishEvent, requeueDelivery, recoverFailedDeliveries and an
+   * enabling setWebhookStatus send inside their transactions (so only committed work), from any
+   * instance on this schema, on the store's one LISTEN connection, which the first call opens.
+   * Also called once that connection is listening, and after each reconnect: a notification
+   * sent meanwhile is lost.
    */
   watchDeliveries(listener: () => void): () => void {
     if (this.closed) return () => {};

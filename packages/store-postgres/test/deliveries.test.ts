@@ -3,6 +3,7 @@ import { T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { deliveryStatements } from '../src/delivery-statements.js';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 import { purgeLockKey } from '../src/schema-name.js';
 import {
@@ -405,6 +406,144 @@ async function oneDelivery(store: PostgresStore) {
     });
   });
 
+  describe('bulk recovery of failed deliveries', () => {
+    const later = new Date(T0.getTime() + 60_000);
+    const window = [new Date(T0.getTime() - 1), later] as const;
+
+    /** `count` deliveries of a new webhook, one event each, created 1 ms apart, marked failed straight in the table. */
+    async function failedDeliveries(store: PostgresStore, count: number) {
+      const webhook = webhookRecord({ events: ['run.completed'] });
+      await store.insertWebhook(webhook);
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const outcome = await store.publishEvent(
+          eventRecord({ createdAt: new Date(T0.getTime() + i) }),
+          deliveryId,
+        );
+        if (outcome.outcome !== 'published') throw new Error('expected a new event');
+        ids.push(outcome.deliveries[0]!.id);
+      }
+      await admin.query(
+        `UPDATE "${store.schema}".keyhook_deliveries
+          SET status = 'failed', due_at = NULL, attempts = 1, last_attempt_at = created_at
+          WHERE webhook_id = $1`,
+        [webhook.id],
+      );
+      return { webhook, ids };
+    }
+
+    it('another instance hears one wake-up per batch that queued something due; none for nothing, none for a hold', async () => {
+      const store = await schemas.open('recoverwake');
+      const peer = await schemas.peerOf(store);
+      try {
+        const { webhook } = await failedDeliveries(store, 3);
+        const paused = await failedDeliveries(store, 2);
+        await store.setWebhookStatus('tenant_a', paused.webhook.id, 'disabled', 'manual', T0);
+        const listener = await watching(peer);
+        const recover = () => store.recoverFailedDeliveries('tenant_a', webhook.id, ...window, later, 2);
+        expect(await recover()).toBe(2);
+        await expect.poll(listener.calls, { timeout: 2000, interval: 2 }).toBe(1);
+        expect(await recover()).toBe(1);
+        await expect.poll(listener.calls, { timeout: 2000, interval: 2 }).toBe(2);
+        expect(await recover()).toBe(0);
+
+        // On a disabled endpoint they are held, not due: no one is woken.
+        expect(await store.recoverFailedDeliveries('tenant_a', paused.webhook.id, ...window, later, 10)).toBe(
+          2,
+        );
+        await settle(200);
+        expect(listener.calls()).toBe(2);
+        listener.stop();
+      } finally {
+        await peer.close();
+        await store.close();
+      }
+    });
+
+    it('passes over, without waiting, a failed delivery another transaction holds, and queues it next time', async () => {
+      const store = await schemas.open('recoverskip');
+      const retrier = await admin.connect();
+      try {
+        const { webhook, ids } = await failedDeliveries(store, 2);
+        await retrier.query('BEGIN');
+        await retrier.query(`SELECT id FROM "${store.schema}".keyhook_deliveries WHERE id = $1 FOR UPDATE`, [
+          ids[0],
+        ]);
+        const recover = () => store.recoverFailedDeliveries('tenant_a', webhook.id, ...window, later, 10);
+        const started = performance.now();
+        expect(await recover()).toBe(1);
+        expect(performance.now() - started).toBeLessThan(1000);
+        const pending = await store.listDeliveries('tenant_a', webhook.id, { limit: 10, status: 'pending' });
+        expect(pending.map((d) => d.id)).toEqual([ids[1]]);
+        await retrier.query('ROLLBACK');
+        expect(await recover()).toBe(1);
+        expect(await recover()).toBe(0);
+      } finally {
+        await retrier.query('ROLLBACK');
+        retrier.release();
+        await store.close();
+      }
+    });
+
+    it("reads a batch's own entries, oldest first, on the partial index of failed deliveries: no scan, no sort", async () => {
+      const store = await schemas.open('recoverplan');
+      const explainer = await admin.connect();
+      try {
+        const webhook = webhookRecord({ events: ['run.completed'] });
+        await store.insertWebhook(webhook);
+        const q = (table: string) => `"${store.schema}".${table}`;
+        // 30,000 deliveries of the endpoint, one in three failed, with statistics the planner has read.
+        await admin.query(
+          `INSERT INTO ${q('keyhook_events')} (tenant_id, id, type, payload, created_at)
+            SELECT 'tenant_a', 'evt_' || lpad(g::text, 6, '0'), 'run.completed', '{}', $1::timestamptz + g * interval '1 ms'
+            FROM generate_series(1, 30000) AS g`,
+          [T0],
+        );
+        await admin.query(
+          `INSERT INTO ${q('keyhook_deliveries')} (id, tenant_id, webhook_id, event_id, event_type, status,
+              attempts, due_at, lease_id, held_since, last_attempt_at, created_at, updated_at)
+            SELECT 'dlv_' || lpad(g::text, 6, '0'), 'tenant_a', $2, 'evt_' || lpad(g::text, 6, '0'), 'run.completed',
+              CASE WHEN g % 3 = 0 THEN 'failed' ELSE 'succeeded' END, 1, NULL, NULL, NULL, $1,
+              $1::timestamptz + g * interval '1 ms', $1
+            FROM generate_series(1, 30000) AS g`,
+          [T0, webhook.id],
+        );
+        await admin.query(`ANALYZE ${q('keyhook_deliveries')}`);
+        // The store's own statement, run and rolled back.
+        await explainer.query('BEGIN');
+        const { rows } = await explainer.query(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${deliveryStatements(store.schema).recoverFailed}`,
+          [webhook.id, 'tenant_a', T0, new Date(T0.getTime() + 60_000), 500, 'pending', later, null, later],
+        );
+        await explainer.query('ROLLBACK');
+        interface PlanNode {
+          'Node Type': string;
+          'Index Name'?: string;
+          'Relation Name'?: string;
+          'Actual Rows': number;
+          Plans?: PlanNode[];
+        }
+        const nodes: PlanNode[] = [];
+        const walk = (node: PlanNode) => {
+          nodes.push(node);
+          for (const child of node.Plans ?? []) walk(child);
+        };
+        walk(rows[0]['QUERY PLAN'][0].Plan);
+        expect(nodes.map((n) => n['Node Type'])).not.toContain('Sort');
+        expect(nodes.map((n) => n['Node Type'])).not.toContain('Seq Scan');
+        const batch = nodes.find((n) => n['Index Name'] === 'keyhook_deliveries_failed_idx');
+        expect(batch, JSON.stringify(nodes.map((n) => [n['Node Type'], n['Index Name']]))).toBeDefined();
+        // The walk stops at the limit: it read the entries it queued, not the endpoint's 10,000.
+        expect(batch!['Actual Rows']).toBe(500);
+        expect(await store.recoverFailedDeliveries('tenant_a', webhook.id, T0, later, later, 500)).toBe(500);
+      } finally {
+        await explainer.query('ROLLBACK');
+        explainer.release();
+        await store.close();
+      }
+    });
+  });
+
   describe('the lease and the webhook lock', () => {
     it('skips, without waiting, the deliveries of an endpoint another transaction is disabling', async () => {
       const store = await schemas.open('leaseskip');
@@ -578,6 +717,7 @@ async function oneDelivery(store: PostgresStore) {
         () => store.listDeliveries('tenant_a', 'wh_x', { limit: 1 }),
         () => store.getDelivery('tenant_a', 'wh_x', 'dlv_x'),
         () => store.requeueDelivery('tenant_a', 'wh_x', 'dlv_x', ['failed'], T0),
+        () => store.recoverFailedDeliveries('tenant_a', 'wh_x', T0, T0, T0, 1),
       ];
       for (const attempt of attempts) {
         const error = await attempt().then(

@@ -154,6 +154,19 @@ interface RequeueParams {
   at: number;
 }
 
+/** One batch of bulk recovery: which failed deliveries, and where they go (requeue's columns). */
+interface RecoverParams {
+  tenant_id: string;
+  webhook_id: string;
+  since: number;
+  until: number;
+  limit: number;
+  status: 'pending' | 'held';
+  due_at: number | null;
+  held_since: number | null;
+  at: number;
+}
+
 function prepareStatements(db: Database.Database) {
   return {
     insert: db.prepare<[ApiKeyRow]>(
@@ -383,6 +396,20 @@ function prepareStatements(db: Database.Database) {
       `UPDATE keyhook_deliveries SET status = @status, due_at = @due_at, held_since = @held_since,
           lease_id = NULL, updated_at = @at
         WHERE id = @id RETURNING ${DELIVERY_COLUMNS}`,
+    ),
+    // Bulk recovery, one batch: the oldest `limit` failed deliveries of the webhook created in
+    // [since, until), as requeue writes one. Pinned to keyhook_deliveries_failed (0008), walked in
+    // (created_at, id) order up to the limit; `status = 'failed'` is that partial index's
+    // condition word for word, which is what lets SQLite use it. The table is WITHOUT ROWID, so
+    // the batch is chosen by id in a subquery (UPDATE … LIMIT is a compile-time option).
+    recoverFailed: db.prepare<[RecoverParams]>(
+      `UPDATE keyhook_deliveries SET status = @status, due_at = @due_at, held_since = @held_since,
+          lease_id = NULL, updated_at = @at
+        WHERE id IN (
+          SELECT id FROM keyhook_deliveries INDEXED BY keyhook_deliveries_failed
+          WHERE webhook_id = @webhook_id AND status = 'failed' AND tenant_id = @tenant_id
+            AND created_at >= @since AND created_at < @until
+          ORDER BY created_at, id LIMIT @limit)`,
     ),
     // The first writer wins: the insert, or taking the place of an expired or abandoned record, is
     // one statement, so SQLite's write lock decides between connections and processes.
@@ -660,6 +687,34 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
           at,
         })!;
         return { outcome: 'queued', delivery: toDeliveryRecord(row) };
+      },
+    ),
+    // One batch of bulk recovery. The webhook is read under the lock setWebhookStatus takes, so
+    // a disable cannot slip in between the read and the write (as in requeueDelivery), and it is
+    // read with the tenant: another tenant's webhook id queues nothing.
+    recoverFailed: db.transaction(
+      (
+        tenantId: string,
+        webhookId: string,
+        since: number,
+        until: number,
+        at: number,
+        limit: number,
+      ): number => {
+        const webhook = statements.webhookById.get(tenantId, webhookId);
+        if (!webhook) return 0;
+        const held = webhook.status === 'disabled';
+        return statements.recoverFailed.run({
+          tenant_id: tenantId,
+          webhook_id: webhookId,
+          since,
+          until,
+          limit,
+          status: held ? 'held' : 'pending',
+          due_at: held ? null : at,
+          held_since: held ? at : null,
+          at,
+        }).changes;
       },
     ),
     // One batch of retention. Attempts are deleted by hand, as in deleteWebhook: the foreign
@@ -1003,6 +1058,31 @@ export class SqliteStore implements Store {
   ): Promise<RequeueOutcome> {
     return this.run(() =>
       this.transactions.requeueDelivery.immediate(tenantId, webhookId, deliveryId, from, at.getTime()),
+    );
+  }
+
+  /**
+   * One batch under the write lock, as requeueDelivery queues one; a batch reads only the
+   * entries it queues, on keyhook_deliveries_failed (migration 0008). Core wakes its own workers
+   * after a recovery, as after a requeue; other processes' workers find the work by polling.
+   */
+  async recoverFailedDeliveries(
+    tenantId: string,
+    webhookId: string,
+    since: Date,
+    until: Date,
+    at: Date,
+    limit: number,
+  ): Promise<number> {
+    return this.run(() =>
+      this.transactions.recoverFailed.immediate(
+        tenantId,
+        webhookId,
+        since.getTime(),
+        until.getTime(),
+        at.getTime(),
+        limit,
+      ),
     );
   }
 

@@ -251,6 +251,7 @@ describe('migrations', () => {
       ).toEqual([
         'keyhook_deliveries_due',
         'keyhook_deliveries_event', // 0005
+        'keyhook_deliveries_failed', // 0008
         'keyhook_deliveries_finished', // 0005
         'keyhook_deliveries_held',
         'keyhook_deliveries_webhook_id',

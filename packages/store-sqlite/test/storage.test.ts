@@ -380,6 +380,28 @@ describe('how events, deliveries and attempts are stored', () => {
     for (const plan of [lease, list]) expect(plan).not.toContain('USE TEMP B-TREE');
   });
 
+  it('recovers failed deliveries in batches walked in order on their partial index, never a scan and a sort', async () => {
+    const filename = freshFile();
+    await createSqliteStore({ filename }).close();
+    const raw = new Database(filename, { readonly: true });
+    // The batch as store.recoverFailedDeliveries chooses it (without its INDEXED BY, so this
+    // shows the planner's own choice agrees with the pinned one).
+    const plan = (
+      raw
+        .prepare(
+          `EXPLAIN QUERY PLAN SELECT id FROM keyhook_deliveries
+            WHERE webhook_id = ? AND status = 'failed' AND tenant_id = ? AND created_at >= ? AND created_at < ?
+            ORDER BY created_at, id LIMIT ?`,
+        )
+        .all('wh_a', 'tenant_a', 0, 1, 500) as { detail: string }[]
+    )
+      .map((step) => step.detail)
+      .join('\n');
+    raw.close();
+    expect(plan).toContain('keyhook_deliveries_failed (webhook_id=? AND created_at>? AND created_at<?)');
+    expect(plan).not.toContain('USE TEMP B-TREE');
+  });
+
   it("writes a delivery's insert, lease and end without building a temporary table", async () => {
     // SQLite evaluates `x IN ('a', 'b')` in a check or a partial index's WHERE by building an
     // ephemeral table of the list, for every row written (migration 0004 says what it cost).

@@ -1,9 +1,10 @@
+import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
 import type { Deliveries } from '../services.js';
 import type { DeliveryDetail, DeliveryRecord, Store } from '../store/types.js';
-import { validationFailed } from '../validation.js';
+import { parseOrThrow, validationFailed } from '../validation.js';
 import { DELIVERY_STATES, type DeliveryState } from './states.js';
 
 /** A manual retry queues a failed delivery again (DESIGN.md §2); the state table allows no other. */
@@ -14,8 +15,33 @@ const notFound = () => new KeyhookError('not_found', 'No delivery with that id.'
 export interface DeliveriesDeps {
   store: Store;
   clock: Clock;
-  /** Called after a retry queued a delivery, so workers in this process send it at once. */
+  /** Called after a retry or a recovery queued deliveries, so workers in this process send them at once. */
   onQueued(): void;
+  /** Finished deliveries are deleted this long after they finished: recovery reaches no further back. */
+  retentionMs: number;
+}
+
+/** Deliveries a recovery queues per store call, between which the event loop turns. */
+export const RECOVERY_BATCH = 500;
+
+/** `POST /admin/webhooks/{id}/recover`: the window of failed deliveries to queue again. */
+export const recoverSchema = z
+  .object({
+    since: z.iso
+      .datetime({ offset: true })
+      .meta({ description: 'Failed deliveries of events published at or after this time are queued again.' }),
+    until: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .meta({ description: 'And before this time. Default: now (this instant included).' }),
+  })
+  .strict();
+
+export interface RecoverInput {
+  /** ISO 8601 with an offset: the window's start, inclusive. */
+  since: string;
+  /** ISO 8601 with an offset: the window's end, exclusive. Default now. */
+  until?: string | undefined;
 }
 
 /** The admin rules of deliveries: list, read with attempts, retry. */
@@ -71,7 +97,59 @@ export class DeliveryService implements Deliveries {
     this.deps.onQueued();
     return outcome.delivery;
   }
+
+  /**
+   * Queues again every failed delivery of the endpoint whose event was published in the
+   * window, as a retry does each (due now; held while the endpoint is disabled; each keeps its
+   * event id). Works in batches of RECOVERY_BATCH with a turn of the event loop between them.
+   * Returns how many it queued; a delivery already queued again is not failed, so recovering
+   * twice never sends one twice.
+   */
+  async recover(tenantId: string, webhookId: string, input: RecoverInput): Promise<number> {
+    const parsed = parseOrThrow(recoverSchema, input);
+    const now = this.deps.clock.now();
+    const since = new Date(parsed.since);
+    // Without `until`, everything up to now, this millisecond included.
+    const until = parsed.until === undefined ? new Date(now.getTime() + 1) : new Date(parsed.until);
+    if (until.getTime() <= since.getTime()) {
+      throw validationFailed([
+        parsed.until === undefined
+          ? { path: 'since', message: 'must not be in the future' }
+          : { path: 'until', message: 'must be later than since' },
+      ]);
+    }
+    const oldest = now.getTime() - this.deps.retentionMs;
+    if (since.getTime() < oldest) {
+      throw validationFailed([
+        {
+          path: 'since',
+          message: `must be within the retention (${Math.round(this.deps.retentionMs / 1000)} s): finished deliveries before ${new Date(oldest).toISOString()} are deleted`,
+        },
+      ]);
+    }
+    if (!isWellFormedId(webhookId, 'wh') || !(await this.deps.store.getWebhook(tenantId, webhookId))) {
+      throw new KeyhookError('not_found', 'No webhook with that id.');
+    }
+    let queued = 0;
+    for (;;) {
+      const batch = await this.deps.store.recoverFailedDeliveries(
+        tenantId,
+        webhookId,
+        since,
+        until,
+        this.deps.clock.now(),
+        RECOVERY_BATCH,
+      );
+      queued += batch;
+      if (batch > 0) this.deps.onQueued();
+      if (batch < RECOVERY_BATCH) return queued;
+      await nextTurn();
+    }
+  }
 }
+
+/** The event loop's turn between two recovery batches. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const wellFormed = (webhookId: string, deliveryId: string) =>
   isWellFormedId(webhookId, 'wh') && isWellFormedId(deliveryId, 'dlv');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { recoverSchema } from '../delivery/service.js';
 import {
   deliveryDetailViewSchema,
   deliveryViewSchema,
@@ -69,6 +70,24 @@ export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
           delivery: toDeliveryView(
             await deliveries.retry(admin.tenantId, params.webhookId!, params.deliveryId!),
           ),
+        }),
+    },
+    {
+      method: 'POST',
+      path: '/admin/webhooks/:webhookId/recover',
+      doc: {
+        summary: "Queue again an endpoint's failed deliveries of a time window",
+        success: 202,
+        response: z.object({
+          queued: z.int().meta({ description: 'How many failed deliveries were queued again.' }),
+        }),
+        requestBody: recoverSchema,
+      },
+      auth: 'admin',
+      body: 'json',
+      run: async ({ admin, params, body }) =>
+        jsonResponse(202, {
+          queued: await deliveries.recover(admin.tenantId, params.webhookId!, body as never),
         }),
     },
   ];

@@ -10,12 +10,10 @@ import type { RouteSpec } from './route.js';
 const oneKey = z.object({ key: apiKeyViewSchema });
 const issuedKey = z.object({
   key: apiKeyViewSchema,
-  secret: z
-    .string()
-    .meta({
-      description:
-        'The full key, shown once: sk_live_<16 hex>_<48 hex> in the default format, or the server’s own prefix (and checksum).',
-    }),
+  secret: z.string().meta({
+    description:
+      'The full key, shown once: sk_live_<16 hex>_<48 hex> in the default format, or the server’s own prefix (and checksum).',
+  }),
 });
 
 /** The admin key endpoints (spec §4; success codes and bodies from DESIGN.md §2). */

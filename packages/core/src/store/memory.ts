@@ -477,6 +477,39 @@ export class MemoryStore implements Store {
     return { outcome: 'queued', delivery: copyDelivery(delivery) };
   }
 
+  async recoverFailedDeliveries(
+    tenantId: string,
+    webhookId: string,
+    since: Date,
+    until: Date,
+    at: Date,
+    limit: number,
+  ): Promise<number> {
+    this.assertOpen();
+    const webhook = this.webhooks.get(webhookId);
+    if (!webhook || webhook.tenantId !== tenantId) return 0;
+    const held = webhook.status === 'disabled';
+    const due = [...this.deliveries.values()]
+      .filter(
+        (d) =>
+          d.webhookId === webhookId &&
+          d.tenantId === tenantId &&
+          d.status === 'failed' &&
+          d.createdAt.getTime() >= since.getTime() &&
+          d.createdAt.getTime() < until.getTime(),
+      )
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1))
+      .slice(0, limit);
+    for (const delivery of due) {
+      delivery.status = held ? 'held' : 'pending';
+      delivery.dueAt = held ? null : new Date(at);
+      delivery.heldSince = held ? new Date(at) : null;
+      delivery.leaseId = null;
+      delivery.updatedAt = new Date(at);
+    }
+    return due.length;
+  }
+
   watchDeliveries(_listener: () => void): () => void {
     // One process: core wakes its own workers; there is no one else to hear from.
     return () => {};

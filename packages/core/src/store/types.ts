@@ -487,6 +487,22 @@ export interface Store {
   getDelivery(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail | null>;
 
   /**
+   * Bulk recovery, one batch: queues again at most `limit` `failed` deliveries of that tenant's
+   * webhook whose `createdAt` is in `[since, until)`, oldest first, as `requeueDelivery` does
+   * one (due at `at`; held since `at` when the endpoint is disabled; attempts kept), in one
+   * statement or transaction. Returns how many it queued: fewer than `limit` means none is left.
+   * A delivery it queued is no longer `failed`, so a second call never queues it twice.
+   */
+  recoverFailedDeliveries(
+    tenantId: string,
+    webhookId: string,
+    since: Date,
+    until: Date,
+    at: Date,
+    limit: number,
+  ): Promise<number>;
+
+  /**
    * Queues a delivery again, due at `at`, when its status is one of `from`; held instead
    * (since `at`) when its endpoint is disabled. Attempts already made are kept and counted.
    */

@@ -446,6 +446,29 @@ export function deliveryCases(ctx: SuiteContext): void {
       await lease(delivery.id);
     });
 
+    it('POST recover → 202 { queued }: the failed deliveries of the window, pending again; once', async () => {
+      const { webhook } = await createWebhook();
+      const since = ctx.clock.now().toISOString();
+      const failed = [];
+      for (let n = 0; n < 3; n++) {
+        const { delivery } = await publish(webhook.id);
+        await fail(delivery.id);
+        failed.push(delivery.id);
+      }
+      const token = await admin(ctx);
+      const recover = (json: unknown, tenant = token) =>
+        call(ctx, 'POST', `/admin/webhooks/${webhook.id}/recover`, { token: tenant, json });
+      const reply = await recover({ since });
+      expect(reply.status, reply.text).toBe(202);
+      expect(reply.body).toEqual({ queued: 3 });
+      expect(ids(await list(webhook.id, '?status=pending')).sort()).toEqual([...failed].sort());
+      expect((await recover({ since })).body).toEqual({ queued: 0 });
+      const bad = await recover({ since: 'soon' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.code).toBe('validation_failed');
+      expect((await recover({ since }, await admin(ctx, 'tenant_b'))).status).toBe(404);
+    });
+
     it('POST retry of a delivery that has not failed → 409 delivery_not_retryable, and it stays as it was', async () => {
       const token = await admin(ctx);
       const { webhook } = await createWebhook();

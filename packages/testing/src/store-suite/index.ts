@@ -5,6 +5,7 @@ import { deliveryCases } from './deliveries.js';
 import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
 import { lifecycleCases } from './lifecycle.js';
+import { recoveryCases } from './recovery.js';
 import { restartCases } from './restart.js';
 import { rotationOverlapCases } from './rotation-overlap.js';
 import { timingCases } from './timing.js';
@@ -46,5 +47,6 @@ export function runStoreConformance(harness: StoreHarness): void {
     webhookCases(context);
     idempotencyCases(context);
     deliveryCases(context, harness);
+    recoveryCases(context);
   });
 }
