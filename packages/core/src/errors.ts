@@ -19,6 +19,8 @@ export const ERROR_STATUS = {
   webhook_conflict: 409,
   rotation_conflict: 409,
   delivery_not_retryable: 409,
+  /** Rotating a key whose format (prefix) the keyhook no longer accepts: the new secret would not verify. */
+  key_format_not_accepted: 409,
   payload_too_large: 413,
   /** A path (or a path parameter) longer than the server accepts. */
   uri_too_long: 414,

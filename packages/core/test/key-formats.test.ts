@@ -59,6 +59,10 @@ describe('key formats of the host’s own', () => {
     const lookups = store.lookups;
     expect((await strict.guard({ authorization: `Bearer ${rotated.secret}` }, 'items:read')).ok).toBe(false);
     expect(store.lookups).toBe(lookups);
+    // Rotating it there would give a secret no verification accepts: refused, the key as it was.
+    const error = await strict.keys.rotate('acme', legacy.key.id).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'key_format_not_accepted', status: 409 });
+    expect((await after.guard({ authorization: `Bearer ${rotated.secret}` }, 'items:read')).ok).toBe(true);
     expect(after.keyFormats.map(({ prefix, checksum }) => [prefix, checksum])).toEqual([
       ['acme_live_', true],
       ['sk_live_', false],

@@ -38,7 +38,7 @@ describe('key format (spec §2, §5.2, §8)', () => {
 
   it('rotation keeps the lookup id and changes the secret part', () => {
     const first = mintApiKey(random);
-    const second = remintApiKey(random, first.keyLookup);
+    const second = remintApiKey(random, first.keyLookup)!;
     expect(second.keyLookup).toBe(first.keyLookup);
     expect(second.secret).not.toBe(first.secret);
     expect(second.secret).toMatch(API_KEY_PATTERN);
@@ -76,7 +76,7 @@ describe('key format (spec §2, §5.2, §8)', () => {
       keyLookup: legacy.keyLookup,
       keyIdHex: legacy.keyLookup.slice(8),
     });
-    const rotated = formats.remint(random, legacy.keyLookup);
+    const rotated = formats.remint(random, legacy.keyLookup)!;
     expect(rotated.keyLookup).toBe(legacy.keyLookup);
     expect(rotated.secret).toMatch(API_KEY_PATTERN);
     expect(formats.describe()).toEqual([
@@ -92,6 +92,17 @@ describe('key format (spec §2, §5.2, §8)', () => {
     const scan = new RegExp(formats.describe()[0]!.pattern, 'g');
     expect(`token=${minted}; x`.match(scan)).toEqual([minted]);
     expect(`${minted}z`.match(scan)).toBeNull();
+  });
+
+  it('rotates a key in the format its whole lookup id belongs to, when one prefix begins another', () => {
+    const formats = new ApiKeyFormats({ prefix: 'acme_', checksum: true }, [{ prefix: 'acme_live_' }]);
+    const older = new ApiKeyFormats({ prefix: 'acme_live_' }).mint(random);
+    expect(formats.parse(older.secret)?.keyLookup).toBe(older.keyLookup);
+    const rotated = formats.remint(random, older.keyLookup)!;
+    expect(rotated.keyLookup).toBe(older.keyLookup);
+    expect(formats.parse(rotated.secret)?.keyLookup).toBe(older.keyLookup);
+    // A lookup id of no configured format does not rotate into an unusable key.
+    expect(formats.remint(random, mintApiKey(random).keyLookup)).toBeNull();
   });
 
   it('refuses a prefix that is not lowercase, short and ending in _, or one configured twice', () => {

@@ -145,6 +145,7 @@ describe('webhook secret rotation with an overlap window', () => {
       '{"overlapSeconds":604801}',
       '{"overlap":60}',
       '[]',
+      'null',
     ]) {
       const reply = await rotate(body);
       expect(reply.status, body).toBe(400);

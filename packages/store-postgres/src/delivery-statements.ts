@@ -416,7 +416,7 @@ ${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL,
       WHERE id = ANY (ARRAY(
         SELECT id FROM ${deliveries}
         WHERE webhook_id = $1 AND status = 'failed' AND tenant_id = $2
-          AND created_at >= $3 AND created_at < $4
+          AND created_at >= $3 AND created_at < $4 AND updated_at < $10
         ORDER BY created_at, id
         LIMIT $5
         FOR UPDATE SKIP LOCKED))`,

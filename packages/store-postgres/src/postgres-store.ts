@@ -680,6 +680,7 @@ export class PostgresStore implements Store {
     until: Date,
     at: Date,
     limit: number,
+    failedBefore: Date,
   ): Promise<number> {
     return this.transaction(async (client): Promise<number> => {
       const webhook = this.oneWebhook(
@@ -697,6 +698,7 @@ export class PostgresStore implements Store {
         held ? null : at,
         held ? at : null,
         at,
+        failedBefore,
       ]);
       const count = recovered.rowCount ?? 0;
       if (count > 0 && !held) await this.notifyDeliveries(client);

@@ -440,7 +440,8 @@ async function oneDelivery(store: PostgresStore) {
         const paused = await failedDeliveries(store, 2);
         await store.setWebhookStatus('tenant_a', paused.webhook.id, 'disabled', 'manual', T0);
         const listener = await watching(peer);
-        const recover = () => store.recoverFailedDeliveries('tenant_a', webhook.id, ...window, later, 2);
+        const recover = () =>
+          store.recoverFailedDeliveries('tenant_a', webhook.id, ...window, later, 2, later);
         expect(await recover()).toBe(2);
         await expect.poll(listener.calls, { timeout: 2000, interval: 2 }).toBe(1);
         expect(await recover()).toBe(1);
@@ -448,9 +449,9 @@ async function oneDelivery(store: PostgresStore) {
         expect(await recover()).toBe(0);
 
         // On a disabled endpoint they are held, not due: no one is woken.
-        expect(await store.recoverFailedDeliveries('tenant_a', paused.webhook.id, ...window, later, 10)).toBe(
-          2,
-        );
+        expect(
+          await store.recoverFailedDeliveries('tenant_a', paused.webhook.id, ...window, later, 10, later),
+        ).toBe(2);
         await settle(200);
         expect(listener.calls()).toBe(2);
         listener.stop();
@@ -469,7 +470,8 @@ async function oneDelivery(store: PostgresStore) {
         await retrier.query(`SELECT id FROM "${store.schema}".keyhook_deliveries WHERE id = $1 FOR UPDATE`, [
           ids[0],
         ]);
-        const recover = () => store.recoverFailedDeliveries('tenant_a', webhook.id, ...window, later, 10);
+        const recover = () =>
+          store.recoverFailedDeliveries('tenant_a', webhook.id, ...window, later, 10, later);
         const started = performance.now();
         expect(await recover()).toBe(1);
         expect(performance.now() - started).toBeLessThan(1000);
@@ -513,7 +515,7 @@ async function oneDelivery(store: PostgresStore) {
         await explainer.query('BEGIN');
         const { rows } = await explainer.query(
           `EXPLAIN (ANALYZE, FORMAT JSON) ${deliveryStatements(store.schema).recoverFailed}`,
-          [webhook.id, 'tenant_a', T0, new Date(T0.getTime() + 60_000), 500, 'pending', later, null, later],
+          [webhook.id, 'tenant_a', T0, new Date(T0.getTime() + 60_000), 500, 'pending', later, null, later, later],
         );
         await explainer.query('ROLLBACK');
         interface PlanNode {
@@ -535,7 +537,9 @@ async function oneDelivery(store: PostgresStore) {
         expect(batch, JSON.stringify(nodes.map((n) => [n['Node Type'], n['Index Name']]))).toBeDefined();
         // The walk stops at the limit: it read the entries it queued, not the endpoint's 10,000.
         expect(batch!['Actual Rows']).toBe(500);
-        expect(await store.recoverFailedDeliveries('tenant_a', webhook.id, T0, later, later, 500)).toBe(500);
+        expect(
+          await store.recoverFailedDeliveries('tenant_a', webhook.id, T0, later, later, 500, later),
+        ).toBe(500);
       } finally {
         await explainer.query('ROLLBACK');
         explainer.release();
@@ -717,7 +721,7 @@ async function oneDelivery(store: PostgresStore) {
         () => store.listDeliveries('tenant_a', 'wh_x', { limit: 1 }),
         () => store.getDelivery('tenant_a', 'wh_x', 'dlv_x'),
         () => store.requeueDelivery('tenant_a', 'wh_x', 'dlv_x', ['failed'], T0),
-        () => store.recoverFailedDeliveries('tenant_a', 'wh_x', T0, T0, T0, 1),
+        () => store.recoverFailedDeliveries('tenant_a', 'wh_x', T0, T0, T0, 1, T0),
       ];
       for (const attempt of attempts) {
         const error = await attempt().then(

@@ -161,6 +161,7 @@ interface RecoverParams {
   since: number;
   until: number;
   limit: number;
+  failed_before: number;
   status: 'pending' | 'held';
   due_at: number | null;
   held_since: number | null;
@@ -408,7 +409,7 @@ function prepareStatements(db: Database.Database) {
         WHERE id IN (
           SELECT id FROM keyhook_deliveries INDEXED BY keyhook_deliveries_failed
           WHERE webhook_id = @webhook_id AND status = 'failed' AND tenant_id = @tenant_id
-            AND created_at >= @since AND created_at < @until
+            AND created_at >= @since AND created_at < @until AND updated_at < @failed_before
           ORDER BY created_at, id LIMIT @limit)`,
     ),
     // The first writer wins: the insert, or taking the place of an expired or abandoned record, is
@@ -700,6 +701,7 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
         until: number,
         at: number,
         limit: number,
+        failedBefore: number,
       ): number => {
         const webhook = statements.webhookById.get(tenantId, webhookId);
         if (!webhook) return 0;
@@ -710,6 +712,7 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
           since,
           until,
           limit,
+          failed_before: failedBefore,
           status: held ? 'held' : 'pending',
           due_at: held ? null : at,
           held_since: held ? at : null,
@@ -1073,6 +1076,7 @@ export class SqliteStore implements Store {
     until: Date,
     at: Date,
     limit: number,
+    failedBefore: Date,
   ): Promise<number> {
     return this.run(() =>
       this.transactions.recoverFailed.immediate(
@@ -1082,6 +1086,7 @@ export class SqliteStore implements Store {
         until.getTime(),
         at.getTime(),
         limit,
+        failedBefore.getTime(),
       ),
     );
   }

@@ -139,6 +139,8 @@ export class DeliveryService implements Deliveries {
         until,
         this.deps.clock.now(),
         RECOVERY_BATCH,
+        // Failed by the time this recovery began: one that a batch queued and fails again comes back once only.
+        new Date(now.getTime() + 1),
       );
       queued += batch;
       if (batch > 0) this.deps.onQueued();

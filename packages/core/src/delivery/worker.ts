@@ -331,21 +331,26 @@ export class DeliveryLoop implements DeliveryWorker {
 
   /** The current secret, and beside it the previous one while its overlap lasts (at `now`). */
   private secretsOf(webhook: WebhookRecord, now: Date): string | readonly string[] {
-    const current = this.opened(webhook.secretSealed, () => this.deps.signingSecret(webhook));
+    const current = this.opened(webhook, webhook.secretSealed, () => this.deps.signingSecret(webhook));
     const expiresAt = webhook.previousSecretExpiresAt;
     const sealed = webhook.previousSecretSealed;
     if (sealed === null || expiresAt === null || expiresAt.getTime() <= now.getTime()) return current;
-    const previous = this.opened(sealed, () => this.deps.previousSigningSecret(webhook)!);
+    const previous = this.opened(webhook, sealed, () => this.deps.previousSigningSecret(webhook)!);
     return [current, previous];
   }
 
-  /** An opened secret by its sealed value: opening (AES-GCM) once per secret, not per attempt. */
-  private opened(sealed: string, open: () => string): string {
-    let secret = this.secrets.get(sealed);
+  /**
+   * An opened secret, by its row and sealed value: opening (AES-GCM) once per secret, not per
+   * attempt. The row is part of the key, so a sealed value copied onto another row is opened
+   * there, and refused by its associated data, rather than served from the cache.
+   */
+  private opened(webhook: WebhookRecord, sealed: string, open: () => string): string {
+    const slot = `${webhook.tenantId}\u0000${webhook.id}\u0000${sealed}`;
+    let secret = this.secrets.get(slot);
     if (secret === undefined) {
       secret = open();
       if (this.secrets.size >= SECRET_CACHE_ENTRIES) this.secrets.delete(this.secrets.keys().next().value!);
-      this.secrets.set(sealed, secret);
+      this.secrets.set(slot, secret);
     }
     return secret;
   }
@@ -401,7 +406,11 @@ export class DeliveryLoop implements DeliveryWorker {
     const failed = (error: unknown) =>
       this.deps.logger.error({ ...context, err: messageOf(error) }, `keyhook: ${name} threw`);
     try {
-      call()?.then(undefined, failed);
+      const returned: unknown = call();
+      // A host in JavaScript may return anything; only a thenable is watched for a rejection.
+      if (typeof (returned as PromiseLike<void> | undefined)?.then === 'function') {
+        (returned as PromiseLike<void>).then(undefined, failed);
+      }
     } catch (error) {
       failed(error);
     }

@@ -104,7 +104,11 @@ export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempo
       // No body, or `{ overlapSeconds }`. Outside idempotency, as the spec says of rotation.
       body: 'optional-json',
       run: async ({ admin, params, body }) =>
-        issuedResponse(200, await webhooks.rotate(admin.tenantId, params.webhookId!, (body ?? {}) as never)),
+        issuedResponse(
+          200,
+          // No body is no options; a JSON `null` is a body, and refused as one.
+          await webhooks.rotate(admin.tenantId, params.webhookId!, (body === undefined ? {} : body) as never),
+        ),
     },
     {
       method: 'DELETE',

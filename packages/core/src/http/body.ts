@@ -41,7 +41,7 @@ export function readJsonBody(request: KeyhookRequest, limit: number): unknown {
 
 /** Whether the client sent a body at all: bytes, or one the adapter could not read. */
 export function hasBody(request: KeyhookRequest): boolean {
-  return request.bodyError !== undefined || (request.rawBody !== null && request.rawBody.byteLength > 0);
+  return request.bodyError !== undefined || (request.rawBody?.byteLength ?? 0) > 0;
 }
 
 /** A route without a body still refuses a huge one rather than ignoring it. */

@@ -42,6 +42,8 @@ interface CompiledFormat {
   checksum: boolean;
   /** Anchored: the whole presented string. */
   exact: RegExp;
+  /** Anchored: a whole lookup id of this format. */
+  lookup: RegExp;
   /** For secret scanners: a key anywhere in a text. */
   scan: string;
 }
@@ -90,11 +92,14 @@ export class ApiKeyFormats {
 
   /**
    * Rotation keeps the lookup id, prefix included, and mints a new secret part in the format
-   * that prefix belongs to (DESIGN.md §3).
+   * that lookup id belongs to: the one whose prefix and 16 hex digits make up the whole of it
+   * (with `acme_` and `acme_live_` both configured, `acme_live_…` is the second's). Null when
+   * no configured format has it: a key of a retired format would rotate into one no
+   * verification accepts.
    */
-  remint(random: RandomBytes, keyLookup: string): MintedApiKey {
-    const format = this.all.find((known) => keyLookup.startsWith(known.prefix)) ?? this.minting;
-    return this.mintAs(format, keyLookup, random);
+  remint(random: RandomBytes, keyLookup: string): MintedApiKey | null {
+    const format = this.all.find((known) => known.lookup.test(keyLookup));
+    return format ? this.mintAs(format, keyLookup, random) : null;
   }
 
   /** The lookup id of a well-formed key, with a matching checksum where its format has one; else null. */
@@ -137,6 +142,7 @@ function compile(format: ApiKeyFormat, option: string): CompiledFormat {
     prefix,
     checksum,
     exact: new RegExp(`^${escapeRegExp(prefix)}(${id})${rest}$`),
+    lookup: new RegExp(`^${escapeRegExp(prefix)}${id}$`),
     scan: `\\b${escapeRegExp(prefix)}${id}${rest}\\b`,
   };
 }
@@ -152,6 +158,6 @@ export function mintApiKey(random: RandomBytes, keyIdHex?: string): MintedApiKey
   return spec.mint(random, keyIdHex);
 }
 
-export function remintApiKey(random: RandomBytes, keyLookup: string): MintedApiKey {
+export function remintApiKey(random: RandomBytes, keyLookup: string): MintedApiKey | null {
   return spec.remint(random, keyLookup);
 }

@@ -97,6 +97,12 @@ export class ApiKeyService implements ApiKeys {
     const current = await this.get(tenantId, id);
     this.assertRotatable(current);
     const minted = this.formats.remint(this.deps.randomBytes, current.keyLookup);
+    if (!minted) {
+      throw new KeyhookError(
+        'key_format_not_accepted',
+        `The key's format (${current.keyLookup.slice(0, -16)}…) is no longer accepted; create a new key.`,
+      );
+    }
     const result = await this.deps.store.rotateApiKey(
       tenantId,
       id,

@@ -484,6 +484,7 @@ export class MemoryStore implements Store {
     until: Date,
     at: Date,
     limit: number,
+    failedBefore: Date,
   ): Promise<number> {
     this.assertOpen();
     const webhook = this.webhooks.get(webhookId);
@@ -495,6 +496,7 @@ export class MemoryStore implements Store {
           d.webhookId === webhookId &&
           d.tenantId === tenantId &&
           d.status === 'failed' &&
+          d.updatedAt.getTime() < failedBefore.getTime() &&
           d.createdAt.getTime() >= since.getTime() &&
           d.createdAt.getTime() < until.getTime(),
       )

@@ -488,10 +488,12 @@ export interface Store {
 
   /**
    * Bulk recovery, one batch: queues again at most `limit` `failed` deliveries of that tenant's
-   * webhook whose `createdAt` is in `[since, until)`, oldest first, as `requeueDelivery` does
-   * one (due at `at`; held since `at` when the endpoint is disabled; attempts kept), in one
-   * statement or transaction. Returns how many it queued: fewer than `limit` means none is left.
-   * A delivery it queued is no longer `failed`, so a second call never queues it twice.
+   * webhook whose `createdAt` is in `[since, until)` and whose `updatedAt` (when they failed)
+   * is before `failedBefore`, oldest first, as `requeueDelivery` does one (due at `at`; held
+   * since `at` when the endpoint is disabled; attempts kept), in one transaction. Returns how
+   * many it queued: fewer than `limit` means none is left. `failedBefore` is when the recovery
+   * began: a delivery one of its batches queued, that fails again before the next batch, is not
+   * queued twice by the same recovery.
    */
   recoverFailedDeliveries(
     tenantId: string,
@@ -500,6 +502,7 @@ export interface Store {
     until: Date,
     at: Date,
     limit: number,
+    failedBefore: Date,
   ): Promise<number>;
 
   /**

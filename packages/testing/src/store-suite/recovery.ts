@@ -164,7 +164,9 @@ export function recoveryCases(ctx: SuiteContext): void {
 
       // Before the in-flight delivery's lease runs out (at 130 000), so the lease below leaves it.
       const now = at(110_000);
-      expect(await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, since, until, now, 100)).toBe(3);
+      expect(
+        await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, since, until, now, 100, now),
+      ).toBe(3);
 
       // The boundary: `since` is in the window, `until` is not.
       const recovered = new Set([ofWebhook(1000).id, ofWebhook(2000).id, ofWebhook(4999).id]);
@@ -202,7 +204,9 @@ export function recoveryCases(ctx: SuiteContext): void {
       for (let round = 0; round < 4; round++) {
         const before = await stored(webhook);
         const now = at(200_000 + round * 1000);
-        counts.push(await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, since, until, now, 2));
+        counts.push(
+          await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, since, until, now, 2, now),
+        );
         const after = await stored(webhook);
         const batch = [...after.values()]
           .filter((d) => before.get(d.id)!.status === 'failed' && d.status === 'pending')
@@ -223,8 +227,16 @@ export function recoveryCases(ctx: SuiteContext): void {
       const peer = await ctx.peer();
       // At the same time from two instances: each delivery is queued by one of them only.
       const counts = await Promise.all([
-        ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, since, until, at(200_000), 100),
-        peer.recoverFailedDeliveries('tenant_a', webhook.id, since, until, at(200_000), 100),
+        ctx.store.recoverFailedDeliveries(
+          'tenant_a',
+          webhook.id,
+          since,
+          until,
+          at(200_000),
+          100,
+          at(200_000),
+        ),
+        peer.recoverFailedDeliveries('tenant_a', webhook.id, since, until, at(200_000), 100, at(200_000)),
       ]);
       expect(counts[0]! + counts[1]!).toBe(5);
       const recovered = await stored(webhook);
@@ -232,12 +244,50 @@ export function recoveryCases(ctx: SuiteContext): void {
 
       // Again later: nothing is failed any more, so nothing is written.
       expect(
-        await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, since, until, at(300_000), 100),
+        await ctx.store.recoverFailedDeliveries(
+          'tenant_a',
+          webhook.id,
+          since,
+          until,
+          at(300_000),
+          100,
+          at(300_000),
+        ),
       ).toBe(0);
       expect(await stored(webhook)).toEqual(recovered);
       // Each is leased once.
       expect(await leaseAll(at(300_000))).toHaveLength(5);
       expect(await leaseAll(at(300_000), peer)).toEqual([]);
+    });
+
+    it('one recovery never queues a delivery twice: one that failed again after it began stays failed', async () => {
+      const webhook = await subscribed();
+      const [first] = await failed(webhook, (i) => at(i * 10), 3);
+      const began = at(200_000);
+      // The first batch queues the oldest; it is attempted and fails again before the next batch.
+      expect(
+        await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, at(0), at(10_000), began, 1, began),
+      ).toBe(1);
+      await settle(at(200_500), (d) => (d.id === first!.id ? FAILED : undefined));
+      expect((await stored(webhook)).get(first!.id)!.status).toBe('failed');
+      // Later batches of the same recovery (same `failedBefore`) take the other two, not it.
+      const later = at(201_000);
+      expect(
+        await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, at(0), at(10_000), later, 10, began),
+      ).toBe(2);
+      expect((await stored(webhook)).get(first!.id)!.status).toBe('failed');
+      // A new recovery, begun after it failed again, takes it.
+      expect(
+        await ctx.store.recoverFailedDeliveries(
+          'tenant_a',
+          webhook.id,
+          at(0),
+          at(10_000),
+          at(202_000),
+          10,
+          at(202_000),
+        ),
+      ).toBe(1);
     });
 
     it('holds them on a disabled endpoint (held since `at`, no due time), and leaves held ones as they were', async () => {
@@ -250,7 +300,7 @@ export function recoveryCases(ctx: SuiteContext): void {
 
       const now = at(200_000);
       expect(
-        await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, at(0), at(10_000), now, 100),
+        await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, at(0), at(10_000), now, 100, now),
       ).toBe(2);
       const after = await stored(webhook);
       for (const delivery of deliveries) {
@@ -273,7 +323,15 @@ export function recoveryCases(ctx: SuiteContext): void {
       const deliveries = await failed(webhook, (i) => at(i), 3);
       const before = await stored(webhook);
       const recover = (tenantId: string, webhookId: string) =>
-        ctx.store.recoverFailedDeliveries(tenantId, webhookId, at(-1000), at(10_000), at(200_000), 100);
+        ctx.store.recoverFailedDeliveries(
+          tenantId,
+          webhookId,
+          at(-1000),
+          at(10_000),
+          at(200_000),
+          100,
+          at(200_000),
+        );
       expect(await recover('tenant_b', webhook.id)).toBe(0);
       expect(
         await recover(
@@ -300,9 +358,9 @@ export function recoveryCases(ctx: SuiteContext): void {
       });
 
       const now = at(200_000);
-      expect(await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, at(0), at(2000), now, 500)).toBe(
-        1,
-      );
+      expect(
+        await ctx.store.recoverFailedDeliveries('tenant_a', webhook.id, at(0), at(2000), now, 500, now),
+      ).toBe(1);
       const detail = await ctx.store.getDelivery('tenant_a', webhook.id, delivery.id);
       expect(detail!.delivery).toEqual(queued(failedDetail!.delivery, now));
       expect(detail!.delivery.attempts).toBe(2);
