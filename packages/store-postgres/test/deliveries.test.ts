@@ -515,7 +515,18 @@ async function oneDelivery(store: PostgresStore) {
         await explainer.query('BEGIN');
         const { rows } = await explainer.query(
           `EXPLAIN (ANALYZE, FORMAT JSON) ${deliveryStatements(store.schema).recoverFailed}`,
-          [webhook.id, 'tenant_a', T0, new Date(T0.getTime() + 60_000), 500, 'pending', later, null, later, later],
+          [
+            webhook.id,
+            'tenant_a',
+            T0,
+            new Date(T0.getTime() + 60_000),
+            500,
+            'pending',
+            later,
+            null,
+            later,
+            later,
+          ],
         );
         await explainer.query('ROLLBACK');
         interface PlanNode {

@@ -19,6 +19,30 @@ export type ApplyOutcome =
 
 const RUN = 'SELECT * FROM staging_runs WHERE tenant_id = ? AND source_id = ? AND id = ?';
 
+/** One chunk of pruneContent: the tenant's blobs in (after, last] that nothing refers to. */
+const PRUNE_BLOBS = `DELETE FROM staging_blobs WHERE tenant_id = ? AND hash > ? AND hash <= ?
+  AND NOT EXISTS (SELECT 1 FROM staging_items AS i WHERE i.tenant_id = staging_blobs.tenant_id AND i.content_hash = staging_blobs.hash)
+  AND NOT EXISTS (SELECT 1 FROM staging_run_items AS r JOIN staging_runs AS s ON s.id = r.run_id
+                  WHERE s.tenant_id = staging_blobs.tenant_id AND r.content_hash = staging_blobs.hash)
+  AND NOT EXISTS (SELECT 1 FROM staging_generation_items AS g JOIN staging_sources AS o ON o.id = g.source_id
+                  WHERE o.tenant_id = staging_blobs.tenant_id AND g.content_hash = staging_blobs.hash)`;
+
+/**
+ * PRUNE_BLOBS on Postgres: the same rows, with each reference looked up by its hash first (the
+ * `_content` indexes, once per blob) and only then checked for the tenant (a primary-key lookup
+ * of its source or run). Left to the planner, the joins could start from the tenant's sources
+ * instead, and read every generation item of each for every blob: so it planned them on tables
+ * not analyzed yet, 0.6–0.8 s a chunk on a few thousand rows, and growing with every generation
+ * the tenant keeps. `OFFSET 0` keeps each lookup a subquery run per blob, and the tenant check
+ * is a scalar subquery, never a join the planner could reorder, whatever the statistics say.
+ */
+const PRUNE_BLOBS_POSTGRES = `DELETE FROM staging_blobs WHERE tenant_id = ? AND hash > ? AND hash <= ?
+  AND NOT EXISTS (SELECT 1 FROM staging_items AS i WHERE i.tenant_id = staging_blobs.tenant_id AND i.content_hash = staging_blobs.hash)
+  AND NOT EXISTS (SELECT 1 FROM staging_run_items AS r WHERE r.content_hash = staging_blobs.hash
+                  AND (SELECT s.tenant_id FROM staging_runs AS s WHERE s.id = r.run_id) = staging_blobs.tenant_id OFFSET 0)
+  AND NOT EXISTS (SELECT 1 FROM staging_generation_items AS g WHERE g.content_hash = staging_blobs.hash
+                  AND (SELECT o.tenant_id FROM staging_sources AS o WHERE o.id = g.source_id) = staging_blobs.tenant_id OFFSET 0)`;
+
 /**
  * Applying runs and the generations they publish (DESIGN.md §7 "Apply", "Generations",
  * "Activation"). Each state change commits in one transaction with the event it causes.
@@ -105,7 +129,9 @@ export class ApplyStorage {
    * applies"): its rows are for generation N+1, which no reader looks at before the final
    * transaction writes the generation's row and moves the pointer. `beforeSwitch` runs inside
    * that transaction: a throw there (an injected failure) leaves the active generation as it
-   * was, and the build's rows are dropped (here on failure, or by the next build of N+1).
+   * was, and the build's rows are dropped (here on failure, or by the next build of N+1). Once
+   * it is applied, the caller releases the run's pinned set and content (releasePinnedSet,
+   * pruneContent), off the job's path.
    */
   async publishGeneration(
     run: RunRecord,
@@ -193,7 +219,6 @@ export class ApplyStorage {
         await tx.publish(generationPublished(appliedRun, number, { items, passages }));
         return appliedRun;
       });
-      if (applied) await this.releaseContent(run).catch(() => {}); // garbage only: a later apply's prune gets it
       return applied;
     } catch (error) {
       // Not published: generation N+1's rows are nobody's. The caller fails the apply. Only while
@@ -203,23 +228,22 @@ export class ApplyStorage {
     }
   }
 
-  /** The build failed: the run is apply_failed (`apply.failed`) and the slot freed; the active generation is untouched. */
+  /**
+   * The build failed: the run is apply_failed (`apply.failed`) and the slot freed; the active
+   * generation is untouched. True if this job's claim ended the run: the caller then releases
+   * its pinned set and content (releasePinnedSet, pruneContent), off the job's path.
+   */
   async failApply(run: RunRecord, claim: JobClaim, reason: string, at: Date): Promise<boolean> {
-    return this.db
-      .transaction(async (tx) => {
-        if (!(await endClaim(tx, run, claim, { from: 'applying', to: 'apply_failed', reason, at })))
-          return false;
-        await tx.run(
-          'UPDATE staging_sources SET applying_run_id = NULL, updated_at = ? WHERE id = ? AND applying_run_id = ?',
-          [at.getTime(), run.sourceId, run.id],
-        );
-        await tx.publish(applyFailed(run, reason));
-        return true;
-      })
-      .then(async (failed) => {
-        if (failed) await this.releaseContent(run).catch(() => {});
-        return failed;
-      });
+    return this.db.transaction(async (tx) => {
+      if (!(await endClaim(tx, run, claim, { from: 'applying', to: 'apply_failed', reason, at })))
+        return false;
+      await tx.run(
+        'UPDATE staging_sources SET applying_run_id = NULL, updated_at = ? WHERE id = ? AND applying_run_id = ?',
+        [at.getTime(), run.sourceId, run.id],
+      );
+      await tx.publish(applyFailed(run, reason));
+      return true;
+    });
   }
 
   // --- generations ---
@@ -263,32 +287,33 @@ export class ApplyStorage {
   }
 
   /**
-   * A finished apply no longer needs its pinned set; content no staged item, pinned set or
-   * generation refers to any more is dropped (the tenant's own). After the apply's commit, in
-   * chunks with the event loop let in between: what it deletes nobody refers to, so a failure
-   * half-way leaves only garbage, which the next apply's prune takes.
+   * A finished apply (applied or apply_failed) no longer needs its pinned set: dropped after the
+   * apply's commit, in chunks with the event loop let in between. Nothing reads the pinned set
+   * of a run in those states, so a failure half-way leaves only garbage. Then the tenant's
+   * content nobody refers to any more goes too (pruneContent). The jobs run both in their
+   * clean-up lane (StagingJobs), so no discovery or build waits for them.
    */
-  private async releaseContent(run: RunRecord): Promise<void> {
+  async releasePinnedSet(run: RunRecord): Promise<void> {
     await dropRunItems(this.db, run.id);
+  }
+
+  /**
+   * Content (blobs) no staged item, pinned set or generation refers to any more is dropped (the
+   * tenant's own), in chunks with the event loop let in between: what it deletes nobody refers
+   * to, so a failure half-way leaves only garbage, which the next apply's prune takes.
+   */
+  async pruneContent(tenantId: string): Promise<void> {
     for (let after = ''; ; ) {
       const window = await this.db.read((tx) =>
         tx.all<{ hash: string }>(
           'SELECT hash FROM staging_blobs WHERE tenant_id = ? AND hash > ? ORDER BY hash LIMIT ?',
-          [run.tenantId, after, CHUNK_ROWS],
+          [tenantId, after, CHUNK_ROWS],
         ),
       );
       if (window.length === 0) return;
       const last = window.at(-1)!.hash;
       await this.db.transaction((tx) =>
-        tx.run(
-          `DELETE FROM staging_blobs WHERE tenant_id = ? AND hash > ? AND hash <= ?
-             AND NOT EXISTS (SELECT 1 FROM staging_items AS i WHERE i.tenant_id = staging_blobs.tenant_id AND i.content_hash = staging_blobs.hash)
-             AND NOT EXISTS (SELECT 1 FROM staging_run_items AS r JOIN staging_runs AS s ON s.id = r.run_id
-                             WHERE s.tenant_id = staging_blobs.tenant_id AND r.content_hash = staging_blobs.hash)
-             AND NOT EXISTS (SELECT 1 FROM staging_generation_items AS g JOIN staging_sources AS o ON o.id = g.source_id
-                             WHERE o.tenant_id = staging_blobs.tenant_id AND g.content_hash = staging_blobs.hash)`,
-          [run.tenantId, after, last],
-        ),
+        tx.run(this.db.dialect === 'postgres' ? PRUNE_BLOBS_POSTGRES : PRUNE_BLOBS, [tenantId, after, last]),
       );
       if (window.length < CHUNK_ROWS) return;
       after = last;

@@ -50,18 +50,40 @@ export interface JobClaim {
   at: number;
 }
 
+/** Work of the jobs' clean-up lane (StagingJobs). */
+interface CleanUp {
+  /** For the log, should it fail. */
+  what: string;
+  work: () => Promise<void>;
+  /**
+   * Work that a later run of the same key does whole (a tenant's content prune, a sweep step):
+   * queued again, it replaces the one still waiting, at the end of the lane; once the jobs are
+   * stopped, one still waiting is left for later (garbage only: the next prune or sweep).
+   */
+  key?: string;
+}
+
 /**
  * The data plane's jobs of its own (DESIGN.md §7: discovery and the generation build run
  * asynchronously). A run is claimed by exactly one job at a time (a compare-and-set on its
  * status and claim time), so any number of instances share the work; each is kicked when its
  * own request queues work and sweeps every few seconds for the rest. One job runs at a time per
  * instance. A store outage leaves the run where it was, and a later sweep takes it again.
+ *
+ * What a job leaves to clean up once its run has ended (an apply's pinned set and the content
+ * nobody refers to any more, a failed run's rows), and the sweep of unreachable item sets, go
+ * to a clean-up lane of their own, one at a time, beside the jobs: they delete only rows nothing
+ * reads, so nothing waits for them, and a discovery or a build queued meanwhile starts at once
+ * instead of after them (an apply's prune walks all of the tenant's content).
  */
 export class StagingJobs {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  /** The clean-up lane: what waits, and the one in progress. */
+  private cleanUps: CleanUp[] = [];
+  private cleaning: Promise<void> | undefined;
 
   constructor(
     private readonly deps: {
@@ -98,28 +120,69 @@ export class StagingJobs {
     });
   }
 
-  /** Stops sweeping and waits for the job in progress. */
+  /**
+   * Stops sweeping and waits for the job in progress, then for the clean-ups the jobs left (but
+   * a prune or a sweep step still waiting: a later one does that work).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
+    while (this.cleaning) await this.cleaning;
+  }
+
+  /**
+   * Queues clean-up work in the lane (one at a time, in order), and returns at once. A failure
+   * is logged: what it left is garbage nothing reads, and the sweep or a later apply's prune
+   * takes it.
+   */
+  private cleanUp(cleanUp: CleanUp): void {
+    if (cleanUp.key !== undefined)
+      this.cleanUps = this.cleanUps.filter((queued) => queued.key !== cleanUp.key);
+    this.cleanUps.push(cleanUp);
+    if (this.cleaning) return;
+    this.cleaning = (async () => {
+      for (let next = this.cleanUps.shift(); next; next = this.cleanUps.shift()) {
+        if (this.stopped && next.key !== undefined) continue;
+        try {
+          await next.work();
+        } catch (error) {
+          this.deps.logger.warn({ err: messageOf(error) }, `staging: ${next.what} failed; left for later`);
+        }
+      }
+      this.cleaning = undefined;
+    })();
+  }
+
+  /** Rows of item sets nobody points to any more (a snapshot's clean-up that failed or died): one step per pass. */
+  private sweepSets(): void {
+    if (this.cleanUps.some((queued) => queued.key === 'sweep')) return; // one waits already: it keeps its place
+    this.cleanUp({
+      what: 'the sweep of unreachable item sets',
+      key: 'sweep',
+      work: async () => {
+        const dropped = await this.deps.runs.sweepItemSets();
+        if (dropped > 0) this.deps.logger.info({ dropped }, 'staging: dropped unreachable item sets');
+      },
+    });
   }
 
   private async pass(): Promise<void> {
+    this.sweepSets();
     try {
       const staleBefore = new Date(
         this.deps.clock.now().getTime() - (this.deps.staleClaimMs ?? DEFAULT_STALE_CLAIM_MS),
       );
-      // Rows of item sets nobody points to any more (a snapshot's clean-up that failed or died).
-      const dropped = await this.deps.runs.sweepItemSets();
-      if (dropped > 0) this.deps.logger.info({ dropped }, 'staging: dropped unreachable item sets');
       for (const pending of await this.deps.runs.pending()) {
         if (this.stopped) return;
         if (pending.status === 'applying') await this.build(pending.id, staleBefore);
         else if (pending.status === 'queued' && pending.claimedAt !== null) {
           // Its start is still copying its pinned set; failed if that start died.
-          if (pending.claimedAt < staleBefore.getTime())
-            await this.deps.runs.abandonStart(pending.id, this.deps.clock.now(), staleBefore);
+          if (
+            pending.claimedAt < staleBefore.getTime() &&
+            (await this.deps.runs.abandonStart(pending.id, this.deps.clock.now(), staleBefore))
+          )
+            this.releaseFailedRun(pending.id);
         } else await this.discover(pending.id, staleBefore);
       }
     } catch (error) {
@@ -145,8 +208,33 @@ export class StagingJobs {
     } catch (error) {
       if (unavailable(error)) throw error; // the claim goes stale and a later sweep retries
       this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: discovery failed');
-      await this.deps.runs.failDiscovery(run, claim, reasonOf(error), this.deps.clock.now());
+      if (await this.deps.runs.failDiscovery(run, claim, reasonOf(error), this.deps.clock.now()))
+        this.releaseFailedRun(runId);
     }
+  }
+
+  /** A failed run's pinned set and changes, dropped in the clean-up lane. */
+  private releaseFailedRun(runId: string): void {
+    this.cleanUp({
+      what: 'the clean-up of a failed run',
+      work: () => this.deps.runs.releaseFailedRun(runId),
+    });
+  }
+
+  /**
+   * An ended apply's pinned set, then the tenant's content nobody refers to any more, in the
+   * clean-up lane: the prune always comes after the drop (one still waiting moves behind it).
+   */
+  private releaseContent(run: RunRecord): void {
+    this.cleanUp({
+      what: 'the clean-up of an apply',
+      work: () => this.deps.apply.releasePinnedSet(run),
+    });
+    this.cleanUp({
+      what: 'the prune of content after an apply',
+      key: `prune:${run.tenantId}`,
+      work: () => this.deps.apply.pruneContent(run.tenantId),
+    });
   }
 
   private async build(runId: string, staleBefore: Date): Promise<void> {
@@ -156,13 +244,20 @@ export class StagingJobs {
     const claim: JobClaim = { at: claimedAt.getTime() };
     try {
       await this.deps.hooks?.beforeBuild?.(run);
-      await this.deps.apply.publishGeneration(run, claim, this.deps.clock.now(), async (held) => {
-        await this.deps.hooks?.beforeSwitch?.(held);
-      });
+      const applied = await this.deps.apply.publishGeneration(
+        run,
+        claim,
+        this.deps.clock.now(),
+        async (held) => {
+          await this.deps.hooks?.beforeSwitch?.(held);
+        },
+      );
+      if (applied) this.releaseContent(run);
     } catch (error) {
       if (unavailable(error)) throw error;
       this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: the generation build failed');
-      await this.deps.apply.failApply(run, claim, reasonOf(error), this.deps.clock.now());
+      if (await this.deps.apply.failApply(run, claim, reasonOf(error), this.deps.clock.now()))
+        this.releaseContent(run);
     }
   }
 }

@@ -258,11 +258,12 @@ export class RunStorage {
 
   /**
    * A queued run whose start died while copying its pinned set (its mark is older than
-   * `staleBefore`): it fails (`run.failed`), and what it copied is dropped.
+   * `staleBefore`): it fails (`run.failed`). True if it did: the caller then drops what it
+   * copied (releaseFailedRun), off the job's path.
    */
   async abandonStart(runId: string, at: Date, staleBefore: Date): Promise<boolean> {
     const reason = 'the run could not pin its item set: the server stopped while it was being copied';
-    const failed = await this.db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const row = await tx.get<RunRow>(
         `UPDATE staging_runs SET status = 'failed', reason = ?, claimed_at = NULL, updated_at = ?
          WHERE id = ? AND status = 'queued' AND claimed_at < ? RETURNING *`,
@@ -278,8 +279,6 @@ export class RunStorage {
       await tx.publish(runFailed(toRun(row), reason));
       return true;
     });
-    if (failed) await dropRunItems(this.db, runId);
-    return failed;
   }
 
   /**
@@ -389,7 +388,8 @@ export class RunStorage {
 
   /**
    * One step of the sweep for unreachable item sets (sources.ts sweepItemSets), from where the
-   * previous step stopped; the jobs' sweep runs it on every pass.
+   * previous step stopped; every pass of the jobs' sweep queues one in their clean-up lane
+   * (StagingJobs), which runs one thing at a time: never two steps at once.
    */
   async sweepItemSets(): Promise<number> {
     const { next, dropped } = await sweepItemSets(this.db, this.setSweepCursor);
@@ -397,19 +397,26 @@ export class RunStorage {
     return dropped;
   }
 
-  /** Fails the run (`run.failed`), if this job's claim still holds it. */
+  /**
+   * Fails the run (`run.failed`), if this job's claim still holds it. True if it did: the caller
+   * then drops its pinned set and changes (releaseFailedRun), off the job's path.
+   */
   async failDiscovery(run: RunRecord, claim: JobClaim, reason: string, at: Date): Promise<boolean> {
-    const failed = await this.db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       if (!(await endClaim(tx, run, claim, { from: 'running', to: 'failed', reason, at }))) return false;
       await tx.publish(runFailed(run, reason));
       return true;
     });
-    if (failed) {
-      // The run is failed for good: nobody else writes its changes any more.
-      await dropRunItems(this.db, run.id);
-      await dropRunChanges(this.db, run.id);
-    }
-    return failed;
+  }
+
+  /**
+   * A failed run's pinned set and whatever its discovery wrote, in chunks: the run is failed for
+   * good, so nobody reads them or writes them any more, and a drop that stops half-way leaves
+   * only rows nothing reads. The jobs run it in their clean-up lane (StagingJobs).
+   */
+  async releaseFailedRun(runId: string): Promise<void> {
+    await dropRunItems(this.db, runId);
+    await dropRunChanges(this.db, runId);
   }
 }
 
