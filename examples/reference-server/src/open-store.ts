@@ -56,7 +56,7 @@ export async function openStorage(config: StoreConfig, logger: Logger): Promise<
   return {
     store,
     staging: (events) => {
-      staging = sqliteStagingDb(database, events);
+      staging = sqliteStagingDb(database, events, logger);
       return staging;
     },
     close: async () => {

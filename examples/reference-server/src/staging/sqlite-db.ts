@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Keyhook } from '@keyhook/core';
+import { type Keyhook, type Logger, silentLogger } from '@keyhook/core';
 import { toStoreError } from '@keyhook/store-sqlite';
 import type Database from 'better-sqlite3';
 import { Serial, type SqlParam, type StagingDb, type Tx } from './db.js';
@@ -11,9 +11,14 @@ import { Serial, type SqlParam, type StagingDb, type Tx } from './db.js';
  * better-sqlite3 is synchronous: a transaction runs to its end without yielding to other
  * requests, and `Serial` keeps the async wrappers in call order, one transaction at a time.
  */
-export function sqliteStagingDb(db: Database.Database, events: Keyhook['events']): StagingDb {
+export function sqliteStagingDb(
+  db: Database.Database,
+  events: Keyhook['events'],
+  logger: Logger = silentLogger,
+  checkpoints: CheckpointerOptions = {},
+): StagingDb {
   const serial = new Serial();
-  const checkpointer = startCheckpointer(db);
+  const checkpointer = startCheckpointer(db, logger, checkpoints);
   const statements = new Map<string, Database.Statement>();
   const prepare = (sql: string) => {
     let statement = statements.get(sql);
@@ -68,6 +73,14 @@ export function sqliteStagingDb(db: Database.Database, events: Keyhook['events']
 /** How often the background checkpointer moves committed WAL pages into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 200;
 
+/** Checkpoints failing in a row, for a reason other than a busy database, before the automatic ones come back. */
+export const CHECKPOINT_FAILURES_BEFORE_FALLBACK = 5;
+
+export interface CheckpointerOptions {
+  /** Tests: the checkpoint statement the worker runs (a failing one, to see the fallback). */
+  statement?: string;
+}
+
 /**
  * WAL checkpoints off the event loop. SQLite runs an automatic checkpoint inside the COMMIT that
  * takes the WAL past `wal_autocheckpoint` pages (1000): with better-sqlite3 that COMMIT copies
@@ -78,7 +91,11 @@ export const CHECKPOINT_INTERVAL_MS = 200;
  * lock a writer needs, so commits go on while it copies and syncs. If the worker cannot run,
  * the automatic checkpoints come back. An in-memory database has no WAL: nothing to do.
  */
-function startCheckpointer(db: Database.Database): { stop(): Promise<void> } | undefined {
+function startCheckpointer(
+  db: Database.Database,
+  logger: Logger,
+  options: CheckpointerOptions,
+): { stop(): Promise<void> } | undefined {
   if (db.memory || db.name === '' || db.pragma('journal_mode', { simple: true }) !== 'wal') return undefined;
   const automatic = db.pragma('wal_autocheckpoint', { simple: true }) as number;
   let worker: Worker;
@@ -89,6 +106,7 @@ function startCheckpointer(db: Database.Database): { stop(): Promise<void> } | u
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
         file: db.name,
         intervalMs: CHECKPOINT_INTERVAL_MS,
+        statement: options.statement ?? 'PRAGMA wal_checkpoint(PASSIVE)',
       },
     });
   } catch {
@@ -101,8 +119,37 @@ function startCheckpointer(db: Database.Database): { stop(): Promise<void> } | u
     running = false;
     if (db.open) db.pragma(`wal_autocheckpoint = ${automatic}`);
   };
-  worker.on('error', restore);
+  worker.on('error', (error) => {
+    logger.error(
+      { err: error.message },
+      'staging: the WAL checkpointer stopped; automatic checkpoints are back on',
+    );
+    restore();
+  });
   worker.on('exit', restore);
+  // A checkpoint that fails for any reason but a busy database: said once per run of failures,
+  // and after CHECKPOINT_FAILURES_BEFORE_FALLBACK in a row the connection checkpoints itself
+  // again, so the WAL cannot grow without bound behind a checkpointer that no longer works.
+  worker.on(
+    'message',
+    (message: { failures: number; code: string; message: string } | { recovered: true }) => {
+      if ('recovered' in message) {
+        logger.info({}, 'staging: WAL checkpoints succeed again');
+        return;
+      }
+      if (message.failures === 1) {
+        logger.warn({ code: message.code, err: message.message }, 'staging: a WAL checkpoint failed');
+      }
+      if (message.failures >= CHECKPOINT_FAILURES_BEFORE_FALLBACK && running) {
+        logger.error(
+          { code: message.code, err: message.message, failures: message.failures },
+          'staging: WAL checkpoints keep failing; automatic checkpoints are back on',
+        );
+        restore();
+        void worker.terminate();
+      }
+    },
+  );
   worker.unref();
   return {
     stop: async () => {
@@ -121,12 +168,19 @@ const CHECKPOINTER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true, timeout: 5000 });
-const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const checkpoint = db.prepare(workerData.statement);
+let failures = 0;
 const tick = () => {
   try {
     checkpoint.get();
-  } catch {
-    // busy or gone: the next tick tries again
+    if (failures > 0) parentPort.postMessage({ recovered: true });
+    failures = 0;
+  } catch (error) {
+    // A busy database is the usual case, and the next tick tries again; anything else is told.
+    const code = String((error && error.code) || 'unknown');
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return;
+    failures++;
+    parentPort.postMessage({ failures, code, message: String((error && error.message) || error) });
   }
 };
 const timer = setInterval(tick, workerData.intervalMs);
