@@ -1,3 +1,4 @@
+import type { MeterProvider } from '@opentelemetry/api';
 import { type AdminSessionOptions, createAdminSessionVerifier } from './admin/session.js';
 import type { EventMap } from './catalog/events.js';
 import { DEFAULT_EVENTS, type DefaultEvents, type EventCatalog, EventTypeCatalog } from './catalog/events.js';
@@ -33,6 +34,7 @@ import { ApiKeyService } from './keys/service.js';
 import { consoleLogger, type Logger } from './logger.js';
 import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './services.js';
 import type { Store } from './store/types.js';
+import { KeyhookMetrics } from './telemetry.js';
 import { WebhookService } from './webhooks/service.js';
 import type { LookupAll, UrlPolicy } from './webhooks/url-policy.js';
 import { toWebhookView, type WebhookView } from './webhooks/view.js';
@@ -113,6 +115,12 @@ export interface KeyhookOptions<
    * on one instance, at most N × the limit across N instances (keys/rate-limit.ts).
    */
   rateLimit?: RateLimitOptions;
+  /**
+   * Metrics through `@opentelemetry/api`: no-ops until a meter provider is registered. Register
+   * yours before `createKeyhook` (`metrics.setGlobalMeterProvider`), or pass it here. core's
+   * README lists the instruments.
+   */
+  telemetry?: { meterProvider?: MeterProvider };
 }
 
 export interface DeliveryOptions {
@@ -239,6 +247,7 @@ export function createKeyhook<
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
   const maxBodyBytes = options.adminBodyLimit ?? DEFAULT_ADMIN_BODY_LIMIT;
+  const telemetry = new KeyhookMetrics(options.telemetry?.meterProvider);
   const keyFormats = new ApiKeyFormats(options.keyFormat, options.acceptedKeyFormats);
   const keys = new ApiKeyService({
     store: options.store,
@@ -306,6 +315,7 @@ export function createKeyhook<
         timeoutMs,
         heldRetentionMs: delivery.heldRetentionMs,
         retentionMs,
+        metrics: telemetry,
         signingSecret: (webhook) => webhooks.signingSecret(webhook),
         previousSigningSecret: (webhook) => webhooks.previousSigningSecret(webhook),
         // Neither is awaited: a callback that throws is logged, one that hangs holds nothing.
@@ -344,7 +354,8 @@ export function createKeyhook<
     randomBytes,
     logger,
     maxBodyBytes,
-    rateLimits: new RateLimits(options.rateLimit),
+    rateLimits: new RateLimits(options.rateLimit, (reason) => telemetry.rateLimitRefusal(reason)),
+    onAuthOutcome: (outcome) => telemetry.authOutcome(outcome),
   });
   type Scope = ScopeNameOf<Scopes>;
   const guardFor = (scope?: Scope) => {

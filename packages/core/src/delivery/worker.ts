@@ -8,6 +8,7 @@ import type {
   Store,
   WebhookRecord,
 } from '../store/types.js';
+import type { DeliveryOutcome, KeyhookMetrics } from '../telemetry.js';
 import { Handoffs, leaseIdFrom } from './handoff.js';
 import { judgeAttempt } from './outcome.js';
 import { AUTO_DISABLE_AFTER, DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
@@ -29,6 +30,14 @@ const HELD_EXPIRY_INTERVAL_MS = 60_000;
  * holds at once in one statement). Beyond this many, a finished attempt keeps its slot until
  * it is recorded, so a slow or unreachable store slows the sending down.
  */
+/** A recorded attempt's delivery state, as `keyhook.deliveries` names the outcome. */
+const OUTCOMES: Partial<Record<DeliveryRecord['status'], DeliveryOutcome>> = {
+  succeeded: 'succeeded',
+  retry_scheduled: 'retry',
+  failed: 'failed',
+  held: 'held',
+};
+
 export const RECORDING_PER_SLOT = 2;
 /** After an outage the worker tries again after these waits, the last one repeating. */
 const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
@@ -70,6 +79,8 @@ export interface DeliveryWorkerDeps {
   previousSigningSecret(webhook: WebhookRecord): string | null;
   /** The host's callback when five permanent failures disabled an endpoint. */
   onEndpointDisabled?: ((webhook: WebhookRecord) => void | Promise<void>) | undefined;
+  /** Where attempts, their outcomes and disabled endpoints are counted. */
+  metrics?: KeyhookMetrics | undefined;
   /** A delivery this worker's attempt failed for good (no retry left, or 410 Gone). */
   onDeliveryFailed?: ((delivery: DeliveryRecord) => void | Promise<void>) | undefined;
 }
@@ -320,7 +331,7 @@ export class DeliveryLoop implements DeliveryWorker {
       autoDisableAfter: AUTO_DISABLE_AFTER,
       at: finishedAt,
     };
-    const recorded = this.record(completion, delivery.dueAt!).then(() => {
+    const recorded = this.record(completion, delivery.dueAt!, event.createdAt).then(() => {
       if (plan.nextAttemptAt) this.wakeAt(plan.nextAttemptAt.getTime());
     });
     if (this.recording.size >= this.concurrency * RECORDING_PER_SLOT) return recorded;
@@ -359,11 +370,12 @@ export class DeliveryLoop implements DeliveryWorker {
    * Records the attempt, retrying through an outage for as long as the lease lives. After
    * that another worker owns the delivery and will send it again: at least once, never lost.
    */
-  private async record(completion: AttemptCompletion, leaseEnds: Date): Promise<void> {
+  private async record(completion: AttemptCompletion, leaseEnds: Date, publishedAt: Date): Promise<void> {
     for (let tries = 0; ; tries++) {
       try {
         const outcome = await this.deps.store.completeAttempt(completion);
         this.recovered();
+        if (outcome.outcome === 'recorded') this.measure(completion, outcome.delivery.status, publishedAt);
         if (outcome.outcome === 'lease_lost') {
           this.deps.logger.warn(
             { deliveryId: completion.deliveryId },
@@ -388,7 +400,17 @@ export class DeliveryLoop implements DeliveryWorker {
     }
   }
 
+  /** The attempt as the metrics count it, once the store has it. */
+  private measure(completion: AttemptCompletion, status: DeliveryRecord['status'], publishedAt: Date): void {
+    const outcome = OUTCOMES[status];
+    if (outcome === undefined || this.deps.metrics === undefined) return;
+    const { durationMs, statusCode } = completion.attempt;
+    const lagMs = outcome === 'succeeded' ? completion.at.getTime() - publishedAt.getTime() : null;
+    this.deps.metrics.attempt(outcome, durationMs, statusCode, lagMs);
+  }
+
   private endpointDisabled(webhook: WebhookRecord): void {
+    this.deps.metrics?.endpointDisabled();
     this.deps.logger.warn(
       { webhookId: webhook.id, tenantId: webhook.tenantId },
       `keyhook: webhook disabled after ${AUTO_DISABLE_AFTER} consecutive failed deliveries`,

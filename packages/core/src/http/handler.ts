@@ -74,6 +74,8 @@ export interface HttpDeps {
   logger: Logger;
   maxBodyBytes: number;
   rateLimits: RateLimits;
+  /** Counts each data-plane verification's outcome: `ok`, or the error code. */
+  onAuthOutcome?: ((outcome: string) => void) | undefined;
 }
 
 export interface HttpCore {
@@ -127,7 +129,39 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
    * address did; any other key is looked up only while its address has failures left
    * (keys/rate-limit.ts).
    */
+  /** `verify`, with its outcome counted: `ok`, or the code it was refused with. */
   const verifyApiKey = (
+    headers: RequestHeaders,
+    scope: string | undefined,
+    nowMs: number,
+    client: string | undefined,
+  ): Admitted | Promise<Admitted> => {
+    const count = deps.onAuthOutcome;
+    if (count === undefined) return verify(headers, scope, nowMs, client);
+    let admitted: Admitted | Promise<Admitted>;
+    try {
+      admitted = verify(headers, scope, nowMs, client);
+    } catch (error) {
+      count(toKeyhookError(error).code);
+      throw error;
+    }
+    if (!(admitted instanceof Promise)) {
+      count('ok');
+      return admitted;
+    }
+    return admitted.then(
+      (result) => {
+        count('ok');
+        return result;
+      },
+      (error: unknown) => {
+        count(toKeyhookError(error).code);
+        throw error;
+      },
+    );
+  };
+
+  const verify = (
     headers: RequestHeaders,
     scope: string | undefined,
     nowMs: number,

@@ -219,7 +219,11 @@ export class RateLimits {
   /** The failures window in which the full table was last swept. */
   private lastFullSweep = -1;
 
-  constructor(options: RateLimitOptions = {}) {
+  constructor(
+    options: RateLimitOptions = {},
+    /** Told of every 429: a key's limit, or an address's failed verifications. */
+    private readonly onRefused: (reason: 'key' | 'address') => void = () => {},
+  ) {
     const fallback = options.default ?? null;
     this.defaultLimit =
       fallback === null || typeof fallback === 'function' ? fallback : checked(fallback, 'rateLimit.default');
@@ -242,6 +246,7 @@ export class RateLimits {
     if (limit === null) return undefined;
     const remaining = this.perKey.take(key.id, limit, nowMs);
     if (remaining < 0) {
+      this.onRefused('key');
       throw rateLimited(
         WindowCounters.state(limit, 0, nowMs),
         'This API key has made too many requests; retry after the time in Retry-After.',
@@ -262,6 +267,7 @@ export class RateLimits {
     if (this.failedAuth === null || address === undefined || this.known.has(digest)) return undefined;
     const name = this.counted(addressName(address), nowMs);
     if (this.failures.take(name, this.failedAuth, nowMs) < 0) {
+      this.onRefused('address');
       throw rateLimited(
         WindowCounters.state(this.failedAuth, 0, nowMs),
         'Too many failed authentications from this address; retry after the time in Retry-After.',

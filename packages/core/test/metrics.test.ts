@@ -1,0 +1,126 @@
+import { createKeyhook, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const TENANT = 'tenant_a';
+
+/**
+ * keyhook's metrics through @opentelemetry/api, read back with the SDK's in-memory exporter after
+ * a scripted run: one success, one retry then success, five failures for good that disable an
+ * endpoint, verifications that pass and fail, and one rate-limit refusal.
+ */
+describe('metrics (OpenTelemetry)', () => {
+  let receiver: TestReceiver;
+  let keyhook: Keyhook;
+  let exporter: InMemoryMetricExporter;
+  let reader: PeriodicExportingMetricReader;
+
+  beforeEach(async () => {
+    receiver = await TestReceiver.start();
+    exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    // Exports only when asked (forceFlush): a long interval.
+    reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    keyhook = createKeyhook({
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      logger: silentLogger,
+      mode: 'development',
+      delivery: { retrySchedule: [20], timeoutMs: 1_000 },
+      rateLimit: { default: { limit: 2, window: 3600 } },
+      telemetry: { meterProvider },
+    });
+    keyhook.createWorker({ pollIntervalMs: 10 }).start();
+  });
+
+  afterEach(async () => {
+    await keyhook.close();
+    await receiver.close();
+    await reader.shutdown();
+  });
+
+  /** Every data point of the named instrument, as [attributes, value] (a histogram's count). */
+  const points = async (name: string) => {
+    exporter.reset();
+    await reader.forceFlush();
+    const found = exporter
+      .getMetrics()
+      .flatMap((resource) => resource.scopeMetrics)
+      .flatMap((scope) => scope.metrics)
+      .find((metric) => metric.descriptor.name === name);
+    return (found?.dataPoints ?? []).map((point) => [
+      point.attributes,
+      typeof point.value === 'number' ? point.value : (point.value as { count: number }).count,
+    ]);
+  };
+
+  it('counts deliveries by outcome, attempts, lag, disabled endpoints, verifications and refusals', async () => {
+    let flaky = 0;
+    receiver.on('/ok', (_request, _index, res) => res.writeHead(200).end());
+    receiver.on('/flaky', (_request, _index, res) => res.writeHead(flaky++ === 0 ? 500 : 200).end());
+    receiver.on('/gone', (_request, _index, res) => res.writeHead(410).end());
+    await keyhook.webhooks.create(TENANT, { url: receiver.url('/ok'), events: ['run.completed'] });
+    await keyhook.webhooks.create(TENANT, { url: receiver.url('/flaky'), events: ['run.failed'] });
+    const gone = await keyhook.webhooks.create(TENANT, {
+      url: receiver.url('/gone'),
+      events: ['generation.published'],
+    });
+    await keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: {} });
+    await keyhook.events.publish({ tenantId: TENANT, type: 'run.failed', data: {} });
+    for (let n = 0; n < 5; n++) {
+      await keyhook.events.publish({ tenantId: TENANT, type: 'generation.published', data: { n } });
+    }
+    await expect
+      .poll(async () => (await keyhook.webhooks.get(TENANT, gone.webhook.id)).status)
+      .toBe('disabled');
+    await receiver.waitFor((requests) => requests.filter((r) => r.path === '/flaky').length === 2);
+
+    await expect
+      .poll(() => points('keyhook.deliveries'))
+      .toEqual(
+        expect.arrayContaining([
+          [{ 'keyhook.delivery.outcome': 'succeeded' }, 2],
+          [{ 'keyhook.delivery.outcome': 'retry' }, 1],
+          [{ 'keyhook.delivery.outcome': 'failed' }, 5],
+        ]),
+      );
+    const attempts = await points('http.client.request.duration');
+    expect(attempts.reduce((sum, [, count]) => sum + (count as number), 0)).toBe(8);
+    expect(attempts).toContainEqual([{ 'http.request.method': 'POST', 'http.response.status_code': 410 }, 5]);
+    expect(await points('keyhook.delivery.lag')).toEqual([[{}, 2]]);
+    expect(await points('keyhook.endpoints.disabled')).toEqual([[{}, 1]]);
+
+    const { secret } = await keyhook.keys.create(TENANT, { name: 'k', scopes: ['items:read'] });
+    const headers = { authorization: `Bearer ${secret}` };
+    for (let n = 0; n < 3; n++) await keyhook.guard(headers, 'items:read');
+    await keyhook.guard({ authorization: `Bearer ${secret.slice(0, -4)}beef` }, 'items:read');
+    expect(await points('keyhook.auth.outcomes')).toEqual(
+      expect.arrayContaining([
+        [{ 'keyhook.auth.outcome': 'ok' }, 2],
+        [{ 'keyhook.auth.outcome': 'rate_limited' }, 1],
+        [{ 'keyhook.auth.outcome': 'invalid_api_key' }, 1],
+      ]),
+    );
+    expect(await points('keyhook.rate_limit.refusals')).toEqual([
+      [{ 'keyhook.rate_limit.reason': 'key' }, 1],
+    ]);
+  });
+
+  it('without a meter provider, nothing is recorded and nothing breaks', async () => {
+    const plain = createKeyhook({
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      logger: silentLogger,
+    });
+    const { secret } = await plain.keys.create(TENANT, { name: 'k', scopes: ['items:read'] });
+    expect((await plain.guard({ authorization: `Bearer ${secret}` }, 'items:read')).ok).toBe(true);
+    await plain.close();
+  });
+});
