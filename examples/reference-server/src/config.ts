@@ -65,6 +65,11 @@ export interface ServerConfig {
    * comma-separated proxy addresses or CIDR ranges. Unset: the peer's address is the client's.
    */
   trustProxy: boolean | number | string;
+  /**
+   * KEYHOOK_METRICS_PORT: where Prometheus text is served at `/metrics`, on HOST, never on the
+   * API's port; null (unset) serves no metrics.
+   */
+  metricsPort: number | null;
 }
 
 /** `{ limit, window }`, window in seconds, as `createKeyhook({ rateLimit })` takes it. */
@@ -170,6 +175,8 @@ export function loadConfig(
     problems,
   );
   const trustProxy = parseTrustProxy(read('KEYHOOK_TRUST_PROXY'));
+  const metricsText = read('KEYHOOK_METRICS_PORT');
+  const metricsPort = metricsText === undefined ? null : parseMetricsPort(metricsText, problems);
 
   if (problems.length > 0 || admin === null) throw new ConfigError(problems);
   return {
@@ -192,7 +199,17 @@ export function loadConfig(
     keyRateLimit,
     failedAuthLimit,
     trustProxy,
+    metricsPort,
   };
+}
+
+function parseMetricsPort(text: string, problems: string[]): number | null {
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port >= 1 && port <= 65_535)) {
+    problems.push(`KEYHOOK_METRICS_PORT must be an integer from 1 to 65535, got "${text}"`);
+    return null;
+  }
+  return port;
 }
 
 /** 100 failed verifications a minute per address: far above a client with a stale key, far below a guesser. */

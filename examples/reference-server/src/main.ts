@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   const store =
     config.store.kind === 'postgres' ? `postgres (schema ${config.store.schema})` : config.store.filename;
   console.log(`keyhook reference server listening on ${baseUrl}  store: ${store}`);
+  if (server.metricsUrl) console.log(`metrics (Prometheus text) at ${server.metricsUrl}`);
 
   // Only a secret this process made up is ever used for a printed token; an operator's never.
   if (config.admin.kind === 'secret' && config.admin.generated) {

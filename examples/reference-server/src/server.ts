@@ -12,6 +12,8 @@ import {
   type Store,
   systemClock,
 } from '@keyhook/core';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { type AdminAuthConfig, DEFAULT_TIMEOUTS, type ServerConfig, type ServerTimeouts } from './config.js';
 import { encryptionKeyFor } from './encryption-key.js';
@@ -36,6 +38,8 @@ export interface BuildServerOptions {
 }
 
 export interface ReferenceServer {
+  /** Where Prometheus text is served, with KEYHOOK_METRICS_PORT; undefined without. */
+  metricsUrl?: string | undefined;
   app: FastifyInstance;
   store: Store;
   keyhook: Keyhook;
@@ -78,6 +82,8 @@ export async function buildServer(
     for (const method of [route.method].flat()) registered.push({ method, url: route.url });
   });
   let storage: Storage | undefined;
+  // Prometheus text on a port of its own (never the API's), from keyhook's OpenTelemetry metrics.
+  const metrics = config.metricsPort === null ? null : await startMetrics(config.metricsPort, config.host);
   try {
     storage = await openStorage(config.store, app.log);
     const { store } = storage;
@@ -96,6 +102,7 @@ export async function buildServer(
       previousEncryptionKeys: config.previousEncryptionKeys,
       // The RateLimit fields on every answer to a limited key: the data plane's routes do real work beside them.
       rateLimit: { default: config.keyRateLimit, failedAuth: config.failedAuthLimit, successHeaders: true },
+      ...(metrics && { telemetry: { meterProvider: metrics.provider } }),
       delivery: {
         ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
         ...(config.deliveryTimeoutMs && { timeoutMs: config.deliveryTimeoutMs }),
@@ -143,13 +150,23 @@ export async function buildServer(
       keyhook,
       config,
       routes: registered,
-      close: closeOnce(app, keyhook, dataPlane.jobs, storage),
+      metricsUrl: metrics?.url,
+      close: closeOnce(app, keyhook, dataPlane.jobs, storage, metrics),
     };
   } catch (error) {
     await app.close().catch(() => {});
     await storage?.close().catch(() => {});
+    await metrics?.provider.shutdown().catch(() => {});
     throw error;
   }
+}
+
+/** A meter provider whose one reader serves `/metrics` as Prometheus text on `port`. */
+async function startMetrics(port: number, host: string) {
+  const exporter = new PrometheusExporter({ port, host, preventServerStart: true });
+  const provider = new MeterProvider({ readers: [exporter] });
+  await exporter.startServer();
+  return { provider, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics` };
 }
 
 /**
@@ -197,6 +214,7 @@ function closeOnce(
   keyhook: Keyhook,
   jobs: StagingJobs,
   storage: Storage,
+  metrics: { provider: MeterProvider } | null,
 ): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {
@@ -208,6 +226,8 @@ function closeOnce(
       await storage
         .close()
         .catch((error: unknown) => app.log.warn({ err: error }, 'closing the store failed'));
+      // Stops the metrics server too.
+      await metrics?.provider.shutdown();
     })();
     return closing;
   };
