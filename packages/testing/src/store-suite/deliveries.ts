@@ -49,10 +49,11 @@ function attemptOf(deliveryId: string, attempt: number, statusCode: number | nul
   };
 }
 
-type Verdict = Pick<AttemptCompletion, 'status' | 'dueAt' | 'endpointFailures'>;
-const SUCCEEDED: Verdict = { status: 'succeeded', dueAt: null, endpointFailures: 'reset' };
-const FAILED: Verdict = { status: 'failed', dueAt: null, endpointFailures: 'increment' };
-const retryAt = (ms: number): Verdict => ({
+/** What an attempt makes of its delivery, as completeAttempt takes it: shared by the delivery suites. */
+export type Verdict = Pick<AttemptCompletion, 'status' | 'dueAt' | 'endpointFailures'>;
+export const SUCCEEDED: Verdict = { status: 'succeeded', dueAt: null, endpointFailures: 'reset' };
+export const FAILED: Verdict = { status: 'failed', dueAt: null, endpointFailures: 'increment' };
+export const retryAt = (ms: number): Verdict => ({
   status: 'retry_scheduled',
   dueAt: at(ms),
   endpointFailures: 'unchanged',

@@ -1,28 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { newId, type Store, systemClock } from '@keyhook/core';
-import type {
-  AttemptCompletion,
-  DeliveryRecord,
-  EventRecord,
-  LeasedDelivery,
-  WebhookRecord,
-} from '@keyhook/core/store';
+import type { DeliveryRecord, EventRecord, LeasedDelivery, WebhookRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
-import { eventRecord } from './deliveries.js';
+import { eventRecord, FAILED, retryAt, SUCCEEDED, type Verdict } from './deliveries.js';
 import { T0, webhookRecord } from './fixtures.js';
 import type { SuiteContext } from './types.js';
 
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const deliveryId = () => newId('dlv', systemClock, (n) => randomBytes(n));
-
-type Verdict = Pick<AttemptCompletion, 'status' | 'dueAt' | 'endpointFailures'>;
-const SUCCEEDED: Verdict = { status: 'succeeded', dueAt: null, endpointFailures: 'reset' };
-const FAILED: Verdict = { status: 'failed', dueAt: null, endpointFailures: 'increment' };
-const retryAt = (ms: number): Verdict => ({
-  status: 'retry_scheduled',
-  dueAt: at(ms),
-  endpointFailures: 'unchanged',
-});
 
 /** Far above any count these cases reach: their failures never disable an endpoint. */
 const AUTO_DISABLE_AFTER = 1000;
