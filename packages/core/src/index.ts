@@ -86,6 +86,7 @@ export {
   type Keyhook,
   type KeyhookOptions,
   type ScopeOf,
+  type TelemetryOptions,
 } from './keyhook.js';
 export type { ApiKeyFormat } from './keys/format.js';
 export {
@@ -130,6 +131,7 @@ export type {
   PublishLease,
   PublishOutcome,
   PurgeOutcome,
+  QueueDepth,
   RequeueOutcome,
   RotateOutcome,
   Store,

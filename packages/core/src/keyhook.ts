@@ -1,4 +1,4 @@
-import type { MeterProvider } from '@opentelemetry/api';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { type AdminSessionOptions, createAdminSessionVerifier } from './admin/session.js';
 import type { EventMap } from './catalog/events.js';
 import { DEFAULT_EVENTS, type DefaultEvents, type EventCatalog, EventTypeCatalog } from './catalog/events.js';
@@ -35,6 +35,7 @@ import { consoleLogger, type Logger } from './logger.js';
 import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './services.js';
 import type { Store } from './store/types.js';
 import { KeyhookMetrics } from './telemetry.js';
+import { KeyhookTracing } from './tracing.js';
 import { WebhookService } from './webhooks/service.js';
 import type { LookupAll, UrlPolicy } from './webhooks/url-policy.js';
 import { toWebhookView, type WebhookView } from './webhooks/view.js';
@@ -116,11 +117,26 @@ export interface KeyhookOptions<
    */
   rateLimit?: RateLimitOptions;
   /**
-   * Metrics through `@opentelemetry/api`: no-ops until a meter provider is registered. Register
-   * yours before `createKeyhook` (`metrics.setGlobalMeterProvider`), or pass it here. core's
-   * README lists the instruments.
+   * Metrics and traces through `@opentelemetry/api`: no-ops until a provider is registered.
+   * Register yours before `createKeyhook` (`metrics.setGlobalMeterProvider`,
+   * `trace.setGlobalTracerProvider`), or pass them here. core's README lists the instruments
+   * and the spans.
    */
-  telemetry?: { meterProvider?: MeterProvider };
+  telemetry?: TelemetryOptions;
+}
+
+/** `createKeyhook`'s `telemetry`: where metrics and spans go, and the opt-in `traceparent` header. */
+export interface TelemetryOptions {
+  /** Where keyhook's instruments are created; the global meter provider otherwise. */
+  meterProvider?: MeterProvider | undefined;
+  /** Where keyhook's spans are created; the global tracer provider otherwise. */
+  tracerProvider?: TracerProvider | undefined;
+  /**
+   * Send the W3C `traceparent` header with each delivery: the attempt's span, so a receiver's
+   * own spans join the trace. Off by default: a trace id says something about the sender, so
+   * turn it on only for receivers inside your organisation.
+   */
+  traceparent?: boolean | undefined;
 }
 
 export interface DeliveryOptions {
@@ -248,6 +264,15 @@ export function createKeyhook<
   const logger = options.logger ?? consoleLogger;
   const maxBodyBytes = options.adminBodyLimit ?? DEFAULT_ADMIN_BODY_LIMIT;
   const telemetry = new KeyhookMetrics(options.telemetry?.meterProvider);
+  const tracing = new KeyhookTracing(
+    options.telemetry?.tracerProvider,
+    options.telemetry?.traceparent === true,
+  );
+  // Read from the store on each collection only; a no-op without a meter provider.
+  const unobserveQueue = telemetry.observeQueue(
+    () => options.store.countQueuedDeliveries(clock.now()),
+    logger,
+  );
   const keyFormats = new ApiKeyFormats(options.keyFormat, options.acceptedKeyFormats);
   const keys = new ApiKeyService({
     store: options.store,
@@ -316,6 +341,7 @@ export function createKeyhook<
         heldRetentionMs: delivery.heldRetentionMs,
         retentionMs,
         metrics: telemetry,
+        tracing,
         signingSecret: (webhook) => webhooks.signingSecret(webhook),
         previousSigningSecret: (webhook) => webhooks.previousSigningSecret(webhook),
         // Neither is awaited: a callback that throws is logged, one that hangs holds nothing.
@@ -403,6 +429,7 @@ export function createKeyhook<
     guard: http.guard,
     guardFor,
     close: async () => {
+      unobserveQueue();
       await Promise.all([...workers].map((worker) => worker.stop()));
       await lastUsed.flush();
     },

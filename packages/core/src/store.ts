@@ -36,6 +36,7 @@ export type {
   PublishLease,
   PublishOutcome,
   PurgeOutcome,
+  QueueDepth,
   RequeueOutcome,
   RotateOutcome,
   Store,

@@ -1,7 +1,37 @@
-import { type Counter, type Histogram, type MeterProvider, metrics } from '@opentelemetry/api';
+import {
+  type Counter,
+  type Histogram,
+  type MeterProvider,
+  metrics,
+  type ObservableGauge,
+  type ObservableResult,
+} from '@opentelemetry/api';
+import type { DeliveryState } from './delivery/states.js';
+import type { Logger } from './logger.js';
+import type { QueueDepth } from './store/types.js';
 
 /** What a delivery attempt came to, as `keyhook.deliveries` counts it. */
 export type DeliveryOutcome = 'succeeded' | 'retry' | 'failed' | 'held';
+
+const OUTCOMES: Partial<Record<DeliveryState, DeliveryOutcome>> = {
+  succeeded: 'succeeded',
+  retry_scheduled: 'retry',
+  failed: 'failed',
+  held: 'held',
+};
+
+/** A recorded attempt's new state, as the metrics and spans name the outcome; undefined for others. */
+export function deliveryOutcome(state: DeliveryState): DeliveryOutcome | undefined {
+  return OUTCOMES[state];
+}
+
+/** `keyhook.deliveries.queued`'s `keyhook.delivery.state`, per field of QueueDepth. */
+const QUEUE_STATES: Record<keyof QueueDepth, string> = {
+  due: 'due',
+  scheduled: 'scheduled',
+  inFlight: 'in_flight',
+  held: 'held',
+};
 
 /**
  * keyhook's metrics, through `@opentelemetry/api` only: no-ops until the host registers a
@@ -16,9 +46,15 @@ export class KeyhookMetrics {
   private readonly auth: Counter;
   private readonly rateLimited: Counter;
   private readonly disabled: Counter;
+  private readonly queued: ObservableGauge;
 
   constructor(provider: MeterProvider = metrics.getMeterProvider()) {
     const meter = provider.getMeter('@keyhook/core');
+    this.queued = meter.createObservableGauge('keyhook.deliveries.queued', {
+      description:
+        'Deliveries waiting, across every tenant of the store: due, scheduled (a retry waiting for its time), in_flight, held.',
+      unit: '{delivery}',
+    });
     this.deliveries = meter.createCounter('keyhook.deliveries', {
       description:
         'Delivery attempts by what they came to: succeeded, retry (scheduled), failed (for good), held.',
@@ -74,5 +110,36 @@ export class KeyhookMetrics {
 
   endpointDisabled(): void {
     this.disabled.add(1);
+  }
+
+  /**
+   * Reports the queue depth on each collection (a Prometheus scrape, an OTLP export), read from
+   * the store then; nothing is read between collections. A store that fails is logged, once
+   * per run of failures, and nothing is observed that round (a cumulative reader keeps showing
+   * the last values). Returns the unsubscribe.
+   */
+  observeQueue(read: () => Promise<QueueDepth>, logger: Logger): () => void {
+    let failing = false;
+    const callback = async (result: ObservableResult) => {
+      let depth: QueueDepth;
+      try {
+        depth = await read();
+      } catch (error) {
+        if (!failing) {
+          logger.warn(
+            { err: error instanceof Error ? error.message : String(error) },
+            'keyhook: could not count queued deliveries for keyhook.deliveries.queued',
+          );
+        }
+        failing = true;
+        return;
+      }
+      failing = false;
+      for (const field of Object.keys(QUEUE_STATES) as (keyof QueueDepth)[]) {
+        result.observe(depth[field], { 'keyhook.delivery.state': QUEUE_STATES[field] });
+      }
+    };
+    this.queued.addCallback(callback);
+    return () => this.queued.removeCallback(callback);
   }
 }

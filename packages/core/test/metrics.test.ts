@@ -113,6 +113,49 @@ describe('metrics (OpenTelemetry)', () => {
     ]);
   });
 
+  it('reports the queue depth from the store on each collection: due, scheduled, in flight, held', async () => {
+    const store = new MemoryStore();
+    const warnings: string[] = [];
+    const queueReader = new PeriodicExportingMetricReader({
+      exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
+      exportIntervalMillis: 3_600_000,
+    });
+    const idle = createKeyhook({
+      store,
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      logger: { ...silentLogger, warn: (_fields, message) => warnings.push(message) },
+      mode: 'development',
+      telemetry: { meterProvider: new MeterProvider({ readers: [queueReader] }) },
+    });
+    const queue = async () => {
+      const { resourceMetrics, errors } = await queueReader.collect();
+      expect(errors).toEqual([]);
+      const gauge = resourceMetrics.scopeMetrics
+        .flatMap((scope) => scope.metrics)
+        .find((metric) => metric.descriptor.name === 'keyhook.deliveries.queued');
+      return Object.fromEntries(
+        (gauge?.dataPoints ?? []).map((point) => [point.attributes['keyhook.delivery.state'], point.value]),
+      );
+    };
+    // No worker runs: what is published stays queued.
+    await idle.webhooks.create(TENANT, { url: receiver.url('/a'), events: ['run.completed'] });
+    const off = await idle.webhooks.create(TENANT, { url: receiver.url('/b'), events: ['run.completed'] });
+    await idle.webhooks.update(TENANT, off.webhook.id, { status: 'disabled' });
+    for (let n = 0; n < 3; n++)
+      await idle.events.publish({ tenantId: TENANT, type: 'run.completed', data: { n } });
+    expect(await queue()).toEqual({ due: 3, scheduled: 0, in_flight: 0, held: 3 });
+
+    // A store that fails is logged once per run of failures, and never fails the collection
+    // (what the gauge shows meanwhile is the SDK's: a cumulative reader keeps the last values).
+    await store.close();
+    await queue();
+    await queue();
+    expect(warnings.filter((message) => message.includes('keyhook.deliveries.queued'))).toHaveLength(1);
+    await idle.close();
+    await queueReader.shutdown();
+  });
+
   it('without a meter provider, nothing is recorded and nothing breaks', async () => {
     const plain = createKeyhook({
       store: new MemoryStore(),

@@ -8,7 +8,7 @@ import type {
 import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
 
 /** The keyhook_events columns, in the order the publish statement binds them. */
-export const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at';
+export const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at, trace_context';
 
 /** The keyhook_deliveries columns, as `toDeliveryRecord` reads them. */
 export const DELIVERY_COLUMNS =
@@ -43,6 +43,7 @@ export interface EventRow {
   type: string;
   payload: string;
   created_at: Date;
+  trace_context: string | null;
 }
 
 export interface DeliveryRow {
@@ -93,6 +94,7 @@ export function toEventRecord(row: EventRow): EventRecord {
     type: row.type,
     payload: row.payload,
     createdAt: row.created_at,
+    traceContext: row.trace_context,
   };
 }
 

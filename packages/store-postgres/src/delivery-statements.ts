@@ -20,7 +20,7 @@ export const PUBLISH_SAVEPOINT = 'keyhook_publish';
 
 /** One event of a batched publish, as the fields of its object in the statement's JSON input. */
 export const PUBLISH_INPUT =
-  'position int, tenant_id text, id text, type text, payload text, created_at timestamptz, ' +
+  'position int, tenant_id text, id text, type text, payload text, created_at timestamptz, trace_context text, ' +
   'lease_id text, lease_limit int, lease_ends timestamptz, first_id int, ids int';
 
 /** One success of a batched completion, as the fields of its object in the statement's JSON input. */
@@ -47,6 +47,7 @@ export interface DeliveryStatements {
   hold: string;
   release: string;
   expireHeld: string;
+  countQueued: string;
   purgeLock: string;
   purgeDeliveries: string;
   purgeEvents: string;
@@ -116,7 +117,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       ),
       inserted AS (
         INSERT INTO ${events} (${EVENT_COLUMNS})
-        SELECT i.tenant_id, i.id, i.type, i.payload, i.created_at
+        SELECT i.tenant_id, i.id, i.type, i.payload, i.created_at, i.trace_context
         FROM input AS i JOIN counted AS c ON c.position = i.position AND c.fits
         ORDER BY i.position
         ON CONFLICT (tenant_id, id) DO NOTHING
@@ -357,6 +358,15 @@ ${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL,
       `status = 'held' AND held_since <= $1`,
       `status = 'failed', held_since = NULL, updated_at = $2`,
     ),
+
+    // The queue-depth gauge, on each collection. Both counts read their partial index only (the
+    // due index includes the status, migration 0010), never the finished rows.
+    countQueued: `SELECT
+        count(*) FILTER (WHERE status <> 'in_flight' AND due_at <= $1)::int AS due,
+        count(*) FILTER (WHERE status <> 'in_flight' AND due_at > $1)::int AS scheduled,
+        count(*) FILTER (WHERE status = 'in_flight')::int AS in_flight,
+        (SELECT count(*) FROM ${deliveries} WHERE status = 'held')::int AS held
+      FROM ${deliveries} WHERE status IN ('pending', 'retry_scheduled', 'in_flight')`,
 
     // A missing filter is a NULL parameter; pg sends unnamed statements, planned with their values,
     // so the index on (webhook_id, id) serves each variant.

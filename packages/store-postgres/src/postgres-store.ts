@@ -17,6 +17,7 @@ import type {
   PublishLease,
   PublishOutcome,
   PurgeOutcome,
+  QueueDepth,
   RequeueOutcome,
   RotateOutcome,
   Store,
@@ -565,6 +566,15 @@ export class PostgresStore implements Store {
     return outcome!;
   }
 
+  async countQueuedDeliveries(now: Date): Promise<QueueDepth> {
+    const result = await this.query<{ due: number; scheduled: number; in_flight: number; held: number }>(
+      this.deliverySql.countQueued,
+      [now],
+    );
+    const row = result.rows[0]!;
+    return { due: row.due, scheduled: row.scheduled, inFlight: row.in_flight, held: row.held };
+  }
+
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
     const result = await this.query(this.deliverySql.expireHeld, [heldBefore, at]);
     return result.rowCount ?? 0;
@@ -886,6 +896,7 @@ export class PostgresStore implements Store {
         type: event.type,
         payload: event.payload,
         created_at: event.createdAt,
+        trace_context: event.traceContext,
         lease_id: lease?.leaseId ?? null,
         lease_limit: lease?.limit ?? null,
         lease_ends: lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null,

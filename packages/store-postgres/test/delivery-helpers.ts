@@ -23,6 +23,7 @@ export function eventRecord(overrides: Partial<EventRecord> = {}): EventRecord {
       data: { runId: 'r1' },
     }),
     createdAt: T0,
+    traceContext: null,
     ...overrides,
   };
 }

@@ -169,16 +169,24 @@ export interface EventRow {
   type: string;
   payload: string;
   created_at: number;
+  trace_context: string | null;
 }
 
-export const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at';
+export const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at, trace_context';
 
 /**
  * An event's values in EVENT_COLUMNS order, for an INSERT with `?` placeholders. The delivery
  * path's inserts bind by position: binding by name costs a property lookup per column per row.
  */
 export function eventValues(record: EventRecord): unknown[] {
-  return [record.tenantId, record.id, record.type, record.payload, record.createdAt.getTime()];
+  return [
+    record.tenantId,
+    record.id,
+    record.type,
+    record.payload,
+    record.createdAt.getTime(),
+    record.traceContext,
+  ];
 }
 
 export function toEventRecord(row: EventRow): EventRecord {
@@ -188,6 +196,7 @@ export function toEventRecord(row: EventRow): EventRecord {
     type: row.type,
     payload: row.payload,
     createdAt: new Date(row.created_at),
+    traceContext: row.trace_context,
   };
 }
 
@@ -312,6 +321,7 @@ export interface DueRow {
   event_type: string;
   event_payload: string;
   event_created_at: number;
+  event_trace_context: string | null;
   webhook_id: string;
   webhook_tenant_id: string;
   webhook_url: string;
@@ -377,6 +387,7 @@ export function toLeasedDelivery(
       type: due.event_type,
       payload: due.event_payload,
       created_at: due.event_created_at,
+      trace_context: due.event_trace_context,
     }),
     webhook,
   };

@@ -17,6 +17,7 @@ import type {
   PublishLease,
   PublishOutcome,
   PurgeOutcome,
+  QueueDepth,
   RequeueOutcome,
   RotateOutcome,
   Store,
@@ -320,6 +321,7 @@ function prepareStatements(db: Database.Database) {
       `SELECT d.id, d.attempts, d.last_attempt_at, d.created_at,
           e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
           e.payload AS event_payload, e.created_at AS event_created_at,
+          e.trace_context AS event_trace_context,
           w.id AS webhook_id, w.tenant_id AS webhook_tenant_id, w.url AS webhook_url,
           w.events AS webhook_events, w.twin_key AS webhook_twin_key, w.status AS webhook_status,
           w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
@@ -374,6 +376,20 @@ function prepareStatements(db: Database.Database) {
     expireHeld: db.prepare<[number, number]>(
       `UPDATE keyhook_deliveries SET status = 'failed', held_since = NULL, updated_at = ?
         WHERE status = 'held' AND held_since <= ?`,
+    ),
+    // The queue-depth gauge, on each collection: both counts read their partial index alone (the
+    // due index carries the status, migration 0009), never a finished row.
+    countQueued: db.prepare<
+      [{ now: number }],
+      { due: number; scheduled: number; in_flight: number; held: number }
+    >(
+      `SELECT
+          count(*) FILTER (WHERE status <> 'in_flight' AND due_at <= @now) AS due,
+          count(*) FILTER (WHERE status <> 'in_flight' AND due_at > @now) AS scheduled,
+          count(*) FILTER (WHERE status = 'in_flight') AS in_flight,
+          (SELECT count(*) FROM keyhook_deliveries INDEXED BY keyhook_deliveries_held
+            WHERE status = 'held') AS held
+        FROM keyhook_deliveries INDEXED BY keyhook_deliveries_due WHERE due_at IS NOT NULL`,
     ),
     // Filtering on status row by row keeps the walk on (webhook_id, id), in the listing's order.
     listDeliveriesFirst: db.prepare<[ListDeliveriesParams], DeliveryRow>(
@@ -1022,6 +1038,11 @@ export class SqliteStore implements Store {
 
   async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
     return this.grouped(() => this.transactions.delivery.completeAttempt(completion));
+  }
+
+  async countQueuedDeliveries(now: Date): Promise<QueueDepth> {
+    const row = this.run(() => this.statements.countQueued.get({ now: now.getTime() })!);
+    return { due: row.due, scheduled: row.scheduled, inFlight: row.in_flight, held: row.held };
   }
 
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {

@@ -108,6 +108,7 @@ describe('delivery workers in several processes on one file', () => {
           type: 'run.completed',
           payload: '{}',
           createdAt: new Date(Date.now() - 60_000 + i),
+          traceContext: null,
         },
         () => `dlv_${String(++minted).padStart(4, '0')}`,
       );

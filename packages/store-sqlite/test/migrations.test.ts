@@ -150,6 +150,7 @@ describe('migrations', () => {
       type: 'run.completed' as const,
       payload: '{}',
       createdAt: T0,
+      traceContext: null,
     };
     const published = await store.publishEvent(event, () => 'dlv_1');
     expect(published).toMatchObject({

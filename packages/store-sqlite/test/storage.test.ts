@@ -178,6 +178,28 @@ describe('how webhooks and idempotency keys are stored', () => {
     expect(list).not.toContain('USE TEMP B-TREE');
     expect(purge).toContain('keyhook_idempotency_keys_expires_at');
   });
+
+  it('counts the queue (the queue-depth gauge) from covering indexes, never from the table', async () => {
+    const filename = freshFile();
+    await createSqliteStore({ filename }).close();
+    const raw = new Database(filename, { readonly: true });
+    const planOf = (sql: string) =>
+      (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ now: 0 }) as { detail: string }[])
+        .map((step) => step.detail)
+        .join('\n');
+    // The shape of countQueued in src/store.ts: status and due time, of queued rows only.
+    const queued = planOf(
+      `SELECT count(*) FILTER (WHERE status <> 'in_flight' AND due_at <= @now),
+          count(*) FILTER (WHERE status = 'in_flight')
+        FROM keyhook_deliveries INDEXED BY keyhook_deliveries_due WHERE due_at IS NOT NULL`,
+    );
+    const held = planOf(
+      `SELECT count(*) FROM keyhook_deliveries INDEXED BY keyhook_deliveries_held WHERE status = 'held'`,
+    );
+    raw.close();
+    expect(queued).toContain('USING COVERING INDEX keyhook_deliveries_due');
+    expect(held).toContain('USING COVERING INDEX keyhook_deliveries_held');
+  });
 });
 
 describe('how events, deliveries and attempts are stored', () => {
@@ -187,6 +209,7 @@ describe('how events, deliveries and attempts are stored', () => {
     type: 'run.completed',
     payload: JSON.stringify({ id, type: 'run.completed', createdAt: createdAt.toISOString(), data: {} }),
     createdAt,
+    traceContext: null,
   });
   let minted = 0;
   const deliveryId = () => `dlv_${String(++minted).padStart(6, '0')}`;

@@ -21,6 +21,7 @@ const eventOf = (id: string): EventRecord => ({
   type: 'run.completed',
   payload: '{}',
   createdAt: T0,
+  traceContext: null,
 });
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {

@@ -13,6 +13,7 @@ import type {
   PublishOutcome,
   Store,
 } from '../store/types.js';
+import { activeTraceContext } from '../tracing.js';
 import { parseOrThrow, storableText, validationFailed } from '../validation.js';
 
 /** The largest serialised event body. Receivers buffer it whole to verify it. */
@@ -159,7 +160,14 @@ export class EventService<Catalog extends EventCatalog = EventCatalog> implement
       createdAt: createdAt.toISOString(),
       data,
     });
-    return { id, tenantId: parsed.tenantId, type: parsed.type, payload, createdAt };
+    return {
+      id,
+      tenantId: parsed.tenantId,
+      type: parsed.type,
+      payload,
+      createdAt,
+      traceContext: activeTraceContext(),
+    };
   }
 
   private checkData(type: string, data: Record<string, unknown>): Record<string, unknown> {

@@ -37,6 +37,8 @@ export interface SendRequest {
   secret: string | readonly string[];
   /** The attempt's own time, in unix seconds, as signed in `t=`. */
   unixSeconds: number;
+  /** The W3C `traceparent` header to send (`telemetry.traceparent`); none when undefined. */
+  traceparent?: string | undefined;
 }
 
 export interface SendOutcome {
@@ -98,13 +100,14 @@ export class WebhookSender {
     const checked = this.check(request.url);
     if (!checked.ok) return finish({ kind: 'error', message: `refused: ${checked.reason}` });
     const body = Buffer.from(request.payload, 'utf8');
-    const headers = {
+    const headers: Record<string, string> = {
       'content-type': 'application/json',
       'content-length': String(body.length),
       'user-agent': USER_AGENT,
       [this.headerNames.eventId]: request.eventId,
       [this.headerNames.signature]: signatureHeader(request.secret, body, request.unixSeconds),
     };
+    if (request.traceparent !== undefined) headers['traceparent'] = request.traceparent;
     // One deadline for the whole attempt: connect, send, and the answer's first 4 KiB. A status
     // that came in time stands, with whatever of the body came with it. undici takes an
     // EventEmitter as the abort signal, at a fraction of an AbortController's cost.

@@ -19,11 +19,14 @@ export const SPEC_HEADER_NAMES: DeliveryHeaderNames = {
 
 // An HTTP token (RFC 9110 §5.1); lowercase, since Node hands receivers lowercase names.
 const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
-// What the sender sets itself, and what proxies and servers read as framing.
+// What the sender sets itself (traceparent with telemetry.traceparent), and what proxies and
+// servers read as framing.
 const RESERVED = new Set([
   'content-type',
   'content-length',
   'user-agent',
+  'traceparent',
+  'tracestate',
   'host',
   'connection',
   'transfer-encoding',

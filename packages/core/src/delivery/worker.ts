@@ -8,7 +8,8 @@ import type {
   Store,
   WebhookRecord,
 } from '../store/types.js';
-import type { DeliveryOutcome, KeyhookMetrics } from '../telemetry.js';
+import { deliveryOutcome, type KeyhookMetrics } from '../telemetry.js';
+import type { KeyhookTracing } from '../tracing.js';
 import { Handoffs, leaseIdFrom } from './handoff.js';
 import { judgeAttempt } from './outcome.js';
 import { AUTO_DISABLE_AFTER, DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
@@ -30,14 +31,6 @@ const HELD_EXPIRY_INTERVAL_MS = 60_000;
  * holds at once in one statement). Beyond this many, a finished attempt keeps its slot until
  * it is recorded, so a slow or unreachable store slows the sending down.
  */
-/** A recorded attempt's delivery state, as `keyhook.deliveries` names the outcome. */
-const OUTCOMES: Partial<Record<DeliveryRecord['status'], DeliveryOutcome>> = {
-  succeeded: 'succeeded',
-  retry_scheduled: 'retry',
-  failed: 'failed',
-  held: 'held',
-};
-
 export const RECORDING_PER_SLOT = 2;
 /** After an outage the worker tries again after these waits, the last one repeating. */
 const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
@@ -81,6 +74,8 @@ export interface DeliveryWorkerDeps {
   onEndpointDisabled?: ((webhook: WebhookRecord) => void | Promise<void>) | undefined;
   /** Where attempts, their outcomes and disabled endpoints are counted. */
   metrics?: KeyhookMetrics | undefined;
+  /** Where each attempt's span is made (and its `traceparent` header, when on). */
+  tracing?: KeyhookTracing | undefined;
   /** A delivery this worker's attempt failed for good (no retry left, or 410 Gone). */
   onDeliveryFailed?: ((delivery: DeliveryRecord) => void | Promise<void>) | undefined;
 }
@@ -283,6 +278,17 @@ export class DeliveryLoop implements DeliveryWorker {
   private async attempt({ delivery, event, webhook }: LeasedDelivery): Promise<void> {
     const attempt = delivery.attempts + 1;
     const startedAt = this.deps.clock.now();
+    const span = this.deps.tracing?.startAttempt({
+      url: webhook.url,
+      tenantId: delivery.tenantId,
+      webhookId: webhook.id,
+      deliveryId: delivery.id,
+      eventId: event.id,
+      eventType: event.type,
+      attempt,
+      traceContext: event.traceContext,
+      startedAt,
+    });
     let sent: SendOutcome;
     try {
       sent = await this.deps.sender.send({
@@ -291,6 +297,7 @@ export class DeliveryLoop implements DeliveryWorker {
         eventId: event.id,
         secret: this.secretsOf(webhook, startedAt),
         unixSeconds: Math.floor(startedAt.getTime() / 1000),
+        traceparent: span?.traceparent,
       });
     } catch (error) {
       // Only a secret that will not open gets here (a missing previous encryption key).
@@ -311,6 +318,7 @@ export class DeliveryLoop implements DeliveryWorker {
       finishedAt,
       this.deps.retry,
     );
+    span?.end(sent.result, plan.status, finishedAt);
     const completion: AttemptCompletion = {
       tenantId: delivery.tenantId,
       deliveryId: delivery.id,
@@ -402,7 +410,7 @@ export class DeliveryLoop implements DeliveryWorker {
 
   /** The attempt as the metrics count it, once the store has it. */
   private measure(completion: AttemptCompletion, status: DeliveryRecord['status'], publishedAt: Date): void {
-    const outcome = OUTCOMES[status];
+    const outcome = deliveryOutcome(status);
     if (outcome === undefined || this.deps.metrics === undefined) return;
     const { durationMs, statusCode } = completion.attempt;
     const lagMs = outcome === 'succeeded' ? completion.at.getTime() - publishedAt.getTime() : null;

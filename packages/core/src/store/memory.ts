@@ -20,6 +20,7 @@ import type {
   PublishLease,
   PublishOutcome,
   PurgeOutcome,
+  QueueDepth,
   RequeueOutcome,
   RotateOutcome,
   Store,
@@ -389,6 +390,20 @@ export class MemoryStore implements Store {
       }
     }
     return { outcome: 'recorded', delivery: copyDelivery(delivery), disabledWebhook };
+  }
+
+  async countQueuedDeliveries(now: Date): Promise<QueueDepth> {
+    this.assertOpen();
+    const depth: QueueDepth = { due: 0, scheduled: 0, inFlight: 0, held: 0 };
+    for (const delivery of this.deliveries.values()) {
+      if (delivery.status === 'in_flight') depth.inFlight++;
+      else if (delivery.status === 'held') depth.held++;
+      else if (delivery.dueAt !== null) {
+        if (delivery.dueAt.getTime() <= now.getTime()) depth.due++;
+        else depth.scheduled++;
+      }
+    }
+    return depth;
   }
 
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {

@@ -120,6 +120,11 @@ export interface EventRecord {
   /** The JSON body `{ id, type, createdAt, data }` exactly as it goes on the wire. */
   payload: string;
   createdAt: Date;
+  /**
+   * The W3C `traceparent` of the span that was active where the event was published, or null
+   * when none was: each attempt's span links to it (telemetry/tracing.ts). Never sent as is.
+   */
+  traceContext: string | null;
 }
 
 /** One event on its way to one endpoint. */
@@ -173,6 +178,18 @@ export type PublishOutcome =
     }
   /** The tenant already has an event with this id: nothing was written. The one stored is returned. */
   | { outcome: 'duplicate'; event: EventRecord };
+
+/** Deliveries waiting, store-wide, by where they wait (`countQueuedDeliveries`). */
+export interface QueueDepth {
+  /** pending or retry_scheduled, and due: waiting for a worker. */
+  due: number;
+  /** pending or retry_scheduled, due later: retries waiting for their time. */
+  scheduled: number;
+  /** in_flight: leased to a worker, whose attempt is under way (or whose lease runs out). */
+  inFlight: number;
+  /** held: their endpoint is disabled. */
+  held: number;
+}
 
 /** A delivery leased to a worker, with what the attempt needs, read in the same statement. */
 export interface LeasedDelivery {
@@ -466,6 +483,12 @@ export interface Store {
    * `failures` and its pending and retry_scheduled deliveries are held, in the same transaction.
    */
   completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome>;
+
+  /**
+   * How many deliveries wait, across every tenant, at `now`: the queue-depth gauge reads it on
+   * each collection, so it must be cheap (an index-only count, never a scan of finished rows).
+   */
+  countQueuedDeliveries(now: Date): Promise<QueueDepth>;
 
   /** Held deliveries with `heldSince <= heldBefore` become failed (`updatedAt = at`); returns how many. */
   expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number>;

@@ -27,6 +27,7 @@ export function eventRecord(overrides: Partial<EventRecord> = {}): EventRecord {
     type,
     payload: JSON.stringify({ id, type, createdAt: createdAt.toISOString(), data: { runId: 'run_1' } }),
     createdAt,
+    traceContext: null,
     ...overrides,
   };
 }
@@ -652,6 +653,61 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       expect(await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 10, before: cursor })).toEqual(
         [],
       );
+    });
+
+    it('an event keeps the trace context it was published with, through lease, detail and replay', async () => {
+      const webhook = await subscribed();
+      const traceContext = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const traced = await publishOne(ctx.store, { traceContext, createdAt: at(-2000) });
+      await publishOne(ctx.store, { createdAt: at(-1000) });
+      expect(traced.event.traceContext).toBe(traceContext);
+      const leased = await leaseAll();
+      expect(leased.map((l) => l.event.traceContext)).toEqual([traceContext, null]);
+      const detail = await ctx.store.getDelivery('tenant_a', webhook.id, traced.deliveries[0]!.id);
+      expect(detail!.event.traceContext).toBe(traceContext);
+      const replay = await ctx.store.publishEvent(eventRecord({ id: traced.event.id }), deliveryId);
+      expect(replay).toMatchObject({ outcome: 'duplicate', event: { traceContext } });
+      // Leased in the publish itself (the handoff), the event comes back with it too.
+      const lease: PublishLease = { limit: 1, leaseId: 'handoff', leaseMs: 30_000 };
+      const handedOver = await ctx.store.publishEvent(
+        eventRecord({ traceContext }),
+        deliveryId,
+        undefined,
+        lease,
+      );
+      expect(handedOver.outcome === 'published' && handedOver.leased[0]!.event.traceContext).toBe(
+        traceContext,
+      );
+    });
+
+    it('counts queued deliveries of every tenant by where they wait, and nothing finished', async () => {
+      const empty = { due: 0, scheduled: 0, inFlight: 0, held: 0 };
+      expect(await ctx.store.countQueuedDeliveries(T0)).toEqual(empty);
+      await subscribed();
+      await subscribed(ctx.store, { status: 'disabled', disabledReason: 'manual' });
+      await subscribed(ctx.store, { tenantId: 'tenant_b' });
+      // Each of these five events goes to both tenant_a webhooks: one pending, one held.
+      for (const ms of [-5000, -4000, -3000, -2000, 60_000])
+        await publishOne(ctx.store, { createdAt: at(ms) });
+      await publishOne(ctx.store, { tenantId: 'tenant_b', createdAt: at(-1000) });
+      await attempt(200, SUCCEEDED); // -5000: finished, not counted
+      await attempt(null, FAILED); // -4000: finished
+      await attempt(503, retryAt(30_000)); // -3000: scheduled
+      await leaseAll(ctx.store, T0, 30_000, 1); // -2000: in flight
+      expect(await ctx.store.countQueuedDeliveries(T0)).toEqual({
+        due: 1, // tenant_b's
+        scheduled: 2, // the retry, and the event published at +60 s
+        inFlight: 1,
+        held: 5,
+      });
+      // Later, the retry and the later event are due; the lease ran out, but the delivery is in
+      // flight until it is leased again.
+      expect(await ctx.store.countQueuedDeliveries(at(60_000))).toEqual({
+        due: 3,
+        scheduled: 0,
+        inFlight: 1,
+        held: 5,
+      });
     });
 
     it('an event payload with any unicode comes back byte for byte', async () => {
