@@ -70,6 +70,30 @@ export interface ServerConfig {
    * API's port; null (unset) serves no metrics.
    */
   metricsPort: number | null;
+  /**
+   * What goes out over OTLP/HTTP (README "OpenTelemetry"), from the standard `OTEL_*` variables.
+   * Only the choices this server makes itself are here; the exporters read the rest (headers,
+   * timeouts, compression, each signal's URL) from the process environment on their own.
+   */
+  otlp: OtlpConfig;
+}
+
+/** The OTLP/HTTP encodings there are exporters for here: protobuf (the spec's default) and JSON. */
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
+export interface OtlpConfig {
+  /** null: no metrics over OTLP (no endpoint for them, OTEL_METRICS_EXPORTER=none, or OTEL_SDK_DISABLED=true). */
+  metrics: OtlpMetricsConfig | null;
+  /** null: no traces over OTLP (no endpoint for them, OTEL_TRACES_EXPORTER=none, or OTEL_SDK_DISABLED=true). */
+  traces: { protocol: OtlpProtocol } | null;
+}
+
+export interface OtlpMetricsConfig {
+  protocol: OtlpProtocol;
+  /** OTEL_METRIC_EXPORT_INTERVAL: between two exports. */
+  exportIntervalMs: number;
+  /** OTEL_METRIC_EXPORT_TIMEOUT: one collection and export, never longer than the interval. */
+  exportTimeoutMs: number;
 }
 
 /** `{ limit, window }`, window in seconds, as `createKeyhook({ rateLimit })` takes it. */
@@ -177,6 +201,7 @@ export function loadConfig(
   const trustProxy = parseTrustProxy(read('KEYHOOK_TRUST_PROXY'));
   const metricsText = read('KEYHOOK_METRICS_PORT');
   const metricsPort = metricsText === undefined ? null : parseMetricsPort(metricsText, problems);
+  const otlp = parseOtlp(read, problems);
 
   if (problems.length > 0 || admin === null) throw new ConfigError(problems);
   return {
@@ -200,6 +225,7 @@ export function loadConfig(
     failedAuthLimit,
     trustProxy,
     metricsPort,
+    otlp,
   };
 }
 
@@ -210,6 +236,106 @@ function parseMetricsPort(text: string, problems: string[]): number | null {
     return null;
   }
   return port;
+}
+
+/** The OpenTelemetry specification's defaults for the periodic metric reader. */
+export const DEFAULT_METRIC_EXPORT_INTERVAL_MS = 60_000;
+export const DEFAULT_METRIC_EXPORT_TIMEOUT_MS = 30_000;
+const OTLP_PROTOCOLS: readonly OtlpProtocol[] = ['http/protobuf', 'http/json'];
+const OTLP_OFF: OtlpConfig = { metrics: null, traces: null };
+/** setInterval's limit: a longer interval would fire at once, over and over. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A signal goes out over OTLP when an endpoint is set for it (the generic one or its own):
+ * without one nothing is sent, and no other `OTEL_*` variable is read, so a shell's leftovers
+ * cannot stop a server that exports nothing. With one, a value this server cannot honour
+ * (gRPC, another exporter) stops the start rather than being dropped in silence.
+ */
+function parseOtlp(read: (name: string) => string | undefined, problems: string[]): OtlpConfig {
+  const generic = read('OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined;
+  const metricsWanted = generic || read('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT') !== undefined;
+  const tracesWanted = generic || read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined;
+  if (!metricsWanted && !tracesWanted) return OTLP_OFF;
+  if (parseSdkDisabled(read('OTEL_SDK_DISABLED'), problems)) return OTLP_OFF;
+  const metricsOn =
+    metricsWanted &&
+    exporterSelected(
+      'OTEL_METRICS_EXPORTER',
+      read('OTEL_METRICS_EXPORTER'),
+      ' (KEYHOOK_METRICS_PORT serves Prometheus text)',
+      problems,
+    );
+  const tracesOn =
+    tracesWanted && exporterSelected('OTEL_TRACES_EXPORTER', read('OTEL_TRACES_EXPORTER'), '', problems);
+  return {
+    metrics: metricsOn
+      ? { protocol: parseProtocol('METRICS', read, problems), ...parseMetricExportTiming(read, problems) }
+      : null,
+    traces: tracesOn ? { protocol: parseProtocol('TRACES', read, problems) } : null,
+  };
+}
+
+/** The specification's boolean: `true` or `false` in any case; anything else is refused, not read as false. */
+function parseSdkDisabled(text: string | undefined, problems: string[]): boolean {
+  if (text === undefined || text.toLowerCase() === 'false') return false;
+  if (text.toLowerCase() === 'true') return true;
+  problems.push(`OTEL_SDK_DISABLED must be true or false, got "${text}"`);
+  return false;
+}
+
+/** OTEL_METRICS_EXPORTER / OTEL_TRACES_EXPORTER: `otlp` (or unset) sends, `none` does not. */
+function exporterSelected(name: string, text: string | undefined, hint: string, problems: string[]): boolean {
+  if (text === undefined) return true;
+  const exporters = text
+    .toLowerCase()
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+  if (exporters.length === 1 && exporters[0] === 'none') return false;
+  if (exporters.length > 0 && exporters.every((exporter) => exporter === 'otlp')) return true;
+  problems.push(`${name} must be otlp or none: this server exports over OTLP only${hint}; got "${text}"`);
+  return false;
+}
+
+/** The signal's own OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else the generic one, else http/protobuf. */
+function parseProtocol(
+  signal: 'METRICS' | 'TRACES',
+  read: (name: string) => string | undefined,
+  problems: string[],
+): OtlpProtocol {
+  const own = `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`;
+  const name = read(own) === undefined ? 'OTEL_EXPORTER_OTLP_PROTOCOL' : own;
+  const text = read(name);
+  if (text === undefined) return 'http/protobuf';
+  const protocol = OTLP_PROTOCOLS.find((known) => known === text.toLowerCase());
+  if (protocol !== undefined) return protocol;
+  // Both signals may take the generic variable: name it once.
+  const problem = `${name} must be http/protobuf or http/json (this server does not export over gRPC), got "${text}"`;
+  if (!problems.includes(problem)) problems.push(problem);
+  return 'http/protobuf';
+}
+
+/**
+ * OTEL_METRIC_EXPORT_INTERVAL and OTEL_METRIC_EXPORT_TIMEOUT, in milliseconds: the SDK's reader
+ * takes them as options only. A timeout longer than the interval is cut to it, as the reader
+ * does with its own default (given both, it would refuse the pair).
+ */
+function parseMetricExportTiming(
+  read: (name: string) => string | undefined,
+  problems: string[],
+): Pick<OtlpMetricsConfig, 'exportIntervalMs' | 'exportTimeoutMs'> {
+  const one = (name: string, fallback: number): number => {
+    const text = read(name);
+    if (text === undefined) return fallback;
+    const ms = /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
+    if (ms >= 1 && ms <= MAX_TIMER_MS) return ms;
+    problems.push(`${name} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}, got "${text}"`);
+    return fallback;
+  };
+  const exportIntervalMs = one('OTEL_METRIC_EXPORT_INTERVAL', DEFAULT_METRIC_EXPORT_INTERVAL_MS);
+  const exportTimeoutMs = one('OTEL_METRIC_EXPORT_TIMEOUT', DEFAULT_METRIC_EXPORT_TIMEOUT_MS);
+  return { exportIntervalMs, exportTimeoutMs: Math.min(exportTimeoutMs, exportIntervalMs) };
 }
 
 /** 100 failed verifications a minute per address: far above a client with a stale key, far below a guesser. */

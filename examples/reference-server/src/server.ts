@@ -12,8 +12,6 @@ import {
   type Store,
   systemClock,
 } from '@keyhook/core';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { type AdminAuthConfig, DEFAULT_TIMEOUTS, type ServerConfig, type ServerTimeouts } from './config.js';
 import { encryptionKeyFor } from './encryption-key.js';
@@ -24,6 +22,7 @@ import { openStorage, type Storage } from './open-store.js';
 import { registerApiDocs } from './openapi.js';
 import { openDataPlane } from './staging/index.js';
 import type { StagingJobHooks, StagingJobs } from './staging/jobs.js';
+import { type ServerTelemetry, startTelemetry } from './telemetry.js';
 
 /** DESIGN.md §2: the mount point. */
 export const API_PREFIX = '/api/v1';
@@ -48,7 +47,8 @@ export interface ReferenceServer {
   routes: readonly { method: string; url: string }[];
   /**
    * Stops taking connections, lets requests in flight finish, stops the delivery worker (its
-   * attempts in flight finish and are recorded), flushes keyhook, closes the store.
+   * attempts in flight finish and are recorded), flushes keyhook, closes the store, then
+   * exports the last metrics and spans and stops telemetry (failures there are logged, not thrown).
    */
   close(): Promise<void>;
 }
@@ -82,8 +82,8 @@ export async function buildServer(
     for (const method of [route.method].flat()) registered.push({ method, url: route.url });
   });
   let storage: Storage | undefined;
-  // Prometheus text on a port of its own (never the API's), from keyhook's OpenTelemetry metrics.
-  const metrics = config.metricsPort === null ? null : await startMetrics(config.metricsPort, config.host);
+  // Prometheus text on a port of its own (never the API's), and OTLP export (README "OpenTelemetry").
+  const telemetry = await startTelemetry(config, app.log);
   try {
     storage = await openStorage(config.store, app.log);
     const { store } = storage;
@@ -102,7 +102,7 @@ export async function buildServer(
       previousEncryptionKeys: config.previousEncryptionKeys,
       // The RateLimit fields on every answer to a limited key: the data plane's routes do real work beside them.
       rateLimit: { default: config.keyRateLimit, failedAuth: config.failedAuthLimit, successHeaders: true },
-      ...(metrics && { telemetry: { meterProvider: metrics.provider } }),
+      telemetry: telemetry.keyhookOptions,
       delivery: {
         ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
         ...(config.deliveryTimeoutMs && { timeoutMs: config.deliveryTimeoutMs }),
@@ -150,23 +150,15 @@ export async function buildServer(
       keyhook,
       config,
       routes: registered,
-      metricsUrl: metrics?.url,
-      close: closeOnce(app, keyhook, dataPlane.jobs, storage, metrics),
+      metricsUrl: telemetry.metricsUrl,
+      close: closeOnce(app, keyhook, dataPlane.jobs, storage, telemetry),
     };
   } catch (error) {
     await app.close().catch(() => {});
     await storage?.close().catch(() => {});
-    await metrics?.provider.shutdown().catch(() => {});
+    await telemetry.close();
     throw error;
   }
-}
-
-/** A meter provider whose one reader serves `/metrics` as Prometheus text on `port`. */
-async function startMetrics(port: number, host: string) {
-  const exporter = new PrometheusExporter({ port, host, preventServerStart: true });
-  const provider = new MeterProvider({ readers: [exporter] });
-  await exporter.startServer();
-  return { provider, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics` };
 }
 
 /**
@@ -214,7 +206,7 @@ function closeOnce(
   keyhook: Keyhook,
   jobs: StagingJobs,
   storage: Storage,
-  metrics: { provider: MeterProvider } | null,
+  telemetry: ServerTelemetry,
 ): () => Promise<void> {
   let closing: Promise<void> | undefined;
   return () => {
@@ -226,8 +218,8 @@ function closeOnce(
       await storage
         .close()
         .catch((error: unknown) => app.log.warn({ err: error }, 'closing the store failed'));
-      // Stops the metrics server too.
-      await metrics?.provider.shutdown();
+      // Last, so the spans and counts of the attempts that just finished are exported.
+      await telemetry.close();
     })();
     return closing;
   };

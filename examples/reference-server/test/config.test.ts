@@ -32,6 +32,8 @@ describe('loadConfig (DESIGN.md §8)', () => {
       retryScheduleMs: null,
       deliveryTimeoutMs: null,
       retentionMs: null,
+      metricsPort: null,
+      otlp: { metrics: null, traces: null },
     });
   });
 
@@ -224,6 +226,121 @@ describe('loadConfig (DESIGN.md §8)', () => {
       'KEYHOOK_DELIVERY_TIMEOUT',
     ]);
     expect(() => load({ PORT: 'x' })).toThrow(/Invalid configuration:\n {2}- PORT/);
+  });
+});
+
+/** README "OpenTelemetry": what goes out over OTLP, from the standard variables. */
+describe('loadConfig: OTLP', () => {
+  const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+  const DEFAULT_METRICS = { protocol: 'http/protobuf', exportIntervalMs: 60_000, exportTimeoutMs: 30_000 };
+
+  it('off without an endpoint, and then no other OTEL_ variable is read', () => {
+    expect(load({}).otlp).toEqual({ metrics: null, traces: null });
+    expect(
+      load({
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_METRICS_EXPORTER: 'console',
+        OTEL_SDK_DISABLED: 'maybe',
+        OTEL_METRIC_EXPORT_INTERVAL: 'soon',
+        OTEL_EXPORTER_OTLP_ENDPOINT: '',
+      }).otlp,
+    ).toEqual({ metrics: null, traces: null });
+  });
+
+  it('the generic endpoint sends both signals, a signal’s own endpoint that signal only; http/protobuf by default', () => {
+    expect(load(ENDPOINT).otlp).toEqual({ metrics: DEFAULT_METRICS, traces: { protocol: 'http/protobuf' } });
+    expect(load({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://c:4318/v1/metrics' }).otlp).toEqual({
+      metrics: DEFAULT_METRICS,
+      traces: null,
+    });
+    expect(load({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' }).otlp).toEqual({
+      metrics: null,
+      traces: { protocol: 'http/protobuf' },
+    });
+  });
+
+  it('OTEL_SDK_DISABLED=true turns both off, OTEL_<SIGNAL>S_EXPORTER=none one; otlp is the default', () => {
+    for (const disabled of ['true', 'TRUE', 'True']) {
+      expect(
+        load({ ...ENDPOINT, OTEL_SDK_DISABLED: disabled, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).otlp,
+      ).toEqual({ metrics: null, traces: null });
+    }
+    expect(load({ ...ENDPOINT, OTEL_SDK_DISABLED: 'false' }).otlp.traces).not.toBeNull();
+    expect(load({ ...ENDPOINT, OTEL_METRICS_EXPORTER: 'none' }).otlp).toEqual({
+      metrics: null,
+      traces: { protocol: 'http/protobuf' },
+    });
+    expect(load({ ...ENDPOINT, OTEL_TRACES_EXPORTER: 'None', OTEL_METRICS_EXPORTER: 'otlp' }).otlp).toEqual({
+      metrics: DEFAULT_METRICS,
+      traces: null,
+    });
+  });
+
+  it('the protocol: a signal’s own variable over the generic one; http/json picks the JSON exporters', () => {
+    expect(load({ ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }).otlp).toMatchObject({
+      metrics: { protocol: 'http/json' },
+      traces: { protocol: 'http/json' },
+    });
+    expect(
+      load({
+        ...ENDPOINT,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+      }).otlp,
+    ).toMatchObject({ metrics: { protocol: 'http/json' }, traces: { protocol: 'http/protobuf' } });
+  });
+
+  it('grpc, or any other protocol, is refused naming the variable that says it, once', () => {
+    expect(problemsOf({ ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toEqual([
+      'OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (this server does not export over gRPC), got "grpc"',
+    ]);
+    expect(
+      problemsOf({
+        ...ENDPOINT,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http',
+      }),
+    ).toEqual([expect.stringMatching(/^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be .*, got "http"$/)]);
+    // A signal that is off is not read.
+    expect(
+      load({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c/v1/traces',
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc',
+      }).otlp.traces,
+    ).toEqual({ protocol: 'http/protobuf' });
+  });
+
+  it('OTEL_METRIC_EXPORT_INTERVAL and _TIMEOUT: whole milliseconds, the timeout never over the interval', () => {
+    expect(load({ ...ENDPOINT, OTEL_METRIC_EXPORT_INTERVAL: '200' }).otlp.metrics).toMatchObject({
+      exportIntervalMs: 200,
+      exportTimeoutMs: 200,
+    });
+    expect(
+      load({ ...ENDPOINT, OTEL_METRIC_EXPORT_INTERVAL: '5000', OTEL_METRIC_EXPORT_TIMEOUT: '1000' }).otlp
+        .metrics,
+    ).toMatchObject({ exportIntervalMs: 5000, exportTimeoutMs: 1000 });
+    for (const bad of ['0', '1.5', '10s', '-1', '2147483648']) {
+      expect(problemsOf({ ...ENDPOINT, OTEL_METRIC_EXPORT_INTERVAL: bad }), bad).toEqual([
+        `OTEL_METRIC_EXPORT_INTERVAL must be a whole number of milliseconds from 1 to 2147483647, got "${bad}"`,
+      ]);
+      expect(problemsOf({ ...ENDPOINT, OTEL_METRIC_EXPORT_TIMEOUT: bad }), bad).toEqual([
+        expect.stringMatching(/^OTEL_METRIC_EXPORT_TIMEOUT must be a whole number of milliseconds/),
+      ]);
+    }
+  });
+
+  it('refuses what it cannot honour: OTEL_SDK_DISABLED other than true or false, exporters other than otlp or none', () => {
+    expect(problemsOf({ ...ENDPOINT, OTEL_SDK_DISABLED: '1' })).toEqual([
+      'OTEL_SDK_DISABLED must be true or false, got "1"',
+    ]);
+    expect(problemsOf({ ...ENDPOINT, OTEL_METRICS_EXPORTER: 'prometheus' })).toEqual([
+      'OTEL_METRICS_EXPORTER must be otlp or none: this server exports over OTLP only (KEYHOOK_METRICS_PORT serves Prometheus text); got "prometheus"',
+    ]);
+    expect(problemsOf({ ...ENDPOINT, OTEL_TRACES_EXPORTER: 'otlp,console' })).toEqual([
+      expect.stringMatching(/^OTEL_TRACES_EXPORTER must be otlp or none/),
+    ]);
+    expect(load({ ...ENDPOINT, OTEL_TRACES_EXPORTER: 'otlp, otlp' }).otlp.traces).not.toBeNull();
   });
 });
 
