@@ -151,7 +151,9 @@ describe('keyhook migrate on a SQLite file', () => {
     const filename = freshFile();
     expect((await run(['migrate', '--database', filename])).code).toBe(0);
     const raw = new Database(filename);
-    raw.prepare('INSERT INTO keyhook_migrations VALUES (?, ?, ?)').run(999, '0999_future', Date.now());
+    raw
+      .prepare('INSERT INTO keyhook_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+      .run(999, '0999_future', Date.now());
     raw.close();
     const refusal =
       `the database has migration 0999_future, which this version of @keyhook/store-sqlite does not know ` +

@@ -49,18 +49,22 @@ export type {
 } from './store/types.js';
 export { twinKeyOf } from './webhooks/service.js';
 
-// Migrations: what every store's runner shares (the option, the types, the checks and messages,
-// the log lines around each migration).
+// Migrations: the one runner every store (and an app's own tables) uses. Its rules live here:
+// file names and order, checksums, what is refused; a driver only executes.
 
 export {
   type AppliedMigration,
-  applyLogged,
-  assertKnownMigrations,
-  type KnownMigrationsOptions,
-  type LoggedMigration,
+  type MigrationDriver,
+  type MigrationFile,
   type MigrationsMode,
+  type MigrationTarget,
+  migrationChecksum,
   migrationsMode,
   type PendingMigration,
   type PendingMigrationsErrorOptions,
+  pendingMigrationFiles,
   pendingMigrationsError,
+  type RecordedMigration,
+  readMigrationFiles,
+  runMigrations,
 } from './store/migrations.js';

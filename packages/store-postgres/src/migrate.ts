@@ -1,58 +1,45 @@
-import { readdir, readFile } from 'node:fs/promises';
 import {
   type AppliedMigration,
-  applyLogged,
-  assertKnownMigrations,
   type Logger,
+  type MigrationDriver,
+  type MigrationFile,
   type PendingMigration,
+  pendingMigrationFiles,
+  type RecordedMigration,
+  readMigrationFiles,
+  runMigrations,
   silentLogger,
 } from '@keyhook/core/store';
 import type pg from 'pg';
 import { migrationLockKey, quoteSchema } from './schema-name.js';
 
-export interface Migration {
-  version: number;
-  /** The name after the number, e.g. `api_keys`: what `keyhook_migrations.name` records. */
-  name: string;
-  sql: string;
-}
+/** One migration file, as core's runner reads it: `name` is the file name, `0004_deliveries`. */
+export type Migration = MigrationFile;
 
 export type { AppliedMigration, PendingMigration } from '@keyhook/core/store';
 
 // Shipped beside dist/ (package.json "files"); tsup's shims give the CJS build an import.meta.url.
 const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
 
-const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
-
-/** The numbered .sql files, in version order. */
+/** The numbered .sql files, in version order, each with its checksum (core's rules: readMigrationFiles). */
 export async function loadMigrations(dir: URL = MIGRATIONS_DIR): Promise<Migration[]> {
-  const files = (await readdir(dir)).filter((file) => file.endsWith('.sql')).sort();
-  const migrations: Migration[] = [];
-  for (const file of files) {
-    const match = MIGRATION_FILE.exec(file);
-    if (!match) throw new Error(`keyhook: migration file ${file} is not named NNNN_name.sql`);
-    const version = Number(match[1]);
-    if (migrations.some((m) => m.version === version))
-      throw new Error(`keyhook: two migrations share version ${version}`);
-    migrations.push({ version, name: match[2]!, sql: await readFile(new URL(file, dir), 'utf8') });
-  }
-  return migrations;
+  return readMigrationFiles(dir);
 }
 
-/** The file name without `.sql`: how a migration is named to people (logs, results, errors). */
+/** The file name without `.sql` (`0004_deliveries`), from what keyhook_migrations records (`deliveries`). */
 export function fileName(version: number, name: string): string {
   return `${String(version).padStart(4, '0')}_${name}`;
 }
 
 /** The migration as people see it (logs, results, errors): `{ version: 4, name: '0004_deliveries' }`. */
 export function namedByFile(migration: Migration): PendingMigration {
-  return { version: migration.version, name: fileName(migration.version, migration.name) };
+  return { version: migration.version, name: migration.name };
 }
 
 /**
  * The migrations this schema does not record, read without the lock and without writing (not
  * even the schema or the migrations table). Throws when the schema records a migration this
- * version does not know: a newer release migrated it.
+ * version does not know (a newer release migrated it), or one whose file was edited since.
  */
 export async function pendingOf(
   pool: pg.Pool,
@@ -60,16 +47,14 @@ export async function pendingOf(
   migrations?: Migration[],
 ): Promise<Migration[]> {
   const shipped = migrations ?? (await loadMigrations());
-  const recorded = await readRecorded(pool, schema);
-  assertKnown(schema, recorded, shipped);
-  return shipped.filter((migration) => !recorded.has(migration.version));
+  return pendingMigrationFiles(targetOf(schema), shipped, await readRecorded(pool, schema));
 }
 
 /**
- * Brings the schema up to date and returns what this call applied. Each pending migration runs
- * in its own transaction under an advisory lock for this schema, and is re-checked inside the
- * lock, so of many instances starting at once exactly one applies it and the others wait, then
- * find it done. Each one is logged as it starts and ends, with its duration.
+ * Brings the schema up to date through core's runner and returns what this call applied. Each
+ * pending migration runs in its own transaction under an advisory lock for this schema, and is
+ * re-checked inside the lock, so of many instances starting at once exactly one applies it and
+ * the others wait, then find it done. Each one is logged as it starts and ends, with its duration.
  */
 export async function applyMigrations(
   pool: pg.Pool,
@@ -77,45 +62,75 @@ export async function applyMigrations(
   logger: Logger = silentLogger,
   migrations?: Migration[],
 ): Promise<AppliedMigration[]> {
-  const applied: AppliedMigration[] = [];
-  for (const migration of await pendingOf(pool, schema, migrations)) {
-    const done = await applyLogged(
-      {
-        logger,
-        migration: namedByFile(migration),
-        where: { schema },
-        appliedElsewhereBy: 'another instance',
-      },
-      () => applyMigration(pool, schema, migration),
-    );
-    if (done) applied.push(done);
-  }
-  return applied;
+  return runMigrations(postgresDriver(pool, schema), migrations ?? (await loadMigrations()), logger);
 }
 
-/** The recorded versions and names, read without the lock: only a fast path, re-checked under it. */
-async function readRecorded(pool: pg.Pool, schema: string): Promise<Map<number, string>> {
+const targetOf = (schema: string) => ({
+  database: `the PostgreSQL schema "${schema}"`,
+  packageName: '@keyhook/store-postgres',
+});
+
+/** How Postgres executes core's runner: a transaction-scoped advisory lock per schema. */
+function postgresDriver(pool: pg.Pool, schema: string): MigrationDriver<false> {
+  const table = `${quoteSchema(schema)}.keyhook_migrations`;
+  return {
+    ...targetOf(schema),
+    where: { schema },
+    appliedElsewhereBy: 'another instance',
+    readRecorded: () => readRecorded(pool, schema),
+    applyOne: (migration) =>
+      underLock(pool, schema, async (client) => {
+        const done = await client.query(`SELECT 1 FROM ${table} WHERE version = $1`, [migration.version]);
+        if (done.rowCount !== 0) return false;
+        await client.query(`SET LOCAL search_path TO ${quoteSchema(schema)}`);
+        await client.query(migration.sql);
+        // The table records the name after the number (`deliveries`), as it always has.
+        await client.query(`INSERT INTO ${table} (version, name, checksum) VALUES ($1, $2, $3)`, [
+          migration.version,
+          migration.name.slice(5),
+          migration.checksum,
+        ]);
+        return true;
+      }),
+    recordChecksums: (files) =>
+      underLock(pool, schema, async (client) => {
+        for (const file of files) {
+          await client.query(`UPDATE ${table} SET checksum = $1 WHERE version = $2 AND checksum IS NULL`, [
+            file.checksum,
+            file.version,
+          ]);
+        }
+      }),
+  };
+}
+
+/** The recorded versions, names and checksums, read without the lock: only a fast path, re-checked under it. */
+async function readRecorded(pool: pg.Pool, schema: string): Promise<RecordedMigration[]> {
   const table = `${quoteSchema(schema)}.keyhook_migrations`;
   const exists = await pool.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [
     table,
   ]);
-  if (!exists.rows[0]?.present) return new Map();
-  const rows = await pool.query<{ version: number; name: string }>(`SELECT version, name FROM ${table}`);
-  return new Map(rows.rows.map((row) => [row.version, row.name]));
+  if (!exists.rows[0]?.present) return [];
+  // A table of a release before checksums has no checksum column: `to_jsonb` reads it as null.
+  const rows = await pool.query<{ version: number; name: string; checksum: string | null }>(
+    `SELECT version, name, to_jsonb(m) ->> 'checksum' AS checksum FROM ${table} AS m`,
+  );
+  return rows.rows.map((row) => ({
+    version: row.version,
+    name: fileName(row.version, row.name),
+    checksum: row.checksum,
+  }));
 }
 
-// A schema from a newer release, or a renamed file, means this code and the schema disagree:
-// running on it would read and write tables this code does not know.
-function assertKnown(schema: string, recorded: Map<number, string>, migrations: Migration[]): void {
-  assertKnownMigrations({
-    database: `the PostgreSQL schema "${schema}"`,
-    packageName: '@keyhook/store-postgres',
-    recorded: new Map([...recorded].map(([version, name]) => [version, fileName(version, name)])),
-    shipped: migrations.map(namedByFile),
-  });
-}
-
-async function applyMigration(pool: pg.Pool, schema: string, migration: Migration): Promise<boolean> {
+/**
+ * One transaction under the schema's migration lock, with the schema and the migrations table
+ * (and its checksum column) made first when missing. A failure rolls back and rejects.
+ */
+async function underLock<T>(
+  pool: pg.Pool,
+  schema: string,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const quoted = quoteSchema(schema);
   const client = await pool.connect();
   let failed = false;
@@ -134,23 +149,14 @@ async function applyMigration(pool: pg.Pool, schema: string, migration: Migratio
       `CREATE TABLE IF NOT EXISTS ${quoted}.keyhook_migrations (
         version integer PRIMARY KEY,
         name text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now()
+        applied_at timestamptz NOT NULL DEFAULT now(),
+        checksum text
       )`,
     );
-    const done = await client.query(`SELECT 1 FROM ${quoted}.keyhook_migrations WHERE version = $1`, [
-      migration.version,
-    ]);
-    const pending = done.rowCount === 0;
-    if (pending) {
-      await client.query(`SET LOCAL search_path TO ${quoted}`);
-      await client.query(migration.sql);
-      await client.query(`INSERT INTO ${quoted}.keyhook_migrations (version, name) VALUES ($1, $2)`, [
-        migration.version,
-        migration.name,
-      ]);
-    }
+    await client.query(`ALTER TABLE ${quoted}.keyhook_migrations ADD COLUMN IF NOT EXISTS checksum text`);
+    const result = await work(client);
     await client.query('COMMIT');
-    return pending;
+    return result;
   } catch (error) {
     failed = true;
     await client.query('ROLLBACK').catch(() => {});

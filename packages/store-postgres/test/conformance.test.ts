@@ -45,6 +45,21 @@ const asPostgres = (store: Store): PostgresStore => {
         poolSize: 4,
         verifiedKeyCache: true,
       }),
+    // Written through the admin pool, as another release or a hand edit would.
+    migrations: {
+      async record(store, version, name) {
+        await admin.query(
+          `INSERT INTO "${asPostgres(store).schema}".keyhook_migrations (version, name) VALUES ($1, $2)`,
+          [version, name.slice(5)],
+        );
+      },
+      async setChecksum(store, version, checksum) {
+        await admin.query(
+          `UPDATE "${asPostgres(store).schema}".keyhook_migrations SET checksum = $1 WHERE version = $2`,
+          [checksum, version],
+        );
+      },
+    },
     async readKeyRow(store, id) {
       const { rows } = await admin.query(
         `SELECT * FROM "${asPostgres(store).schema}".api_keys WHERE id = $1`,

@@ -5,14 +5,14 @@ import { migrationLogLines, recordingLogger } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, migrate, type PostgresStoreOptions, pendingMigrations } from '../src/index.js';
-import { applyMigrations, fileName, loadMigrations, pendingOf } from '../src/migrate.js';
+import { applyMigrations, loadMigrations, pendingOf } from '../src/migrate.js';
 import { Schemas } from './delivery-helpers.js';
 
 // Under CI=true this throws when Postgres is down, so CI can never skip this suite silently.
 const available = await postgresAvailable();
 
 const shipped = await loadMigrations();
-const shippedNames = shipped.map((m) => fileName(m.version, m.name));
+const shippedNames = shipped.map((m) => m.name);
 
 const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
 const schemas = new Schemas(admin);
@@ -295,6 +295,24 @@ async function recordFutureMigration(schema: string): Promise<void> {
         })
       ).close();
       expect(restarted.lines).toEqual([]);
+    });
+  });
+
+  describe('checksums of applied migrations', () => {
+    it('a schema of a release before checksums gets them at open; an edit is refused from then on', async () => {
+      const schema = await schemaAt('sums', shipped.length);
+      await admin.query(`ALTER TABLE "${schema}".keyhook_migrations DROP COLUMN checksum`);
+      await (await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema })).close();
+      const { rows } = await admin.query(
+        `SELECT checksum FROM "${schema}".keyhook_migrations ORDER BY version`,
+      );
+      expect(rows.map((row) => row.checksum)).toEqual(shipped.map((m) => m.checksum));
+
+      const edited = shipped.map((m) => (m.version === 2 ? { ...m, checksum: 'x' } : m));
+      await expect(applyMigrations(admin, schema, recordingLogger(), edited)).rejects.toThrow(
+        `keyhook: migration 0002_key_change_notify of @keyhook/store-postgres was edited after it ran on the PostgreSQL schema "${schema}"`,
+      );
+      await expect(pendingOf(admin, schema, edited)).rejects.toThrow(/was edited after it ran/);
     });
   });
 });

@@ -1,100 +1,53 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   type AppliedMigration,
-  applyLogged,
-  assertKnownMigrations,
   type Logger,
+  type MigrationDriver,
+  type MigrationFile,
+  pendingMigrationFiles,
+  type RecordedMigration,
+  readMigrationFiles,
+  runMigrations,
   silentLogger,
 } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 
-export interface Migration {
-  version: number;
-  /** The file name without `.sql`, e.g. `0001_api_keys`. */
-  name: string;
-  sql: string;
-}
+/** One migration file, as core's runner reads it. */
+export type Migration = MigrationFile;
 
 export type { AppliedMigration, PendingMigration } from '@keyhook/core/store';
 
 // One level up from this module: `src/` under tests, `dist/` once built (tsup shims import.meta.url for CJS).
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
-const FILE_NAME = /^(\d{4})_([a-z0-9_]+)\.sql$/;
-
-/** The package's migrations, in order. Versions must run 1, 2, 3… with no gap or twin. */
+/** The package's migrations, in order, each with its checksum (core's rules: readMigrationFiles). */
 export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
-  const migrations = readdirSync(dir)
-    .filter((file) => file.endsWith('.sql'))
-    .sort()
-    .map((file): Migration => {
-      const match = FILE_NAME.exec(file);
-      if (!match) throw new Error(`keyhook: migration file ${file} is not named like 0001_name.sql`);
-      return {
-        version: Number(match[1]),
-        name: file.slice(0, -4),
-        sql: readFileSync(`${dir}/${file}`, 'utf8'),
-      };
-    });
-  migrations.forEach((migration, index) => {
-    if (migration.version !== index + 1) {
-      throw new Error(`keyhook: expected migration ${index + 1} in ${dir}, found ${migration.name}`);
-    }
-  });
-  return migrations;
+  return readMigrationFiles(dir);
 }
 
 /**
  * The migrations this database does not record, read without writing anything (not even the
- * migrations table). Throws when the database records a migration this version does not know.
+ * migrations table). Throws when the database records a migration this version does not know,
+ * or one whose file was edited since.
  */
 export function pendingOf(db: Database.Database, migrations: Migration[] = loadMigrations()): Migration[] {
-  const recorded = readRecorded(db);
-  assertKnown(recorded, migrations);
-  return migrations.filter((migration) => !recorded.has(migration.version));
+  return pendingMigrationFiles(TARGET, migrations, readRecorded(db));
 }
 
 /**
- * Brings the schema up to date and returns what this call applied. Each migration runs in its
- * own `BEGIN IMMEDIATE` transaction: the write lock is taken first and the migrations table read
- * again inside it, so of several connections or processes opening one new file exactly one
- * applies each migration, and the others find it recorded. Each one is logged as it starts and
- * ends, so a long rebuild (0004 holds the write lock for as long as its copy takes) is visible.
+ * Brings the schema up to date and returns what this call applied, through core's runner. Each
+ * migration runs in its own `BEGIN IMMEDIATE` transaction: the write lock is taken first and the
+ * migrations table read again inside it, so of several connections or processes opening one new
+ * file exactly one applies each migration, and the others find it recorded. Each one is logged
+ * as it starts and ends, so a long rebuild (0004 holds the write lock for as long as its copy
+ * takes) is visible.
  */
 export function applyMigrations(
   db: Database.Database,
   migrations: Migration[] = loadMigrations(),
   logger: Logger = silentLogger,
 ): AppliedMigration[] {
-  ensureMigrationsTable(db);
-  const recorded = readRecorded(db);
-  assertKnown(recorded, migrations);
-
-  const isRecorded = db.prepare<[number], { version: number }>(
-    'SELECT version FROM keyhook_migrations WHERE version = ?',
-  );
-  const record = db.prepare<[number, string, number]>(
-    'INSERT INTO keyhook_migrations (version, name, applied_at) VALUES (?, ?, ?)',
-  );
-  const applyOnce = db.transaction((migration: Migration): boolean => {
-    if (isRecorded.get(migration.version)) return false;
-    db.exec(migration.sql);
-    record.run(migration.version, migration.name, Date.now());
-    return true;
-  });
-
-  const applied: AppliedMigration[] = [];
-  for (const migration of migrations) {
-    // Already recorded before we looked: no write lock needed, so reopening never waits on writers.
-    if (recorded.has(migration.version)) continue;
-    const done = applyLogged(
-      { logger, migration, where: { filename: db.name }, appliedElsewhereBy: 'another connection' },
-      () => applyOnce.immediate(migration),
-    );
-    if (done) applied.push(done);
-  }
-  return applied;
+  return runMigrations(sqliteDriver(db), migrations, logger);
 }
 
 /** The versions this call applied; the shape the concurrency tests and their child processes compare. */
@@ -102,15 +55,49 @@ export function migrate(db: Database.Database, migrations: Migration[] = loadMig
   return applyMigrations(db, migrations).map((migration) => migration.version);
 }
 
+const TARGET = { database: 'the database', packageName: '@keyhook/store-sqlite' };
+
+/** How SQLite executes core's runner: the write lock of `BEGIN IMMEDIATE`, and the keyhook_migrations table. */
+function sqliteDriver(db: Database.Database): MigrationDriver<true> {
+  const applyOnce = db.transaction((migration: Migration): boolean => {
+    ensureMigrationsTable(db);
+    const recorded = db.prepare('SELECT 1 FROM keyhook_migrations WHERE version = ?').get(migration.version);
+    if (recorded !== undefined) return false;
+    db.exec(migration.sql);
+    db.prepare(
+      'INSERT INTO keyhook_migrations (version, name, applied_at, checksum) VALUES (?, ?, ?, ?)',
+    ).run(migration.version, migration.name, Date.now(), migration.checksum);
+    return true;
+  });
+  const sumOnce = db.transaction((files: readonly Migration[]) => {
+    ensureMigrationsTable(db);
+    const sum = db.prepare<[string, number]>(
+      'UPDATE keyhook_migrations SET checksum = ? WHERE version = ? AND checksum IS NULL',
+    );
+    for (const file of files) sum.run(file.checksum, file.version);
+  });
+  return {
+    ...TARGET,
+    where: { filename: db.name },
+    appliedElsewhereBy: 'another connection',
+    readRecorded: () => readRecorded(db),
+    applyOne: (migration) => applyOnce.immediate(migration),
+    recordChecksums: (files) => sumOnce.immediate(files),
+  };
+}
+
+/** Creates the migrations table, or adds the checksum column a release before checksums lacked. */
 function ensureMigrationsTable(db: Database.Database): void {
-  if (hasMigrationsTable(db)) return;
-  db.transaction(() => {
-    db.exec(`CREATE TABLE IF NOT EXISTS keyhook_migrations (
+  if (!hasMigrationsTable(db)) {
+    db.exec(`CREATE TABLE keyhook_migrations (
       version    INTEGER NOT NULL PRIMARY KEY,
       name       TEXT    NOT NULL,
-      applied_at INTEGER NOT NULL
+      applied_at INTEGER NOT NULL,
+      checksum   TEXT
     ) STRICT`);
-  }).immediate();
+  } else if (!hasChecksumColumn(db)) {
+    db.exec('ALTER TABLE keyhook_migrations ADD COLUMN checksum TEXT');
+  }
 }
 
 function hasMigrationsTable(db: Database.Database): boolean {
@@ -120,20 +107,15 @@ function hasMigrationsTable(db: Database.Database): boolean {
   );
 }
 
-function readRecorded(db: Database.Database): Map<number, string> {
-  if (!hasMigrationsTable(db)) return new Map();
-  const rows = db
-    .prepare<[], { version: number; name: string }>('SELECT version, name FROM keyhook_migrations')
-    .all();
-  return new Map(rows.map((row) => [row.version, row.name]));
+function hasChecksumColumn(db: Database.Database): boolean {
+  return db
+    .prepare<[], { name: string }>('PRAGMA table_info(keyhook_migrations)')
+    .all()
+    .some((column) => column.name === 'checksum');
 }
 
-// A schema from a newer release, or a renamed file, means this code and the database disagree.
-function assertKnown(recorded: Map<number, string>, migrations: Migration[]): void {
-  assertKnownMigrations({
-    database: 'the database',
-    packageName: '@keyhook/store-sqlite',
-    recorded,
-    shipped: migrations,
-  });
+function readRecorded(db: Database.Database): RecordedMigration[] {
+  if (!hasMigrationsTable(db)) return [];
+  const checksum = hasChecksumColumn(db) ? 'checksum' : 'NULL AS checksum';
+  return db.prepare<[], RecordedMigration>(`SELECT version, name, ${checksum} FROM keyhook_migrations`).all();
 }

@@ -45,6 +45,17 @@ runStoreConformance({
     if (!database) throw new Error('syncTransaction: store was not created by this harness');
     return database.transaction(() => work(database))();
   },
+  // Written through a connection of its own, as another release or a hand edit would.
+  migrations: {
+    record: async (store, version, name) =>
+      rawWrite(store, 'INSERT INTO keyhook_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+        version,
+        name,
+        Date.now(),
+      ]),
+    setChecksum: async (store, version, checksum) =>
+      rawWrite(store, 'UPDATE keyhook_migrations SET checksum = ? WHERE version = ?', [checksum, version]),
+  },
   // Straight from the file, through a connection keyhook never touched.
   readKeyRow: async (store, id) => {
     const raw = new Database(fileOf.get(store)!, { readonly: true });
@@ -56,3 +67,12 @@ runStoreConformance({
     }
   },
 });
+
+function rawWrite(store: Store, sql: string, params: unknown[]): void {
+  const raw = new Database(fileOf.get(store)!);
+  try {
+    raw.prepare(sql).run(...params);
+  } finally {
+    raw.close();
+  }
+}

@@ -277,7 +277,9 @@ describe('migrations', () => {
     const filename = freshFile();
     await createSqliteStore({ filename }).close();
     const raw = new Database(filename);
-    raw.prepare('INSERT INTO keyhook_migrations VALUES (?, ?, ?)').run(999, '0999_future', Date.now());
+    raw
+      .prepare('INSERT INTO keyhook_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+      .run(999, '0999_future', Date.now());
     raw.close();
     expect(() => createSqliteStore({ filename })).toThrow(/0999_future.*upgrade the package/);
   });

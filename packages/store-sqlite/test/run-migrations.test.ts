@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { migrationChecksum } from '@keyhook/core/store';
 import { keyRecord } from '@keyhook/testing/fixtures';
 import { migrationLogLines, recordingLogger } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
@@ -43,7 +44,9 @@ function snapshot(filename: string) {
 /** Records a migration no release of this package ships, as a newer release would have. */
 function recordFutureMigration(filename: string): void {
   const raw = new Database(filename);
-  raw.prepare('INSERT INTO keyhook_migrations VALUES (?, ?, ?)').run(999, '0999_future', Date.now());
+  raw
+    .prepare('INSERT INTO keyhook_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+    .run(999, '0999_future', Date.now());
   raw.close();
 }
 
@@ -266,3 +269,33 @@ function captureError(fn: () => unknown): Error {
   }
   throw new Error('expected a throw');
 }
+
+describe('checksums of applied migrations', () => {
+  it('a database of a release before checksums gets them at open; an edit is refused from then on', () => {
+    const filename = databaseAt(shipped.length);
+    const raw = new Database(filename);
+    raw.exec('ALTER TABLE keyhook_migrations DROP COLUMN checksum');
+    raw.close();
+    createSqliteStore({ filename }).close();
+    const recorded = snapshot(filename).migrations as { version: number; checksum: string }[];
+    expect(recorded.map((m) => m.checksum)).toEqual(shipped.map((m) => m.checksum));
+
+    const edited = shipped.map((m) =>
+      m.version === 2 ? { ...m, sql: `${m.sql}\n-- edited`, checksum: 'x' } : m,
+    );
+    const db = new Database(filename);
+    try {
+      expect(() => applyMigrations(db, edited)).toThrow(
+        /migration 0002_webhooks of @keyhook\/store-sqlite was edited after it ran on the database/,
+      );
+    } finally {
+      db.close();
+    }
+  });
+
+  it('counts a file with CRLF line endings as the same file', () => {
+    // What a Windows checkout with autocrlf ships sums as the file released with LF line endings.
+    expect(migrationChecksum(shipped[0]!.sql.replaceAll('\n', '\r\n'))).toBe(shipped[0]!.checksum);
+    expect(migrationChecksum(`${shipped[0]!.sql} `)).not.toBe(shipped[0]!.checksum);
+  });
+});

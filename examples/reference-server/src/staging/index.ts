@@ -31,7 +31,7 @@ export async function openDataPlane(
     staleClaimMs?: number | undefined;
   } = {},
 ): Promise<DataPlane> {
-  await migrateStaging(db);
+  await migrateStaging(db, logger);
   const sources = new SourceStorage(db, options.hooks);
   const runs = new RunStorage(db, options.hooks);
   const apply = new ApplyStorage(db, options.hooks);

@@ -1,65 +1,103 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { packageDir, type StagingDb } from './db.js';
-
-const FILE_NAME = /^(\d{4})_([a-z0-9_]+)\.sql$/;
-
-export interface StagingMigration {
-  version: number;
-  name: string;
-  sql: string;
-}
+import {
+  type AppliedMigration,
+  consoleLogger,
+  type Logger,
+  type MigrationDriver,
+  type MigrationFile,
+  type RecordedMigration,
+  readMigrationFiles,
+  runMigrations,
+} from '@keyhook/core/store';
+import { packageDir, type StagingDb, type Tx } from './db.js';
 
 /** The staging migrations of one dialect (`migrations/<dialect>/0001_….sql`), in order, with no gap. */
-export function stagingMigrations(dialect: StagingDb['dialect']): StagingMigration[] {
-  const dir = path.join(packageDir(import.meta.url), 'migrations', dialect);
-  const migrations = readdirSync(dir)
-    .filter((file) => file.endsWith('.sql'))
-    .sort()
-    .map((file) => {
-      const match = FILE_NAME.exec(file);
-      if (!match) throw new Error(`staging: migration ${file} is not named like 0001_name.sql`);
-      return {
-        version: Number(match[1]),
-        name: file.slice(0, -4),
-        sql: readFileSync(path.join(dir, file), 'utf8'),
-      };
-    });
-  migrations.forEach((migration, index) => {
-    if (migration.version !== index + 1)
-      throw new Error(`staging: expected migration ${index + 1}, found ${migration.name}`);
-  });
-  return migrations;
+export function stagingMigrations(dialect: StagingDb['dialect']): MigrationFile[] {
+  return readMigrationFiles(path.join(packageDir(import.meta.url), 'migrations', dialect));
 }
 
 /**
- * Applies the pending migrations, each in its own transaction with its record in
- * `staging_migrations`. The table is read again inside the transaction, under a lock that
- * every instance takes (SQLite: the write lock of BEGIN IMMEDIATE; Postgres: a transaction
- * advisory lock), so of several instances starting at once exactly one applies each.
+ * Applies the pending staging migrations through keyhook's migration runner, as the stores
+ * apply theirs: the same file rules, and the same refusals (a database a newer release migrated,
+ * a migration edited after it ran). Each runs in its own transaction with its record in
+ * `staging_migrations`, read again under a lock every instance takes (SQLite: the write lock;
+ * Postgres: a transaction advisory lock), so of several instances starting at once exactly one
+ * applies each.
  */
-export async function migrateStaging(db: StagingDb): Promise<number[]> {
-  const applied: number[] = [];
-  for (const migration of stagingMigrations(db.dialect)) {
-    const ran = await db.transaction(async (tx) => {
+export async function migrateStaging(db: StagingDb, logger: Logger = consoleLogger): Promise<number[]> {
+  const applied: AppliedMigration[] = await runMigrations(
+    stagingDriver(db),
+    stagingMigrations(db.dialect),
+    logger,
+  );
+  return applied.map((migration) => migration.version);
+}
+
+const TABLE = 'staging_migrations';
+
+function stagingDriver(db: StagingDb): MigrationDriver<false> {
+  const underLock = <T>(work: (tx: Tx) => Promise<T>) =>
+    db.transaction(async (tx) => {
       if (db.dialect === 'postgres')
         await tx.get("SELECT pg_advisory_xact_lock(hashtext('staging_migrations'))");
       await tx.exec(
-        'CREATE TABLE IF NOT EXISTS staging_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+        `CREATE TABLE IF NOT EXISTS ${TABLE} (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL, checksum TEXT)`,
       );
-      const done = await tx.get('SELECT version FROM staging_migrations WHERE version = ?', [
-        migration.version,
-      ]);
-      if (done) return false;
-      await tx.exec(migration.sql);
-      await tx.run('INSERT INTO staging_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
-        migration.version,
-        migration.name,
-        Date.now(),
-      ]);
-      return true;
+      // A table of a release before checksums: the column comes first.
+      if (!(await hasChecksum(tx, db.dialect)))
+        await tx.exec(`ALTER TABLE ${TABLE} ADD COLUMN checksum TEXT`);
+      return work(tx);
     });
-    if (ran) applied.push(migration.version);
-  }
-  return applied;
+  return {
+    database: `the reference server's ${db.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL'} staging tables`,
+    packageName: '@keyhook/reference-server',
+    where: { tables: 'staging' },
+    appliedElsewhereBy: 'another instance',
+    readRecorded: () => db.read((tx) => readRecorded(tx, db.dialect)),
+    applyOne: (migration) =>
+      underLock(async (tx) => {
+        if (await tx.get(`SELECT version FROM ${TABLE} WHERE version = ?`, [migration.version])) return false;
+        await tx.exec(migration.sql);
+        await tx.run(`INSERT INTO ${TABLE} (version, name, applied_at, checksum) VALUES (?, ?, ?, ?)`, [
+          migration.version,
+          migration.name,
+          Date.now(),
+          migration.checksum,
+        ]);
+        return true;
+      }),
+    recordChecksums: (files) =>
+      underLock(async (tx) => {
+        for (const file of files) {
+          await tx.run(`UPDATE ${TABLE} SET checksum = ? WHERE version = ? AND checksum IS NULL`, [
+            file.checksum,
+            file.version,
+          ]);
+        }
+      }),
+  };
+}
+
+async function readRecorded(tx: Tx, dialect: StagingDb['dialect']): Promise<RecordedMigration[]> {
+  const exists =
+    dialect === 'sqlite'
+      ? await tx.get(`SELECT 1 AS present FROM sqlite_schema WHERE type = 'table' AND name = '${TABLE}'`)
+      : await tx.get<{ present: boolean }>(`SELECT to_regclass('${TABLE}') IS NOT NULL AS present`);
+  if (dialect === 'sqlite' ? exists === undefined : !(exists as { present: boolean }).present) return [];
+  const checksum = (await hasChecksum(tx, dialect)) ? 'checksum' : 'NULL AS checksum';
+  const rows = await tx.all<{ version: number | string; name: string; checksum: string | null }>(
+    `SELECT version, name, ${checksum} FROM ${TABLE}`,
+  );
+  return rows.map((row) => ({ version: Number(row.version), name: row.name, checksum: row.checksum }));
+}
+
+async function hasChecksum(tx: Tx, dialect: StagingDb['dialect']): Promise<boolean> {
+  const found =
+    dialect === 'sqlite'
+      ? await tx.get(`SELECT 1 AS found FROM pragma_table_info('${TABLE}') WHERE name = 'checksum'`)
+      : await tx.get(
+          `SELECT 1 AS found FROM information_schema.columns
+            WHERE table_schema = current_schema() AND table_name = '${TABLE}' AND column_name = 'checksum'`,
+        );
+  return found !== undefined;
 }

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.js';
 
 /**
@@ -57,87 +60,197 @@ export function pendingMigrationsError({
   );
 }
 
-/** What `assertKnownMigrations` compares, and how its errors name the database and the store. */
-export interface KnownMigrationsOptions {
-  /** The database as people know it, e.g. `the PostgreSQL schema "keyhook"`. */
-  database: string;
-  /** The store package, named in the advice to upgrade it. */
-  packageName: string;
-  /** What the database records: version → file name without `.sql`. */
-  recorded: ReadonlyMap<number, string>;
-  /** What this version of the store ships, in order, named the same way. */
-  shipped: readonly PendingMigration[];
+/** One numbered SQL file of a store's (or an app's) migrations, read and summed. */
+export interface MigrationFile extends PendingMigration {
+  sql: string;
+  /** Lowercase hex SHA-256 of the file's text, line endings counted as `\n`. */
+  checksum: string;
+}
+
+/** What a database records of one applied migration. */
+export interface RecordedMigration {
+  version: number;
+  /** Named by its file, as `PendingMigration.name`: `0004_deliveries`. */
+  name: string;
+  /** The file's checksum when it ran; null for one a release before checksums recorded. */
+  checksum: string | null;
+}
+
+const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+
+/** A migration file's checksum: SHA-256 of its text, so a checkout with CRLF line endings sums the same. */
+export function migrationChecksum(sql: string): string {
+  return createHash('sha256').update(sql.replaceAll('\r\n', '\n')).digest('hex');
 }
 
 /**
- * Throws when the database records a migration the store does not ship (a newer release
- * migrated it) or a shipped version under another name: this code and that database disagree,
- * so reading or writing its tables, or migrating it further, could only do harm.
+ * The numbered migrations in `dir` (`0001_name.sql`, `0002_…`), in order, each with its
+ * checksum. The rules every runner shares: a file ending in `.sql` must be named `NNNN_name.sql`
+ * (lowercase, digits and `_`), and the versions run 1, 2, 3… with no gap and no twin.
  */
-export function assertKnownMigrations({
-  database,
-  packageName,
-  recorded,
-  shipped,
-}: KnownMigrationsOptions): void {
-  const known = new Map(shipped.map((migration) => [migration.version, migration.name]));
-  for (const [version, name] of [...recorded].sort(([a], [b]) => a - b)) {
-    const expected = known.get(version);
-    if (expected === undefined) {
+export function readMigrationFiles(dir: string | URL): MigrationFile[] {
+  const path = typeof dir === 'string' ? dir : fileURLToPath(dir);
+  const files = readdirSync(path)
+    .filter((file) => file.endsWith('.sql'))
+    .sort()
+    .map((file): MigrationFile => {
+      const match = MIGRATION_FILE.exec(file);
+      if (!match)
+        throw new Error(`keyhook: migration file ${file} in ${path} is not named like 0001_name.sql`);
+      const sql = readFileSync(`${path}/${file}`, 'utf8');
+      return { version: Number(match[1]), name: file.slice(0, -4), sql, checksum: migrationChecksum(sql) };
+    });
+  files.forEach((file, index) => {
+    if (file.version !== index + 1) {
+      throw new Error(`keyhook: expected migration ${index + 1} in ${path}, found ${file.name}`);
+    }
+  });
+  return files;
+}
+
+/** What a runner needs to know of the database it migrates, besides how to execute. */
+export interface MigrationTarget {
+  /** The database as people know it, e.g. `the PostgreSQL schema "keyhook"`: never a password. */
+  database: string;
+  /** Who ships the migrations, named in the advice to upgrade it: `@keyhook/store-sqlite`. */
+  packageName: string;
+}
+
+/**
+ * Compares what a database records with the files this code ships, and returns the files not
+ * applied yet. Throws, naming the migration and why, when the two disagree, since reading or
+ * writing the tables, or migrating further, could only do harm:
+ * - the database records a version this code does not ship (a newer release migrated it);
+ * - it records a shipped version under another name (a renamed file);
+ * - it records a shipped migration with another checksum (its file was edited after it ran).
+ */
+export function pendingMigrationFiles(
+  target: MigrationTarget,
+  shipped: readonly MigrationFile[],
+  recorded: readonly RecordedMigration[],
+): MigrationFile[] {
+  const byVersion = new Map(shipped.map((file) => [file.version, file]));
+  for (const entry of [...recorded].sort((a, b) => a.version - b.version)) {
+    const file = byVersion.get(entry.version);
+    if (file === undefined) {
       throw new Error(
-        `keyhook: ${database} has migration ${name}, which this version of ${packageName} does not know ` +
-          `(it knows up to ${shipped.at(-1)?.name ?? 'no migration'}): a newer release migrated it, so ` +
-          'upgrade the package',
+        `keyhook: ${target.database} has migration ${entry.name}, which this version of ` +
+          `${target.packageName} does not know (it knows up to ${shipped.at(-1)?.name ?? 'no migration'}): ` +
+          'a newer release migrated it, so upgrade the package',
       );
     }
-    if (expected !== name) {
-      throw new Error(`keyhook: ${database} recorded migration ${version} as ${name}, expected ${expected}`);
+    if (file.name !== entry.name) {
+      throw new Error(
+        `keyhook: ${target.database} recorded migration ${entry.version} as ${entry.name}, expected ${file.name}`,
+      );
+    }
+    if (entry.checksum !== null && entry.checksum !== file.checksum) {
+      throw new Error(
+        `keyhook: migration ${file.name} of ${target.packageName} was edited after it ran on ` +
+          `${target.database} (checksum ${entry.checksum.slice(0, 12)}… recorded, ` +
+          `${file.checksum.slice(0, 12)}… in the file): a released migration must never change; ` +
+          'restore the file and put the change in a new migration',
+      );
     }
   }
-}
-
-/** How `applyLogged` logs one migration: its context and who else may have applied it. */
-export interface LoggedMigration {
-  /** The store's `logger` option. */
-  logger: Logger;
-  /** The migration, named by its file: `{ version: 4, name: '0004_deliveries' }`. */
-  migration: PendingMigration;
-  /** Where it runs, logged with each line: `{ filename }` or `{ schema }`, never a password. */
-  where: object;
-  /** Who applied it when the store finds it recorded under its lock: `another connection`. */
-  appliedElsewhereBy: string;
+  const applied = new Set(recorded.map((entry) => entry.version));
+  return shipped.filter((file) => !applied.has(file.version));
 }
 
 /**
- * Runs `apply` (which applies one migration under the store's lock, or finds it recorded
- * there and answers false) between a line at its start and one at its end with the duration,
- * both at `info` with `{ ...where, version, name }` (`durationMs` too at the end). Resolves
- * with the migration and its duration when this call applied it, null when another did.
- * Synchronous for a synchronous `apply` (SQLite's), a promise for an asynchronous one.
+ * How one database executes migrations: a store's driver, or an app's. It only executes; the
+ * rules (order, names, checksums, what is refused) are `runMigrations`'s.
  */
-export function applyLogged(migration: LoggedMigration, apply: () => boolean): AppliedMigration | null;
-/** {@inheritDoc (applyLogged:1)} */
-export function applyLogged(
-  migration: LoggedMigration,
-  apply: () => Promise<boolean>,
-): Promise<AppliedMigration | null>;
-export function applyLogged(
-  { logger, migration, where, appliedElsewhereBy }: LoggedMigration,
-  apply: () => boolean | Promise<boolean>,
-): AppliedMigration | null | Promise<AppliedMigration | null> {
-  const { version, name } = migration;
-  const context = { ...where, version, name };
+export interface MigrationDriver<Sync extends boolean = boolean> extends MigrationTarget {
+  /** Logged with each line, e.g. `{ filename }` or `{ schema }`: never a password. */
+  where: object;
+  /** Who applied a migration this call found recorded under its lock: `another instance`. */
+  appliedElsewhereBy: string;
+  /**
+   * What the database records, read without the lock and without writing anything (not even
+   * the migrations table): nothing when there is no table yet.
+   */
+  readRecorded(): Sync extends true ? RecordedMigration[] : Promise<RecordedMigration[]>;
+  /**
+   * Applies one migration in its own transaction, under a lock every instance takes: reads
+   * again whether `file.version` is recorded (false: another instance applied it meanwhile),
+   * else runs `file.sql` and records its version, name and checksum (true). A failure rolls
+   * the migration back and rejects.
+   */
+  applyOne(file: MigrationFile): Sync extends true ? boolean : Promise<boolean>;
+  /**
+   * Records the checksum of migrations the database records without one (applied by a release
+   * before checksums), so an edit from now on is noticed.
+   */
+  recordChecksums(files: readonly MigrationFile[]): Sync extends true ? void : Promise<void>;
+}
+
+type Maybe<T> = T | Promise<T>;
+const then = <T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> =>
+  value instanceof Promise ? value.then(next) : next(value);
+
+/**
+ * Brings a database up to date with `shipped` and returns what this call applied, in order.
+ * Refuses (throws, applying nothing) what `pendingMigrationFiles` refuses. Each pending
+ * migration is applied by the driver under its lock, between a line at its start and one at
+ * its end with the duration, both at `info`. Synchronous for a synchronous driver (SQLite's).
+ */
+export function runMigrations(
+  driver: MigrationDriver<true>,
+  shipped: readonly MigrationFile[],
+  logger: Logger,
+): AppliedMigration[];
+/** {@inheritDoc (runMigrations:1)} */
+export function runMigrations(
+  driver: MigrationDriver<false>,
+  shipped: readonly MigrationFile[],
+  logger: Logger,
+): Promise<AppliedMigration[]>;
+export function runMigrations(
+  driver: MigrationDriver,
+  shipped: readonly MigrationFile[],
+  logger: Logger,
+): Maybe<AppliedMigration[]> {
+  return then(driver.readRecorded(), (recorded) => {
+    const pending = pendingMigrationFiles(driver, shipped, recorded);
+    const unsummed = shipped.filter((file) =>
+      recorded.some((entry) => entry.version === file.version && entry.checksum === null),
+    );
+    const applied: AppliedMigration[] = [];
+    const step = (index: number): Maybe<AppliedMigration[]> => {
+      const file = pending[index];
+      if (file === undefined) {
+        return unsummed.length === 0 ? applied : then(driver.recordChecksums(unsummed), () => applied);
+      }
+      return then(applyLogged(driver, file, logger), (done) => {
+        if (done) applied.push(done);
+        return step(index + 1);
+      });
+    };
+    return step(0);
+  });
+}
+
+/** One migration between its start and end lines; null when another instance applied it. */
+function applyLogged(
+  driver: MigrationDriver,
+  file: MigrationFile,
+  logger: Logger,
+): Maybe<AppliedMigration | null> {
+  const { version, name } = file;
+  const context = { ...driver.where, version, name };
   logger.info(context, `applying migration ${name}`);
   const started = performance.now();
-  const finish = (ran: boolean): AppliedMigration | null => {
+  return then(driver.applyOne(file), (ran) => {
     const durationMs = Math.round(performance.now() - started);
     if (!ran) {
-      logger.info({ ...context, durationMs }, `migration ${name} was applied by ${appliedElsewhereBy}`);
+      logger.info(
+        { ...context, durationMs },
+        `migration ${name} was applied by ${driver.appliedElsewhereBy}`,
+      );
       return null;
     }
     logger.info({ ...context, durationMs }, `applied migration ${name} in ${durationMs} ms`);
     return { version, name, durationMs };
-  };
-  const ran = apply();
-  return typeof ran === 'boolean' ? finish(ran) : ran.then(finish);
+  });
 }

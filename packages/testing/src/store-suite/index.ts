@@ -5,6 +5,7 @@ import { deliveryCases } from './deliveries.js';
 import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
 import { lifecycleCases } from './lifecycle.js';
+import { migrationRefusalCases } from './migration-refusals.js';
 import { recoveryCases } from './recovery.js';
 import { restartCases } from './restart.js';
 import { rotationOverlapCases } from './rotation-overlap.js';
@@ -48,5 +49,6 @@ export function runStoreConformance(harness: StoreHarness): void {
     idempotencyCases(context);
     deliveryCases(context, harness);
     recoveryCases(context);
+    migrationRefusalCases(context, harness);
   });
 }

@@ -19,6 +19,16 @@ export interface StoreHarness {
    * rolls it back). Other stores must refuse `publishEventSync` with a TypeError.
    */
   syncTransaction?<T>(store: Store, work: (transaction: unknown) => T): T;
+  /**
+   * For stores with migrations: writes the store's migrations table as a newer release, or an
+   * edit of a migration file after it ran, would leave it. The store itself is left open.
+   */
+  migrations?: {
+    /** Records migration `version`, named `name` as its file is (`9999_from_the_future`), as applied. */
+    record(store: Store, version: number, name: string): Promise<void>;
+    /** Replaces the checksum recorded for migration `version`. */
+    setChecksum(store: Store, version: number, checksum: string): Promise<void>;
+  };
 }
 
 export interface SuiteContext {
