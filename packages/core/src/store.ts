@@ -5,7 +5,7 @@
  */
 
 export { leasedSubscribers, newDeliveryRecord } from './delivery/records.js';
-export type { DeliveryState } from './delivery/states.js';
+export { canTransition, DELIVERY_TRANSITIONS, type DeliveryState } from './delivery/states.js';
 export {
   ERROR_STATUS,
   type ErrorCode,

@@ -2,10 +2,10 @@ import type { AttemptVerdict } from './outcome.js';
 import { nextAttemptAt, type RetryPlan } from './schedule.js';
 import { assertTransition, type DeliveryState } from './states.js';
 
-/** Five consecutive permanent failures disable an endpoint (spec §6 "Retries and auto-disable"). */
+/** Five consecutive permanent failures disable an endpoint (docs/http-api.md §6.5). */
 export const AUTO_DISABLE_AFTER = 5;
 
-/** DESIGN.md §6 "Paused": held deliveries fail after this long. */
+/** docs/decisions.md §10.2: held deliveries fail after this long. */
 export const DEFAULT_HELD_RETENTION_MS = 3 * 24 * 60 * 60 * 1000;
 
 /** What an attempt's verdict makes of a delivery, decided in one place for every store. */
@@ -38,14 +38,4 @@ export function planAfterAttempt(
     : { status: 'failed', nextAttemptAt: null, endpointFailures: 'increment' };
   assertTransition('in_flight', plan.status);
   return plan;
-}
-
-/** True when a permanent failure brought the endpoint's consecutive count to the threshold. */
-export function shouldAutoDisable(consecutiveFailures: number): boolean {
-  return consecutiveFailures >= AUTO_DISABLE_AFTER;
-}
-
-/** True when a delivery held since `heldSince` has outlived the retention and fails. */
-export function heldTooLong(heldSince: Date, now: Date, retentionMs = DEFAULT_HELD_RETENTION_MS): boolean {
-  return now.getTime() - heldSince.getTime() >= retentionMs;
 }

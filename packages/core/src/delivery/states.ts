@@ -1,10 +1,14 @@
 /**
- * A delivery's life, as one table (STYLE.md: state machines are written as data).
+ * A delivery's life, as one table (CONTRIBUTING.md "Code conventions": state machines are written
+ * as data).
  *
  * pending ──lease──▶ in_flight ──2xx──▶ succeeded
  *    ▲                   │ ├──fail, retries left──▶ retry_scheduled ──due──▶ in_flight
- *    │                   │ └──410, or the last retry failed──▶ failed
+ *    │                   │ └──410, or the last retry failed──▶ failed ──admin retry, recovery──▶ pending
  *    └──release── held ◀─┘ (endpoint disabled)
+ *
+ * Every status change a store makes is one of these: the store conformance suite records the
+ * changes of its delivery cases and fails on any other (packages/testing, store-suite/transitions.ts).
  */
 export const DELIVERY_STATES = [
   'pending',
@@ -18,16 +22,19 @@ export const DELIVERY_STATES = [
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 export const DELIVERY_TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[]>> = {
-  // Due now: a worker leases it; a disabled endpoint holds it; a held retention can fail it.
-  pending: ['in_flight', 'held', 'failed'],
-  // Leased: the attempt's outcome decides; an expired lease puts it back in line.
-  in_flight: ['succeeded', 'retry_scheduled', 'failed', 'pending', 'held'],
-  retry_scheduled: ['in_flight', 'held', 'failed'],
+  // Due now: a worker leases it; a disabled endpoint holds it.
+  pending: ['in_flight', 'held'],
+  // Leased: the attempt's outcome decides (a retry of an endpoint disabled meanwhile is held). A
+  // lease that ran out is leased again as it is: in_flight to in_flight, under a new lease.
+  in_flight: ['succeeded', 'retry_scheduled', 'failed', 'held', 'in_flight'],
+  // Due at its time: leased; a disabled endpoint holds it.
+  retry_scheduled: ['in_flight', 'held'],
   // Re-enabled endpoint: released at once. Held past the retention: failed.
   held: ['pending', 'failed'],
   succeeded: [],
-  // An admin retry queues a failed delivery again (DESIGN.md §2).
-  failed: ['pending'],
+  // An admin retry or a recovery queues a failed delivery again, or holds it while its endpoint
+  // is disabled.
+  failed: ['pending', 'held'],
 };
 
 export const TERMINAL_STATES: readonly DeliveryState[] = DELIVERY_STATES.filter(

@@ -10,6 +10,7 @@ import type {
 import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { T0, webhookRecord } from './fixtures.js';
+import { checkTransitions, originalOf } from './transitions.js';
 import type { StoreHarness, SuiteContext } from './types.js';
 
 const at = (ms: number) => new Date(T0.getTime() + ms);
@@ -95,6 +96,7 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
   }
 
   describe('events and deliveries', () => {
+    checkTransitions(ctx);
     it('publish writes the event and one delivery per subscribed endpoint: pending if active, held if disabled', async () => {
       const active = await subscribed();
       const disabled = await subscribed(ctx.store, { status: 'disabled', disabledReason: 'manual' });
@@ -280,13 +282,13 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       // Outside a transaction there is nothing to join.
       expect(() => ctx.store.publishEventSync(eventRecord(), deliveryId, undefined)).toThrow(TypeError);
       const committed = eventRecord();
-      const outcome = syncTransaction(ctx.store, (tx) =>
+      const outcome = syncTransaction(originalOf(ctx.store), (tx) =>
         ctx.store.publishEventSync(committed, deliveryId, tx),
       );
       expect(outcome).toMatchObject({ outcome: 'published', event: committed, leased: [] });
       const rolledBack = eventRecord();
       expect(() =>
-        syncTransaction(ctx.store, (tx) => {
+        syncTransaction(originalOf(ctx.store), (tx) => {
           ctx.store.publishEventSync(rolledBack, deliveryId, tx);
           throw new Error('the host changed its mind');
         }),

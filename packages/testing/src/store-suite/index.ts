@@ -25,14 +25,16 @@ export function runStoreConformance(harness: StoreHarness): void {
     const opened: Store[] = [];
 
     beforeEach(async () => {
-      context.store = await harness.create();
-      opened.push(context.store);
+      // Harness functions get the store they created, even while a case wraps context.store.
+      const created = await harness.create();
+      context.store = created;
+      opened.push(created);
       context.peer = async () => {
-        const peer = await harness.createPeer(context.store);
-        if (peer !== context.store) opened.push(peer);
+        const peer = await harness.createPeer(created);
+        if (peer !== created) opened.push(peer);
         return peer;
       };
-      context.readKeyRow = (id) => harness.readKeyRow(context.store, id);
+      context.readKeyRow = (id) => harness.readKeyRow(created, id);
     });
 
     afterEach(async () => {

@@ -4,6 +4,7 @@ import type { DeliveryRecord, EventRecord, LeasedDelivery, WebhookRecord } from 
 import { describe, expect, it } from 'vitest';
 import { eventRecord, FAILED, retryAt, SUCCEEDED, type Verdict } from './deliveries.js';
 import { T0, webhookRecord } from './fixtures.js';
+import { checkTransitions } from './transitions.js';
 import type { SuiteContext } from './types.js';
 
 const at = (ms: number) => new Date(T0.getTime() + ms);
@@ -108,6 +109,7 @@ export function recoveryCases(ctx: SuiteContext): void {
   });
 
   describe('bulk recovery of failed deliveries', () => {
+    checkTransitions(ctx);
     it("queues exactly the webhook's failed deliveries created in [since, until), pending and due at `at`", async () => {
       const webhook = await subscribed();
       const sibling = await subscribed({ url: 'https://sibling.example.com/hook' });

@@ -1,0 +1,109 @@
+import type { Store } from '@keyhook/core';
+import { canTransition, type DeliveryState } from '@keyhook/core/store';
+import { afterEach, beforeEach, expect } from 'vitest';
+import type { SuiteContext } from './types.js';
+
+/** The tenants the suite's delivery cases write. */
+const TENANTS = ['tenant_a', 'tenant_b'];
+
+/** The states a delivery may be written in: what a publish writes (newDeliveryRecord, leasedSubscribers). */
+const CREATED_IN: readonly DeliveryState[] = ['pending', 'in_flight', 'held'];
+
+/** One status change a store made, seen around the call that made it. */
+export interface SeenTransition {
+  call: string;
+  deliveryId: string;
+  /** null: the delivery did not exist before the call. */
+  from: DeliveryState | null;
+  to: DeliveryState;
+}
+
+/**
+ * Wraps a store so that every status change it makes during a test is recorded: the statuses of
+ * every delivery of the suite's tenants are read (through the unwrapped store) before and after
+ * each call, and compared. A lease that runs out and is leased again stays in_flight: a delivery
+ * keeping its status is not a transition.
+ */
+export function recordTransitions(store: Store): { store: Store; seen: SeenTransition[] } {
+  const seen: SeenTransition[] = [];
+  const statuses = async () => {
+    const byId = new Map<string, DeliveryState>();
+    for (const tenant of TENANTS) {
+      for (const webhook of await store.listWebhooks(tenant, { limit: 1000 })) {
+        for (const delivery of await store.listDeliveries(tenant, webhook.id, { limit: 1000 })) {
+          byId.set(delivery.id, delivery.status);
+        }
+      }
+    }
+    return byId;
+  };
+  // One call at a time is observed, so two overlapping calls are not seen as one change.
+  let queue: Promise<unknown> = Promise.resolve();
+  const wrapped = new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      if (!WRITES.has(property)) return value.bind(target);
+      return (...args: unknown[]) => {
+        const observed = queue.then(async () => {
+          const before = await statuses();
+          try {
+            return await value.apply(target, args);
+          } finally {
+            for (const [deliveryId, to] of await statuses()) {
+              const from = before.get(deliveryId) ?? null;
+              if (from !== to) seen.push({ call: property, deliveryId, from, to });
+            }
+          }
+        });
+        queue = observed.catch(() => {});
+        return observed;
+      };
+    },
+  });
+  return { store: wrapped, seen };
+}
+
+/** The Store methods that may change a delivery's status. */
+const WRITES = new Set([
+  'publishEvent',
+  'leaseDeliveries',
+  'completeAttempt',
+  'expireHeldDeliveries',
+  'setWebhookStatus',
+  'deleteWebhook',
+  'requeueDelivery',
+  'recoverFailedDeliveries',
+  'purgeFinishedDeliveries',
+]);
+
+/** The transitions seen that core's table (delivery/states.ts) does not list, as readable lines. */
+export function unlistedTransitions(seen: readonly SeenTransition[]): string[] {
+  return seen
+    .filter(({ from, to }) => (from === null ? !CREATED_IN.includes(to) : !canTransition(from, to)))
+    .map(({ call, deliveryId, from, to }) => `${call}: ${deliveryId} ${from ?? '(new)'} → ${to}`);
+}
+
+/** The store a recording wraps, for harness functions keyed by the store they opened. */
+const unwrapped = new WeakMap<Store, Store>();
+export const originalOf = (store: Store): Store => unwrapped.get(store) ?? store;
+
+/**
+ * In the describe block it is called in: each test's store records its status changes, and the
+ * test fails on one that core's transition table does not list (delivery/states.ts).
+ */
+export function checkTransitions(ctx: SuiteContext): void {
+  let original: Store;
+  let seen: SeenTransition[];
+  beforeEach(() => {
+    original = ctx.store;
+    const recording = recordTransitions(original);
+    unwrapped.set(recording.store, original);
+    ctx.store = recording.store;
+    seen = recording.seen;
+  });
+  afterEach(() => {
+    ctx.store = original;
+    expect(unlistedTransitions(seen), 'status changes the transition table does not list').toEqual([]);
+  });
+}
