@@ -10,7 +10,10 @@ import {
 export interface ReceiverOptions {
   /** The endpoint's signing secret; during a rotation, the old and the new one. */
   secret: string | string[];
-  /** The real work. It runs after the 2xx has been sent (spec §6: answer quickly, work afterwards). */
+  /**
+   * The real work. It runs after the 2xx has been sent (docs/http-api.md §6.8: answer quickly, work
+   * afterwards).
+   */
   handle: (event: WebhookEvent) => Promise<void> | void;
   /** Called when `handle` throws: the sender already has its 2xx, so the receiver owns the failure. */
   onError?: (error: unknown, event: WebhookEvent) => void;

@@ -6,7 +6,7 @@ export type StoreConfig =
   | { kind: 'sqlite'; filename: string }
   | { kind: 'postgres'; connectionString: string; schema: string };
 
-/** How admin JWTs are verified (DESIGN.md §4): a shared HS256 secret or a JWKS URL. */
+/** How admin JWTs are verified (docs/decisions.md §2.1): a shared HS256 secret or a JWKS URL. */
 export type AdminAuthConfig = (
   | {
       kind: 'secret';
@@ -32,13 +32,16 @@ export interface ServerConfig {
    */
   dataDir: string;
   /**
-   * The master key for secrets at rest (DESIGN.md §5). Required in production; null in
+   * The master key for secrets at rest (docs/decisions.md §4). Required in production; null in
    * development means "use the key kept in the data directory" (encryption-key.ts).
    */
   encryptionKey: Buffer | null;
   /** Earlier master keys, comma-separated in KEYHOOK_PREVIOUS_ENCRYPTION_KEYS: they still open old values. */
   previousEncryptionKeys: Buffer[];
-  /** KEYHOOK_RETRY_SCHEDULE: the waits after each failed attempt; null for the spec's (DESIGN.md §6). */
+  /**
+   * KEYHOOK_RETRY_SCHEDULE: the waits after each failed attempt; null for the default
+   * (docs/decisions.md §9).
+   */
   retryScheduleMs: number[] | null;
   /** KEYHOOK_DELIVERY_TIMEOUT: one attempt's limit; null for 10 s. */
   deliveryTimeoutMs: number | null;
@@ -78,7 +81,7 @@ export interface ServerConfig {
   otlp: OtlpConfig;
 }
 
-/** The OTLP/HTTP encodings there are exporters for here: protobuf (the spec's default) and JSON. */
+/** The OTLP/HTTP encodings there are exporters for here: protobuf (OpenTelemetry's default) and JSON. */
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
 
 export interface OtlpConfig {
@@ -118,7 +121,7 @@ export const DEFAULT_PG_SCHEMA = 'keyhook';
 export const DEFAULT_ADMIN_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 const NODE_ENVS = ['production', 'development', 'test'] as const;
 
-/** Spec §8: up to six retries after the first attempt. */
+/** docs/http-api.md §8: up to six retries after the first attempt. */
 const MAX_RETRIES = 6;
 const MIN_SECRET_BYTES = 32; // core refuses shorter HS256 secrets
 const PG_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -133,8 +136,8 @@ export interface LoadConfigOptions {
 }
 
 /**
- * Reads the environment of DESIGN.md §8. An empty variable counts as unset, as it does in
- * most `.env` tooling. Error messages never repeat a value that may hold a secret.
+ * Reads the environment of docs/decisions.md §18.9. An empty variable counts as unset, as it does
+ * in most `.env` tooling. Error messages never repeat a value that may hold a secret.
  */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
@@ -537,7 +540,7 @@ function parseRetrySchedule(text: string | undefined, problems: string[]): numbe
   }
   if (steps.length > MAX_RETRIES) {
     problems.push(
-      `KEYHOOK_RETRY_SCHEDULE may list at most ${MAX_RETRIES} retries (spec §8), got ${steps.length}`,
+      `KEYHOOK_RETRY_SCHEDULE may list at most ${MAX_RETRIES} retries (docs/http-api.md §8), got ${steps.length}`,
     );
     return null;
   }

@@ -1,7 +1,7 @@
 import { createAdminToken } from '@keyhook/core';
 import { SCOPES } from './staging/index.js';
 
-/** DESIGN.md §8: the ready token printed in development is for this tenant. */
+/** docs/decisions.md §18.9: the ready token printed in development is for this tenant. */
 export const DEV_TENANT_ID = 'demo';
 export const DEV_SUBJECT = 'demo-admin';
 export const DEV_TOKEN_TTL_SECONDS = 12 * 60 * 60;

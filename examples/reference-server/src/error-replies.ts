@@ -12,7 +12,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 
 /**
  * Routes outside keyhook's own (unknown paths, Fastify's parser errors) answer with the same
- * error envelope as keyhook (DESIGN.md §2), and bad client input never becomes a 500.
+ * error envelope as keyhook (docs/decisions.md §1.2), and bad client input never becomes a 500.
  * No answer repeats the request's path, query or headers: they may hold a credential.
  */
 export function registerErrorReplies(app: FastifyInstance): void {

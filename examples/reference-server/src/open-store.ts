@@ -41,7 +41,8 @@ export async function openStorage(config: StoreConfig, logger: Logger): Promise<
       },
     };
   }
-  // DESIGN.md §8: `./data/keyhook.db` must work on a fresh checkout, so its directory is made here.
+  // docs/decisions.md §18.9: `./data/keyhook.db` must work on a fresh checkout, so its directory is
+  // made here.
   mkdirSync(path.dirname(config.filename), { recursive: true });
   // One connection for keyhook and the data plane, so an event joins its state change's transaction.
   const database = openDatabase(config.filename);

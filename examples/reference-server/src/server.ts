@@ -24,7 +24,7 @@ import { openDataPlane } from './staging/index.js';
 import type { StagingJobHooks, StagingJobs } from './staging/jobs.js';
 import { type ServerTelemetry, startTelemetry } from './telemetry.js';
 
-/** DESIGN.md §2: the mount point. */
+/** docs/decisions.md §1.1: the mount point. */
 export const API_PREFIX = '/api/v1';
 
 export interface BuildServerOptions {
@@ -63,13 +63,15 @@ export async function buildServer(
 ): Promise<ReferenceServer> {
   const app = Fastify({
     logger: withLogRedaction(options.logger),
-    // Every response carries an x-request-id (DESIGN.md §2); a client cannot choose it.
+    // Every response carries an x-request-id (docs/decisions.md §1.3); a client cannot choose it.
     requestIdHeader: false,
     genReqId: () => newId('req', systemClock, cryptoRandomBytes),
-    // Item keys are up to 256 URL-safe characters (DESIGN.md §7); Fastify's default stops at 100.
+    // Item keys are up to 256 URL-safe characters (docs/decisions.md §18.3); Fastify's default
+    // stops at 100.
     // Under routerOptions since Fastify 5.5 (the top-level option is deprecated, FSTDEP022).
     routerOptions: { maxParamLength: 300 },
-    // README "Errors": what Fastify's router and Node's parser refuse answers in the envelope too.
+    // README "Timeouts and hostile requests": what Fastify's router and Node's parser refuse
+    // answers in the envelope too.
     frameworkErrors: frameworkErrorReply,
     clientErrorHandler: clientErrorReply,
     ...timeoutOptions(config.timeouts),
@@ -93,7 +95,8 @@ export async function buildServer(
         ...adminSessionOptions(config.admin),
         maxTokenLifetimeSeconds: config.adminMaxTokenLifetimeSeconds,
       },
-      // The spec's seven scopes and five events: this server's configuration, and keyhook's defaults.
+      // The reference configuration's seven scopes and five events (docs/http-api.md §5.4, §6.1):
+      // this server's configuration, and keyhook's defaults.
       scopes: DEFAULT_SCOPES,
       events: DEFAULT_EVENTS,
       logger: app.log,

@@ -9,8 +9,8 @@ export interface DrainOptions {
 }
 
 /**
- * DESIGN.md §8: SIGTERM (and SIGINT) drain. The server stops taking connections, requests
- * in flight finish, background writes flush, the store closes, and the process exits 0.
+ * docs/decisions.md §18.10: SIGTERM (and SIGINT) drain. The server stops taking connections,
+ * requests in flight finish, background writes flush, the store closes, and the process exits 0.
  * A second signal, or a drain past the timeout, exits 1 at once.
  */
 export function drainOnSignals(options: DrainOptions): void {

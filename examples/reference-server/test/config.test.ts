@@ -18,7 +18,7 @@ function problemsOf(env: Record<string, string>): string[] {
   throw new Error('expected a ConfigError');
 }
 
-describe('loadConfig (DESIGN.md §8)', () => {
+describe('loadConfig (docs/decisions.md §18.9)', () => {
   it('defaults: 127.0.0.1:3000, SQLite at ./data/keyhook.db, development with a generated admin secret', () => {
     const config = load({});
     expect(config).toMatchObject({
@@ -169,7 +169,7 @@ describe('loadConfig (DESIGN.md §8)', () => {
     expect(load({ KEYHOOK_ENCRYPTION_KEY: key.toString('base64url') }).encryptionKey?.equals(key)).toBe(true);
     expect(load({ KEYHOOK_RETRY_SCHEDULE: '200ms,200ms' }).retryScheduleMs).toEqual([200, 200]);
     expect(problemsOf({ KEYHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s' })).toEqual([
-      'KEYHOOK_RETRY_SCHEDULE may list at most 6 retries (spec §8), got 7',
+      'KEYHOOK_RETRY_SCHEDULE may list at most 6 retries (docs/http-api.md §8), got 7',
     ]);
   });
 

@@ -65,11 +65,11 @@ function counting(store: Store, tally: Tally): Store {
 }
 
 /**
- * DESIGN.md §6: any number of workers, leases keep them apart. Two workers, each on its own
- * store object and pool, share one schema and one webhook; every delivery is sent exactly once.
- * The events are published through a third instance that runs no worker, as an API process
- * beside two worker processes would: nothing is handed over in a publish, so every delivery
- * goes through the two workers' competing leases (FOR UPDATE SKIP LOCKED).
+ * docs/decisions.md §8.4: any number of workers, leases keep them apart. Two workers, each on its
+ * own store object and pool, share one schema and one webhook; every delivery is sent exactly once.
+ * The events are published through a third instance that runs no worker, as an API process beside
+ * two worker processes would: nothing is handed over in a publish, so every delivery goes through
+ * the two workers' competing leases (FOR UPDATE SKIP LOCKED).
  */
 describe.skipIf(!withPostgres)('two workers on one Postgres schema', () => {
   let backend: Backend;

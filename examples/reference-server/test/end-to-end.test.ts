@@ -60,7 +60,7 @@ describe.each(backends)('end to end over HTTP on $name', (backend) => {
   });
 
   it.skipIf(!backend.available)(
-    'spec §3: create a key with an admin token, use it on the guarded route, revoke → key_revoked',
+    'docs/http-api.md §3: create a key with an admin token, use it on the guarded route, revoke → key_revoked',
     async () => {
       const { client } = running;
       const created = await client.request('POST', '/api/v1/admin/keys', admin, {
@@ -95,7 +95,7 @@ describe.each(backends)('end to end over HTTP on $name', (backend) => {
   );
 
   it.skipIf(!backend.available)(
-    'spec §5.4: a key without sources:read gets 403 insufficient_scope',
+    'docs/http-api.md §5.4: a key without sources:read gets 403 insufficient_scope',
     async () => {
       const { secret } = await running.client.createKey(admin, { scopes: ['items:write'] });
       const reply = await running.client.listSources(secret);

@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 // The one real-time expiry test: everything else about expiry runs on a fake clock in core.
-it('spec §3: a key works until expiresAt and answers 401 key_expired after it (real clock, ~1.5 s)', async () => {
+it('docs/http-api.md §3: a key works until expiresAt and answers 401 key_expired after it (real clock, ~1.5 s)', async () => {
   const admin = await adminToken({ tenantId: 'acme' });
   const expiresAt = new Date(Date.now() + 1500);
   const { secret } = await running.client.createKey(admin, { expiresAt: expiresAt.toISOString() });

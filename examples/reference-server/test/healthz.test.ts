@@ -4,7 +4,7 @@ import { dropSchema, postgresEnv, type Running, sqliteEnv, start, tempDir } from
 
 const withPostgres = await postgresAvailable();
 
-describe('GET /healthz when the store is gone (DESIGN.md §8)', () => {
+describe('GET /healthz when the store is gone (docs/decisions.md §18.10)', () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -1,6 +1,6 @@
 /**
  * One error type for everything keyhook refuses. The code is from a closed union and
- * decides the HTTP status through one table (DESIGN.md §2).
+ * decides the HTTP status through one table (docs/decisions.md §1.2).
  */
 export const ERROR_STATUS = {
   invalid_json: 400,

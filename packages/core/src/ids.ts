@@ -6,7 +6,7 @@ export const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
 export type IdPrefix = 'key' | 'wh' | 'evt' | 'dlv' | 'src' | 'run' | 'req';
 
 /**
- * Opaque, prefixed, time-sortable ids (DESIGN.md §2): 48 bits of milliseconds, then 80
+ * Opaque, prefixed, time-sortable ids (docs/decisions.md §1.4): 48 bits of milliseconds, then 80
  * random bits, as 26 base32 characters. Ids minted later sort after earlier ones.
  */
 export function newId(prefix: IdPrefix, clock: Clock, random: RandomBytes): string {

@@ -42,7 +42,7 @@ import { toWebhookView, type WebhookView } from './webhooks/view.js';
 
 export const DEFAULT_ADMIN_BODY_LIMIT = 64 * 1024;
 
-/** Where adapters mount keyhook's routes unless told otherwise (DESIGN.md §2). */
+/** Where adapters mount keyhook's routes unless told otherwise (docs/decisions.md §1.1). */
 export const DEFAULT_PREFIX = '/api/v1';
 
 /** `KeyhookOptions` alone is the reference configuration's; a host's is `KeyhookOptions<typeof scopes, typeof events>`. */
@@ -55,13 +55,13 @@ export interface KeyhookOptions<
   /**
    * The scopes your API keys may carry, each a name or `{ name, description }` (the description
    * reaches the OpenAPI document). Declared inline or `as const`, they type `requireScope`.
-   * Default: the reference server's seven (spec §5).
+   * Default: the reference server's seven (docs/http-api.md §5.4).
    */
   scopes?: Scopes;
   /**
    * Your event types, each declared once: `{ 'invoice.paid': { description, data: z.object(…) } }`.
    * They type and check `events.publish`, are what webhooks may subscribe to, and fill the
-   * OpenAPI document's `webhooks`. Default: the reference server's five (spec §6).
+   * OpenAPI document's `webhooks`. Default: the reference server's five (docs/http-api.md §6.1).
    */
   events?: Catalog;
   clock?: Clock;
@@ -95,12 +95,12 @@ export interface KeyhookOptions<
   webhookUrlPolicy?: Partial<UrlPolicy>;
   /** How long an Idempotency-Key's answer is kept, in ms. Default 24 h. */
   idempotencyRetentionMs?: number;
-  /** Webhook delivery (DESIGN.md §6). */
+  /** Webhook delivery (docs/decisions.md §8). */
   delivery?: DeliveryOptions;
   /**
    * How new API keys look: a prefix of your own (`acme_live_`: lowercase, ending in `_`, so a
    * leaked key says whose it is and a scanner can find it) and, opt-in, a trailing CRC32
-   * checksum that refuses a mistyped key before any store read. Default the spec's:
+   * checksum that refuses a mistyped key before any store read. Default (docs/http-api.md §5.2):
    * `{ prefix: 'sk_live_', checksum: false }`.
    */
   keyFormat?: ApiKeyFormat;
@@ -154,8 +154,8 @@ export interface DeliveryOptions {
   retentionMs?: number;
   /**
    * The names of the two delivery headers: lowercase HTTP header names of your own
-   * (`x-acme-signature`). Default the spec's `x-chatbot-signature` and `x-chatbot-event-id`.
-   * Receivers pass the same names to `@keyhook/webhook-verify`.
+   * (`x-acme-signature`). Default `x-chatbot-signature` and `x-chatbot-event-id`
+   * (docs/http-api.md §6.3). Receivers pass the same names to `@keyhook/webhook-verify`.
    */
   headers?: Partial<DeliveryHeaderNames>;
   /**
@@ -175,7 +175,7 @@ export interface DeliveryOptions {
 
 /**
  * One keyhook, typed by its host's scopes and events. `Keyhook` alone is the reference
- * server's: the spec's seven scopes and five events.
+ * server's: the seven scopes and five events of docs/http-api.md §5.4 and §6.1.
  */
 export interface Keyhook<
   out Scope extends string = ScopeNameOf<DefaultScopes>,

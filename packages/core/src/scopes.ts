@@ -1,4 +1,7 @@
-/** The seven scopes of the reference server, in the spec's order: the default catalog's names. */
+/**
+ * The seven scopes of the reference server, in the order of docs/http-api.md §5.4: the default
+ * catalog's names.
+ */
 export const SCOPES = [
   'sources:read',
   'sources:write',

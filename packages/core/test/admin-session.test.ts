@@ -17,7 +17,7 @@ function hs256(header: object, payload: object, secret: string | Buffer): string
   return `${signingInput}.${createHmac('sha256', secret).update(signingInput).digest('base64url')}`;
 }
 
-describe('admin sessions (DESIGN.md §4)', () => {
+describe('admin sessions (docs/decisions.md §2)', () => {
   const verify = createAdminSessionVerifier({ secret: TEST_ADMIN_SECRET }, clock);
 
   it('accepts a valid HS256 token and yields tenant and subject', async () => {

@@ -20,7 +20,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../src/delivery/signature.js';
 import { RECORDING_PER_SLOT } from '../src/delivery/worker.js';
 
-/** The spec's schedule shape, in milliseconds instead of minutes. */
+/** The default schedule's shape, in milliseconds instead of minutes. */
 const FAST_SCHEDULE = [40, 80, 120, 160, 200, 240];
 const TENANT = 'tenant_a';
 
@@ -102,7 +102,7 @@ afterEach(async () => {
   await receiver.close();
 });
 
-describe('delivery over real HTTP (DESIGN.md §6)', () => {
+describe('delivery over real HTTP (docs/decisions.md §8)', () => {
   it('sends the stored body once, signed with the endpoint secret, with the event id; nothing after a 2xx', async () => {
     setUp();
     const { webhook, secret } = await webhookTo('/ok');

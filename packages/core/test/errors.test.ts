@@ -8,7 +8,7 @@ describe('errors', () => {
     }
   });
 
-  it('lets only key_revoked and key_expired answer 409 as well (DESIGN.md §2: rotate on a revoked key)', () => {
+  it('lets only key_revoked and key_expired answer 409 as well (docs/http-api.md §7: rotate on a revoked key)', () => {
     expect(new KeyhookError('key_revoked', 'x', { status: 409 }).status).toBe(409);
     expect(new KeyhookError('key_expired', 'x', { status: 409 }).status).toBe(409);
     expect(() => new KeyhookError('not_found', 'x', { status: 409 })).toThrow(TypeError);

@@ -130,7 +130,7 @@ class CountingStore extends MemoryStore {
   }
 }
 
-describe('lists (DESIGN.md §2: ?limit= 1–100, default 20)', () => {
+describe('lists (docs/decisions.md §1.6: ?limit= 1–100, default 20)', () => {
   it('returns 20 by default with a cursor for the rest, and accepts limit=100', async () => {
     const keyhook = createKeyhook({
       store: new MemoryStore(),

@@ -102,7 +102,7 @@ describe('host-defined scopes', () => {
     expect(make([{ description: 'no name' }])).toThrow(/not a scope name/);
   });
 
-  it('defaults to the spec’s seven scopes and five events', () => {
+  it('defaults to the reference configuration’s seven scopes and five events', () => {
     const keyhook = createKeyhook({
       store: new MemoryStore(),
       adminSession: { secret: TEST_ADMIN_SECRET },
@@ -255,7 +255,7 @@ describe('types from the catalog', () => {
       'invoice.paid': { invoiceId: string; paidAt: string };
       'invoice.voided': Record<string, unknown>;
     }>();
-    // The reference configuration: the spec's scopes, and its events with any object as data.
+    // The reference configuration: its scopes, and its events with any object as data.
     const reference = createKeyhook({
       store: new MemoryStore(),
       adminSession: { secret: TEST_ADMIN_SECRET },

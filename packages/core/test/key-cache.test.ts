@@ -28,7 +28,7 @@ function twoInstances(cacheEntries?: number) {
   return { clock, store, here, there };
 }
 
-describe('the verified-key cache (DESIGN.md §3: it must keep the revocation promise)', () => {
+describe('the verified-key cache (docs/decisions.md §3.9: it must keep the revocation promise)', () => {
   it('reads the store once per key while the key-change version stands', async () => {
     const { store, here } = twoInstances();
     const { secret } = await here.create('t1', { name: 'x', scopes: ['items:read'] });

@@ -8,7 +8,7 @@ import { hashApiKey } from '../src/keys/hash.js';
 
 const random = (n: number) => randomBytes(n);
 
-describe('key format (spec §2, §5.2, §8)', () => {
+describe('key format (docs/http-api.md §2, §5.2, §8)', () => {
   it('mints sk_live_<16 hex>_<48 hex> with the lookup id as its prefix', () => {
     for (let i = 0; i < 200; i++) {
       const { keyLookup, secret } = mintApiKey(random);
@@ -65,7 +65,7 @@ describe('key format (spec §2, §5.2, §8)', () => {
       }
     }
     expect(refused).toBeGreaterThan(1000);
-    // The spec's format is not accepted unless configured.
+    // The default format is not accepted unless configured.
     expect(formats.parse(mintApiKey(random).secret)).toBeNull();
   });
 
@@ -145,7 +145,7 @@ describe('cryptoRandomBytes', () => {
   });
 });
 
-describe('ids (DESIGN.md §2: opaque, prefixed, time-sortable)', () => {
+describe('ids (docs/decisions.md §1.4: opaque, prefixed, time-sortable)', () => {
   it('sort by time, carry 80 random bits in 16 characters, and use every character of the alphabet', async () => {
     const { newId, isWellFormedId } = await import('../src/ids.js');
     const at = (ms: number) => ({ now: () => new Date(ms) });

@@ -8,7 +8,7 @@ import type { ApiKeyRecord } from '../src/store/types.js';
 
 const random = (n: number) => randomBytes(n);
 
-describe('ApiKeys (spec §3 key states, DESIGN.md §3)', () => {
+describe('ApiKeys (docs/http-api.md §3 key states, docs/decisions.md §3)', () => {
   let clock: FakeClock;
   let store: MemoryStore;
   let keys: ApiKeyService;
@@ -73,7 +73,7 @@ describe('ApiKeys (spec §3 key states, DESIGN.md §3)', () => {
     });
   });
 
-  describe('verify (spec §5.3)', () => {
+  describe('verify (docs/http-api.md §5.3)', () => {
     it('accepts the key and names its tenant', async () => {
       const { key, secret } = await keys.create('t1', { name: 'x', scopes: ['items:read'] });
       await expect(keys.verify(secret)).resolves.toMatchObject({ id: key.id, tenantId: 't1' });

@@ -24,7 +24,7 @@ function setup() {
 
 const auth = (secret: string) => ({ authorization: `Bearer ${secret}` });
 
-describe('lastUsedAt (DESIGN.md §3: at most once a minute per key, off the hot path)', () => {
+describe('lastUsedAt (docs/decisions.md §3.10: at most once a minute per key, off the hot path)', () => {
   it('writes once per minute per key however many requests come', async () => {
     const { clock, store, keyhook, touches } = setup();
     const { key, secret } = await keyhook.keys.create('t1', { name: 'x', scopes: ['items:read'] });

@@ -3,7 +3,7 @@ import { generateEncryptionKey } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
 import { SecretBox } from '../src/crypto/secret-box.js';
 
-describe('SecretBox (AES-256-GCM at rest, DESIGN.md §5)', () => {
+describe('SecretBox (AES-256-GCM at rest, docs/decisions.md §4)', () => {
   const key = generateEncryptionKey();
 
   it('seals to a value that names its key and holds no plaintext, and opens it again', () => {

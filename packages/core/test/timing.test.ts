@@ -22,7 +22,7 @@ function leakyVerify(byLookup: Map<string, ApiKeyRecord>): Verify {
   };
 }
 
-describe('verification timing (spec §5.3; DESIGN.md §3 dummy hash)', () => {
+describe('verification timing (docs/http-api.md §5.3; docs/decisions.md §3.5 dummy hash)', () => {
   it('costs the same for an unknown key id as for a wrong secret, and the measurement can tell a leak', async () => {
     const store = new MemoryStore();
     const keys = new ApiKeyService({

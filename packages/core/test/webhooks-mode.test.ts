@@ -47,7 +47,7 @@ const heldClaim = (key: string, fingerprint: string, claimId: string) =>
 
 const base = { adminSession: { secret: TEST_ADMIN_SECRET }, clock, logger: silentLogger };
 
-describe('webhook modes (DESIGN.md §5)', () => {
+describe('webhook modes (docs/decisions.md §5.2)', () => {
   it('development accepts http:// and private addresses such as http://127.0.0.1:…', async () => {
     const keyhook = createKeyhook({ ...base, store: new MemoryStore(), mode: 'development' });
     for (const url of ['http://127.0.0.1:4000/hook', 'http://localhost:3000/x', 'https://10.0.0.8/x']) {

@@ -1,4 +1,4 @@
--- API keys (DESIGN.md §3): only the lookup id and the SHA-256 of the full key, never the plaintext.
+-- API keys (docs/decisions.md §3.3): only the lookup id and the SHA-256 of the full key, never the plaintext.
 -- The runner sets search_path to the store's schema, so no name here is schema-qualified.
 CREATE TABLE api_keys (
   -- COLLATE "C": ids sort byte-wise, as JavaScript compares them, whatever the database's locale.

@@ -1,4 +1,4 @@
--- Webhook endpoints and Idempotency-Keys (spec §4, DESIGN.md §5).
+-- Webhook endpoints and Idempotency-Keys (docs/http-api.md §4.3, docs/decisions.md §5.7, §7).
 -- The runner sets search_path to the store's schema, so no name here is schema-qualified.
 CREATE TABLE keyhook_webhooks (
   -- COLLATE "C": ids sort byte-wise, as JavaScript compares them, whatever the database's locale.
@@ -16,7 +16,7 @@ CREATE TABLE keyhook_webhooks (
   updated_at timestamptz NOT NULL
 );
 
--- At most one active twin per tenant (spec §4 rule 5), decided by the index, so concurrent inserts
+-- At most one active twin per tenant (docs/http-api.md §4.3 rule 5), decided by the index, so concurrent inserts
 -- and re-enables race on it and exactly one wins. src/webhook-statements.ts names it.
 CREATE UNIQUE INDEX keyhook_webhooks_active_twin_idx ON keyhook_webhooks (tenant_id, twin_key)
   WHERE status = 'active';

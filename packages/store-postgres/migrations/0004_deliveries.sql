@@ -1,4 +1,4 @@
--- Events, their deliveries and the attempt log (DESIGN.md §6), and each endpoint's failure count.
+-- Events, their deliveries and the attempt log (docs/decisions.md §8), and each endpoint's failure count.
 -- The runner sets search_path to the store's schema, so no name here is schema-qualified.
 
 -- Counts consecutive failed attempts of an endpoint; completeAttempt disables it at the limit, and

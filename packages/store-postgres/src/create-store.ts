@@ -27,8 +27,8 @@ export interface PostgresStoreOptions {
   /**
    * Let core cache verified keys, kept fresh by LISTEN/NOTIFY (one pool connection listens).
    * Off by default: another instance's revoke can then reach this one a notification's delay
-   * (about a millisecond) late, and DESIGN.md §3 asks for the very next request. Off, every
-   * verification reads the row and the bound is zero.
+   * (about a millisecond) late, and docs/decisions.md §3.9 asks for the very next request. Off,
+   * every verification reads the row and the bound is zero.
    */
   verifiedKeyCache?: boolean;
   /**

@@ -1,4 +1,4 @@
--- API keys (DESIGN.md §3). Only the lookup id and SHA-256 of the full key are stored, never the plaintext.
+-- API keys (docs/decisions.md §3.3). Only the lookup id and SHA-256 of the full key are stored, never the plaintext.
 -- Timestamps are INTEGER milliseconds since the epoch, so a Date round-trips exactly.
 CREATE TABLE keyhook_api_keys (
   id            TEXT    NOT NULL PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Webhook endpoints (spec §4). The signing secret is stored only sealed (core's SecretBox), never in clear.
+-- Webhook endpoints (docs/http-api.md §4.2). The signing secret is stored only sealed (core's SecretBox), never in clear.
 -- Timestamps are INTEGER milliseconds since the epoch, as in keyhook_api_keys.
 CREATE TABLE keyhook_webhooks (
   id               TEXT    NOT NULL PRIMARY KEY,
@@ -13,7 +13,7 @@ CREATE TABLE keyhook_webhooks (
   updated_at       INTEGER NOT NULL
 ) STRICT;
 
--- At most one active twin per tenant (spec §4 rule 5): the index itself decides, atomically, across
+-- At most one active twin per tenant (docs/http-api.md §4.3 rule 5): the index itself decides, atomically, across
 -- connections and processes; disabled twins are outside it and may be many.
 CREATE UNIQUE INDEX keyhook_webhooks_active_twin ON keyhook_webhooks (tenant_id, twin_key)
   WHERE status = 'active';

@@ -1,4 +1,4 @@
--- Events, their deliveries to each endpoint, and the log of every attempt (DESIGN.md §6).
+-- Events, their deliveries to each endpoint, and the log of every attempt (docs/decisions.md §8).
 -- Timestamps are INTEGER milliseconds since the epoch, as in keyhook_api_keys.
 --
 -- The foreign keys below cascade when `foreign_keys` is on (the store turns it on for the files it

@@ -659,8 +659,8 @@ function prepareTransactions(db: Database.Database, statements: ReturnType<typeo
             ? { outcome: 'updated', webhook: toWebhookRecord(current) }
             : { outcome: 'not_found' };
         }
-        // Its deliveries follow under the same lock (DESIGN.md §6 "Paused"): a publish or a lease on
-        // another connection sees the status and the queue change together.
+        // Its deliveries follow under the same lock (docs/decisions.md §10.2): a publish or a lease
+        // on another connection sees the status and the queue change together.
         if (status === 'disabled') {
           statements.holdDeliveries.run(at, at, id);
         } else {

@@ -2,8 +2,8 @@
  * True when `expectedHex` (lowercase, as a digest gives it) equals any of `presented` (hex of
  * either case, checked by the header reader). Every candidate is compared over all its
  * characters and the results are OR-ed, so the time does not depend on where, or whether, one
- * matched (spec §6 rule 4). Comparing the hex text spares decoding the header and a Buffer for
- * the digest: on the sync path that is most of what verifying adds to the HMAC itself.
+ * matched (docs/http-api.md §6.4 rule 4). Comparing the hex text spares decoding the header and a
+ * Buffer for the digest: on the sync path that is most of what verifying adds to the HMAC itself.
  */
 export function matchesAny(expectedHex: string, presented: readonly string[]): boolean {
   let matched = 0;

@@ -1,13 +1,16 @@
-/** Header names of a delivery (spec §6 "Delivery"). */
+/** Header names of a delivery (docs/http-api.md §6.3). */
 export const SIGNATURE_HEADER = 'x-chatbot-signature';
 export const EVENT_ID_HEADER = 'x-chatbot-event-id';
 
-/** Spec §6 "Signature" rule 3: the replay window, applied to the past and to the future alike. */
+/** docs/http-api.md §6.4 rule 3: the replay window, applied to the past and to the future alike. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 /** Bounds on the work one header can cause: a real one is ~80 bytes per secret in rotation. */
 export const MAX_HEADER_LENGTH = 8192;
 export const MAX_HEADER_ENTRIES = 20;
 
-/** Every keyhook signing secret starts with this; the HMAC key is the whole string (DESIGN.md §6). */
+/**
+ * Every keyhook signing secret starts with this; the HMAC key is the whole string
+ * (docs/decisions.md §6.2).
+ */
 export const SECRET_PREFIX = 'whsec_';

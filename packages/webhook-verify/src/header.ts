@@ -29,7 +29,7 @@ for (let i = 0; i < 16; i++) {
 }
 
 /**
- * Parses `t=<unix seconds>,v1=<hex>[,v1=<hex>…]` (spec §6 "Signature"). Entries may come in any
+ * Parses `t=<unix seconds>,v1=<hex>[,v1=<hex>…]` (docs/http-api.md §6.4). Entries may come in any
  * order with spaces or tabs around them and around `=`; unknown schemes (`v0=`) are ignored.
  * Anything else odd is `malformed_header`; an absent or blank header is `missing_signature`.
  * `headerName` only names the header in error messages.

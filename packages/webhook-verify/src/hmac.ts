@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * The lowercase hex HMAC-SHA256 of `<t>.<body>` (spec §6 "Signature" rule 1). A string key is
+ * The lowercase hex HMAC-SHA256 of `<t>.<body>` (docs/http-api.md §6.4 rule 1). A string key is
  * used as its UTF-8 bytes, `whsec_` included (README, "What a delivery looks like").
  */
 export function hmacHex(secret: string, timestamp: number, body: string | Uint8Array): string {

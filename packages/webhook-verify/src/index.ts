@@ -1,7 +1,7 @@
 /**
- * @keyhook/webhook-verify verifies keyhook webhook deliveries on the receiving side (spec §6).
- * This entry adds the synchronous node:crypto `verify`, `verifySignature`, `sign` and
- * `signEvent` to everything in `./web`.
+ * @keyhook/webhook-verify verifies keyhook webhook deliveries on the receiving side
+ * (docs/http-api.md §6.4). This entry adds the synchronous node:crypto `verify`, `verifySignature`,
+ * `sign` and `signEvent` to everything in `./web`.
  */
 
 export { sign, signEvent } from './sign.js';

@@ -24,7 +24,8 @@ export async function verifyRequest<Events extends WebhookEventMap<Events> = Any
       'the request body was already read: verify first, or pass request.clone() to whatever reads it',
     );
   }
-  // Bytes, never request.json(): a re-serialised body no longer matches its signature (spec §6 rule 2).
+  // Bytes, never request.json(): a re-serialised body no longer matches its signature
+  // (docs/http-api.md §6.4 rule 2).
   const body = new Uint8Array(await request.arrayBuffer());
   return verifyAsync<Events>(body, request.headers, secret, options);
 }

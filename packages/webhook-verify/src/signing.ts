@@ -11,7 +11,7 @@ import {
 
 /**
  * Signing for a receiver's own tests: the header a keyhook sender would send, so a test needs no
- * sender. The same scheme as `verify` checks (spec §6 "Signature"), nothing more.
+ * sender. The same scheme as `verify` checks (docs/http-api.md §6.4), nothing more.
  */
 export interface SignOptions {
   /** The signing time, `t`. Default `Date.now`. */

@@ -11,7 +11,7 @@ export type WebhookSecret = string | readonly string[];
 export type TimeInput = Date | number | (() => Date | number);
 
 export interface VerifyOptions {
-  /** How far `t` may be from now, into the past or the future. Default 300 (spec §6 rule 3). */
+  /** How far `t` may be from now, into the past or the future. Default 300 (docs/http-api.md §6.4 rule 3). */
   toleranceSeconds?: number;
   /** The current time. Default `Date.now`. */
   now?: TimeInput;
@@ -85,7 +85,7 @@ export function checkSignatureAndTime(matched: boolean, prepared: PreparedVerifi
   }
   const nowSeconds = Math.floor(currentMillis(prepared.now) / 1000);
   const age = nowSeconds - prepared.timestamp;
-  // Both directions: a future t is as replayable as an old one (spec §6 rule 3).
+  // Both directions: a future t is as replayable as an old one (docs/http-api.md §6.4 rule 3).
   if (Math.abs(age) > prepared.toleranceSeconds) {
     const when = age > 0 ? `${age} s in the past` : `${-age} s in the future`;
     throw new WebhookVerificationError(
@@ -135,7 +135,8 @@ export function checkSecrets(secret: WebhookSecret): WebhookSecret {
 }
 
 function checkSecret(item: unknown): void {
-  // The key is the full string (DESIGN.md §6): a stripped prefix would fail every delivery as a mismatch.
+  // The key is the full string (docs/decisions.md §6.2): a stripped prefix would fail every
+  // delivery as a mismatch.
   if (typeof item !== 'string' || !item.startsWith(SECRET_PREFIX) || item.length === SECRET_PREFIX.length) {
     throw new TypeError(`secret must be the full signing secret, ${SECRET_PREFIX} prefix included`);
   }

@@ -23,7 +23,7 @@ export async function verifyAsync<Events extends WebhookEventMap<Events> = AnyWe
   const secrets = typeof prepared.secrets === 'string' ? [prepared.secrets] : prepared.secrets;
   const digests = await hmacHexAsync(secrets, prepared.timestamp, rawBody);
   let matched = false;
-  // Every secret's digest against every v1, with no early exit (spec §6 rule 4).
+  // Every secret's digest against every v1, with no early exit (docs/http-api.md §6.4 rule 4).
   for (const digest of digests) matched = matchesAny(digest, prepared.signatures) || matched;
   return finishVerification<Events>(matched, prepared, rawBody);
 }

@@ -13,7 +13,7 @@ import {
 
 /**
  * Verifies a delivery with node:crypto, synchronously, and returns its event. Throws a
- * `WebhookVerificationError` for a delivery that must be refused (spec §6 "Signature").
+ * `WebhookVerificationError` for a delivery that must be refused (docs/http-api.md §6.4).
  * `headers` is the request's headers (the event-id header is then checked too), or the
  * signature header's value. `Events` types the event: a union on `type`.
  */

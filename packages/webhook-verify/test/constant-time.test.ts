@@ -27,7 +27,7 @@ function counted(text: string): { text: string; reads: () => number } {
   return { text: boxed as unknown as string, reads: () => reads };
 }
 
-describe('constant-time compare (spec §6 rule 4)', () => {
+describe('constant-time compare (docs/http-api.md §6.4 rule 4)', () => {
   it('verify and verifyAsync compare every secret against every v1, even after a match', async () => {
     const spy = vi.mocked(compare.matchesAny);
     for (const run of [

@@ -20,7 +20,7 @@ const runners: [string, Run][] = [
 ];
 
 describe.each(runners)('%s with whole headers', (_name, run) => {
-  it('reads the spec’s two headers from Node’s headers by default', async () => {
+  it('reads the default two headers from Node’s headers by default', async () => {
     await expect(
       run({ 'x-chatbot-signature': header, 'x-chatbot-event-id': 'evt_names_1', host: 'receiver' }),
     ).resolves.toMatchObject({ id: 'evt_names_1' });
@@ -31,7 +31,7 @@ describe.each(runners)('%s with whole headers', (_name, run) => {
     await expect(run(headers, { headers: ACME })).resolves.toMatchObject({ id: 'evt_names_1' });
     const upper = { signature: 'X-Acme-Signature', eventId: 'X-ACME-EVENT-ID' };
     await expect(run(headers, { headers: upper })).resolves.toMatchObject({ id: 'evt_names_1' });
-    // Without the option the spec's name is looked for, and the error names it.
+    // Without the option the default name is looked for, and the error names it.
     await expect(run(headers)).rejects.toMatchObject({
       code: 'missing_signature',
       message: 'the x-chatbot-signature header is missing',

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 
-/** Test-side signing, written against the wire format (DESIGN.md §6), not against the package. */
+/** Test-side signing, written against the wire format (docs/decisions.md §6.2), not against the package. */
 export const SECRET = `whsec_${'5a'.repeat(32)}`;
 export const OTHER_SECRET = `whsec_${'e7'.repeat(32)}`;
 

@@ -1,4 +1,4 @@
--- The reference data plane (DESIGN.md §7): sources, their staged items, runs, and generations.
+-- The reference data plane (docs/decisions.md §18): sources, their staged items, runs, and generations.
 -- The host's own tables, beside keyhook's in the same file; keyhook never reads them.
 -- Timestamps are BIGINT milliseconds since the epoch (read as numbers by the staging pool). Every row carries its tenant.
 

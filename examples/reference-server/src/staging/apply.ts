@@ -44,8 +44,8 @@ const PRUNE_BLOBS_POSTGRES = `DELETE FROM staging_blobs WHERE tenant_id = ? AND 
                   AND (SELECT o.tenant_id FROM staging_sources AS o WHERE o.id = g.source_id) = staging_blobs.tenant_id OFFSET 0)`;
 
 /**
- * Applying runs and the generations they publish (DESIGN.md §7 "Apply", "Generations",
- * "Activation"). Each state change commits in one transaction with the event it causes.
+ * Applying runs and the generations they publish (docs/decisions.md §18.6).
+ * Each state change commits in one transaction with the event it causes.
  */
 export class ApplyStorage {
   constructor(
@@ -54,7 +54,7 @@ export class ApplyStorage {
   ) {}
 
   /**
-   * The apply request (DESIGN.md §7 "Apply"): the run must have completed discovery on an
+   * The apply request (docs/decisions.md §18.6): the run must have completed discovery on an
    * active source. A stale base conflicts the run (`run.conflict`); another run's apply on the
    * source refuses this one; a no-op run is applied at once, publishing nothing; otherwise the
    * run takes the source's apply slot (one at a time) and a job builds its generation.

@@ -1,8 +1,8 @@
 import { type ErrorDetail, errorEnvelope, type KeyhookResponse } from '@keyhook/core';
 
 /**
- * The data plane's own refusals (DESIGN.md §7), beside keyhook's codes, in the same envelope.
- * Every one is a 409: the request is well formed, the resource's state refuses it.
+ * The data plane's own refusals (docs/decisions.md §18.5), beside keyhook's codes, in the same
+ * envelope. Every one is a 409: the request is well formed, the resource's state refuses it.
  */
 export const STAGING_ERROR_STATUS = {
   /** Item writes and runs of a deactivated source. */

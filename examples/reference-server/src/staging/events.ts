@@ -2,9 +2,9 @@ import type { PublishInput } from '@keyhook/core';
 import type { ChangeCounts, RunRecord } from './model.js';
 
 /**
- * The data plane's events (spec §6), each naming the source, the run, the generation and the
- * reason. Ids are derived from the run, so a job that runs again after a crash publishes the
- * same event id, and keyhook's idempotency on `id` keeps it to one.
+ * The data plane's events (docs/http-api.md §6.1, docs/decisions.md §18.7), each naming the source,
+ * the run, the generation and the reason. Ids are derived from the run, so a job that runs again
+ * after a crash publishes the same event id, and keyhook's idempotency on `id` keeps it to one.
  */
 const event = (run: RunRecord, kind: string, type: PublishInput['type'], data: Record<string, unknown>) => ({
   tenantId: run.tenantId,

@@ -64,7 +64,7 @@ interface CleanUp {
 }
 
 /**
- * The data plane's jobs of its own (DESIGN.md §7: discovery and the generation build run
+ * The data plane's jobs of its own (docs/decisions.md §18.4: discovery and the generation build run
  * asynchronously). A run is claimed by exactly one job at a time (a compare-and-set on its
  * status and claim time), so any number of instances share the work; each is kicked when its
  * own request queues work and sweeps every few seconds for the rest. One job runs at a time per

@@ -1,6 +1,6 @@
 /**
- * The reference data plane's records (DESIGN.md §7): what a tenant stages in a source, the
- * runs that discover what changed, and the generations an apply publishes. Ids are keyhook's
+ * The reference data plane's records (docs/decisions.md §18.3): what a tenant stages in a source,
+ * the runs that discover what changed, and the generations an apply publishes. Ids are keyhook's
  * shape (`src_…`, `run_…`); timestamps are Dates here and ISO strings on the wire.
  */
 
@@ -22,7 +22,7 @@ export interface SourceRecord {
   updatedAt: Date;
 }
 
-/** An item's fields as the caller sends them (DESIGN.md §7: keyed by the caller's `key`). */
+/** An item's fields as the caller sends them (docs/decisions.md §18.3: keyed by the caller's `key`). */
 export interface ItemFields {
   title: string | null;
   content: string;

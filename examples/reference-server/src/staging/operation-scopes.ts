@@ -1,11 +1,14 @@
 import { DEFAULT_SCOPES, type ScopeNameOf } from '@keyhook/core';
 
-/** The spec's seven scopes: the names of core's default catalog, which this server keeps. */
+/**
+ * The reference configuration's seven scopes (docs/http-api.md §5.4): the names of core's default
+ * catalog, which this server keeps.
+ */
 export type Scope = ScopeNameOf<typeof DEFAULT_SCOPES>;
 
 export const SCOPES: readonly Scope[] = DEFAULT_SCOPES.map((scope) => scope.name);
 
-/** The data plane's operations (spec §4), each with the one scope that guards it. */
+/** The data plane's operations (docs/http-api.md §4.6), each with the one scope that guards it. */
 export const OPERATION_SCOPES = {
   'sources.list': 'sources:read',
   'sources.read': 'sources:read',

@@ -61,7 +61,10 @@ export interface DataPlaneRoute {
 
 const LIST = ['limit', 'cursor'] as const;
 
-/** DESIGN.md §7: the data plane's routes under `/sources`, each guarded by its operation's scope. */
+/**
+ * docs/decisions.md §18.2: the data plane's routes under `/sources`, each guarded by its
+ * operation's scope.
+ */
 export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
   {
     method: 'GET',

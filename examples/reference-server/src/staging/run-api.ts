@@ -21,8 +21,8 @@ import type { SourceStorage } from './sources.js';
 import { changeView, generationView, runView } from './views.js';
 
 /**
- * Runs, their apply and the generations (DESIGN.md §7) as a host app writes them: the rules
- * here, storage in runs.ts and apply.ts, the jobs in jobs.ts, HTTP in routes.ts.
+ * Runs, their apply and the generations (docs/decisions.md §18.4, §18.6) as a host app writes them:
+ * the rules here, storage in runs.ts and apply.ts, the jobs in jobs.ts, HTTP in routes.ts.
  */
 export class RunApi {
   constructor(
@@ -77,7 +77,7 @@ export class RunApi {
     return { run: runView(run), ...pageOf(rows, limit, changeView, (c) => c.key) };
   }
 
-  /** POST apply: 202 while the generation is built, or the refusal (DESIGN.md §7 "Apply"). */
+  /** POST apply: 202 while the generation is built, or the refusal (docs/decisions.md §18.6). */
   async applyRun(tenantId: string, sourceId: string, runId: string) {
     if (!isSourceId(sourceId) || !isRunId(runId)) throw runNotFound();
     const outcome: ApplyOutcome = await this.deps.apply.requestApply(

@@ -25,7 +25,7 @@ export interface PendingRun {
 const RUN = 'SELECT * FROM staging_runs WHERE tenant_id = ? AND source_id = ? AND id = ?';
 
 /**
- * Runs and their discovery (DESIGN.md §7 "Runs", "Conflicting base"); apply.ts holds the apply.
+ * Runs and their discovery (docs/decisions.md §18.4, §18.5); apply.ts holds the apply.
  * Each state change commits in one transaction with the event it causes.
  */
 export class RunStorage {

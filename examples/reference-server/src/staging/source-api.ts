@@ -39,8 +39,8 @@ type BatchResult =
   | { key: string | null; error: { code: string; message: string; details?: unknown[] } };
 
 /**
- * Sources and their staged items (DESIGN.md §7) as a host app writes them: the rules here,
- * storage in sources.ts, HTTP in routes.ts. Tenants come from the caller's API key only.
+ * Sources and their staged items (docs/decisions.md §18.3) as a host app writes them: the rules
+ * here, storage in sources.ts, HTTP in routes.ts. Tenants come from the caller's API key only.
  */
 export class SourceApi {
   constructor(private readonly deps: { sources: SourceStorage; clock: Clock; randomBytes: RandomBytes }) {}

@@ -68,7 +68,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 type Busy = { outcome: 'busy' };
 
-/** Sources and their staged items (DESIGN.md §7 "Sources", "Items"). */
+/** Sources and their staged items (docs/decisions.md §18.3). */
 export class SourceStorage {
   constructor(
     private readonly db: StagingDb,

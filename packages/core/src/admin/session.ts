@@ -3,7 +3,7 @@ import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } 
 import type { Clock } from '../clock.js';
 import { isStorableText } from '../validation.js';
 
-/** Exactly one of `secret`, `publicKey` or `jwksUrl` (DESIGN.md §4). */
+/** Exactly one of `secret`, `publicKey` or `jwksUrl` (docs/decisions.md §2.1). */
 export interface AdminSessionOptions {
   /** HS256 shared secret (at least 32 bytes). */
   secret?: string | Uint8Array;

@@ -37,7 +37,7 @@ export type EventMap<Catalog extends EventCatalog> = {
   [Type in keyof Catalog & string]: EventData<Catalog, Type>;
 };
 
-/** The reference server's events (spec §6), the default when a host declares none. */
+/** The reference server's events (docs/http-api.md §6.1), the default when a host declares none. */
 export const DEFAULT_EVENTS = {
   'run.completed': { description: 'A run finished discovery successfully.' },
   'run.failed': { description: 'A run failed.' },

@@ -19,7 +19,7 @@ export type ScopeNameOf<List extends readonly ScopeInput[]> = List[number] exten
       : never
   : never;
 
-/** The reference server's scopes (spec §5), the default when a host declares none. */
+/** The reference server's scopes (docs/http-api.md §5.4), the default when a host declares none. */
 export const DEFAULT_SCOPES = [
   { name: 'sources:read', description: 'List / read sources' },
   { name: 'sources:write', description: 'Create / update / deactivate sources' },

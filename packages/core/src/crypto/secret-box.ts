@@ -14,7 +14,7 @@ interface MasterKey {
 }
 
 /**
- * AES-256-GCM for secrets at rest (DESIGN.md §5). A sealed value reads
+ * AES-256-GCM for secrets at rest (docs/decisions.md §4). A sealed value reads
  * `khs1.<key id>.<base64url(iv | ciphertext | tag)>`: the key id names the master key, so the
  * master key can be rotated (new values sealed with the current key, old ones still opened
  * with the previous keys). The associated data binds a value to its row: a ciphertext copied

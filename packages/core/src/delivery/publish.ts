@@ -32,7 +32,7 @@ const publishSchemaFor = (catalog: EventTypeCatalog) =>
 
 /**
  * One event to publish: a type of the host's catalog, with the `data` its schema takes.
- * `PublishInput` alone is the reference configuration's (spec §6 events).
+ * `PublishInput` alone is the reference configuration's (docs/http-api.md §6.1 events).
  */
 export type PublishInput<
   Catalog extends EventCatalog = DefaultEvents,
@@ -87,7 +87,7 @@ export interface EventsDeps {
   handoff?(): DeliveryHandoff | undefined;
 }
 
-/** `events.publish` (DESIGN.md §6 "Publishing"), typed by the host's event catalog. */
+/** `events.publish` (docs/decisions.md §8.1), typed by the host's event catalog. */
 export class EventService<Catalog extends EventCatalog = EventCatalog> implements EventPublisher<Catalog> {
   private readonly publishSchema: ReturnType<typeof publishSchemaFor>;
 

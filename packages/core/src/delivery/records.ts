@@ -1,7 +1,7 @@
 import type { DeliveryRecord, EventRecord, PublishLease, WebhookStatus } from '../store/types.js';
 
 /**
- * The delivery `publishEvent` writes for one subscribed endpoint (DESIGN.md §6 "Publishing"):
+ * The delivery `publishEvent` writes for one subscribed endpoint (docs/decisions.md §8.1):
  * pending and due at once for an active endpoint, held since the event for a disabled one, or,
  * when the publish takes a lease for it, in flight under that lease until createdAt + leaseMs.
  * One definition, so every store writes the same record.

@@ -1,4 +1,7 @@
-/** Spec §6/§8: after the first attempt, retries at about 1 min, 5 min, 15 min, 1 h, 3 h and 6 h. */
+/**
+ * docs/http-api.md §6.5, §8: after the first attempt, retries at about 1 min, 5 min, 15 min,
+ * 1 h, 3 h and 6 h.
+ */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
   60_000,
   5 * 60_000,
@@ -8,7 +11,7 @@ export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
   6 * 60 * 60_000,
 ];
 
-/** DESIGN.md §6: ±10 % around each scheduled delay, so receivers are not hit in lockstep. */
+/** docs/decisions.md §9: ±10 % around each scheduled delay, so receivers are not hit in lockstep. */
 export const RETRY_JITTER = 0.1;
 
 /** A receiver's Retry-After counts up to a day: past that, one answer could park a delivery for years. */

@@ -11,10 +11,10 @@ import {
 import type { AttemptResult } from './outcome.js';
 import { type DeliveryHeaderNames, SPEC_HEADER_NAMES, signatureHeader } from './signature.js';
 
-/** DESIGN.md §6: at most this much of a receiver's answer is kept in the attempt log. */
+/** docs/decisions.md §8.5: at most this much of a receiver's answer is kept in the attempt log. */
 export const MAX_LOGGED_RESPONSE_BYTES = 4096;
 
-/** DESIGN.md §6: one attempt may take this long, connect to last byte, unless configured. */
+/** docs/decisions.md §8.5: one attempt may take this long, connect to last byte, unless configured. */
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 
 const USER_AGENT = 'keyhook-webhooks/1 (+https://github.com/keyhook/keyhook)';
@@ -53,15 +53,15 @@ export interface SenderOptions {
   policy: UrlPolicy;
   /** Name resolution, injectable for tests; the system resolver otherwise. */
   lookup?: LookupAll | undefined;
-  /** The event-id and signature header names (checked: signature.ts). Default the spec's. */
+  /** The event-id and signature header names (checked: signature.ts). Default `x-chatbot-*`. */
   headerNames?: DeliveryHeaderNames | undefined;
 }
 
 /**
- * POSTs signed deliveries (DESIGN.md §5–§6). The host is resolved here and every address it
- * resolves to is checked with the URL policy; the socket then connects to a checked address
- * only, so a DNS answer that changes between the check and the connect cannot reach a private
- * address (no rebinding). Redirects are never followed: a 3xx is an answer like any other.
+ * POSTs signed deliveries (docs/decisions.md §5.4, §8.5). The host is resolved here and every
+ * address it resolves to is checked with the URL policy; the socket then connects to a checked
+ * address only, so a DNS answer that changes between the check and the connect cannot reach a
+ * private address (no rebinding). Redirects are never followed: a 3xx is an answer like any other.
  * Connections are kept alive per origin, which a busy endpoint feels as lower latency.
  */
 export class WebhookSender {

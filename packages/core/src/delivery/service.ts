@@ -7,7 +7,10 @@ import type { DeliveryDetail, DeliveryRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { DELIVERY_STATES, type DeliveryState } from './states.js';
 
-/** A manual retry queues a failed delivery again (DESIGN.md §2); the state table allows no other. */
+/**
+ * A manual retry queues a failed delivery again (docs/decisions.md §11.1); the state table allows
+ * no other.
+ */
 const RETRYABLE: readonly DeliveryState[] = ['failed'];
 
 const notFound = () => new KeyhookError('not_found', 'No delivery with that id.');

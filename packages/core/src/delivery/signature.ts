@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 
-/** Header names of a delivery (spec §6 "Delivery"): the defaults. */
+/** Header names of a delivery (docs/http-api.md §6.3): the defaults. */
 export const SIGNATURE_HEADER = 'x-chatbot-signature';
 export const EVENT_ID_HEADER = 'x-chatbot-event-id';
 
@@ -60,7 +60,7 @@ function stripUndefined(names: Partial<DeliveryHeaderNames>): Partial<DeliveryHe
 
 /**
  * `t=<unix seconds>,v1=<hex>`: HMAC-SHA256 keyed with the full `whsec_…` string as UTF-8,
- * over `<t>.<raw body>` (spec §6 "Signature"). Keying with the whole string keeps Stripe's
+ * over `<t>.<raw body>` (docs/http-api.md §6.4). Keying with the whole string keeps Stripe's
  * verifiers able to check our deliveries. Several secrets (inside a rotation's overlap, the
  * newest first) give one `v1=` each, in that order, as Stripe signs during a secret roll.
  */

@@ -82,7 +82,7 @@ export interface DeliveryWorkerDeps {
 
 /**
  * Leases due deliveries, sends them with bounded concurrency, records each attempt and
- * schedules the next (DESIGN.md §6). It is woken when this process publishes or releases
+ * schedules the next (docs/decisions.md §8). It is woken when this process publishes or releases
  * deliveries, by the store's change signal (Postgres NOTIFY), and by its own timer for the
  * retries it scheduled; the poll is only the fallback. A store outage makes it back off and
  * log, never stop.

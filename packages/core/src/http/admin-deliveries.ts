@@ -11,7 +11,10 @@ import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.j
 import { jsonResponse } from './response.js';
 import type { RouteSpec } from './route.js';
 
-/** A webhook's deliveries (DESIGN.md §2): list newest first with `?status=`, read with attempts, retry. */
+/**
+ * A webhook's deliveries (docs/http-api.md §4.4): list newest first with `?status=`, read with
+ * attempts, retry.
+ */
 export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
   return [
     {

@@ -16,7 +16,7 @@ const issuedKey = z.object({
   }),
 });
 
-/** The admin key endpoints (spec §4; success codes and bodies from DESIGN.md §2). */
+/** The admin key endpoints (docs/http-api.md §4.1; success codes and bodies from docs/decisions.md §1.7). */
 export function adminKeyRoutes(keys: ApiKeyService, clock: Clock): RouteSpec[] {
   const view = (key: Parameters<typeof toApiKeyView>[0]) => toApiKeyView(key, clock.now());
   return [

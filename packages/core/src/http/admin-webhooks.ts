@@ -14,7 +14,10 @@ const issuedResponse = (status: number, { webhook, secret }: IssuedWebhook) =>
 
 const oneWebhook = z.object({ webhook: webhookViewSchema });
 
-/** The admin webhook endpoints (spec §4; success codes and bodies from DESIGN.md §2). */
+/**
+ * The admin webhook endpoints (docs/http-api.md §4.2; success codes and bodies from
+ * docs/decisions.md §1.7).
+ */
 export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempotency): RouteSpec[] {
   return [
     {
@@ -38,7 +41,8 @@ export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempo
           'POST /admin/webhooks',
           body,
           async (claim) => {
-            // With a key, the 201 is stored in the same transaction as the webhook (spec §4 rule 2).
+            // With a key, the 201 is stored in the same transaction as the webhook
+            // (docs/http-api.md §4.3 rule 2).
             const completeWith = claim
               ? (issued: IssuedWebhook) => claim.completion(issuedResponse(201, issued))
               : undefined;
@@ -73,7 +77,7 @@ export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempo
         jsonResponse(200, { webhook: toWebhookView(await webhooks.get(admin.tenantId, params.webhookId!)) }),
     },
     {
-      // Spec §4 rule 7: disabling (and rotating) ignores Idempotency-Key.
+      // docs/http-api.md §4.3 rule 7: disabling (and rotating) ignores Idempotency-Key.
       method: 'PATCH',
       path: '/admin/webhooks/:webhookId',
       doc: {
@@ -101,7 +105,8 @@ export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempo
         requestBody: rotateWebhookSchema,
       },
       auth: 'admin',
-      // No body, or `{ overlapSeconds }`. Outside idempotency, as the spec says of rotation.
+      // No body, or `{ overlapSeconds }`. Outside idempotency, as docs/http-api.md §4.3 rule 7 says
+      // of rotation.
       body: 'optional-json',
       run: async ({ admin, params, body }) =>
         issuedResponse(

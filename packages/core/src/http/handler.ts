@@ -123,7 +123,8 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
   };
 
   /**
-   * Spec §5: verify the bearer key, then the scope; without a promise when the key is cached.
+   * docs/http-api.md §5: verify the bearer key, then the scope; without a promise when the key
+   * is cached.
    * `nowMs` is the request's one clock read: expiry, lastUsedAt and the request id share it.
    * With failed verifications limited, a key the store verified before is verified whatever its
    * address did; any other key is looked up only while its address has failures left
@@ -223,7 +224,7 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
       return await deps.verifyAdminSession(token);
     } catch (error) {
       if (!(error instanceof AdminSessionRejected)) throw error;
-      // DESIGN.md §4: the log says why; the client is not told.
+      // docs/decisions.md §2.4: the log says why; the client is not told.
       deps.logger.warn({ requestId, reason: error.message }, 'admin session rejected');
       throw new KeyhookError('invalid_admin_session', 'The admin session is missing, invalid or expired.');
     }

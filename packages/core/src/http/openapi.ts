@@ -66,7 +66,10 @@ const ERROR_SCHEMA = {
       type: 'object',
       required: ['code', 'message'],
       properties: {
-        code: { type: 'string', description: 'From the closed list of DESIGN.md §2, or the host’s own.' },
+        code: {
+          type: 'string',
+          description: 'From the closed list of docs/decisions.md §1.2, or the host’s own.',
+        },
         message: { type: 'string' },
         details: {
           type: 'array',
@@ -113,14 +116,15 @@ export function openApiDocument(
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'An admin-portal session (DESIGN.md §4): the tenant comes from its tenant claim.',
+          description:
+            'An admin-portal session (docs/decisions.md §2): the tenant comes from its tenant claim.',
         },
         apiKey: {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'sk_live_<16 hex>_<48 hex>',
           description:
-            'A Developer API key (spec §2, §5): sk_live_<16 hex>_<48 hex> by default; a server may mint its own prefix, with a checksum.',
+            'A Developer API key (docs/http-api.md §2, §5.2): sk_live_<16 hex>_<48 hex> by default; a server may mint its own prefix, with a checksum.',
         },
       },
     },

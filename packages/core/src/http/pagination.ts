@@ -29,7 +29,7 @@ export function pageSchema<Item extends z.ZodType>(item: Item) {
   });
 }
 
-/** `?limit=` (1–100, default 20) and an opaque `?cursor=` (DESIGN.md §2 "Lists"). */
+/** `?limit=` (1–100, default 20) and an opaque `?cursor=` (docs/decisions.md §1.6). */
 export function parsePageRequest(query: URLSearchParams, prefix: IdPrefix): PageRequest {
   const limit = parseListLimit(query.get('limit'));
   const before = parseListCursor(query.get('cursor'), (id) => isWellFormedId(id, prefix));

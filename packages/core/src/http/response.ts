@@ -28,9 +28,9 @@ export function toKeyhookError(error: unknown): KeyhookError {
 const QUOTED_UNSAFE = /["\\\r\n]/g;
 
 /**
- * `{ "error": { code, message, details? } }` with its status (DESIGN.md §2): the one envelope,
- * for keyhook's own errors and for a host's routes beside them (the reference data plane's
- * `source_inactive`, say), so a client reads every error the same way.
+ * `{ "error": { code, message, details? } }` with its status (docs/decisions.md §1.2): the one
+ * envelope, for keyhook's own errors and for a host's routes beside them (the reference data
+ * plane's `source_inactive`, say), so a client reads every error the same way.
  */
 export function errorEnvelope(
   status: number,
@@ -44,7 +44,7 @@ export function errorEnvelope(
   return jsonResponse(status, { error: body }, headers);
 }
 
-/** The error envelope of DESIGN.md §2, with RFC 6750 challenges on 401 and 403. */
+/** The error envelope of docs/decisions.md §1.2, with RFC 6750 challenges on 401 and 403. */
 export function errorResponse(error: KeyhookError): KeyhookResponse {
   const headers: Record<string, string> = { ...error.headers };
   const challenge = challengeFor(error);

@@ -10,11 +10,12 @@ import { validationFailed } from '../validation.js';
 import { canonicalJson } from './canonical-json.js';
 
 export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
-/** A claim not completed within this is taken as a request that died (DESIGN.md §5). */
+/** A claim not completed within this is taken as a request that died (docs/decisions.md §7.6). */
 export const IDEMPOTENCY_LOCK_MS = 60_000;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
-// Answers the client can fix and send again with the same key are not kept (DESIGN.md §5).
+// Answers the client can fix and send again with the same key are not kept
+// (docs/decisions.md §7.4).
 const NOT_KEPT = new Set([
   'validation_failed',
   'invalid_json',
@@ -61,9 +62,9 @@ export class IdempotencyClaim {
 }
 
 /**
- * Idempotency-Key for POSTs (spec §4 rules 2–4, 6; DESIGN.md §5): per tenant, fingerprinted
- * by the operation and the canonical JSON body, claimed atomically in the store, and answered
- * from the stored (encrypted) response on a retry.
+ * Idempotency-Key for POSTs (docs/http-api.md §4.3 rules 2–4, 6; docs/decisions.md §7): per tenant,
+ * fingerprinted by the operation and the canonical JSON body, claimed atomically in the store, and
+ * answered from the stored (encrypted) response on a retry.
  */
 export class Idempotency {
   private readonly retentionMs: number;

@@ -2,8 +2,8 @@ import { crc32 } from 'node:zlib';
 import type { RandomBytes } from '../clock.js';
 
 export const KEY_PREFIX = 'sk_live_';
-export const KEY_ID_HEX_LENGTH = 16; // spec §8
-export const KEY_SECRET_HEX_LENGTH = 48; // spec §8
+export const KEY_ID_HEX_LENGTH = 16; // docs/http-api.md §8
+export const KEY_SECRET_HEX_LENGTH = 48; // docs/http-api.md §8
 /** A CRC32 in base62, zero-padded: 62^6 > 2^32. */
 export const CHECKSUM_LENGTH = 6;
 
@@ -19,7 +19,7 @@ export interface ApiKeyFormat {
   checksum?: boolean;
 }
 
-/** The spec's format (spec §5.2): `sk_live_<16 hex>_<48 hex>`, no checksum. */
+/** The reference configuration's format (docs/http-api.md §5.2): `sk_live_<16 hex>_<48 hex>`, no checksum. */
 export const SPEC_KEY_FORMAT: Readonly<Required<ApiKeyFormat>> = { prefix: KEY_PREFIX, checksum: false };
 
 const PREFIX = /^[a-z][a-z0-9_]{0,22}_$/;
@@ -149,7 +149,7 @@ function compile(format: ApiKeyFormat, option: string): CompiledFormat {
 
 const spec = new ApiKeyFormats();
 
-/** The spec's format alone: for code that has no keyhook at hand. */
+/** The default format alone: for code that has no keyhook at hand. */
 export function parseApiKey(presented: string): ParsedApiKey | null {
   return spec.parse(presented);
 }

@@ -11,7 +11,7 @@ const keyRateLimit = rateLimitSchema.nullable().meta({
     "This key's rate limit, counted per instance in fixed windows. null: the server's default applies, if it has one.",
 });
 
-/** POST /admin/keys for a host's scopes (spec §4; DESIGN.md §3 "Validation at create"). */
+/** POST /admin/keys for a host's scopes (docs/http-api.md §4.1; docs/decisions.md §3.11). */
 export function apiKeySchemaFor(scopes: ScopeCatalog) {
   return z
     .object({
@@ -39,7 +39,7 @@ export interface UpdateApiKeyInput {
   rateLimit?: RateLimit | null | undefined;
 }
 
-/** POST /admin/keys with the default (spec §5) scopes. */
+/** POST /admin/keys with the default (docs/http-api.md §5.4) scopes. */
 export const createApiKeySchema = apiKeySchemaFor(new ScopeCatalog(DEFAULT_SCOPES));
 
 export interface CreateApiKeyInput<Scope extends string = string> {

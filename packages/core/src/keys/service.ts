@@ -21,11 +21,11 @@ export interface ApiKeysDeps {
   store: Store;
   clock: Clock;
   randomBytes: RandomBytes;
-  /** The scopes a key may carry. Default the spec's seven. */
+  /** The scopes a key may carry. Default the reference configuration's seven. */
   scopes?: ScopeCatalog | undefined;
   /** Verified keys kept in memory, at most this many; `0` turns the cache off. Default 10,000. */
   cacheEntries?: number | undefined;
-  /** How keys are minted and which formats verify. Default the spec's `sk_live_`, no checksum. */
+  /** How keys are minted and which formats verify. Default `sk_live_`, no checksum. */
   formats?: ApiKeyFormats | undefined;
 }
 
@@ -34,7 +34,7 @@ const MAX_PRESENTED_LENGTH = 128;
 
 const notFound = () => new KeyhookError('not_found', 'No API key with that id.');
 
-/** The rules of API keys (spec §2, §3, §5; DESIGN.md §3). Stores only store. */
+/** The rules of API keys (docs/http-api.md §2, §3, §5; docs/decisions.md §3). Stores only store. */
 export class ApiKeyService implements ApiKeys {
   private readonly dummyHash: string;
   private readonly cache: VerifiedKeyCache | null;
@@ -90,8 +90,8 @@ export class ApiKeyService implements ApiKeys {
   }
 
   /**
-   * Mints a new secret for the same key id (spec §3: the old secret is invalid at once).
-   * Of two concurrent rotations exactly one wins; the other gets 409 `rotation_conflict`.
+   * Mints a new secret for the same key id (docs/http-api.md §3: the old secret is invalid at
+   * once). Of two concurrent rotations exactly one wins; the other gets 409 `rotation_conflict`.
    */
   async rotate(tenantId: string, id: string): Promise<IssuedApiKey> {
     const current = await this.get(tenantId, id);
@@ -131,7 +131,7 @@ export class ApiKeyService implements ApiKeys {
     return key;
   }
 
-  /** Revokes the key (spec §3). Revoking again is harmless and changes nothing. */
+  /** Revokes the key (docs/http-api.md §3). Revoking again is harmless and changes nothing. */
   async revoke(tenantId: string, id: string): Promise<ApiKeyRecord> {
     const key = isWellFormedId(id, 'key')
       ? await this.deps.store.revokeApiKey(tenantId, id, this.deps.clock.now())
@@ -141,8 +141,8 @@ export class ApiKeyService implements ApiKeys {
   }
 
   /**
-   * Verifies a presented key (spec §5.3). Malformed, unknown and wrong keys all fail alike
-   * with `invalid_api_key`, after the same hash and compare; `key_revoked` and
+   * Verifies a presented key (docs/http-api.md §5.3). Malformed, unknown and wrong keys all fail
+   * alike with `invalid_api_key`, after the same hash and compare; `key_revoked` and
    * `key_expired` are told only to a caller who holds the right secret.
    *
    * The store is asked for lookup id and hash together, so an unknown id and a wrong secret
@@ -203,7 +203,7 @@ export class ApiKeyService implements ApiKeys {
     return this.judge(record, nowMs);
   }
 
-  /** Told only to a caller who presented the right secret (spec §5.5). */
+  /** Told only to a caller who presented the right secret (docs/http-api.md §5.5). */
   private judge(record: ApiKeyRecord, nowMs: number): ApiKeyRecord {
     if (record.status === 'revoked') throw new KeyhookError('key_revoked', 'The API key has been revoked.');
     if (record.expiresAt !== null && record.expiresAt.getTime() <= nowMs) {

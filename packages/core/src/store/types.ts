@@ -41,7 +41,8 @@ export interface WebhookRecord {
   events: string[];
   /**
    * Lowercase hex SHA-256 of the normalised URL and the event set. Two webhooks of one tenant
-   * with the same twinKey are twins; at most one of them may be active (spec §4 rule 5).
+   * with the same twinKey are twins; at most one of them may be active
+   * (docs/http-api.md §4.3 rule 5).
    */
   twinKey: string;
   status: WebhookStatus;
@@ -384,7 +385,7 @@ export interface Store {
    * returns `active_twin`, under the same atomic rule as insertWebhook. Setting the status a
    * webhook already has writes nothing and returns it as it is.
    *
-   * Deliveries follow in the same transaction (DESIGN.md §6 "Paused"): disabling holds the
+   * Deliveries follow in the same transaction (docs/decisions.md §10.2): disabling holds the
    * webhook's pending and retry_scheduled deliveries (`heldSince = at`); enabling releases its
    * held ones (pending, due at `at`) and resets its consecutive-failure count to 0.
    */
@@ -427,8 +428,8 @@ export interface Store {
   ): Promise<WebhookRecord | null>;
 
   /**
-   * Deletes the webhook, and with it its deliveries and their attempts (DESIGN.md §6: DELETE
-   * cancels them); false when the tenant has no such webhook.
+   * Deletes the webhook, and with it its deliveries and their attempts (docs/decisions.md §10.2:
+   * DELETE cancels them); false when the tenant has no such webhook.
    */
   deleteWebhook(tenantId: string, id: string): Promise<boolean>;
 

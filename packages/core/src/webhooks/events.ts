@@ -1,4 +1,4 @@
-/** The event kinds a webhook can subscribe to (spec §6). */
+/** The event kinds a webhook can subscribe to (docs/http-api.md §6.1). */
 export const EVENT_TYPES = [
   'run.completed',
   'run.failed',

@@ -1,18 +1,21 @@
 import { z } from 'zod';
 import { DEFAULT_EVENTS, EventTypeCatalog } from '../catalog/events.js';
 
-/** POST /admin/webhooks for a host's events (spec §4; DESIGN.md §5). The URL's own rules are url-policy.ts's. */
+/**
+ * POST /admin/webhooks for a host's events (docs/http-api.md §4.3; docs/decisions.md §5). The URL's
+ * own rules are url-policy.ts's.
+ */
 export function webhookSchemaFor(events: EventTypeCatalog) {
   return z
     .object({
       url: z.string(),
-      // A set: duplicates are dropped, order does not matter (DESIGN.md §5).
+      // A set: duplicates are dropped, order does not matter (docs/decisions.md §5.6).
       events: z.array(events.schema).min(1, 'events must name at least one event kind'),
     })
     .strict();
 }
 
-/** POST /admin/webhooks with the default (spec §6) events. */
+/** POST /admin/webhooks with the default (docs/http-api.md §6.1) events. */
 export const createWebhookSchema = webhookSchemaFor(new EventTypeCatalog(DEFAULT_EVENTS));
 
 export interface CreateWebhookInput<EventType extends string = string> {
@@ -40,7 +43,7 @@ export function updateWebhookSchemaFor(events: EventTypeCatalog) {
     });
 }
 
-/** PATCH /admin/webhooks/{id} with the default (spec §6) events. */
+/** PATCH /admin/webhooks/{id} with the default (docs/http-api.md §6.1) events. */
 export const updateWebhookSchema = updateWebhookSchemaFor(new EventTypeCatalog(DEFAULT_EVENTS));
 
 export interface UpdateWebhookInput<EventType extends string = string> {

@@ -41,7 +41,7 @@ const notFound = () => new KeyhookError('not_found', 'No webhook with that id.')
 const activeTwin = () =>
   new KeyhookError('webhook_conflict', 'An active webhook with the same url and event set already exists.');
 
-/** What the twin rule compares (spec §4 rule 5): the normalised URL and the event set. */
+/** What the twin rule compares (docs/http-api.md §4.3 rule 5): the normalised URL and the event set. */
 export function twinKeyOf(url: string, events: readonly string[]): string {
   return createHash('sha256')
     .update(url)
@@ -50,7 +50,7 @@ export function twinKeyOf(url: string, events: readonly string[]): string {
     .digest('hex');
 }
 
-/** The rules of webhook endpoints (spec §2–§4; DESIGN.md §5). Stores only store. */
+/** The rules of webhook endpoints (docs/http-api.md §2–§4; docs/decisions.md §5). Stores only store. */
 export class WebhookService implements Webhooks {
   /** The create body, for the host's event types: its JSON Schema is the document's. */
   readonly createSchema: ReturnType<typeof webhookSchemaFor>;
@@ -111,8 +111,9 @@ export class WebhookService implements Webhooks {
   }
 
   /**
-   * PATCH: the status (a manual disable says so; enabling clears the reason, spec §3), or the
-   * URL and events, checked as at create, with the twin rule of spec §4 rule 5.
+   * PATCH: the status (a manual disable says so; enabling clears the reason, docs/http-api.md §3),
+   * or the URL and events, checked as at create, with the twin rule of
+   * docs/http-api.md §4.3 rule 5.
    */
   async update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord> {
     const { status, url, events } = parseOrThrow(this.updateSchema, input);
@@ -127,7 +128,7 @@ export class WebhookService implements Webhooks {
       this.deps.clock.now(),
     );
     if (result.outcome === 'not_found') throw notFound();
-    // Re-enabling beside a twin that became active meanwhile (DESIGN.md §5).
+    // Re-enabling beside a twin that became active meanwhile (docs/decisions.md §5.7).
     if (result.outcome === 'active_twin') throw activeTwin();
     if (status === 'active') this.deps.onEnabled?.();
     return result.webhook;

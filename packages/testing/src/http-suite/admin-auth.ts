@@ -58,7 +58,7 @@ function expectInvalidSession(reply: ApiReply): void {
 }
 
 export function adminSessionCases(ctx: SuiteContext): void {
-  describe('admin sessions (DESIGN.md §4) → 401 invalid_admin_session', () => {
+  describe('admin sessions (docs/decisions.md §2) → 401 invalid_admin_session', () => {
     it.each(BAD_SESSIONS)('%s', async (_label, build) => {
       const token = await build(ctx);
       const list = await call(ctx, 'GET', '/admin/keys', token === undefined ? {} : { token });
@@ -68,7 +68,7 @@ export function adminSessionCases(ctx: SuiteContext): void {
         json: { name: 'should not exist', scopes: ['items:read'] },
       });
       expectInvalidSession(create);
-      // The client is told nothing about why (DESIGN.md §4 "Failures").
+      // The client is told nothing about why (docs/decisions.md §2.4).
       expect(create.body.error).toEqual(list.body.error);
       const all = await call(ctx, 'GET', '/admin/keys', { token: await admin(ctx) });
       expect(all.body.data.map((k: { name: string }) => k.name)).not.toContain('should not exist');
@@ -85,7 +85,7 @@ export function adminSessionCases(ctx: SuiteContext): void {
 }
 
 export function tenantIsolationCases(ctx: SuiteContext): void {
-  describe('tenant isolation (DESIGN.md §4) → 404 not_found, never revealing which', () => {
+  describe('tenant isolation (docs/decisions.md §2.5) → 404 not_found, never revealing which', () => {
     it('tenant_b cannot read, rotate or revoke tenant_a’s key, and cannot tell it exists', async () => {
       const { key, secret } = await createKey(ctx, {}, 'tenant_a');
       const other = await admin(ctx, 'tenant_b');

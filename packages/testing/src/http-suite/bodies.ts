@@ -29,7 +29,7 @@ function expectError(reply: ApiReply, status: number, code: string): void {
 }
 
 export function bodyCases(ctx: SuiteContext): void {
-  describe('request bodies (DESIGN.md §2 error table)', () => {
+  describe('request bodies (docs/http-api.md §7 error table)', () => {
     const post = async (body: Uint8Array | ReadableStream<Uint8Array>, headers: Record<string, string>) =>
       call(ctx, 'POST', '/admin/keys', { token: await admin(ctx), body, headers });
 

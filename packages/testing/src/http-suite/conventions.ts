@@ -11,7 +11,7 @@ function expectRequestId(reply: ApiReply): string {
 }
 
 export function conventionCases(ctx: SuiteContext): void {
-  describe('response conventions (DESIGN.md §2)', () => {
+  describe('response conventions (docs/decisions.md §1)', () => {
     it('every keyhook response, success or error, has its own x-request-id', async () => {
       const token = await admin(ctx);
       const { key, secret } = await createKey(ctx);
@@ -85,7 +85,7 @@ export function conventionCases(ctx: SuiteContext): void {
 }
 
 export function mountCases(ctx: SuiteContext): void {
-  describe('mounting beside the host (DESIGN.md §2 "Mount point")', () => {
+  describe('mounting beside the host (docs/decisions.md §1.1)', () => {
     it('a path under the prefix that keyhook does not serve gets the host’s own 404', async () => {
       const token = await admin(ctx);
       for (const [method, path] of [

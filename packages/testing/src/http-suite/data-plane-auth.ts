@@ -20,62 +20,66 @@ function expectAuthFailure(reply: ApiReply, code: string): void {
 }
 
 export function dataPlaneAuthCases(ctx: SuiteContext): void {
-  describe.each(GUARDED)('data-plane auth on the %s (spec §5, DESIGN.md §2)', (_label, method, path) => {
-    it('no Authorization header → 401 missing_credentials', async () => {
-      expectAuthFailure(await call(ctx, method, path), 'missing_credentials');
-      expectAuthFailure(
-        await call(ctx, method, path, { headers: { authorization: 'Basic dXNlcjpwYXNz' } }),
-        'missing_credentials',
-      );
-    });
+  describe.each(GUARDED)(
+    'data-plane auth on the %s (docs/http-api.md §5, docs/decisions.md §1.8)',
+    (_label, method, path) => {
+      it('no Authorization header → 401 missing_credentials', async () => {
+        expectAuthFailure(await call(ctx, method, path), 'missing_credentials');
+        expectAuthFailure(
+          await call(ctx, method, path, { headers: { authorization: 'Basic dXNlcjpwYXNz' } }),
+          'missing_credentials',
+        );
+      });
 
-    it('malformed, unknown id, wrong secret, rotated-out secret → the same 401 invalid_api_key', async () => {
-      const { key, secret } = await createKey(ctx, { scopes: ['items:read'] });
-      const rotated = await call(ctx, 'POST', `/admin/keys/${key.id}/rotate`, { token: await admin(ctx) });
-      expect(rotated.status).toBe(200);
-      const presented = {
-        malformed: 'sk_live_not-a-key',
-        truncated: secret.slice(0, -1),
-        unknownId: `sk_live_${randomHex(16)}_${randomHex(48)}`,
-        wrongSecret: `${key.keyLookup}_${randomHex(48)}`,
-        rotatedOut: secret,
-      };
-      const replies: ApiReply[] = [];
-      for (const token of Object.values(presented)) {
-        const reply = await call(ctx, method, path, { token });
-        expectAuthFailure(reply, 'invalid_api_key');
-        replies.push(reply);
-      }
-      // Spec §5.3: nothing tells which part was wrong — byte-identical error and challenge.
-      const errors = new Set(replies.map((r) => JSON.stringify(r.body.error)));
-      expect(errors.size).toBe(1);
-      expect(new Set(replies.map((r) => r.headers.get('www-authenticate'))).size).toBe(1);
-    });
+      it('malformed, unknown id, wrong secret, rotated-out secret → the same 401 invalid_api_key', async () => {
+        const { key, secret } = await createKey(ctx, { scopes: ['items:read'] });
+        const rotated = await call(ctx, 'POST', `/admin/keys/${key.id}/rotate`, { token: await admin(ctx) });
+        expect(rotated.status).toBe(200);
+        const presented = {
+          malformed: 'sk_live_not-a-key',
+          truncated: secret.slice(0, -1),
+          unknownId: `sk_live_${randomHex(16)}_${randomHex(48)}`,
+          wrongSecret: `${key.keyLookup}_${randomHex(48)}`,
+          rotatedOut: secret,
+        };
+        const replies: ApiReply[] = [];
+        for (const token of Object.values(presented)) {
+          const reply = await call(ctx, method, path, { token });
+          expectAuthFailure(reply, 'invalid_api_key');
+          replies.push(reply);
+        }
+        // docs/http-api.md §5.3: nothing tells which part was wrong — byte-identical error and
+        // challenge.
+        const errors = new Set(replies.map((r) => JSON.stringify(r.body.error)));
+        expect(errors.size).toBe(1);
+        expect(new Set(replies.map((r) => r.headers.get('www-authenticate'))).size).toBe(1);
+      });
 
-    it('a key past its expiresAt → 401 key_expired', async () => {
-      const { secret } = await createKey(ctx, { expiresAt: '2026-01-01T01:00:00.000Z' });
-      expect((await call(ctx, method, path, { token: secret })).status).toBe(200);
-      ctx.clock.advance(3_600_000);
-      expectAuthFailure(await call(ctx, method, path, { token: secret }), 'key_expired');
-    });
+      it('a key past its expiresAt → 401 key_expired', async () => {
+        const { secret } = await createKey(ctx, { expiresAt: '2026-01-01T01:00:00.000Z' });
+        expect((await call(ctx, method, path, { token: secret })).status).toBe(200);
+        ctx.clock.advance(3_600_000);
+        expectAuthFailure(await call(ctx, method, path, { token: secret }), 'key_expired');
+      });
 
-    it('a revoked key → 401 key_revoked on every later request (spec §5.5)', async () => {
-      const { key, secret } = await createKey(ctx);
-      expect((await call(ctx, method, path, { token: secret })).status).toBe(200);
-      const revoked = await call(ctx, 'DELETE', `/admin/keys/${key.id}`, { token: await admin(ctx) });
-      expect(revoked.status).toBe(200);
-      for (let i = 0; i < 3; i++) {
-        expectAuthFailure(await call(ctx, method, path, { token: secret }), 'key_revoked');
-        ctx.clock.advance(120_000);
-      }
-    });
+      it('a revoked key → 401 key_revoked on every later request (docs/http-api.md §5.5)', async () => {
+        const { key, secret } = await createKey(ctx);
+        expect((await call(ctx, method, path, { token: secret })).status).toBe(200);
+        const revoked = await call(ctx, 'DELETE', `/admin/keys/${key.id}`, { token: await admin(ctx) });
+        expect(revoked.status).toBe(200);
+        for (let i = 0; i < 3; i++) {
+          expectAuthFailure(await call(ctx, method, path, { token: secret }), 'key_revoked');
+          ctx.clock.advance(120_000);
+        }
+      });
 
-    it('an admin JWT sent as an API key → 401 invalid_api_key', async () => {
-      expectAuthFailure(await call(ctx, method, path, { token: await admin(ctx) }), 'invalid_api_key');
-    });
-  });
+      it('an admin JWT sent as an API key → 401 invalid_api_key', async () => {
+        expectAuthFailure(await call(ctx, method, path, { token: await admin(ctx) }), 'invalid_api_key');
+      });
+    },
+  );
 
-  describe('scopes on host routes (spec §5.4)', () => {
+  describe('scopes on host routes (docs/http-api.md §5.4)', () => {
     it('a key without the route’s scope → 403 insufficient_scope naming it in details and WWW-Authenticate', async () => {
       const { secret } = await createKey(ctx, { scopes: ['items:read'] });
       const reply = await call(ctx, 'POST', '/host/items', { token: secret, json: { title: 'x' } });
@@ -119,7 +123,7 @@ export function dataPlaneAuthCases(ctx: SuiteContext): void {
 }
 
 export function whoamiCases(ctx: SuiteContext): void {
-  describe('GET /whoami (DESIGN.md §2)', () => {
+  describe('GET /whoami (docs/http-api.md §4.5)', () => {
     it('any valid key, whatever its scopes → 200 { key: { id, keyLookup, scopes, expiresAt } }', async () => {
       const plain = await createKey(ctx, { scopes: ['runs:apply'] });
       const expiring = await createKey(ctx, {

@@ -143,7 +143,7 @@ export function deliveryCases(ctx: SuiteContext): void {
     }
   };
 
-  describe('delivery endpoints (DESIGN.md §2, §6)', () => {
+  describe('delivery endpoints (docs/http-api.md §4.4, docs/decisions.md §8)', () => {
     it('all three need an admin session: none, or an API key → 401 invalid_admin_session', async () => {
       const { webhook } = await createWebhook();
       const { delivery } = await publish(webhook.id);

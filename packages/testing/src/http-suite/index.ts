@@ -26,7 +26,7 @@ import { webhookCases } from './webhooks.js';
 
 export type { HttpSuiteAdapter, HttpSuiteApp, StartedServer } from './types.js';
 
-/** The default mount point, and one a host might choose instead (DESIGN.md §2 "Mount point"). */
+/** The default mount point, and one a host might choose instead (docs/decisions.md §1.1). */
 const PREFIXES = ['/api/v1', '/developer/v2'];
 
 /**

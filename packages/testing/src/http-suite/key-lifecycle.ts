@@ -16,7 +16,7 @@ const KEY_VIEW_FIELDS = [
 ];
 
 export function createAndReadCases(ctx: SuiteContext): void {
-  describe('create, read and list keys (spec §2, §4)', () => {
+  describe('create, read and list keys (docs/http-api.md §2, §4.1)', () => {
     it('POST /admin/keys → 201 with the key view and the full secret, shown once', async () => {
       const reply = await call(ctx, 'POST', '/admin/keys', {
         token: await admin(ctx),
@@ -113,7 +113,7 @@ export function createAndReadCases(ctx: SuiteContext): void {
 }
 
 export function revokeCases(ctx: SuiteContext): void {
-  describe('revoke (spec §3: DELETE → revoked)', () => {
+  describe('revoke (docs/http-api.md §3: DELETE → revoked)', () => {
     it('DELETE → 200 { key } revoked; again → 200 with the first revokedAt; rotate → 409 key_revoked', async () => {
       const token = await admin(ctx);
       const { key } = await createKey(ctx);
@@ -140,7 +140,7 @@ export function revokeCases(ctx: SuiteContext): void {
 }
 
 export function rotateCases(ctx: SuiteContext): void {
-  describe('rotate (spec §3, §5 "Key rotation guidance")', () => {
+  describe('rotate (docs/http-api.md §3, §5.7)', () => {
     it('POST rotate → 200 with a new secret for the same id and keyLookup; the old one fails at once', async () => {
       const { key, secret: old } = await createKey(ctx);
       const reply = await call(ctx, 'POST', `/admin/keys/${key.id}/rotate`, { token: await admin(ctx) });

@@ -4,7 +4,7 @@ import type { SuiteContext } from './types.js';
 
 const VALID = { name: 'worker', scopes: ['items:read'] };
 
-/** DESIGN.md §3 "Validation at create": each case, and the field its details must name. */
+/** docs/decisions.md §3.11: each case, and the field its details must name. */
 const INVALID_CREATES: [string, unknown, string][] = [
   ['expiresAt in the past', { ...VALID, expiresAt: '2025-12-31T23:59:59.999Z' }, 'expiresAt'],
   ['expiresAt equal to now', { ...VALID, expiresAt: '2026-01-01T00:00:00.000Z' }, 'expiresAt'],
@@ -22,7 +22,7 @@ const INVALID_CREATES: [string, unknown, string][] = [
 ];
 
 export function validationCases(ctx: SuiteContext): void {
-  describe('validation at create (DESIGN.md §3) → 400 validation_failed with details', () => {
+  describe('validation at create (docs/decisions.md §3.11) → 400 validation_failed with details', () => {
     it.each(INVALID_CREATES)('%s', async (_label, json, field) => {
       const reply = await call(ctx, 'POST', '/admin/keys', { token: await admin(ctx), json });
       expect(reply.status, reply.text).toBe(400);

@@ -33,7 +33,7 @@ export function webhookCases(ctx: SuiteContext): void {
     return reply.body as Created;
   };
 
-  describe('webhook endpoints (spec §2–§4, DESIGN.md §2, §5)', () => {
+  describe('webhook endpoints (docs/http-api.md §2–§4, docs/decisions.md §1, §5)', () => {
     it('POST /admin/webhooks → 201 { webhook, secret }: events as a sorted set, the URL normalised', async () => {
       const reply = await create({
         url: 'https://Hooks.Example.COM:443/receiver/../in?x=1',
@@ -153,7 +153,7 @@ export function webhookCases(ctx: SuiteContext): void {
     });
   });
 
-  describe('the seven creation rules (spec §4)', () => {
+  describe('creation rules 1–7 (docs/http-api.md §4.3)', () => {
     it('rule 1: https only outside development; http is refused', async () => {
       const refused = await create({ url: 'http://hooks.example.com/plain', events: ['run.completed'] });
       expect(refused.status).toBe(400);
@@ -249,7 +249,7 @@ export function webhookCases(ctx: SuiteContext): void {
     });
   });
 
-  describe('Idempotency-Key handling (DESIGN.md §5)', () => {
+  describe('Idempotency-Key handling (docs/decisions.md §7)', () => {
     it('a key that is empty, too long or not printable ASCII → 400 validation_failed', async () => {
       for (const key of ['x'.repeat(256), 'caf\u00e9']) {
         const reply = await create(
@@ -355,7 +355,7 @@ export function webhookCases(ctx: SuiteContext): void {
   });
 
   describe('status, rotation and deletion', () => {
-    it('PATCH disabled → manual; the same url and events may then be registered again (spec §3)', async () => {
+    it('PATCH disabled → manual; the same url and events may then be registered again (docs/http-api.md §3)', async () => {
       const token = await admin(ctx);
       const body = { url: uniqueUrl(), events: ['run.completed'] };
       const first = await created(body);
@@ -371,7 +371,7 @@ export function webhookCases(ctx: SuiteContext): void {
         updatedAt: '2026-01-01T00:00:05.000Z',
       });
       await created(body);
-      // Re-enabling beside the now-active twin (DESIGN.md §5).
+      // Re-enabling beside the now-active twin (docs/decisions.md §5.7).
       const on = await call(ctx, 'PATCH', `/admin/webhooks/${first.webhook.id}`, {
         token,
         json: { status: 'active' },
@@ -441,7 +441,7 @@ export function webhookCases(ctx: SuiteContext): void {
       expect(reply.body.webhook.id).toBe(webhook.id);
       expect(reply.body.secret).toMatch(SECRET);
       expect(reply.body.secret).not.toBe(secret);
-      // Spec §3: rotate works in any state and leaves the state as it was.
+      // docs/http-api.md §3: rotate works in any state and leaves the state as it was.
       const token = await admin(ctx);
       await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, { token, json: { status: 'disabled' } });
       const whileDisabled = await call(ctx, 'POST', `/admin/webhooks/${webhook.id}/rotate`, { token });

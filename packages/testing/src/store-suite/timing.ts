@@ -5,7 +5,7 @@ import { medianTimeRatio } from '../support/timing.js';
 import type { SuiteContext } from './types.js';
 
 export function timingCases(ctx: SuiteContext): void {
-  describe('verification timing (spec §5.3)', () => {
+  describe('verification timing (docs/http-api.md §5.3)', () => {
     it('an unknown key id costs what a wrong secret costs, within noise', async () => {
       const keys = keysOn(ctx.store);
       for (let i = 0; i < 50; i++)

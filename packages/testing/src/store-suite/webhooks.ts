@@ -52,7 +52,7 @@ export function webhookCases(ctx: SuiteContext): void {
       expect(second.map((w) => w.id)).toEqual(ids.slice(3));
     });
 
-    it('refuses a second active twin in the same tenant (spec §4 rule 5), but not in another tenant', async () => {
+    it('refuses a second active twin in the same tenant (docs/http-api.md §4.3 rule 5), but not in another tenant', async () => {
       const first = webhookRecord();
       expect(await ctx.store.insertWebhook(first)).toBe('inserted');
       const twin = webhookRecord({ url: first.url, events: first.events });
@@ -92,7 +92,7 @@ export function webhookCases(ctx: SuiteContext): void {
         outcome: 'updated',
         webhook: { ...first, status: 'disabled', disabledReason: 'manual', updatedAt: LATER },
       });
-      // After disabling, the same url and event set may be registered again (spec §3).
+      // After disabling, the same url and event set may be registered again (docs/http-api.md §3).
       const second = webhookRecord({ url: first.url, events: first.events });
       expect(await ctx.store.insertWebhook(second)).toBe('inserted');
       expect(await ctx.store.setWebhookStatus('tenant_a', first.id, 'active', null, LATER)).toEqual({

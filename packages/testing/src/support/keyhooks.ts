@@ -3,7 +3,7 @@ import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './admin.js';
 
 /**
  * Two keyhooks whose scope types differ, for the adapters' `requireScope` type tests: an app's
- * own scopes, and the reference configuration (no `scopes`: the spec's seven).
+ * own scopes, and the reference configuration (no `scopes`: the seven of docs/http-api.md §5.4).
  */
 export function scopedKeyhooks() {
   const base = {
