@@ -1,44 +1,25 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dropSchema, tempDir } from './instances.js';
+import { ServerProcess } from './server-process.js';
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const withPostgres = await postgresAvailable();
 const KEY = randomBytes(32).toString('base64');
 
-/** Runs `node dist/main.js` until it exits (a refusal) or says it listens (then stops it). */
-function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN], {
-      // A key of its own, so no development key file is written anywhere.
-      env: {
-        PATH: process.env.PATH ?? '',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        KEYHOOK_ENCRYPTION_KEY: KEY,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    let stopped = false;
-    const heard = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (!stopped && /listening on http/.test(output)) {
-        stopped = true;
-        child.kill('SIGTERM');
-      }
-    };
-    child.stdout.on('data', heard);
-    child.stderr.on('data', heard);
-    child.once('exit', (code) => resolve({ code, output }));
-  });
+/** Runs `node dist/main.js` until it exits (a refusal) or listens (then stops it): its exit code and output. */
+async function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  // A key of its own, so no development key file is written anywhere.
+  const server = new ServerProcess({ KEYHOOK_ENCRYPTION_KEY: KEY, ...env });
+  const listening = await server.listening().then(
+    () => true,
+    () => false,
+  );
+  const code = listening ? await server.stop() : await server.exited;
+  return { code, output: server.output };
 }
 
 /** What each database's tampering looks like: its migrations tables, written as a newer release or an edit would leave them. */

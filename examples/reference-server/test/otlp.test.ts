@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { adminToken, TestReceiver } from '@keyhook/testing/support';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,8 +7,8 @@ import { loadConfig } from '../src/config.js';
 import { buildServer } from '../src/server.js';
 import { Client } from './client.js';
 import { sqliteEnv, tempDir } from './instances.js';
+import { ServerProcess } from './server-process.js';
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const SCOPES = ['sources:read', 'sources:write', 'runs:execute'];
 
 /** One OTLP/HTTP export as the collector got it: the raw body, byte for byte. */
@@ -128,46 +126,6 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-/** The real process, `node dist/main.js`, with a clean environment: nothing leaks in from the shell. */
-class ServerProcess {
-  readonly child: ChildProcess;
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<number | null>;
-
-  constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, [MAIN], {
-      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child.stdout!.on('data', (chunk: Buffer) => {
-      this.stdout += chunk.toString();
-    });
-    this.child.stderr!.on('data', (chunk: Buffer) => {
-      this.stderr += chunk.toString();
-    });
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
-  }
-
-  /** The base URL once it listens; fails if the process exits first. */
-  async listening(): Promise<string> {
-    for (;;) {
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(this.stdout);
-      if (match) return match[1]!;
-      if (this.child.exitCode !== null) {
-        throw new Error(`exited (${this.child.exitCode}).\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-
-  /** SIGTERM: the drain, which ends by exporting what is left. */
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode === null) this.child.kill('SIGTERM');
-    return this.exited;
-  }
 }
 
 /**

@@ -1,49 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from './client.js';
 import { tempDir } from './instances.js';
-
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-
-/** The real process, `node dist/main.js`, with a clean environment: nothing leaks in from the shell. */
-class ServerProcess {
-  readonly child: ChildProcess;
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<number | null>;
-
-  constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, [MAIN], {
-      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child.stdout!.on('data', (chunk: Buffer) => {
-      this.stdout += chunk.toString();
-    });
-    this.child.stderr!.on('data', (chunk: Buffer) => {
-      this.stderr += chunk.toString();
-    });
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
-  }
-
-  /** Resolves with the first match of `pattern` in stdout; rejects if the process exits first. */
-  async waitFor(pattern: RegExp, what: string): Promise<RegExpMatchArray> {
-    for (;;) {
-      const match = this.stdout.match(pattern);
-      if (match) return match;
-      if (this.child.exitCode !== null) {
-        throw new Error(
-          `exited (${this.child.exitCode}) before ${what}.\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-}
+import { MAIN, ServerProcess } from './server-process.js';
 
 describe('the process: node dist/main.js', () => {
   const running: ServerProcess[] = [];
