@@ -55,6 +55,16 @@
 //     tenth ≥ 0.9× the first tenth, with an interval from the five fifths of each tenth paired
 //     in order; size and RSS, from the 10 % mark on, each reading within ±20 % of their median. `npm run bench` runs a default size (100 000 and 15 000); `npm run bench:soak`
 //     the long one (1 000 000 and 300 000, retention 3 s), which takes tens of minutes.
+//  6. Telemetry, SQLite. What OpenTelemetry costs delivery when an operator turns it on: the
+//     throughput run of section 1 (TELEMETRY_N deliveries per run) with keyhook's telemetry off
+//     (no provider: the API's no-ops), with a MeterProvider (metrics on), and with a MeterProvider
+//     and a BasicTracerProvider (traces on too), through telemetry.mjs's SDK setup: a pull reader
+//     not read during a run, a BatchSpanProcessor over an exporter that drops the spans. The
+//     same warm-up and rounds as section 1, the order reversing every round (off, metrics,
+//     traces / traces, metrics, off), so off and metrics are adjacent in every round. Target:
+//     metrics on / off ≥ 0.97 (median of the per-round ratios); traces on / off is reported. After
+//     each run a scrape checks that keyhook.deliveries counted N, and the spans exported are
+//     counted (a core that records no spans shows 0 per delivery).
 //
 // The receiver (delivery-receiver.mjs) is a plain node:http server in a child process: it reads
 // each body and answers 200 with an empty body at once; it checks headers, verifies every 64th
@@ -70,8 +80,9 @@
 // (postgres://postgres@127.0.0.1:5432/test), BENCH_PG_CONCURRENCY (per worker, CONCURRENCY/2),
 // BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_INTERVAL_MS (5), BENCH_MEMORY_DELIVERIES (100000),
 // BENCH_SOAK_DELIVERIES (100000), BENCH_SOAK_PG_DELIVERIES (15000), BENCH_SOAK_RETENTION_MS (1000),
-// BENCH_SECTIONS (throughput,postgres,latency,memory,soak: any subset, comma-separated), BENCH_PEER
-// (off: the Postgres section without the graphile-worker peer, for profiling keyhook alone).
+// BENCH_TELEMETRY_DELIVERIES (10000), BENCH_SECTIONS (throughput,postgres,latency,memory,soak,telemetry:
+// any subset, comma-separated), BENCH_PEER (off: the Postgres section without the graphile-worker
+// peer, for profiling keyhook alone).
 import { fork } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -83,6 +94,7 @@ import { fileURLToPath } from 'node:url';
 import { createKeyhook } from '@keyhook/core';
 import { createSqliteStore } from '@keyhook/store-sqlite';
 import Database from 'better-sqlite3';
+import { benchTelemetry } from './telemetry.mjs';
 
 const numberFrom = (name, fallback) => {
   const value = Number(process.env[name] ?? fallback);
@@ -111,8 +123,12 @@ const SOAK_RETENTION_MS = numberFrom('BENCH_SOAK_RETENTION_MS', 1000);
 const SOAK_MAX_AHEAD = 2000;
 const SOAK_THROUGHPUT_TARGET = 0.9;
 const SOAK_FLAT_WITHIN = 0.2;
+// Twice section 1's N: a run of about 2 s, so that a 3 % difference is not one scheduler hiccup.
+const TELEMETRY_N = numberFrom('BENCH_TELEMETRY_DELIVERIES', 10_000);
 const SECTIONS = new Set(
-  (process.env.BENCH_SECTIONS ?? 'throughput,postgres,latency,memory,soak').split(',').map((s) => s.trim()),
+  (process.env.BENCH_SECTIONS ?? 'throughput,postgres,latency,memory,soak,telemetry')
+    .split(',')
+    .map((s) => s.trim()),
 );
 if (PUBLISH !== 'concurrent' && PUBLISH !== 'upfront')
   throw new RangeError('BENCH_PUBLISH: concurrent | upfront');
@@ -129,6 +145,8 @@ const PG_CPU_TARGET_MICROS = 400;
 const PG_CPU_TARGET_BARE_MICROS = 120;
 const PG_CPU_TARGET_RATIO = PG_CPU_TARGET_MICROS / PG_CPU_TARGET_BARE_MICROS;
 const PEER_TARGET = 3;
+/** Delivery throughput with metrics on, against the same run with telemetry off. */
+const METRICS_TARGET = 0.97;
 const LATENCY_P99_TARGET_MS = 50;
 /** A run that records no success for this long is stuck: it is reported, not waited on forever. */
 const STALL_MS = 30_000;
@@ -334,7 +352,7 @@ async function countSucceeded(store, webhookId) {
 // ---------------------------------------------------------------------------------------------
 // Backends: a keyhook (or two) with a webhook pointing at the receiver.
 
-function makeKeyhook(store, logger, delivery = {}) {
+function makeKeyhook(store, logger, delivery = {}, telemetry = undefined) {
   return createKeyhook({
     store,
     adminSession: { secret: ADMIN_SECRET },
@@ -342,6 +360,7 @@ function makeKeyhook(store, logger, delivery = {}) {
     encryptionKey: ENCRYPTION_KEY,
     logger,
     delivery: { timeoutMs: 10_000, ...delivery },
+    telemetry,
   });
 }
 
@@ -390,13 +409,13 @@ const sqliteUse = {
   },
 };
 
-async function openSqlite(receiver, delivery) {
+async function openSqlite(receiver, delivery, telemetry) {
   const temp = tempDir();
   const filename = path.join(temp.dir, 'keyhook.db');
   const logger = countingLogger();
   sqliteUse.reading(); // the counters wrap better-sqlite3 before the store prepares its statements
   const store = createSqliteStore({ filename, logger });
-  const keyhook = makeKeyhook(store, logger, delivery);
+  const keyhook = makeKeyhook(store, logger, delivery, telemetry?.options);
   const { webhook, secret } = await keyhook.webhooks.create(TENANT, {
     url: receiver.url,
     events: [EVENT_TYPE],
@@ -410,6 +429,7 @@ async function openSqlite(receiver, delivery) {
     workerOptions: { concurrency: CONCURRENCY },
     publishLanes: PUBLISH_LANES,
     sqlite: sqliteUse,
+    telemetry,
     /** The file and its WAL, in bytes. */
     async size() {
       const bytes = (file) => (existsSync(file) ? statSync(file).size : 0);
@@ -418,6 +438,7 @@ async function openSqlite(receiver, delivery) {
     async close() {
       await keyhook.close();
       await store.close();
+      await telemetry?.shutdown();
       temp.remove();
     },
   };
@@ -670,8 +691,15 @@ async function keyhookRun(open, receiver, n) {
     await Promise.all(backend.keyhooks.map((keyhook) => keyhook.close()));
     const inStore = await countSucceeded(backend.stores[0], backend.webhookId);
     const received = await receiver.stats();
+    // A scrape and a flush, after the clock: what the run recorded through OpenTelemetry.
+    const telemetry = backend.telemetry && {
+      deliveriesCounted: await backend.telemetry.counted('keyhook.deliveries'),
+      spansPerDelivery: (await backend.telemetry.spans()) / n,
+    };
     const problems = [];
     if (inStore !== n) problems.push(`${inStore} succeeded in the store, expected ${n}`);
+    if (telemetry && telemetry.deliveriesCounted !== n)
+      problems.push(`keyhook.deliveries counted ${telemetry.deliveriesCounted}, expected ${n}`);
     if (received.distinct !== n) problems.push(`${received.distinct} distinct events received`);
     if (received.hits !== received.distinct) problems.push(`${received.hits - received.distinct} duplicates`);
     if (received.missingHeaders) problems.push(`${received.missingHeaders} requests without headers`);
@@ -684,6 +712,7 @@ async function keyhookRun(open, receiver, n) {
       publishMs,
       database: databaseUse,
       sqlite: sqliteUsed,
+      telemetry,
       problems,
     });
   } finally {
@@ -880,6 +909,7 @@ const median = (values) => {
 const percentile = (sorted, p) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+const signed = (value, digits = 1) => `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`;
 const fixed = (value, digits = 0) => value.toFixed(digits).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
 
 const summary = [];
@@ -1425,6 +1455,111 @@ try {
     for (const { label, open, n } of stores) {
       await section(`soak (${label})`, () => soak(label, open, n));
     }
+  }
+
+  // 6: telemetry. Section 1's keyhook run with telemetry off, metrics on, and traces on too.
+  if (SECTIONS.has('telemetry')) {
+    await section('telemetry', async () => {
+      console.log(
+        `\ntelemetry: ${TELEMETRY_N} deliveries per run on SQLite (1 worker × ${CONCURRENCY}), ${ROUNDS} rounds after a warm-up of ${WARMUP}`,
+      );
+      // Fresh providers per run, as a fresh SQLite file: each run's scrape and span count are its own.
+      const kinds = [
+        { key: 'off', label: 'telemetry off', open: (r) => openSqlite(r) },
+        { key: 'metrics', label: 'metrics on', open: (r) => openSqlite(r, undefined, benchTelemetry()) },
+        {
+          key: 'traces',
+          label: 'metrics and traces on',
+          open: (r) => openSqlite(r, undefined, benchTelemetry({ traces: true })),
+        },
+      ];
+      for (const kind of kinds) {
+        kind.runs = [];
+        const warm = await keyhookRun(kind.open, receiver, WARMUP);
+        if (warm.problems.length) console.log(`  warm-up ${kind.key}: ${warm.problems.join('; ')}`);
+      }
+      for (let round = 0; round < ROUNDS; round++) {
+        const order = round % 2 === 0 ? kinds : [...kinds].reverse();
+        for (const kind of order) {
+          gc();
+          const result = await keyhookRun(kind.open, receiver, TELEMETRY_N);
+          kind.runs[round] = result;
+          const spans = result.telemetry?.spansPerDelivery;
+          console.log(
+            `round ${round + 1}/${ROUNDS}  ${kind.label.padEnd(22)} ${fixed(result.perSecond).padStart(7)}/s` +
+              `  (${(result.ms / 1000).toFixed(2)} s; ${result.cpuMicrosPerDelivery.toFixed(0)} µs CPU/delivery here` +
+              (kind.key === 'traces' ? `; ${spans.toFixed(2)} spans per delivery` : '') +
+              ')' +
+              (result.problems.length ? `  PROBLEMS: ${result.problems.join('; ')}` : ''),
+          );
+        }
+      }
+      const [off] = kinds;
+      console.log('\nmedians over rounds');
+      console.log(
+        'variant                  deliveries/s   (min – max)          CPU µs/delivery   on / off, median (min – max)   CPU off/on  CPU added per delivery',
+      );
+      for (const kind of kinds) {
+        const rates = kind.runs.map((r) => r.perSecond);
+        kind.perSecond = median(rates);
+        kind.cpu = median(kind.runs.map((r) => r.cpuMicrosPerDelivery));
+        kind.ratios = kind.runs.map((r, round) => r.perSecond / off.runs[round].perSecond);
+        kind.ratio = median(kind.ratios);
+        // Per round, against the off run of that round, like the ratio. The CPU ratio (off / on)
+        // is what the throughput ratio would be if this process's CPU alone set the pace.
+        const paired = (f) =>
+          median(
+            kind.runs.map((r, round) => f(r.cpuMicrosPerDelivery, off.runs[round].cpuMicrosPerDelivery)),
+          );
+        kind.cpuRatio = paired((on, offCpu) => offCpu / on);
+        kind.cpuAdded = paired((on, offCpu) => on - offCpu);
+        kind.spansPerDelivery = median(kind.runs.map((r) => r.telemetry?.spansPerDelivery ?? 0));
+        const range = `(${fixed(Math.min(...rates))} – ${fixed(Math.max(...rates))})`;
+        const versus =
+          kind === off
+            ? '—'
+            : `${kind.ratio.toFixed(3)} (${Math.min(...kind.ratios).toFixed(3)} – ${Math.max(...kind.ratios).toFixed(3)})`;
+        console.log(
+          `${kind.label.padEnd(23)}  ${fixed(kind.perSecond).padStart(12)}   ${range.padEnd(19)}  ${kind.cpu.toFixed(0).padStart(15)}   ` +
+            `${versus.padEnd(29)}  ${kind === off ? '—        ' : kind.cpuRatio.toFixed(3).padEnd(9)}   ${kind === off ? '—' : `${signed(kind.cpuAdded)} µs`}`,
+        );
+      }
+      const problems = kinds.flatMap((k) => k.runs.flatMap((r) => r.problems.map((p) => `${k.key}: ${p}`)));
+      if (problems.length)
+        console.log(`\nPROBLEMS (the figures above are suspect):\n  ${problems.join('\n  ')}`);
+      results.telemetry = kinds.map(
+        ({ key, label, runs, ratio, ratios, perSecond, cpu, cpuRatio, cpuAdded, spansPerDelivery }) => ({
+          key,
+          label,
+          runs,
+          ratio,
+          ratios,
+          perSecond,
+          cpuMicrosPerDelivery: cpu,
+          cpuRatio,
+          cpuAddedMicros: cpuAdded,
+          spansPerDelivery,
+        }),
+      );
+      const suspect = problems.length ? ' (with PROBLEMS)' : '';
+      const [, metrics, traces] = kinds;
+      const interval = (kind) => [Math.min(...kind.ratios), Math.max(...kind.ratios)];
+      const [low, high] = interval(metrics);
+      row(
+        'delivery throughput, SQLite: metrics on / off',
+        `${metrics.ratio.toFixed(3)}× (${low.toFixed(3)}–${high.toFixed(3)}; ${fixed(metrics.perSecond)}/s vs ${fixed(off.perSecond)}/s; CPU ${metrics.cpuRatio.toFixed(3)}×, ${signed(metrics.cpuAdded)} µs)${suspect}`,
+        `≥ ${METRICS_TARGET}×`,
+        verdict(problems, metrics.ratio >= METRICS_TARGET, low, high, METRICS_TARGET),
+      );
+      const [tracesLow, tracesHigh] = interval(traces);
+      row(
+        'delivery throughput, SQLite: metrics and traces on / off',
+        `${traces.ratio.toFixed(3)}× (${tracesLow.toFixed(3)}–${tracesHigh.toFixed(3)}; ${fixed(traces.perSecond)}/s; CPU ${traces.cpuRatio.toFixed(3)}×, ${signed(traces.cpuAdded)} µs; ` +
+          `${traces.spansPerDelivery.toFixed(2)} spans per delivery)${suspect}`,
+        '—',
+        problems.length ? 'ERROR' : 'info',
+      );
+    });
   }
 } finally {
   receiver.close();

@@ -3,17 +3,21 @@
 //
 //   node guard-server.mjs fastify|express [sqlite|memory]
 //
-// It serves the same route three times, all answering {"ok":true}: GET /open (no guard),
+// It serves the same route five times, all answering {"ok":true}: GET /open (no guard),
 // GET /guarded (requireScope with sources:read; the key decides whether a rate limit is counted),
-// GET /fields (the same, sending the RateLimit fields on success) and GET /hook (an empty async guard, to tell
-// the framework's hook cost from keyhook's). keyhook is mounted as an app would mount it, on
-// a SQLite store in a temporary directory (or core's MemoryStore, to leave the read out). It tells the parent its port and an API key over
-// IPC (one key without a rate limit, one with), answers {type:'cpu'} with its CPU time, and exits when the parent disconnects.
+// GET /fields (the same, sending the RateLimit fields on success), GET /metered (the guard of a
+// keyhook with OpenTelemetry metrics on, through a real SDK MeterProvider: telemetry.mjs) and
+// GET /hook (an empty async guard, to tell the framework's hook cost from keyhook's). keyhook is
+// mounted as an app would mount it, on a SQLite store in a temporary directory (or core's
+// MemoryStore, to leave the read out). It tells the parent its port and an API key over IPC (one
+// key without a rate limit, one with), answers {type:'cpu'} with its CPU time and {type:'metrics'}
+// with the verifications /metered has counted (a scrape), and exits when the parent disconnects.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createKeyhook, generateEncryptionKey, MemoryStore, silentLogger } from '@keyhook/core';
 import { createSqliteStore } from '@keyhook/store-sqlite';
+import { benchTelemetry } from './telemetry.mjs';
 
 const [framework, storeKind = 'sqlite'] = process.argv.slice(2);
 const dir = mkdtempSync(path.join(tmpdir(), 'keyhook-bench-'));
@@ -46,19 +50,34 @@ const telling = createKeyhook({
   logger: silentLogger,
   rateLimit: { failedAuth: { limit: 100, window: 60 }, successHeaders: true },
 });
+// The same guard with metrics on, for GET /metered. A keyhook of its own, so the other routes'
+// keyhooks keep the no-op meter of an app without a provider.
+const telemetry = benchTelemetry();
+const metered = createKeyhook({
+  store,
+  adminSession: { secret: 'benchmark-admin-secret-0123456789abcdef' },
+  encryptionKey: generateEncryptionKey(),
+  logger: silentLogger,
+  rateLimit: { failedAuth: { limit: 100, window: 60 } },
+  telemetry: telemetry.options,
+});
 const body = { ok: true };
 
 const server = framework === 'fastify' ? await fastifyServer() : await expressServer();
 const { port } = server.address();
 process.send({ type: 'ready', port, apiKey, limitedKey, pid: process.pid });
 
-process.on('message', (message) => {
+process.on('message', async (message) => {
   if (message?.type === 'cpu') process.send({ type: 'cpu', usage: process.cpuUsage() });
+  if (message?.type === 'metrics')
+    process.send({ type: 'metrics', verifications: await telemetry.counted('keyhook.auth.outcomes') });
 });
 process.on('disconnect', async () => {
   server.close();
   await keyhook.close();
   await telling.close();
+  await metered.close();
+  await telemetry.shutdown();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
@@ -72,6 +91,7 @@ async function fastifyServer() {
   app.get('/open', async () => body);
   app.get('/guarded', { onRequest: requireScope(keyhook, 'sources:read') }, async () => body);
   app.get('/fields', { onRequest: requireScope(telling, 'sources:read') }, async () => body);
+  app.get('/metered', { onRequest: requireScope(metered, 'sources:read') }, async () => body);
   // An async preHandler that does nothing: what any guard costs before it does any work.
   app.get('/hook', { preHandler: async () => {} }, async () => body);
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -86,6 +106,7 @@ async function expressServer() {
   app.get('/open', (_req, res) => res.json(body));
   app.get('/guarded', requireScope(keyhook, 'sources:read'), (_req, res) => res.json(body));
   app.get('/fields', requireScope(telling, 'sources:read'), (_req, res) => res.json(body));
+  app.get('/metered', requireScope(metered, 'sources:read'), (_req, res) => res.json(body));
   app.get(
     '/hook',
     async (_req, _res, next) => next(),

@@ -3,15 +3,19 @@
 // guard runs three ways: with a key that has no rate limit; with one that has (every request
 // counted, as configured by default: the RateLimit fields only on a 429); and with that key
 // and `successHeaders` (the fields on every success). Failed verifications are limited per
-// address in all three.
+// address in all three. On Fastify, the guard also runs with OpenTelemetry metrics on ("metered":
+// a keyhook with a real SDK MeterProvider, whose pull reader is not read during the run, as with a
+// Prometheus scrape between runs), paired with the guarded run of the same round.
 //
 // Method: each server runs in its own child process (guard-server.mjs); autocannon runs here.
-// After a warm-up of every variant, the variants alternate over several rounds (the order
-// flips every round: A B, then B A). The verdict is the median of the per-round ratios: each
-// guarded run divided by the unguarded run beside it in time, so drift in the machine's speed
-// (large on a shared VM) cancels out instead of landing on one side. The server's CPU time is sampled around every run: µs of server CPU per request is
-// the cost the guard adds, and server CPU near 100 % shows the server (not autocannon) was the
-// limit.
+// After a warm-up of every variant, the variants alternate over several rounds (within a
+// framework the four run back to back, in an order that rotates by one every round). The verdict
+// is the median of the per-round ratios: each guarded run divided by the unguarded run beside it
+// in time, so drift in the machine's speed (large on a shared VM) cancels out instead of landing
+// on one side. The metered run goes right before or right after the guarded run of its round,
+// flipping every round, so the pair that judges the metrics' cost is adjacent in time. The
+// server's CPU time is sampled around every run: µs of server CPU per request is the cost the
+// guard adds, and server CPU near 100 % shows the server (not autocannon) was the limit.
 //
 // Environment: BENCH_DURATION (s per run, 3), BENCH_ROUNDS (15), BENCH_WARMUP (s, 3),
 // BENCH_CONNECTIONS (10), BENCH_STORE (sqlite; memory to leave the database read out).
@@ -29,6 +33,8 @@ const STORE = process.env.BENCH_STORE ?? 'sqlite';
 const TARGET = 0.9;
 // With the key's rate limit counted.
 const LIMITED_TARGET = 0.85;
+// With metrics on, against the same guard with metrics off.
+const METRICS_TARGET = 0.97;
 
 const serverScript = fileURLToPath(new URL('./guard-server.mjs', import.meta.url));
 
@@ -53,6 +59,12 @@ function startServer(framework) {
       child.send({ type: 'cpu' });
       const { usage } = await answer;
       return usage.user + usage.system;
+    },
+    /** The verifications GET /metered has counted so far, from a scrape of its meter. */
+    verificationsCounted: async () => {
+      const answer = next();
+      child.send({ type: 'metrics' });
+      return (await answer).verifications;
     },
   }));
 }
@@ -91,10 +103,21 @@ const median = (values) => {
 const servers = [await startServer('fastify'), await startServer('express')];
 // Per framework: unguarded, guarded, guarded with a rate-limited key, and the same with the
 // fields on success. A round runs the four back to back, in an order that rotates, so each
-// guarded run has an unguarded one near it in time.
+// guarded run has an unguarded one near it in time. On Fastify the guarded run has a partner, the
+// metered run, in the same slot. Fastify only: it is where a µs counts, at 15–20 µs of server
+// CPU per request against Express's 90–150, and a framework's pair adds a run to every round.
 const variants = servers.flatMap((server) => [
   { server, route: '/open', label: `${server.framework.padEnd(7)} unguarded`, runs: [] },
-  { server, route: '/guarded', label: `${server.framework.padEnd(7)} guarded  `, runs: [] },
+  {
+    server,
+    route: '/guarded',
+    label: `${server.framework.padEnd(7)} guarded  `,
+    runs: [],
+    partner:
+      server.framework === 'fastify'
+        ? { server, route: '/metered', label: `${server.framework.padEnd(7)} metered  `, runs: [] }
+        : undefined,
+  },
   {
     server,
     route: '/guarded',
@@ -111,6 +134,7 @@ const variants = servers.flatMap((server) => [
   },
 ]);
 const PER_SERVER = 4;
+const metered = variants.flatMap((variant) => (variant.partner ? [variant.partner] : []));
 
 // Only /fields sends the fields on a success: each variant measures what it says.
 for (const server of servers) {
@@ -129,6 +153,19 @@ for (const server of servers) {
     throw new Error(`${server.framework}: only /fields may send RateLimit fields on a success`);
   }
 }
+// Only /metered records metrics, one verification per request: the pair measures what it says.
+for (const { server, route } of metered) {
+  const counted = async (path) => {
+    await fetch(`http://127.0.0.1:${server.port}${path}`, {
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
+    return server.verificationsCounted();
+  };
+  const before = await server.verificationsCounted();
+  if ((await counted('/guarded')) !== before || (await counted(route)) !== before + 1) {
+    throw new Error(`${server.framework}: only ${route} may record metrics, one verification per request`);
+  }
+}
 
 console.log(
   `keyhook http-guard benchmark — Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
@@ -138,22 +175,28 @@ console.log(
   `autocannon: ${CONNECTIONS} connections, ${DURATION} s per run, ${ROUNDS} rounds after a ${WARMUP} s warm-up per variant\n`,
 );
 
-for (const variant of variants) await run(variant.server, variant.route, WARMUP, variant.apiKey);
+for (const variant of [...variants, ...metered]) {
+  await run(variant.server, variant.route, WARMUP, variant.apiKey);
+}
 
 for (let round = 0; round < ROUNDS; round++) {
   for (let group = 0; group < variants.length; group += PER_SERVER) {
     for (let step = 0; step < PER_SERVER; step++) {
       const variant = variants[group + ((round + step) % PER_SERVER)];
-      const result = await run(variant.server, variant.route, DURATION, variant.apiKey);
-      variant.runs.push(result);
-      process.stdout.write(
-        `round ${round + 1}/${ROUNDS}  ${variant.label}  ${result.rps.toFixed(0).padStart(7)} req/s\n`,
-      );
+      const { partner } = variant;
+      const slot = partner === undefined ? [variant] : round % 2 ? [partner, variant] : [variant, partner];
+      for (const each of slot) {
+        const result = await run(each.server, each.route, DURATION, each.apiKey);
+        each.runs.push(result);
+        process.stdout.write(
+          `round ${round + 1}/${ROUNDS}  ${each.label}  ${result.rps.toFixed(0).padStart(7)} req/s\n`,
+        );
+      }
     }
   }
 }
 
-const summary = variants.map((variant) => ({
+const summarize = (variant) => ({
   label: variant.label,
   rps: median(variant.runs.map((r) => r.rps)),
   rpsMin: Math.min(...variant.runs.map((r) => r.rps)),
@@ -162,13 +205,15 @@ const summary = variants.map((variant) => ({
   p99: median(variant.runs.map((r) => r.p99)),
   cpuPerRequest: median(variant.runs.map((r) => r.cpuPerRequest)),
   serverCpu: median(variant.runs.map((r) => r.serverCpu)),
-}));
+});
+const summary = variants.map(summarize);
+const meteredSummary = metered.map(summarize);
 
 console.log('\nmedians over rounds');
 console.log(
   'variant                req/s   (min – max)        p50 ms  p99 ms  server CPU  server CPU µs/request',
 );
-for (const s of summary) {
+for (const s of [...summary, ...meteredSummary]) {
   const range = `(${s.rpsMin.toFixed(0)} – ${s.rpsMax.toFixed(0)})`;
   console.log(
     `${s.label}  ${s.rps.toFixed(0).padStart(7)}   ${range.padEnd(17)}  ${String(s.p50).padStart(6)}  ` +
@@ -217,6 +262,24 @@ for (const framework of ['fastify', 'express']) {
     );
   }
 }
+// What metrics cost the guard: each metered run against the guarded run beside it, per round.
+console.log(
+  '\nmetrics on / off          req/s ratio, median of rounds (min – max)   server-CPU ratio   metrics add (server CPU per request)',
+);
+const metricsVerdicts = metered.map((partner) => {
+  const guarded = variants.find((variant) => variant.partner === partner);
+  const paired = (f) => median(partner.runs.map((run, round) => f(run, guarded.runs[round])));
+  const perRound = partner.runs.map((run, round) => run.rps / guarded.runs[round].rps);
+  const ratio = median(perRound);
+  const cpuRatio = paired((on, off) => off.cpuPerRequest / on.cpuPerRequest);
+  const addedMicros = paired((on, off) => on.cpuPerRequest - off.cpuPerRequest);
+  const spread = `(${Math.min(...perRound).toFixed(3)} – ${Math.max(...perRound).toFixed(3)})`;
+  console.log(
+    `${`${partner.server.framework} metered / guarded`.padEnd(26)} ${ratio.toFixed(3).padStart(6)} ${spread.padEnd(37)}` +
+      `${cpuRatio.toFixed(3).padStart(16)}   ${addedMicros.toFixed(2)} µs`,
+  );
+  return { framework: partner.server.framework, ratio, perRound, cpuRatio, addedMicros };
+});
 console.log('');
 for (const [kind, target] of [
   ['guarded', TARGET],
@@ -227,6 +290,17 @@ for (const [kind, target] of [
     `target ${kind}/unguarded ≥ ${target} on Fastify: ${verdict.ratio >= target ? 'met' : 'NOT met'} (${verdict.ratio.toFixed(3)})`,
   );
 }
-console.log(`json ${JSON.stringify({ summary, verdicts })}`);
+{
+  const verdict = metricsVerdicts.find((v) => v.framework === 'fastify');
+  const [low, high] = [Math.min(...verdict.perRound), Math.max(...verdict.perRound)];
+  const met = verdict.ratio >= METRICS_TARGET;
+  const noise = !met && low <= METRICS_TARGET && METRICS_TARGET <= high ? ', within noise' : '';
+  console.log(
+    `target metered/guarded ≥ ${METRICS_TARGET} on Fastify: ${met ? 'met' : 'NOT met'} (${verdict.ratio.toFixed(3)}${noise})`,
+  );
+}
+console.log(
+  `json ${JSON.stringify({ summary, verdicts, metered: meteredSummary, metrics: metricsVerdicts })}`,
+);
 
 for (const server of servers) server.child.disconnect();
