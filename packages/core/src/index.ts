@@ -22,7 +22,16 @@ export {
   type ScopeInput,
   type ScopeNameOf,
 } from './catalog/scopes.js';
-export { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
+export {
+  type Clock,
+  cryptoRandomBytes,
+  type RandomBytes,
+  systemClock,
+  systemTimers,
+  type TimerHandle,
+  type TimerOptions,
+  type Timers,
+} from './clock.js';
 export { type EncryptionKeyInput, generateEncryptionKey } from './crypto/secret-box.js';
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 export { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';

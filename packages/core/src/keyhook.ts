@@ -9,7 +9,14 @@ import {
   type ScopeInput,
   type ScopeNameOf,
 } from './catalog/scopes.js';
-import { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
+import {
+  type Clock,
+  cryptoRandomBytes,
+  type RandomBytes,
+  systemClock,
+  systemTimers,
+  type Timers,
+} from './clock.js';
 import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
 import { EventService } from './delivery/publish.js';
 import { checkRetention } from './delivery/retention.js';
@@ -65,6 +72,13 @@ export interface KeyhookOptions<
    */
   events?: Catalog;
   clock?: Clock;
+  /**
+   * Where the delivery worker's waits are set: its poll, scheduled retries, the backoff through
+   * a store outage and the retention purge. Default `systemTimers`. A test passes a virtual
+   * clock as both `clock` and `timers`, and moves time instead of sleeping. An attempt's own
+   * timeout stays on the system's timers: it bounds real network I/O.
+   */
+  timers?: Timers;
   randomBytes?: RandomBytes;
   logger?: Logger;
   /** Largest admin request body in bytes. Default 64 KiB. */
@@ -260,6 +274,7 @@ export function createKeyhook<
   const eventCatalog = new EventTypeCatalog(options.events ?? DEFAULT_EVENTS);
   const headerNames = deliveryHeaderNames(options.delivery?.headers);
   const clock = options.clock ?? systemClock;
+  const timers = options.timers ?? systemTimers;
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
   const maxBodyBytes = options.adminBodyLimit ?? DEFAULT_ADMIN_BODY_LIMIT;
@@ -333,6 +348,7 @@ export function createKeyhook<
       {
         store: options.store,
         clock,
+        timers,
         randomBytes,
         logger,
         sender: new WebhookSender({ timeoutMs, policy: urlPolicy, lookup: delivery.lookup, headerNames }),

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import {
   createKeyhook,
   type DeliveryOptions,
@@ -7,18 +8,19 @@ import {
   KeyhookError,
   type KeyhookOptions,
   MemoryStore,
+  type Timers,
   type WebhookView,
 } from '@keyhook/core';
 import {
   answer,
-  FakeClock,
   TEST_ADMIN_SECRET,
   TEST_ENCRYPTION_KEY,
   TestReceiver,
+  VirtualClock,
 } from '@keyhook/testing/support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../src/delivery/signature.js';
-import { RECORDING_PER_SLOT } from '../src/delivery/worker.js';
+import { HELD_EXPIRY_INTERVAL_MS, RECORDING_PER_SLOT } from '../src/delivery/worker.js';
 
 /** The default schedule's shape, in milliseconds instead of minutes. */
 const FAST_SCHEDULE = [40, 80, 120, 160, 200, 240];
@@ -31,6 +33,11 @@ interface Logged {
 }
 
 let receiver: TestReceiver;
+/**
+ * The worker's clock and timers: its polls, retries, backoffs and purges run as a test moves
+ * this clock, never on the wall clock. HTTP to the receiver is real, and takes real time.
+ */
+let clock: VirtualClock;
 let keyhook: Keyhook;
 let worker: DeliveryWorker;
 let store: MemoryStore;
@@ -39,6 +46,7 @@ let disabled: WebhookView[];
 
 function setUp(delivery: DeliveryOptions = {}, extra: Partial<KeyhookOptions> = {}) {
   store = new MemoryStore();
+  clock = new VirtualClock();
   logs = [];
   disabled = [];
   const record = (level: string) => (context: object, message: string) =>
@@ -48,6 +56,8 @@ function setUp(delivery: DeliveryOptions = {}, extra: Partial<KeyhookOptions> = 
     adminSession: { secret: TEST_ADMIN_SECRET },
     mode: 'development',
     encryptionKey: TEST_ENCRYPTION_KEY,
+    clock,
+    timers: clock,
     logger: { info: record('info'), warn: record('warn'), error: record('error') },
     delivery: {
       retrySchedule: FAST_SCHEDULE,
@@ -73,9 +83,11 @@ async function webhookTo(
 const publish = (data: Record<string, unknown> = { runId: 'run_1' }, id?: string) =>
   keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data, id });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits until `check` passes, polling; the last failure is the test's. */
+/**
+ * Waits until `check` passes, for what real I/O brings (an answer from the receiver, and its
+ * record): it checks again at each turn of the event loop, never on a timer, and the last
+ * failure is the test's after `timeoutMs` of real time. Time on the clock never moves here.
+ */
 async function eventually(check: () => Promise<void> | void, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -84,9 +96,28 @@ async function eventually(check: () => Promise<void> | void, timeoutMs = 5000): 
       return;
     } catch (error) {
       if (Date.now() > deadline) throw error;
-      await sleep(20);
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
+}
+
+/**
+ * A receiver's answers held back until the test lets them go: an attempt that takes as long as
+ * the test says, where a timer in the receiver would take real time.
+ */
+function heldAnswers() {
+  const held: ServerResponse[] = [];
+  return {
+    hold: (res: ServerResponse) => held.push(res),
+    get count() {
+      return held.length;
+    },
+    release(status = 200, body = ''): number {
+      const released = held.splice(0);
+      for (const res of released) res.writeHead(status).end(body);
+      return released.length;
+    },
+  };
 }
 
 function expectedSignature(secret: string, t: string, body: string): string {
@@ -121,7 +152,8 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     });
     const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(request!.headers[SIGNATURE_HEADER]));
     expect(match).not.toBeNull();
-    expect(Math.abs(Number(match![1]) - Date.now() / 1000)).toBeLessThan(5);
+    // Signed at the clock's time (it has not moved).
+    expect(Number(match![1])).toBe(Math.floor(clock.now().getTime() / 1000));
     expect(match![2]).toBe(expectedSignature(secret, match![1]!, request!.body));
     await eventually(async () => {
       const { delivery, attempts } = await keyhook.deliveries.get(
@@ -133,7 +165,8 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
       expect(attempts).toHaveLength(1);
       expect(attempts[0]).toMatchObject({ attempt: 1, statusCode: 200, error: null, responseBody: 'ok' });
     });
-    await sleep(FAST_SCHEDULE.reduce((a, b) => a + b) + 100);
+    // Longer than the whole retry schedule on the clock: no attempt after the 2xx.
+    await clock.advance(FAST_SCHEDULE.reduce((a, b) => a + b) + 100);
     expect(receiver.requests).toHaveLength(1);
   });
 
@@ -142,12 +175,11 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     await worker.stop();
     worker = keyhook.createWorker({ pollIntervalMs: 60_000 });
     worker.start();
-    await sleep(50); // the worker is idle in its (minute-long) poll
+    await clock.settle(); // the worker is idle in its (minute-long) poll
     await webhookTo('/ok');
-    const started = Date.now();
     await publish();
+    // The clock stands still, so no poll comes due: only the publish can have sent it.
     await receiver.waitFor((r) => r.length === 1, 2000);
-    expect(Date.now() - started).toBeLessThan(1000);
   });
 
   it('retries on the configured schedule, 7 attempts in all, with the same id and bytes, then fails', async () => {
@@ -155,22 +187,39 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     receiver.on('/down', answer(500, 'nope'));
     const { webhook } = await webhookTo('/down');
     const published = await publish();
-    await receiver.waitFor((r) => r.length === 7);
-    await eventually(async () => {
-      const detail = await keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id);
-      expect(detail.delivery.status).toBe('failed');
-      expect(detail.attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-      expect(detail.attempts.every((a) => a.statusCode === 500 && a.responseBody === 'nope')).toBe(true);
-    });
+    const detail = () => keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id);
+    for (let attempt = 1; ; attempt++) {
+      await receiver.waitFor((r) => r.length === attempt);
+      // Recorded, so its retry is scheduled.
+      await eventually(async () => expect((await detail()).attempts).toHaveLength(attempt));
+      if (attempt === 7) break;
+      // Due the schedule's step after the attempt (the clock has not moved since), ±10 % jitter.
+      const { delivery } = await detail();
+      expect(delivery.status).toBe('retry_scheduled');
+      const wait = delivery.dueAt!.getTime() - clock.now().getTime();
+      const step = FAST_SCHEDULE[attempt - 1]!;
+      expect(wait).toBeGreaterThanOrEqual(Math.floor(step * 0.9));
+      expect(wait).toBeLessThanOrEqual(Math.ceil(step * 1.1));
+      // Not sent a millisecond before it is due; sent when it is.
+      await clock.advance(wait - 1);
+      expect((await detail()).delivery.status).toBe('retry_scheduled');
+      expect(receiver.requests).toHaveLength(attempt);
+      await clock.advance(1);
+    }
+    const { delivery, attempts } = await detail();
+    expect(delivery.status).toBe('failed');
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(attempts.every((a) => a.statusCode === 500 && a.responseBody === 'nope')).toBe(true);
     const sent = receiver.to('/down');
     expect(new Set(sent.map((r) => r.body))).toEqual(new Set([published.event.payload]));
     expect(new Set(sent.map((r) => r.headers[EVENT_ID_HEADER]))).toEqual(new Set([published.event.id]));
-    // Each gap is at least the schedule's step less the jitter (-10 %).
-    for (let i = 1; i < sent.length; i++) {
-      const gap = sent[i]!.receivedAt - sent[i - 1]!.receivedAt;
-      expect(gap).toBeGreaterThanOrEqual(Math.floor(FAST_SCHEDULE[i - 1]! * 0.9) - 2);
+    // On the clock, each retry started within the jitter (±10 %) of the schedule's step.
+    for (let i = 1; i < attempts.length; i++) {
+      const gap = attempts[i]!.startedAt.getTime() - attempts[i - 1]!.startedAt.getTime();
+      expect(gap).toBeGreaterThanOrEqual(Math.floor(FAST_SCHEDULE[i - 1]! * 0.9));
+      expect(gap).toBeLessThanOrEqual(Math.ceil(FAST_SCHEDULE[i - 1]! * 1.1));
     }
-    await sleep(400);
+    await clock.advance(400);
     expect(receiver.requests).toHaveLength(7);
   });
 
@@ -184,17 +233,37 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
       index === 0 ? res.writeHead(500, { 'retry-after': '30' }).end() : res.writeHead(200).end(),
     );
     const gone = await webhookTo('/gone', ['run.completed']);
-    await webhookTo('/busy', ['run.completed', 'run.failed']);
-    await webhookTo('/err', ['apply.failed', 'run.completed']);
+    const busy = await webhookTo('/busy', ['run.completed', 'run.failed']);
+    const err = await webhookTo('/err', ['apply.failed', 'run.completed']);
     const published = await publish();
-    await receiver.waitFor((r) => r.filter((x) => x.path === '/busy').length === 2, 5000);
+    const detailOf = ({ webhook }: { webhook: { id: string } }) => {
+      const delivery = published.deliveries.find((d) => d.webhookId === webhook.id)!;
+      return keyhook.deliveries.get(TENANT, webhook.id, delivery.id);
+    };
+    const answeredAt = clock.now().getTime();
+    await receiver.waitFor((r) => r.length === 3);
+    await eventually(async () => {
+      for (const webhook of [gone, busy, err]) expect((await detailOf(webhook)).attempts).toHaveLength(1);
+    });
+    // The 500's retry keeps the schedule (40 ms ± 10 %).
+    await clock.advance(Math.ceil(FAST_SCHEDULE[0]! * 1.1));
     await receiver.waitFor((r) => r.filter((x) => x.path === '/err').length === 2, 5000);
-    const busy = receiver.to('/busy');
-    expect(busy[1]!.receivedAt - busy[0]!.receivedAt).toBeGreaterThanOrEqual(990);
-    const err = receiver.to('/err');
-    expect(err[1]!.receivedAt - err[0]!.receivedAt).toBeLessThan(900);
-    const goneDelivery = published.deliveries.find((d) => d.webhookId === gone.webhook.id)!;
-    const detail = await keyhook.deliveries.get(TENANT, gone.webhook.id, goneDelivery.id);
+    // The 503's waits for its Retry-After: not a millisecond before 1 s.
+    await clock.advance(answeredAt + 999 - clock.now().getTime());
+    expect((await detailOf(busy)).delivery.status).toBe('retry_scheduled');
+    expect(receiver.to('/busy')).toHaveLength(1);
+    // The worker times only its earliest retry (the 500's): this one goes out by the next poll.
+    await clock.advance(50);
+    await receiver.waitFor((r) => r.filter((x) => x.path === '/busy').length === 2, 5000);
+    await eventually(async () => expect((await detailOf(busy)).attempts).toHaveLength(2));
+    await eventually(async () => expect((await detailOf(err)).attempts).toHaveLength(2));
+    const gap = async (webhook: { webhook: { id: string } }) => {
+      const [first, second] = (await detailOf(webhook)).attempts;
+      return second!.startedAt.getTime() - first!.startedAt.getTime();
+    };
+    expect(await gap(busy)).toBeGreaterThanOrEqual(1000);
+    expect(await gap(err)).toBeLessThan(900);
+    const detail = await detailOf(gone);
     expect(detail.delivery.status).toBe('failed');
     expect(receiver.to('/gone')).toHaveLength(1);
   });
@@ -217,8 +286,11 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     expect(before).toBe(5);
     const held = await publish({ n: 'held' });
     expect(held.deliveries[0]!.status).toBe('held');
-    await sleep(300);
+    await clock.advance(300);
     expect(receiver.requests).toHaveLength(before);
+    expect((await keyhook.deliveries.get(TENANT, webhook.id, held.deliveries[0]!.id)).delivery.status).toBe(
+      'held',
+    );
     up = true;
     await keyhook.webhooks.update(TENANT, webhook.id, { status: 'active' });
     await receiver.waitFor((r) => r.length === before + 1, 2000);
@@ -230,11 +302,17 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     const plan = [410, 410, 410, 410, 200, 410, 410, 410, 410];
     receiver.on('/mixed', (_r, index, res) => res.writeHead(plan[index] ?? 200).end());
     const { webhook } = await webhookTo('/mixed');
+    const deliveryIds: string[] = [];
     for (let i = 0; i < plan.length; i++) {
-      await publish({ n: i });
+      deliveryIds.push((await publish({ n: i })).deliveries[0]!.id);
       await receiver.waitFor((r) => r.length === i + 1);
     }
-    await sleep(100);
+    // Every attempt recorded: the count the last one left stands.
+    await eventually(async () => {
+      for (const id of deliveryIds) {
+        expect((await keyhook.deliveries.get(TENANT, webhook.id, id)).attempts).toHaveLength(1);
+      }
+    });
     expect((await keyhook.webhooks.get(TENANT, webhook.id)).status).toBe('active');
     expect(disabled).toEqual([]);
   });
@@ -245,8 +323,11 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     await keyhook.webhooks.update(TENANT, webhook.id, { status: 'disabled' });
     const published = await publish();
     expect(published.deliveries[0]!.status).toBe('held');
-    await sleep(300);
+    await clock.advance(300);
     expect(receiver.requests).toHaveLength(0);
+    expect(
+      (await keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id)).delivery.status,
+    ).toBe('held');
     await keyhook.webhooks.update(TENANT, webhook.id, { status: 'active' });
     await receiver.waitFor((r) => r.length === 1, 1000);
   });
@@ -255,9 +336,15 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     setUp();
     receiver.on('/rot', (_r, index, res) => res.writeHead(index === 0 ? 500 : 200).end());
     const { webhook, secret: oldSecret } = await webhookTo('/rot');
-    await publish();
+    const published = await publish();
     await receiver.waitFor((r) => r.length === 1);
+    await eventually(async () => {
+      const detail = await keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id);
+      expect(detail.delivery.status).toBe('retry_scheduled');
+    });
+    // Rotated before the retry is due; the retry then goes out.
     const { secret: newSecret } = await keyhook.webhooks.rotate(TENANT, webhook.id);
+    await clock.advance(Math.ceil(FAST_SCHEDULE[0]! * 1.1));
     await receiver.waitFor((r) => r.length === 2);
     const [first, second] = receiver.to('/rot');
     const parse = (header: unknown) => /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(header))!;
@@ -342,11 +429,20 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
 
   it('stop() lets the attempt in flight finish and record before it resolves', async () => {
     setUp();
-    receiver.on('/slowish', (_r, _i, res) => setTimeout(() => res.writeHead(200).end('late'), 200));
+    const answers = heldAnswers();
+    receiver.on('/slowish', (_r, _i, res) => answers.hold(res));
     const { webhook } = await webhookTo('/slowish');
     const published = await publish();
-    await sleep(50);
-    await worker.stop();
+    // The attempt is in flight: the receiver has it and holds its answer.
+    await receiver.waitFor((r) => r.length === 1);
+    let stopped = false;
+    const stopping = worker.stop().then(() => {
+      stopped = true;
+    });
+    await clock.advance(100);
+    expect(stopped).toBe(false);
+    answers.release(200, 'late');
+    await stopping;
     const { delivery, attempts } = await keyhook.deliveries.get(
       TENANT,
       webhook.id,
@@ -385,7 +481,9 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     // keep their slots until a record is written, so sending stops there.
     const most = concurrency + concurrency * RECORDING_PER_SLOT;
     await receiver.waitFor((r) => r.length === most);
-    await sleep(300);
+    await eventually(() => expect(waiting).toBe(most));
+    // Polls come due, and nothing more is sent.
+    await clock.advance(300);
     expect(receiver.requests).toHaveLength(most);
     expect(waiting).toBe(most);
     opened();
@@ -406,7 +504,7 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     const stopping = worker.stop().then(() => {
       stopped = true;
     });
-    await sleep(100);
+    await clock.advance(100);
     expect(stopped).toBe(false);
     const before = await keyhook.deliveries.get(TENANT, webhook.id, last.deliveries[0]!.id);
     expect(before.delivery.status).toBe('in_flight');
@@ -421,22 +519,55 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     await worker.stop();
     const lease = store.leaseDeliveries.bind(store);
     let failing = true;
+    const tries: number[] = [];
     store.leaseDeliveries = async (request) => {
+      tries.push(clock.now().getTime());
       if (failing) throw new KeyhookError('unavailable', 'The store is unreachable.');
       return lease(request);
     };
     await webhookTo('/ok');
     await publish();
     worker = keyhook.createWorker({ pollIntervalMs: 50 });
+    const started = clock.now().getTime();
     worker.start();
-    await sleep(400);
+    await clock.advance(400);
     expect(receiver.requests).toHaveLength(0);
+    // At once, then after 100 ms and 250 ms more: backing off, not polling every 50 ms.
+    expect(tries.map((at) => at - started)).toEqual([0, 100, 350]);
     expect(logs.filter((l) => l.message.includes('could not lease deliveries'))).toHaveLength(1);
     failing = false;
-    await receiver.waitFor((r) => r.length === 1, 6000);
+    // The next try comes 500 ms after the last, and reaches the store.
+    await clock.advance(450);
+    expect(tries.map((at) => at - started)).toEqual([0, 100, 350, 850]);
+    await receiver.waitFor((r) => r.length === 1);
     await eventually(() =>
       expect(logs.some((l) => l.message.includes('reached the store again'))).toBe(true),
     );
+  });
+
+  it('records an attempt the store refused on the next try, after a backoff on the clock', async () => {
+    setUp();
+    const complete = store.completeAttempt.bind(store);
+    let tries = 0;
+    store.completeAttempt = async (completion) => {
+      if (++tries === 1) throw new KeyhookError('unavailable', 'The store is unreachable.');
+      return complete(completion);
+    };
+    const { webhook } = await webhookTo('/ok');
+    const published = await publish();
+    const status = async () =>
+      (await keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id)).delivery.status;
+    await receiver.waitFor((r) => r.length === 1);
+    await eventually(() => expect(tries).toBe(1));
+    expect(logs.filter((l) => l.message.includes('could not record an attempt'))).toHaveLength(1);
+    // The first backoff is 100 ms: not a millisecond before.
+    await clock.advance(99);
+    expect(tries).toBe(1);
+    expect(await status()).toBe('in_flight');
+    await clock.advance(1);
+    expect(tries).toBe(2);
+    expect(await status()).toBe('succeeded');
+    expect(receiver.requests).toHaveLength(1);
   });
 });
 
@@ -474,14 +605,12 @@ describe('the publish handoff (a worker of the publishing process)', () => {
     worker = keyhook.createWorker({ pollIntervalMs: 50, concurrency: 2 });
     worker.start();
     const leasedByQuery = watchLeases();
-    let open = 0;
+    // The receiver holds its answers until the test lets them go, so attempts overlap.
+    const answers = heldAnswers();
     let most = 0;
     receiver.on('/slow', (_r, _i, res) => {
-      most = Math.max(most, ++open);
-      setTimeout(() => {
-        open--;
-        res.writeHead(200).end();
-      }, 60);
+      answers.hold(res);
+      most = Math.max(most, answers.count);
     });
     await webhookTo('/slow');
     const published = await Promise.all(Array.from({ length: 10 }, (_, i) => publish({ i })));
@@ -491,7 +620,14 @@ describe('the publish handoff (a worker of the publishing process)', () => {
       ...Array(4).fill('in_flight'),
       ...Array(6).fill('pending'),
     ]);
-    await receiver.waitFor((r) => r.length === 10, 5000);
+    // Two at a time: both slots busy, time passes, nothing more goes out until they are answered.
+    for (let answered = 0; answered < 10; ) {
+      const sent = Math.min(10, answered + 2);
+      await receiver.waitFor((r) => r.length === sent, 5000);
+      await clock.advance(50);
+      expect(receiver.requests).toHaveLength(sent);
+      answered += answers.release();
+    }
     expect(most).toBe(2);
     expect(leasedByQuery).toHaveLength(6);
     expect(new Set(receiver.requests.map((r) => r.headers[EVENT_ID_HEADER])).size).toBe(10);
@@ -503,18 +639,34 @@ describe('the publish handoff (a worker of the publishing process)', () => {
     // Attempts may take 500 ms; a lease lasts 600 ms from the publish.
     worker = keyhook.createWorker({ pollIntervalMs: 20, concurrency: 1, leaseMs: 600 });
     worker.start();
-    receiver.on('/slow', (_r, index, res) => {
-      setTimeout(() => res.writeHead(200).end(), index === 0 ? 300 : 0);
-    });
-    await webhookTo('/slow');
-    const started = Date.now();
+    // The first answer comes when the test lets it go; the second at once.
+    const firstAnswer = heldAnswers();
+    receiver.on('/slow', (_r, index, res) =>
+      index === 0 ? firstAnswer.hold(res) : res.writeHead(200).end(),
+    );
+    const { webhook } = await webhookTo('/slow');
+    const started = clock.now().getTime();
     const [first, second] = await Promise.all([publish({ n: 1 }), publish({ n: 2 })]);
     expect([first!.deliveries[0]!.status, second!.deliveries[0]!.status]).toEqual(['in_flight', 'in_flight']);
+    const detailOf = (published: typeof first) =>
+      keyhook.deliveries.get(TENANT, webhook.id, published!.deliveries[0]!.id);
+    // The first attempt takes 300 ms on the clock.
+    await receiver.waitFor((r) => r.length === 1, 5000);
+    await clock.advance(300);
+    firstAnswer.release();
+    await eventually(async () => expect((await detailOf(first)).delivery.status).toBe('succeeded'));
+    // The second waited 300 ms behind the first: too late to start under its lease, so it goes
+    // out only once that lease ran out, leased again; not a millisecond before.
+    await clock.advance(299);
+    expect(receiver.requests).toHaveLength(1);
+    expect((await detailOf(second)).attempts).toHaveLength(0);
+    await clock.advance(21); // past the lease's end by a poll
     await receiver.waitFor((r) => r.length === 2, 5000);
-    // The second waited 300 ms behind the first: too late to start under its lease, so it went
-    // out only once that lease ran out, leased again; and once only.
-    expect(receiver.requests[1]!.receivedAt - started).toBeGreaterThanOrEqual(600);
-    await sleep(100);
+    await eventually(async () => expect((await detailOf(second)).delivery.status).toBe('succeeded'));
+    const [attempt] = (await detailOf(second)).attempts;
+    expect(attempt!.startedAt.getTime() - started).toBeGreaterThanOrEqual(600);
+    // And once only.
+    await clock.advance(100);
     expect(receiver.requests).toHaveLength(2);
   });
 
@@ -554,17 +706,22 @@ describe('the publish handoff (a worker of the publishing process)', () => {
     const gate = new Promise<void>((resolve) => {
       letThrough = resolve;
     });
+    let reachedStore!: () => void;
+    const atTheStore = new Promise<void>((resolve) => {
+      reachedStore = resolve;
+    });
     store.publishEvent = async (...args) => {
+      reachedStore();
       await gate;
       return write(...args);
     };
     const publishing = publish();
-    await sleep(20); // the publish has reserved its slot and waits on the store
+    await atTheStore; // the publish has reserved its slot and waits on the store
     let stopped = false;
     const stopping = worker.stop().then(() => {
       stopped = true;
     });
-    await sleep(50);
+    await clock.advance(50);
     expect(stopped).toBe(false);
     letThrough();
     const published = await publishing;
@@ -604,7 +761,7 @@ describe('events.publish', () => {
       code: 'idempotency_conflict',
     });
     await receiver.waitFor((r) => r.length === 1);
-    await sleep(200);
+    await clock.advance(200);
     expect(receiver.requests).toHaveLength(1);
   });
 
@@ -621,11 +778,89 @@ describe('events.publish', () => {
   });
 });
 
+describe('the injected timers', () => {
+  it('set the poll, a retry and the purge rounds; only the poll keeps the process alive (no unref)', async () => {
+    const sets: { kind: 'timeout' | 'interval'; ms: number; unref: boolean }[] = [];
+    // The test's virtual clock (set up below), recording how each timer was set.
+    const recording: Timers = {
+      setTimeout: (callback, ms, options) => {
+        sets.push({ kind: 'timeout', ms, unref: options?.unref === true });
+        return clock.setTimeout(callback, ms);
+      },
+      setInterval: (callback, ms, options) => {
+        sets.push({ kind: 'interval', ms, unref: options?.unref === true });
+        return clock.setInterval(callback, ms);
+      },
+      clearTimeout: (handle) => clock.clearTimeout(handle),
+      clearInterval: (handle) => clock.clearInterval(handle),
+    };
+    setUp({}, { timers: recording });
+    await clock.settle();
+    // The purge's rounds (a minute apart for the default 30 days), then the poll.
+    expect(sets).toEqual([
+      { kind: 'interval', ms: 60_000, unref: true },
+      { kind: 'timeout', ms: 50, unref: false },
+    ]);
+    receiver.on('/down', answer(500));
+    const { webhook } = await webhookTo('/down');
+    const published = await publish();
+    await receiver.waitFor((r) => r.length === 1);
+    await eventually(async () => {
+      const detail = await keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id);
+      expect(detail.delivery.status).toBe('retry_scheduled');
+    });
+    await clock.settle();
+    // The retry's timer, unref'd: FAST_SCHEDULE[0] ± 10 % away.
+    const retries = sets.filter((set) => set.kind === 'timeout' && set.unref);
+    expect(retries).toHaveLength(1);
+    expect(retries[0]!.ms).toBeGreaterThanOrEqual(Math.floor(FAST_SCHEDULE[0]! * 0.9));
+    expect(retries[0]!.ms).toBeLessThanOrEqual(Math.ceil(FAST_SCHEDULE[0]! * 1.1));
+  });
+});
+
+describe('held deliveries (delivery.heldRetentionMs)', () => {
+  it("fail once held longer than the retention, through the worker's periodic expiry; never sent", async () => {
+    // Longer than the expiry's interval, so the check at one interval finds it not yet due.
+    const heldRetentionMs = HELD_EXPIRY_INTERVAL_MS + 30_000;
+    setUp({ heldRetentionMs });
+    await worker.stop();
+    const expire = store.expireHeldDeliveries.bind(store);
+    const checks: number[] = [];
+    store.expireHeldDeliveries = async (heldBefore, at) => {
+      checks.push(at.getTime());
+      return expire(heldBefore, at);
+    };
+    // A poll a second: the expiry runs in the worker's loop, after a lease.
+    worker = keyhook.createWorker({ pollIntervalMs: 1000 });
+    const started = clock.now().getTime();
+    worker.start();
+    const { webhook } = await webhookTo('/paused');
+    await keyhook.webhooks.update(TENANT, webhook.id, { status: 'disabled' });
+    const published = await publish();
+    expect(published.deliveries[0]!.status).toBe('held');
+    const detail = () => keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id);
+    // Checked at the start and an interval later; the retention has not passed then.
+    await clock.advance(HELD_EXPIRY_INTERVAL_MS);
+    expect(checks.map((at) => at - started)).toEqual([0, HELD_EXPIRY_INTERVAL_MS]);
+    expect((await detail()).delivery.status).toBe('held');
+    // The next check, past the retention, fails it.
+    await clock.advance(HELD_EXPIRY_INTERVAL_MS);
+    expect(checks.map((at) => at - started)).toEqual([
+      0,
+      HELD_EXPIRY_INTERVAL_MS,
+      2 * HELD_EXPIRY_INTERVAL_MS,
+    ]);
+    const { delivery, attempts } = await detail();
+    expect(delivery.status).toBe('failed');
+    expect(attempts).toEqual([]);
+    expect(receiver.requests).toHaveLength(0);
+  });
+});
+
 describe('retention (delivery.retentionMs)', () => {
   it('deletes a finished delivery, its attempts and its event once the retention passed; a held one stays', async () => {
-    // The purge's timer is real (a round every 100 ms for this retention); its cutoff is the clock's.
-    const clock = new FakeClock(new Date());
-    setUp({ retentionMs: 1000 }, { clock });
+    // The purge runs on the clock's timers: a round every 100 ms for this retention.
+    setUp({ retentionMs: 1000 });
     const { webhook } = await webhookTo('/ok');
     const paused = await webhookTo('/paused');
     await keyhook.webhooks.update(TENANT, paused.webhook.id, { status: 'disabled' });
@@ -637,15 +872,14 @@ describe('retention (delivery.retentionMs)', () => {
     await eventually(async () => {
       expect((await keyhook.deliveries.get(TENANT, webhook.id, sent.id)).delivery.status).toBe('succeeded');
     });
-    // Rounds run, but the retention has not passed on the clock: nothing goes.
-    await sleep(350);
+    // Rounds run, but the retention has not passed: nothing goes.
+    await clock.advance(350);
     expect((await keyhook.deliveries.get(TENANT, webhook.id, sent.id)).attempts).toHaveLength(1);
-    clock.advance(1000);
-    await eventually(async () => {
-      await expect(keyhook.deliveries.get(TENANT, webhook.id, sent.id)).rejects.toMatchObject({
-        code: 'not_found',
-      });
-    }, 3000);
+    // A round after it passed deletes it.
+    await clock.advance(1000);
+    await expect(keyhook.deliveries.get(TENANT, webhook.id, sent.id)).rejects.toMatchObject({
+      code: 'not_found',
+    });
     const stillHeld = await keyhook.deliveries.get(TENANT, paused.webhook.id, held.id);
     expect(stillHeld.delivery.status).toBe('held');
     // The event stays while its held delivery refers to it: the id is still taken.

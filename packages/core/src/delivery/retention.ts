@@ -1,5 +1,5 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { Clock } from '../clock.js';
+import type { Clock, TimerHandle, Timers } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 
@@ -30,6 +30,8 @@ export function checkRetention(retentionMs: number | undefined): number {
 export interface RetentionDeps {
   store: Store;
   clock: Clock;
+  /** The purge's round timer runs on these (a test's virtual clock moves it). */
+  timers: Timers;
   logger: Logger;
   retentionMs: number;
 }
@@ -41,7 +43,7 @@ export interface RetentionDeps {
  * time and the others skip the round.
  */
 export class RetentionPurge {
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private round: Promise<void> | undefined;
   private stopped = true;
 
@@ -50,14 +52,16 @@ export class RetentionPurge {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.timer = setInterval(() => this.tick(), purgeIntervalFor(this.deps.retentionMs));
-    this.timer.unref();
+    // Unref'd: a purge round is background work that never holds up a host's exit.
+    this.timer = this.deps.timers.setInterval(() => this.tick(), purgeIntervalFor(this.deps.retentionMs), {
+      unref: true,
+    });
   }
 
   /** Stops the timer and waits for the batch in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    this.deps.timers.clearInterval(this.timer);
     await this.round;
   }
 

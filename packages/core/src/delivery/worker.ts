@@ -1,4 +1,4 @@
-import type { Clock, RandomBytes } from '../clock.js';
+import type { Clock, RandomBytes, TimerHandle, Timers } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryWorker } from '../services.js';
 import type {
@@ -23,7 +23,7 @@ export const DEFAULT_POLL_INTERVAL_MS = 1000;
 /** Opened signing secrets kept per worker (oldest dropped first). */
 const SECRET_CACHE_ENTRIES = 1000;
 /** How often held deliveries are checked against their retention. */
-const HELD_EXPIRY_INTERVAL_MS = 60_000;
+export const HELD_EXPIRY_INTERVAL_MS = 60_000;
 /**
  * Finished attempts a worker may have waiting to be recorded, per unit of concurrency. A slot is
  * free for the next send as soon as its attempt has an answer; its record goes to the store
@@ -58,6 +58,8 @@ export interface DeliveryWorkerOptions {
 export interface DeliveryWorkerDeps {
   store: Store;
   clock: Clock;
+  /** Where the poll, the retry timer and the outage backoff wait (the sender's timeout stays real). */
+  timers: Timers;
   randomBytes: RandomBytes;
   logger: Logger;
   sender: WebhookSender;
@@ -98,7 +100,7 @@ export class DeliveryLoop implements DeliveryWorker {
   private loop: Promise<void> | undefined;
   private woken = false;
   private wakeIdle: (() => void) | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private retryTimer: TimerHandle | undefined;
   private retryTimerAt = Number.POSITIVE_INFINITY;
   private unwatch: (() => void) | undefined;
   private lastHeldExpiry = 0;
@@ -145,6 +147,7 @@ export class DeliveryLoop implements DeliveryWorker {
     this.retention = new RetentionPurge({
       store: deps.store,
       clock: deps.clock,
+      timers: deps.timers,
       logger: deps.logger,
       retentionMs: deps.retentionMs,
     });
@@ -199,7 +202,7 @@ export class DeliveryLoop implements DeliveryWorker {
     await this.handoffs.allSettled();
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
     await Promise.all(this.recording);
-    clearTimeout(this.retryTimer);
+    this.deps.timers.clearTimeout(this.retryTimer);
     this.secrets.clear();
     this.deps.sender.close();
   }
@@ -403,7 +406,7 @@ export class DeliveryLoop implements DeliveryWorker {
         this.failed(error, 'record an attempt');
         const wait = BACKOFF_MS[Math.min(tries, BACKOFF_MS.length - 1)]!;
         if (this.deps.clock.now().getTime() + wait >= leaseEnds.getTime()) return;
-        await sleep(wait);
+        await this.sleep(wait);
       }
     }
   }
@@ -461,24 +464,26 @@ export class DeliveryLoop implements DeliveryWorker {
   /** A timer for the earliest retry this worker scheduled, so it goes out on time without polling. */
   private wakeAt(epochMs: number): void {
     if (!this.running || epochMs >= this.retryTimerAt) return;
-    clearTimeout(this.retryTimer);
+    this.deps.timers.clearTimeout(this.retryTimer);
     this.retryTimerAt = epochMs;
-    this.retryTimer = setTimeout(
+    // Unref'd: while the worker runs, its poll already keeps the process alive.
+    this.retryTimer = this.deps.timers.setTimeout(
       () => {
         this.retryTimerAt = Number.POSITIVE_INFINITY;
         this.wake();
       },
       Math.max(0, epochMs - this.deps.clock.now().getTime()),
+      { unref: true },
     );
-    this.retryTimer.unref();
   }
 
   private idle(ms: number): Promise<void> {
     if (this.woken || !this.running) return Promise.resolve();
+    const timers = this.deps.timers;
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
+      const timer = timers.setTimeout(done, ms);
       function done() {
-        clearTimeout(timer);
+        timers.clearTimeout(timer);
         resolve();
       }
       this.wakeIdle = () => {
@@ -486,6 +491,10 @@ export class DeliveryLoop implements DeliveryWorker {
         done();
       };
     });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.deps.timers.setTimeout(resolve, ms));
   }
 
   private backoff(): number {
@@ -522,8 +531,4 @@ function redirectNote(status: number): string | null {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,5 +1,5 @@
 export { type AdminTokenOptions, adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './admin.js';
-export { FakeClock } from './clock.js';
+export { FakeClock, VirtualClock } from './clock.js';
 export { deliverOneEvent, type OneDelivery } from './deliver.js';
 export { type JsonReply, type JsonRequestOptions, requestJson } from './http.js';
 export { keysOn, scopedKeyhooks } from './keyhooks.js';
