@@ -1,13 +1,7 @@
-import {
-  createKeyhook,
-  type DeliveryView,
-  type Keyhook,
-  type KeyhookOptions,
-  MemoryStore,
-  type WebhookView,
-} from '@keyhook/core';
-import { answer, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
+import type { DeliveryView, Keyhook, KeyhookOptions, WebhookView } from '@keyhook/core';
+import { answer, TestReceiver, type VirtualClock } from '@keyhook/testing/support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startedKeyhook } from './worker-harness.js';
 
 const TENANT = 'tenant_a';
 
@@ -24,6 +18,7 @@ interface Logged {
 describe('endpoint health callbacks', () => {
   let receiver: TestReceiver;
   let keyhook: Keyhook;
+  let clock: VirtualClock;
   let logs: Logged[];
 
   beforeEach(async () => {
@@ -41,20 +36,20 @@ describe('endpoint health callbacks', () => {
   const start = (delivery: NonNullable<KeyhookOptions['delivery']>) => {
     const record = (level: string) => (context: object, message: string) =>
       logs.push({ level, context: context as Record<string, unknown>, message });
-    keyhook = createKeyhook({
-      store: new MemoryStore(),
-      adminSession: { secret: TEST_ADMIN_SECRET },
-      mode: 'development',
-      encryptionKey: TEST_ENCRYPTION_KEY,
+    // A 410 fails for good at its first attempt, which goes out at publish: nothing here waits
+    // for a retry or a poll.
+    const started = startedKeyhook({
       logger: { info: record('info'), warn: record('warn'), error: record('error') },
       delivery: { timeoutMs: 500, ...delivery },
     });
-    const worker = keyhook.createWorker({ pollIntervalMs: 10 });
-    worker.start();
-    return worker;
+    ({ keyhook, clock } = started);
+    return started.worker;
   };
-  const publish = (n: number) =>
-    keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: { n } });
+  /** Each a millisecond after the last on the clock, so their (time-sortable) ids list in order. */
+  const publish = async (n: number) => {
+    await clock.advance(1);
+    return keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: { n } });
+  };
 
   it('reports each delivery failed for good, then the endpoint the fifth disabled, with the committed state', async () => {
     const failed: DeliveryView[] = [];
@@ -74,6 +69,7 @@ describe('endpoint health callbacks', () => {
       await publish(n);
       await receiver.waitFor((requests) => requests.length === n + 1);
     }
+    // Polled until the store has recorded the fifth answer (real I/O, not a timer).
     await expect.poll(() => disabled.length).toBe(1);
     expect(failed.map((delivery) => [delivery.status, delivery.attemptCount])).toEqual(
       Array(5).fill(['failed', 1]),
@@ -106,6 +102,7 @@ describe('endpoint health callbacks', () => {
       await publish(n);
       await receiver.waitFor((requests) => requests.length === n + 1);
     }
+    // Polled until the fifth answer is recorded (real I/O).
     await expect
       .poll(() => logs.some((line) => line.message === 'keyhook: onEndpointDisabled threw'))
       .toBe(true);

@@ -11,6 +11,7 @@ import {
 import { adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
+import { startedKeyhook } from './worker-harness.js';
 
 const invoiceEvents = {
   'invoice.created': {
@@ -24,6 +25,12 @@ const invoiceEvents = {
   'invoice.voided': { description: 'An invoice was voided; any data.' },
 };
 
+/** The invoices host's scopes and events. */
+const invoiceCatalog = {
+  scopes: ['invoices:read', { name: 'invoices:write', description: 'Create, pay and void invoices' }],
+  events: invoiceEvents,
+} as const;
+
 function invoices(store = new MemoryStore(), delivery = {}) {
   return createKeyhook({
     store,
@@ -31,8 +38,7 @@ function invoices(store = new MemoryStore(), delivery = {}) {
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger: silentLogger,
     mode: 'development',
-    scopes: ['invoices:read', { name: 'invoices:write', description: 'Create, pay and void invoices' }],
-    events: invoiceEvents,
+    ...invoiceCatalog,
     delivery,
   });
 }
@@ -279,11 +285,12 @@ describe('delivery header names', () => {
   it('a delivery carries the host’s header names, and the signature checks out under them', async () => {
     const receiver = await TestReceiver.start();
     opened.push(receiver);
-    const keyhook = invoices(new MemoryStore(), {
-      headers: { signature: 'x-acme-signature', eventId: 'x-acme-event-id' },
+    // The delivery goes out at publish: the worker's clock never moves.
+    const { keyhook } = startedKeyhook({
+      ...invoiceCatalog,
+      delivery: { headers: { signature: 'x-acme-signature', eventId: 'x-acme-event-id' } },
     });
     opened.push(keyhook);
-    keyhook.createWorker({ pollIntervalMs: 20 }).start();
     const { secret } = await keyhook.webhooks.create('tenant_a', {
       url: receiver.url('/h'),
       events: ['invoice.paid'],

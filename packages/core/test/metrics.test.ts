@@ -1,5 +1,5 @@
-import { createKeyhook, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
+import { type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import { TestReceiver, type VirtualClock } from '@keyhook/testing/support';
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
@@ -7,6 +7,7 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RETRY_DUE_MS, RETRY_MS, startedKeyhook, testKeyhook } from './worker-harness.js';
 
 const TENANT = 'tenant_a';
 
@@ -18,6 +19,7 @@ const TENANT = 'tenant_a';
 describe('metrics (OpenTelemetry)', () => {
   let receiver: TestReceiver;
   let keyhook: Keyhook;
+  let clock: VirtualClock;
   let exporter: InMemoryMetricExporter;
   let reader: PeriodicExportingMetricReader;
 
@@ -27,17 +29,11 @@ describe('metrics (OpenTelemetry)', () => {
     // Exports only when asked (forceFlush): a long interval.
     reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
     const meterProvider = new MeterProvider({ readers: [reader] });
-    keyhook = createKeyhook({
-      store: new MemoryStore(),
-      adminSession: { secret: TEST_ADMIN_SECRET },
-      encryptionKey: TEST_ENCRYPTION_KEY,
-      logger: silentLogger,
-      mode: 'development',
-      delivery: { retrySchedule: [20], timeoutMs: 1_000 },
+    ({ keyhook, clock } = startedKeyhook({
+      delivery: { retrySchedule: [RETRY_MS], timeoutMs: 1_000 },
       rateLimit: { default: { limit: 2, window: 3600 } },
       telemetry: { meterProvider },
-    });
-    keyhook.createWorker({ pollIntervalMs: 10 }).start();
+    }));
   });
 
   afterEach(async () => {
@@ -73,15 +69,28 @@ describe('metrics (OpenTelemetry)', () => {
       events: ['generation.published'],
     });
     await keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: {} });
-    await keyhook.events.publish({ tenantId: TENANT, type: 'run.failed', data: {} });
+    const failed = await keyhook.events.publish({ tenantId: TENANT, type: 'run.failed', data: {} });
     for (let n = 0; n < 5; n++) {
       await keyhook.events.publish({ tenantId: TENANT, type: 'generation.published', data: { n } });
     }
+    // Every first attempt goes out at publish; the clock has not moved.
+    await receiver.waitFor((requests) => requests.length === 7);
+    // Polled until the store has recorded what was just sent (real I/O, not a timer).
     await expect
       .poll(async () => (await keyhook.webhooks.get(TENANT, gone.webhook.id)).status)
       .toBe('disabled');
+    const flakyDelivery = failed.deliveries[0]!;
+    await expect
+      .poll(
+        async () =>
+          (await keyhook.deliveries.get(TENANT, flakyDelivery.webhookId, flakyDelivery.id)).delivery.status,
+      )
+      .toBe('retry_scheduled');
+    // The retry comes due on the clock.
+    await clock.advance(RETRY_DUE_MS);
     await receiver.waitFor((requests) => requests.filter((r) => r.path === '/flaky').length === 2);
 
+    // Polled until the retry's answer is recorded (real I/O).
     await expect
       .poll(() => points('keyhook.deliveries'))
       .toEqual(
@@ -120,12 +129,9 @@ describe('metrics (OpenTelemetry)', () => {
       exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
       exportIntervalMillis: 3_600_000,
     });
-    const idle = createKeyhook({
+    const { keyhook: idle } = testKeyhook({
       store,
-      adminSession: { secret: TEST_ADMIN_SECRET },
-      encryptionKey: TEST_ENCRYPTION_KEY,
       logger: { ...silentLogger, warn: (_fields, message) => warnings.push(message) },
-      mode: 'development',
       telemetry: { meterProvider: new MeterProvider({ readers: [queueReader] }) },
     });
     const queue = async () => {
@@ -157,11 +163,7 @@ describe('metrics (OpenTelemetry)', () => {
   });
 
   it('without a meter provider, nothing is recorded and nothing breaks', async () => {
-    const plain = createKeyhook({
-      store: new MemoryStore(),
-      adminSession: { secret: TEST_ADMIN_SECRET },
-      logger: silentLogger,
-    });
+    const { keyhook: plain } = testKeyhook();
     const { secret } = await plain.keys.create(TENANT, { name: 'k', scopes: ['items:read'] });
     expect((await plain.guard({ authorization: `Bearer ${secret}` }, 'items:read')).ok).toBe(true);
     await plain.close();

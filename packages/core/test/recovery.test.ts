@@ -1,12 +1,7 @@
-import { createKeyhook, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import {
-  adminToken,
-  FakeClock,
-  TEST_ADMIN_SECRET,
-  TEST_ENCRYPTION_KEY,
-  TestReceiver,
-} from '@keyhook/testing/support';
+import type { Keyhook } from '@keyhook/core';
+import { adminToken, TestReceiver, VirtualClock } from '@keyhook/testing/support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startedKeyhook } from './worker-harness.js';
 
 const TENANT = 'tenant_a';
 
@@ -14,7 +9,7 @@ const TENANT = 'tenant_a';
 describe('POST /admin/webhooks/{id}/recover', () => {
   let receiver: TestReceiver;
   let keyhook: Keyhook;
-  let clock: FakeClock;
+  let clock: VirtualClock;
   let up = false;
 
   beforeEach(async () => {
@@ -23,17 +18,13 @@ describe('POST /admin/webhooks/{id}/recover', () => {
     // Down (410: failed for good at once) until the test brings it up.
     for (const path of ['/a', '/b'])
       receiver.on(path, (_request, _index, res) => res.writeHead(up ? 200 : 410).end());
-    clock = new FakeClock(new Date());
-    keyhook = createKeyhook({
-      store: new MemoryStore(),
-      adminSession: { secret: TEST_ADMIN_SECRET },
-      encryptionKey: TEST_ENCRYPTION_KEY,
-      logger: silentLogger,
-      mode: 'development',
-      clock,
+    // Nothing here waits for a retry or a poll: a 410 fails at once, and a recovery or an
+    // enable wakes the worker. The clock moves only where a test moves it; each expect.poll
+    // below waits for the store to record answers just sent over HTTP.
+    ({ keyhook, clock } = startedKeyhook({
+      clock: new VirtualClock(new Date()),
       delivery: { retentionMs: 24 * 3_600_000 },
-    });
-    keyhook.createWorker({ pollIntervalMs: 10 }).start();
+    }));
   });
 
   afterEach(async () => {
@@ -60,7 +51,7 @@ describe('POST /admin/webhooks/{id}/recover', () => {
     const start = clock.now().toISOString();
     const ids: string[] = [];
     for (let n = 0; n < 3; n++) {
-      if (n === 1) clock.advance(1_000);
+      if (n === 1) await clock.advance(1_000);
       ids.push(
         (await keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: { n } })).event.id,
       );

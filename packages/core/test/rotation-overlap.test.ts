@@ -1,15 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { createKeyhook, isKeyhookError, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import {
-  adminToken,
-  FakeClock,
-  TEST_ADMIN_SECRET,
-  TEST_ENCRYPTION_KEY,
-  TestReceiver,
-} from '@keyhook/testing/support';
+import { isKeyhookError, type Keyhook } from '@keyhook/core';
+import { adminToken, TestReceiver, VirtualClock } from '@keyhook/testing/support';
 import Stripe from 'stripe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../src/delivery/signature.js';
+import { startedKeyhook } from './worker-harness.js';
 
 // Stripe's own verifier, offline: constructEvent needs no API key or network.
 const stripe = new Stripe('sk_test_offline');
@@ -31,21 +26,12 @@ describe('signature header with several secrets', () => {
 describe('webhook secret rotation with an overlap window', () => {
   let receiver: TestReceiver;
   let keyhook: Keyhook;
-  let clock: FakeClock;
+  let clock: VirtualClock;
 
   beforeEach(async () => {
     receiver = await TestReceiver.start();
     // Near the real time: Stripe's constructEvent judges `t` against it.
-    clock = new FakeClock(new Date());
-    keyhook = createKeyhook({
-      store: new MemoryStore(),
-      adminSession: { secret: TEST_ADMIN_SECRET },
-      encryptionKey: TEST_ENCRYPTION_KEY,
-      logger: silentLogger,
-      mode: 'development',
-      clock,
-    });
-    keyhook.createWorker({ pollIntervalMs: 10 }).start();
+    ({ keyhook, clock } = startedKeyhook({ clock: new VirtualClock(new Date()) }));
   });
 
   afterEach(async () => {
@@ -87,7 +73,7 @@ describe('webhook secret rotation with an overlap window', () => {
     expect(verifies(inside, rotated.secret)).toBe(true);
 
     // The window ends by time alone: no job runs, the next attempt simply signs with one secret.
-    clock.advance(10_000);
+    await clock.advance(10_000);
     const after = await deliver();
     expect(v1s(after.header)).toBe(1);
     expect(verifies(after, first)).toBe(false);
@@ -115,7 +101,7 @@ describe('webhook secret rotation with an overlap window', () => {
       events: ['run.completed'],
     });
     const second = await keyhook.webhooks.rotate('tenant_a', webhook.id, { overlapSeconds: 600 });
-    clock.advance(1_000);
+    await clock.advance(1_000);
     const third = await keyhook.webhooks.rotate('tenant_a', webhook.id, { overlapSeconds: 60 });
     expect(third.webhook.previousSecretExpiresAt?.getTime()).toBe(clock.now().getTime() + 60_000);
     const delivery = await deliver();

@@ -1,5 +1,5 @@
-import { createKeyhook, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
+import { createKeyhook, type Keyhook, type KeyhookOptions, MemoryStore, silentLogger } from '@keyhook/core';
+import { TEST_ADMIN_SECRET, TestReceiver } from '@keyhook/testing/support';
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
@@ -10,6 +10,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { formatTraceparent, parseTraceparent } from '../src/tracing.js';
+import { RETRY_DUE_MS, RETRY_MS, startedKeyhook } from './worker-harness.js';
 
 const TENANT = 'tenant_a';
 
@@ -41,20 +42,16 @@ describe('traces (OpenTelemetry)', () => {
     await provider.shutdown();
   });
 
-  function started(traceparent?: boolean): Keyhook {
-    const keyhook = createKeyhook({
-      store: new MemoryStore(),
-      adminSession: { secret: TEST_ADMIN_SECRET },
-      encryptionKey: TEST_ENCRYPTION_KEY,
-      logger: silentLogger,
-      mode: 'development',
-      delivery: { retrySchedule: [20], timeoutMs: 1_000 },
-      telemetry: { tracerProvider: provider, traceparent },
+  /** A keyhook with its worker started, on a virtual clock; closed after the test. */
+  function started(telemetry: KeyhookOptions['telemetry']) {
+    const { keyhook, clock } = startedKeyhook({
+      delivery: { retrySchedule: [RETRY_MS], timeoutMs: 1_000 },
+      telemetry,
     });
-    keyhook.createWorker({ pollIntervalMs: 10 }).start();
     opened.push(keyhook);
-    return keyhook;
+    return { keyhook, clock };
   }
+  const traced = (traceparent?: boolean) => started({ tracerProvider: provider, traceparent });
 
   /** Publishes inside a span of the host's, as a request handler would; returns that span. */
   async function publishInSpan(keyhook: Keyhook, type: 'run.completed' | 'run.failed') {
@@ -72,7 +69,7 @@ describe('traces (OpenTelemetry)', () => {
     let flaky = 0;
     receiver.on('/ok', (_request, _index, res) => res.writeHead(200).end());
     receiver.on('/flaky', (_request, _index, res) => res.writeHead(flaky++ === 0 ? 500 : 200).end());
-    const keyhook = started();
+    const { keyhook, clock } = traced();
     const ok = await keyhook.webhooks.create(TENANT, {
       url: receiver.url('/ok?token=receivers-own'),
       events: ['run.completed'],
@@ -83,6 +80,18 @@ describe('traces (OpenTelemetry)', () => {
     });
     const first = await publishInSpan(keyhook, 'run.completed');
     const second = await publishInSpan(keyhook, 'run.failed');
+    // Both first attempts go out at publish; the retry only once the clock makes it due, after
+    // the store has recorded the failure (polled: real I/O, not a timer).
+    await receiver.waitFor((requests) => requests.length === 2);
+    await expect
+      .poll(async () => {
+        const [delivery] = await keyhook.deliveries.list(TENANT, flakyHook.webhook.id, 1, undefined, null);
+        return delivery?.status;
+      })
+      .toBe('retry_scheduled');
+    await clock.advance(RETRY_DUE_MS);
+    await receiver.waitFor((requests) => requests.length === 3);
+    // The retry's span ends once its answer is read (real I/O).
     await expect.poll(() => attemptSpans().length).toBe(3);
 
     const publishing = first.span.spanContext();
@@ -142,14 +151,16 @@ describe('traces (OpenTelemetry)', () => {
   });
 
   it('an attempt that gets no answer is an error span; an event published outside any span has no link', async () => {
-    const keyhook = started();
+    const { keyhook } = traced();
     const closed = await TestReceiver.start();
     const url = closed.url('/nobody');
     await closed.close();
     await keyhook.webhooks.create(TENANT, { url, events: ['run.completed'] });
     const { event } = await keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: {} });
     expect(event.traceContext).toBeNull();
-    await expect.poll(() => attemptSpans().length).toBeGreaterThan(0);
+    // The attempt goes out at publish and is refused (real I/O); its retry is not due while the
+    // clock stands still, so this is the only span.
+    await expect.poll(() => attemptSpans().length).toBe(1);
     const [span] = attemptSpans();
     expect(span!.links).toEqual([]);
     expect(span!.attributes).toMatchObject({
@@ -162,10 +173,11 @@ describe('traces (OpenTelemetry)', () => {
 
   it('with telemetry.traceparent, each delivery carries its attempt span as the W3C traceparent', async () => {
     receiver.on('/ok', (_request, _index, res) => res.writeHead(200).end());
-    const keyhook = started(true);
+    const { keyhook } = traced(true);
     await keyhook.webhooks.create(TENANT, { url: receiver.url('/ok'), events: ['run.completed'] });
     await publishInSpan(keyhook, 'run.completed');
     await receiver.waitFor((requests) => requests.length === 1);
+    // Its span ends once the answer is read (real I/O).
     await expect.poll(() => attemptSpans().length).toBe(1);
     const sent = receiver.requests[0]!.headers['traceparent'];
     expect(sent).toBe(formatTraceparent(attemptSpans()[0]!.spanContext()));
@@ -174,16 +186,7 @@ describe('traces (OpenTelemetry)', () => {
 
   it('without a tracer provider nothing is recorded, and traceparent falls back to the publishing span', async () => {
     receiver.on('/ok', (_request, _index, res) => res.writeHead(200).end());
-    const keyhook = createKeyhook({
-      store: new MemoryStore(),
-      adminSession: { secret: TEST_ADMIN_SECRET },
-      encryptionKey: TEST_ENCRYPTION_KEY,
-      logger: silentLogger,
-      mode: 'development',
-      telemetry: { traceparent: true },
-    });
-    keyhook.createWorker({ pollIntervalMs: 10 }).start();
-    opened.push(keyhook);
+    const { keyhook } = started({ traceparent: true });
     await keyhook.webhooks.create(TENANT, { url: receiver.url('/ok'), events: ['run.completed'] });
     // The host's span comes from its own provider; keyhook's global one is the no-op.
     const { span } = await publishInSpan(keyhook, 'run.completed');
