@@ -8,7 +8,7 @@ ALTER TABLE keyhook_events ADD COLUMN trace_context TEXT;
 -- time on every collection. The due index had the due time but not the status, so the count
 -- read every queued row from the table. With the status as its last column the count reads the
 -- index alone. The lease reads the same entries in the same (due_at, id) order: its plan and its
--- name (INDEXED BY in src/store.ts) are unchanged, and every write that moves a delivery between
+-- name (INDEXED BY in src/delivery-statements.ts) are unchanged, and every write that moves a delivery between
 -- states rewrote its entry already, since each one changes due_at too.
 DROP INDEX keyhook_deliveries_due;
 CREATE INDEX keyhook_deliveries_due ON keyhook_deliveries (due_at, id, status) WHERE due_at IS NOT NULL;

@@ -1,3 +1,4 @@
+export { createSqliteStore, type SqliteStoreOptions } from './create-store.js';
 export type { AppliedMigration, PendingMigration } from './migrate.js';
 export { DEFAULT_BUSY_TIMEOUT_MS, openDatabase } from './open.js';
 export {
@@ -7,11 +8,6 @@ export {
   type SqliteDatabaseSource,
   type SqliteMigrateOptions,
 } from './run-migrations.js';
-export {
-  createSqliteStore,
-  DEFAULT_CHANGE_CHECK_INTERVAL_MS,
-  SqliteStore,
-  type SqliteStoreOptions,
-} from './store.js';
+export { DEFAULT_CHANGE_CHECK_INTERVAL_MS, SqliteStore } from './sqlite-store.js';
 /** For hosts that share the database: a driver error that means "out of reach" becomes `unavailable` (503). */
 export { translateDriverError as toStoreError } from './unavailable.js';

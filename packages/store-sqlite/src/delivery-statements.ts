@@ -1,0 +1,562 @@
+import type {
+  AttemptCompletion,
+  AttemptCompletionOutcome,
+  DeliveryDetail,
+  DeliveryState,
+  EventRecord,
+  LeasedDelivery,
+  LeaseRequest,
+  PublishLease,
+  PublishOutcome,
+  PurgeOutcome,
+  RequeueOutcome,
+  WebhookRecord,
+  WebhookStatus,
+} from '@keyhook/core/store';
+import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
+import type Database from 'better-sqlite3';
+import {
+  ATTEMPT_COLUMNS,
+  type AttemptRow,
+  attemptValues,
+  DELIVERY_COLUMNS,
+  type DeliveryRow,
+  type DueRow,
+  deliveryValues,
+  EVENT_COLUMNS,
+  type EventRow,
+  eventValues,
+  placeholdersFor,
+  toAttemptRecord,
+  toDeliveryRecord,
+  toEventRecord,
+  toLeasedDelivery,
+} from './delivery-row.js';
+import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
+import type { WebhookStatements } from './webhook-statements.js';
+
+/** Named parameters of a delivery listing; `status` null lists every status. */
+interface ListDeliveriesParams {
+  tenantId: string;
+  webhookId: string;
+  status: DeliveryState | null;
+  limit: number;
+}
+
+/** What an attempt makes of its delivery: the columns completeAttempt writes besides the counters. */
+interface AttemptOutcomeParams {
+  id: string;
+  status: DeliveryState;
+  due_at: number | null;
+  held_since: number | null;
+  last_attempt_at: number;
+  at: number;
+}
+
+/** The delivery's new queue position after a requeue: pending and due, or held. */
+interface RequeueParams {
+  id: string;
+  status: 'pending' | 'held';
+  due_at: number | null;
+  held_since: number | null;
+  at: number;
+}
+
+/** One batch of bulk recovery: which failed deliveries, and where they go (requeue's columns). */
+interface RecoverParams {
+  tenant_id: string;
+  webhook_id: string;
+  since: number;
+  until: number;
+  limit: number;
+  failed_before: number;
+  status: 'pending' | 'held';
+  due_at: number | null;
+  held_since: number | null;
+  at: number;
+}
+
+/**
+ * Every statement the store runs on keyhook_events, keyhook_deliveries and keyhook_attempts, and
+ * on the webhook columns the delivery path keeps (status, consecutive_failures), prepared once
+ * on the store's connection.
+ */
+export interface DeliveryStatements {
+  holdDeliveries: Database.Statement<[number, number, string]>;
+  releaseDeliveries: Database.Statement<[number, number, string]>;
+  resetFailures: Database.Statement<[string]>;
+  countFailure: Database.Statement<[string], { failures: number; status: WebhookStatus }>;
+  disableForFailures: Database.Statement<[number, string], WebhookRow>;
+  webhookStatus: Database.Statement<[string], WebhookStatus>;
+  insertEvent: Database.Statement<unknown[]>;
+  eventById: Database.Statement<[string, string], EventRow>;
+  subscribers: Database.Statement<[string, string], Pick<WebhookRow, 'id' | 'status'>>;
+  subscriberRows: Database.Statement<[string, string], WebhookRow>;
+  insertDelivery: Database.Statement<unknown[]>;
+  dueDeliveries: Database.Statement<[number, number], DueRow>;
+  lease: Database.Statement<[string, number, number, string]>;
+  leaseHolder: Database.Statement<
+    [string, string, string],
+    { webhook_id: string; webhook_status: WebhookStatus }
+  >;
+  insertAttempt: Database.Statement<unknown[]>;
+  finishLeased: Database.Statement<
+    [
+      status: 'succeeded' | 'failed',
+      lastAttemptAt: number,
+      at: number,
+      id: string,
+      tenantId: string,
+      leaseId: string,
+    ],
+    DeliveryRow
+  >;
+  recordAttempt: Database.Statement<[AttemptOutcomeParams], DeliveryRow>;
+  expireHeld: Database.Statement<[number, number]>;
+  countQueued: Database.Statement<
+    [{ now: number }],
+    { due: number; scheduled: number; in_flight: number; held: number }
+  >;
+  listDeliveriesFirst: Database.Statement<[ListDeliveriesParams], DeliveryRow>;
+  listDeliveriesBefore: Database.Statement<[ListDeliveriesParams & { before: string }], DeliveryRow>;
+  deliveryById: Database.Statement<[string, string, string], DeliveryRow>;
+  attemptsOf: Database.Statement<[string], AttemptRow>;
+  requeue: Database.Statement<[RequeueParams], DeliveryRow>;
+  recoverFailed: Database.Statement<[RecoverParams]>;
+  finishedBefore: Database.Statement<[number, number], string>;
+  deleteAttemptsIn: Database.Statement<[string]>;
+  deleteDeliveriesIn: Database.Statement<[string]>;
+  eventsWithoutDeliveries: Database.Statement<[number, number], { tenant_id: string; id: string }>;
+  deleteEvent: Database.Statement<[string, string]>;
+}
+
+export function deliveryStatements(db: Database.Database): DeliveryStatements {
+  return {
+    // A disabled endpoint's queue waits: nothing pending or scheduled stays leasable.
+    holdDeliveries: db.prepare<[number, number, string]>(
+      `UPDATE keyhook_deliveries SET status = 'held', due_at = NULL, held_since = ?, updated_at = ?
+        WHERE webhook_id = ? AND status IN ('pending', 'retry_scheduled')`,
+    ),
+    releaseDeliveries: db.prepare<[number, number, string]>(
+      `UPDATE keyhook_deliveries SET status = 'pending', due_at = ?, held_since = NULL, updated_at = ?
+        WHERE webhook_id = ? AND status = 'held'`,
+    ),
+    // Most successes follow successes: a count already at 0 is left unwritten.
+    resetFailures: db.prepare<[string]>(
+      'UPDATE keyhook_webhooks SET consecutive_failures = 0 WHERE id = ? AND consecutive_failures <> 0',
+    ),
+    countFailure: db.prepare<[string], { failures: number; status: WebhookStatus }>(
+      `UPDATE keyhook_webhooks SET consecutive_failures = consecutive_failures + 1
+        WHERE id = ? RETURNING consecutive_failures AS failures, status`,
+    ),
+    disableForFailures: db.prepare<[number, string], WebhookRow>(
+      `UPDATE keyhook_webhooks SET status = 'disabled', disabled_reason = 'failures', updated_at = ?
+        WHERE id = ? AND status = 'active' RETURNING ${WEBHOOK_COLUMNS}`,
+    ),
+    webhookStatus: db
+      .prepare<[string], WebhookStatus>('SELECT status FROM keyhook_webhooks WHERE id = ?')
+      .pluck(),
+    // DO NOTHING: an event id the tenant already has writes nothing, and changes says so.
+    insertEvent: db.prepare<unknown[]>(
+      `INSERT INTO keyhook_events (${EVENT_COLUMNS}) VALUES (${placeholdersFor(EVENT_COLUMNS)})
+        ON CONFLICT (tenant_id, id) DO NOTHING`,
+    ),
+    eventById: db.prepare<[string, string], EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM keyhook_events WHERE tenant_id = ? AND id = ?`,
+    ),
+    // The tenant's webhooks whose event set (a JSON array) holds the type, active or not; whole
+    // rows only when the publish leases a delivery (the attempt needs its URL and secret).
+    subscribers: db.prepare<[string, string], Pick<WebhookRow, 'id' | 'status'>>(
+      `SELECT id, status FROM keyhook_webhooks
+        WHERE tenant_id = ? AND EXISTS (SELECT 1 FROM json_each(keyhook_webhooks.events) WHERE value = ?)
+        ORDER BY id`,
+    ),
+    subscriberRows: db.prepare<[string, string], WebhookRow>(
+      `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks
+        WHERE tenant_id = ? AND EXISTS (SELECT 1 FROM json_each(keyhook_webhooks.events) WHERE value = ?)
+        ORDER BY id`,
+    ),
+    insertDelivery: db.prepare<unknown[]>(
+      `INSERT INTO keyhook_deliveries (${DELIVERY_COLUMNS}) VALUES (${placeholdersFor(DELIVERY_COLUMNS)})`,
+    ),
+    // The plan is pinned, whatever statistics ANALYZE gathers later: INDEXED BY and CROSS JOIN keep
+    // the deliveries outermost, walked in order through keyhook_deliveries_due up to the limit, never
+    // a scan from the active webhooks and a sort. `due_at <= ?` implies the partial index's
+    // `due_at IS NOT NULL`, which is what lets SQLite use it (INDEXED BY would fail at prepare
+    // otherwise); a due time means pending, retry_scheduled or in_flight (the table's checks).
+    dueDeliveries: db.prepare<[number, number], DueRow>(
+      `SELECT d.id, d.attempts, d.last_attempt_at, d.created_at,
+          e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
+          e.payload AS event_payload, e.created_at AS event_created_at,
+          e.trace_context AS event_trace_context,
+          w.id AS webhook_id, w.tenant_id AS webhook_tenant_id, w.url AS webhook_url,
+          w.events AS webhook_events, w.twin_key AS webhook_twin_key, w.status AS webhook_status,
+          w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
+          w.previous_secret_sealed AS webhook_previous_secret_sealed,
+          w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
+          w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
+        FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
+          CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
+          CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
+        WHERE d.due_at <= ? AND w.status = 'active'
+        ORDER BY d.due_at, d.id
+        LIMIT ?`,
+    ),
+    // Read under the same write lock: the leased record is the due row with these columns set.
+    lease: db.prepare<[string, number, number, string]>(
+      `UPDATE keyhook_deliveries SET status = 'in_flight', lease_id = ?, due_at = ?, updated_at = ?
+        WHERE id = ?`,
+    ),
+    // Only the lease that holds the delivery may record; a delivery gone with its webhook matches nothing.
+    leaseHolder: db.prepare<[string, string, string], { webhook_id: string; webhook_status: WebhookStatus }>(
+      `SELECT d.webhook_id, w.status AS webhook_status
+        FROM keyhook_deliveries AS d JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
+        WHERE d.id = ? AND d.tenant_id = ? AND d.status = 'in_flight' AND d.lease_id = ?`,
+    ),
+    insertAttempt: db.prepare<unknown[]>(
+      `INSERT INTO keyhook_attempts (${ATTEMPT_COLUMNS}) VALUES (${placeholdersFor(ATTEMPT_COLUMNS)})`,
+    ),
+    // A success or a permanent failure: the delivery's end, written only while the lease holds it.
+    // Bound by position, as the inserts above: this runs once per delivery.
+    finishLeased: db.prepare<
+      [
+        status: 'succeeded' | 'failed',
+        lastAttemptAt: number,
+        at: number,
+        id: string,
+        tenantId: string,
+        leaseId: string,
+      ],
+      DeliveryRow
+    >(
+      `UPDATE keyhook_deliveries SET status = ?, due_at = NULL, lease_id = NULL,
+          attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
+        WHERE id = ? AND tenant_id = ? AND status = 'in_flight' AND lease_id = ?
+        RETURNING ${DELIVERY_COLUMNS}`,
+    ),
+    recordAttempt: db.prepare<[AttemptOutcomeParams], DeliveryRow>(
+      `UPDATE keyhook_deliveries SET status = @status, due_at = @due_at, lease_id = NULL,
+          held_since = @held_since, attempts = attempts + 1, last_attempt_at = @last_attempt_at,
+          updated_at = @at
+        WHERE id = @id RETURNING ${DELIVERY_COLUMNS}`,
+    ),
+    expireHeld: db.prepare<[number, number]>(
+      `UPDATE keyhook_deliveries SET status = 'failed', held_since = NULL, updated_at = ?
+        WHERE status = 'held' AND held_since <= ?`,
+    ),
+    // The queue-depth gauge, on each collection: both counts read their partial index alone (the
+    // due index carries the status, migration 0009), never a finished row.
+    countQueued: db.prepare<
+      [{ now: number }],
+      { due: number; scheduled: number; in_flight: number; held: number }
+    >(
+      `SELECT
+          count(*) FILTER (WHERE status <> 'in_flight' AND due_at <= @now) AS due,
+          count(*) FILTER (WHERE status <> 'in_flight' AND due_at > @now) AS scheduled,
+          count(*) FILTER (WHERE status = 'in_flight') AS in_flight,
+          (SELECT count(*) FROM keyhook_deliveries INDEXED BY keyhook_deliveries_held
+            WHERE status = 'held') AS held
+        FROM keyhook_deliveries INDEXED BY keyhook_deliveries_due WHERE due_at IS NOT NULL`,
+    ),
+    // Filtering on status row by row keeps the walk on (webhook_id, id), in the listing's order.
+    listDeliveriesFirst: db.prepare<[ListDeliveriesParams], DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries
+        WHERE webhook_id = @webhookId AND tenant_id = @tenantId AND (@status IS NULL OR status = @status)
+        ORDER BY id DESC LIMIT @limit`,
+    ),
+    listDeliveriesBefore: db.prepare<[ListDeliveriesParams & { before: string }], DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries
+        WHERE webhook_id = @webhookId AND tenant_id = @tenantId AND (@status IS NULL OR status = @status)
+          AND id < @before
+        ORDER BY id DESC LIMIT @limit`,
+    ),
+    deliveryById: db.prepare<[string, string, string], DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND id = ?`,
+    ),
+    attemptsOf: db.prepare<[string], AttemptRow>(
+      `SELECT ${ATTEMPT_COLUMNS} FROM keyhook_attempts WHERE delivery_id = ? ORDER BY attempt`,
+    ),
+    requeue: db.prepare<[RequeueParams], DeliveryRow>(
+      `UPDATE keyhook_deliveries SET status = @status, due_at = @due_at, held_since = @held_since,
+          lease_id = NULL, updated_at = @at
+        WHERE id = @id RETURNING ${DELIVERY_COLUMNS}`,
+    ),
+    // Bulk recovery, one batch: the oldest `limit` failed deliveries of the webhook created in
+    // [since, until), as requeue writes one. Pinned to keyhook_deliveries_failed (0008), walked in
+    // (created_at, id) order up to the limit; `status = 'failed'` is that partial index's
+    // condition word for word, which is what lets SQLite use it. The table is WITHOUT ROWID, so
+    // the batch is chosen by id in a subquery (UPDATE … LIMIT is a compile-time option).
+    recoverFailed: db.prepare<[RecoverParams]>(
+      `UPDATE keyhook_deliveries SET status = @status, due_at = @due_at, held_since = @held_since,
+          lease_id = NULL, updated_at = @at
+        WHERE id IN (
+          SELECT id FROM keyhook_deliveries INDEXED BY keyhook_deliveries_failed
+          WHERE webhook_id = @webhook_id AND status = 'failed' AND tenant_id = @tenant_id
+            AND created_at >= @since AND created_at < @until AND updated_at < @failed_before
+          ORDER BY created_at, id LIMIT @limit)`,
+    ),
+    // Retention. Finished is spelled as the index keyhook_deliveries_finished (0005) spells it:
+    // no due time and not held, which the table's checks tie to succeeded and failed.
+    finishedBefore: db
+      .prepare<[number, number], string>(
+        `SELECT id FROM keyhook_deliveries WHERE due_at IS NULL AND held_since IS NULL AND updated_at <= ?
+        ORDER BY updated_at LIMIT ?`,
+      )
+      .pluck(),
+    deleteAttemptsIn: db.prepare<[string]>(
+      'DELETE FROM keyhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))',
+    ),
+    deleteDeliveriesIn: db.prepare<[string]>(
+      'DELETE FROM keyhook_deliveries WHERE id IN (SELECT value FROM json_each(?))',
+    ),
+    // Events old enough that no delivery refers to any more (keyhook_deliveries_event, 0005).
+    eventsWithoutDeliveries: db.prepare<[number, number], { tenant_id: string; id: string }>(
+      `SELECT tenant_id, id FROM keyhook_events AS e WHERE created_at <= ? AND NOT EXISTS
+          (SELECT 1 FROM keyhook_deliveries AS d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.id)
+        ORDER BY created_at LIMIT ?`,
+    ),
+    deleteEvent: db.prepare<[string, string]>('DELETE FROM keyhook_events WHERE tenant_id = ? AND id = ?'),
+  };
+}
+
+/**
+ * The delivery methods that are more than one statement: the delivery path's writes, run in
+ * group commits, and the rest as transactions (see SqliteStore's transactions).
+ */
+export interface DeliveryTransactions {
+  /** The delivery path's writes, as plain functions: the store runs them in group commits. */
+  delivery: {
+    publishEvent: (
+      event: EventRecord,
+      newDeliveryId: () => string,
+      lease: PublishLease | undefined,
+    ) => PublishOutcome;
+    leaseDeliveries: (request: LeaseRequest) => LeasedDelivery[];
+    completeAttempt: (completion: AttemptCompletion) => AttemptCompletionOutcome;
+  };
+  /** publishEvent in a savepoint of the caller's transaction (publishSync). */
+  publishEvent: Database.Transaction<DeliveryTransactions['delivery']['publishEvent']>;
+  requeueDelivery: Database.Transaction<
+    (
+      tenantId: string,
+      webhookId: string,
+      deliveryId: string,
+      from: readonly DeliveryState[],
+      at: number,
+    ) => RequeueOutcome
+  >;
+  recoverFailed: Database.Transaction<
+    (
+      tenantId: string,
+      webhookId: string,
+      since: number,
+      until: number,
+      at: number,
+      limit: number,
+      failedBefore: number,
+    ) => number
+  >;
+  purgeFinished: Database.Transaction<(finishedBefore: number, limit: number) => PurgeOutcome>;
+  getDelivery: Database.Transaction<
+    (tenantId: string, webhookId: string, deliveryId: string) => DeliveryDetail | null
+  >;
+}
+
+export function deliveryTransactions(
+  db: Database.Database,
+  statements: DeliveryStatements,
+  webhookSql: WebhookStatements,
+): DeliveryTransactions {
+  /**
+   * The endpoint's consecutive-failure count after an attempt (reset, +1 or unchanged); the +1
+   * that reaches `autoDisableAfter` on an active endpoint disables it and holds its queue.
+   */
+  const countEndpointFailures = (
+    webhookId: string,
+    completion: AttemptCompletion,
+    at: number,
+  ): { disabledWebhook: WebhookRecord | null } => {
+    if (completion.endpointFailures === 'reset') statements.resetFailures.run(webhookId);
+    if (completion.endpointFailures !== 'increment') return { disabledWebhook: null };
+    const counted = statements.countFailure.get(webhookId)!;
+    if (counted.status !== 'active' || counted.failures < completion.autoDisableAfter) {
+      return { disabledWebhook: null };
+    }
+    const disabledWebhook = toWebhookRecord(statements.disableForFailures.get(at, webhookId)!);
+    statements.holdDeliveries.run(at, at, webhookId);
+    return { disabledWebhook };
+  };
+
+  // The delivery path's writes, as plain functions: the store runs them in group commits
+  // (group-commit.ts), which make each one atomic, and publishSync wraps publishEvent in a
+  // savepoint of the caller's transaction.
+
+  // The subscriber set is read under the write lock that setWebhookStatus also takes, so no
+  // delivery is written pending for an endpoint that another connection just disabled.
+  const publishEvent = (
+    event: EventRecord,
+    newDeliveryId: () => string,
+    lease: PublishLease | undefined,
+  ): PublishOutcome => {
+    if (statements.insertEvent.run(eventValues(event)).changes === 0) {
+      const stored = statements.eventById.get(event.tenantId, event.id)!;
+      return { outcome: 'duplicate', event: toEventRecord(stored) };
+    }
+    const subscribers: readonly Pick<WebhookRow, 'id' | 'status'>[] = (
+      lease ? statements.subscriberRows : statements.subscribers
+    ).all(event.tenantId, event.type);
+    const toLease = leasedSubscribers(subscribers, lease);
+    const leased: LeasedDelivery[] = [];
+    const deliveries = subscribers.map((webhook) => {
+      const forLease = toLease.has(webhook) ? lease : undefined;
+      const delivery = newDeliveryRecord(event, webhook, newDeliveryId(), forLease);
+      statements.insertDelivery.run(deliveryValues(delivery));
+      if (forLease) leased.push({ delivery, event, webhook: toWebhookRecord(webhook as WebhookRow) });
+      return delivery;
+    });
+    return { outcome: 'published', event, deliveries, leased };
+  };
+  // The read and the claim share the write lock: another connection's lease waits for this one
+  // to commit, and then finds these deliveries in flight with a live lease.
+  const leaseDeliveries = (request: LeaseRequest): LeasedDelivery[] => {
+    const now = request.now.getTime();
+    const leaseEnd = now + request.leaseMs;
+    // One record per webhook: under this transaction's lock its row is the same for every delivery.
+    const webhooks = new Map<string, WebhookRecord>();
+    return statements.dueDeliveries.all(now, request.limit).map((due) => {
+      statements.lease.run(request.leaseId, leaseEnd, now, due.id);
+      return toLeasedDelivery(due, request.leaseId, leaseEnd, now, webhooks);
+    });
+  };
+  const completeAttempt = (completion: AttemptCompletion): AttemptCompletionOutcome => {
+    const { tenantId, deliveryId, leaseId } = completion;
+    const at = completion.at.getTime();
+    const lastAttemptAt = completion.attempt.startedAt.getTime();
+    if (completion.status !== 'retry_scheduled') {
+      // Whatever the endpoint's status, a success or a permanent failure ends the delivery: the
+      // lease check and the write are one statement, and the hold a disable makes (pending and
+      // retry_scheduled only) cannot reach a delivery that has ended.
+      const row = statements.finishLeased.get(
+        completion.status,
+        lastAttemptAt,
+        at,
+        deliveryId,
+        tenantId,
+        leaseId,
+      );
+      if (!row) return { outcome: 'lease_lost' };
+      statements.insertAttempt.run(attemptValues(completion.attempt, deliveryId));
+      const { disabledWebhook } = countEndpointFailures(row.webhook_id, completion, at);
+      return { outcome: 'recorded', delivery: toDeliveryRecord(row), disabledWebhook };
+    }
+    const holder = statements.leaseHolder.get(deliveryId, tenantId, leaseId);
+    if (!holder) return { outcome: 'lease_lost' };
+    statements.insertAttempt.run(attemptValues(completion.attempt, deliveryId));
+    // The endpoint's count first: when it disables the endpoint, the hold (pending and
+    // retry_scheduled only) skips this delivery, still in flight, and the retry written after it
+    // is held instead. The memory store reaches the same rows the other way round.
+    const counted = countEndpointFailures(holder.webhook_id, completion, at);
+    // A retry of an endpoint that is disabled by now waits with the rest of its queue.
+    const held = (counted.disabledWebhook ? 'disabled' : holder.webhook_status) === 'disabled';
+    const row = statements.recordAttempt.get({
+      id: deliveryId,
+      status: held ? 'held' : 'retry_scheduled',
+      due_at: held ? null : (completion.dueAt?.getTime() ?? null),
+      held_since: held ? at : null,
+      last_attempt_at: lastAttemptAt,
+      at,
+    })!;
+    return {
+      outcome: 'recorded',
+      delivery: toDeliveryRecord(row),
+      disabledWebhook: counted.disabledWebhook,
+    };
+  };
+  const delivery = { publishEvent, leaseDeliveries, completeAttempt };
+
+  return {
+    delivery,
+    // The delivery path's operations, each in a savepoint of the caller's transaction (publishSync).
+    publishEvent: db.transaction(delivery.publishEvent),
+    requeueDelivery: db.transaction(
+      (
+        tenantId: string,
+        webhookId: string,
+        deliveryId: string,
+        from: readonly DeliveryState[],
+        at: number,
+      ): RequeueOutcome => {
+        const current = statements.deliveryById.get(tenantId, webhookId, deliveryId);
+        if (!current) return { outcome: 'not_found' };
+        if (!from.includes(current.status)) {
+          return { outcome: 'wrong_state', delivery: toDeliveryRecord(current) };
+        }
+        // Read under the lock setWebhookStatus takes: a disable cannot slip in before the write.
+        const held = statements.webhookStatus.get(webhookId) === 'disabled';
+        const row = statements.requeue.get({
+          id: deliveryId,
+          status: held ? 'held' : 'pending',
+          due_at: held ? null : at,
+          held_since: held ? at : null,
+          at,
+        })!;
+        return { outcome: 'queued', delivery: toDeliveryRecord(row) };
+      },
+    ),
+    // One batch of bulk recovery. The webhook is read under the lock setWebhookStatus takes, so
+    // a disable cannot slip in between the read and the write (as in requeueDelivery), and it is
+    // read with the tenant: another tenant's webhook id queues nothing.
+    recoverFailed: db.transaction(
+      (
+        tenantId: string,
+        webhookId: string,
+        since: number,
+        until: number,
+        at: number,
+        limit: number,
+        failedBefore: number,
+      ): number => {
+        const webhook = webhookSql.webhookById.get(tenantId, webhookId);
+        if (!webhook) return 0;
+        const held = webhook.status === 'disabled';
+        return statements.recoverFailed.run({
+          tenant_id: tenantId,
+          webhook_id: webhookId,
+          since,
+          until,
+          limit,
+          failed_before: failedBefore,
+          status: held ? 'held' : 'pending',
+          due_at: held ? null : at,
+          held_since: held ? at : null,
+          at,
+        }).changes;
+      },
+    ),
+    // One batch of retention. Attempts are deleted by hand, as in deleteWebhook: the foreign
+    // key cascades only where foreign_keys is on.
+    purgeFinished: db.transaction((finishedBefore: number, limit: number): PurgeOutcome => {
+      const ids = statements.finishedBefore.all(finishedBefore, limit);
+      if (ids.length > 0) {
+        const list = JSON.stringify(ids);
+        statements.deleteAttemptsIn.run(list);
+        statements.deleteDeliveriesIn.run(list);
+      }
+      const events = statements.eventsWithoutDeliveries.all(finishedBefore, limit);
+      for (const event of events) statements.deleteEvent.run(event.tenant_id, event.id);
+      return { deliveries: ids.length, events: events.length, skipped: false };
+    }),
+    // Reads only: run as a plain (deferred) transaction, one WAL snapshot for the three reads,
+    // without the write lock, so a writer elsewhere never makes the detail unavailable.
+    getDelivery: db.transaction((tenantId: string, webhookId: string, deliveryId: string) => {
+      const delivery = statements.deliveryById.get(tenantId, webhookId, deliveryId);
+      if (!delivery) return null;
+      const event = statements.eventById.get(delivery.tenant_id, delivery.event_id)!;
+      return {
+        delivery: toDeliveryRecord(delivery),
+        event: toEventRecord(event),
+        attempts: statements.attemptsOf.all(deliveryId).map(toAttemptRecord),
+      } satisfies DeliveryDetail;
+    }),
+  };
+}

@@ -1,0 +1,55 @@
+import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyhook/core/store';
+import { toDate, toMillis } from './millis.js';
+
+/** A row of `keyhook_webhooks`. `events` is the JSON text of the array, in the record's order. */
+export interface WebhookRow {
+  id: string;
+  tenant_id: string;
+  url: string;
+  events: string;
+  twin_key: string;
+  status: WebhookStatus;
+  disabled_reason: WebhookDisabledReason | null;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const WEBHOOK_COLUMNS =
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at';
+
+export function toWebhookRow(record: WebhookRecord): WebhookRow {
+  return {
+    id: record.id,
+    tenant_id: record.tenantId,
+    url: record.url,
+    events: JSON.stringify(record.events),
+    twin_key: record.twinKey,
+    status: record.status,
+    disabled_reason: record.disabledReason,
+    secret_sealed: record.secretSealed,
+    previous_secret_sealed: record.previousSecretSealed,
+    previous_secret_expires_at: toMillis(record.previousSecretExpiresAt),
+    created_at: record.createdAt.getTime(),
+    updated_at: record.updatedAt.getTime(),
+  };
+}
+
+export function toWebhookRecord(row: WebhookRow): WebhookRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    twinKey: row.twin_key,
+    status: row.status,
+    disabledReason: row.disabled_reason,
+    secretSealed: row.secret_sealed,
+    previousSecretSealed: row.previous_secret_sealed,
+    previousSecretExpiresAt: toDate(row.previous_secret_expires_at),
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}

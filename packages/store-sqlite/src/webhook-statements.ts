@@ -1,0 +1,207 @@
+import type {
+  IdempotencyCompletion,
+  WebhookDisabledReason,
+  WebhookStatus,
+  WebhookStatusOutcome,
+} from '@keyhook/core/store';
+import type Database from 'better-sqlite3';
+import type { DeliveryStatements } from './delivery-statements.js';
+import type { IdempotencyStatements } from './idempotency-statements.js';
+import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
+
+/** The partial unique index keyhook_webhooks_active_twin refused a second active twin; a clashing id is a bug. */
+export function isActiveTwinViolation(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return (
+    code === 'SQLITE_CONSTRAINT_UNIQUE' &&
+    typeof message === 'string' &&
+    message.includes('keyhook_webhooks.tenant_id, keyhook_webhooks.twin_key')
+  );
+}
+
+/** Every statement the store runs on keyhook_webhooks, prepared once on the store's connection. */
+export interface WebhookStatements {
+  insertWebhook: Database.Statement<[WebhookRow]>;
+  webhookById: Database.Statement<[string, string], WebhookRow>;
+  listWebhooksFirst: Database.Statement<[string, number], WebhookRow>;
+  listWebhooksBefore: Database.Statement<[string, string, number], WebhookRow>;
+  setWebhookStatus: Database.Statement<
+    [WebhookStatus, WebhookDisabledReason | null, number, string, string, WebhookStatus],
+    WebhookRow
+  >;
+  updateWebhookSubscription: Database.Statement<
+    [string, string, string, number, string, string, string],
+    WebhookRow
+  >;
+  rotateWebhookSecret: Database.Statement<
+    {
+      secret_sealed: string;
+      previous_expires_at: number | null;
+      updated_at: number;
+      tenant_id: string;
+      id: string;
+    },
+    WebhookRow
+  >;
+  deleteWebhook: Database.Statement<[string, string]>;
+  deleteWebhookAttempts: Database.Statement<[string]>;
+  deleteWebhookDeliveries: Database.Statement<[string]>;
+}
+
+export function webhookStatements(db: Database.Database): WebhookStatements {
+  return {
+    insertWebhook: db.prepare<[WebhookRow]>(
+      `INSERT INTO keyhook_webhooks (${WEBHOOK_COLUMNS}) VALUES (@id, @tenant_id, @url, @events, @twin_key,
+        @status, @disabled_reason, @secret_sealed, @previous_secret_sealed, @previous_secret_expires_at,
+        @created_at, @updated_at)`,
+    ),
+    webhookById: db.prepare<[string, string], WebhookRow>(
+      `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks WHERE tenant_id = ? AND id = ?`,
+    ),
+    listWebhooksFirst: db.prepare<[string, number], WebhookRow>(
+      `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks WHERE tenant_id = ? ORDER BY id DESC LIMIT ?`,
+    ),
+    listWebhooksBefore: db.prepare<[string, string, number], WebhookRow>(
+      `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+    ),
+    // `status <> ?`: setting the status a webhook already has matches no row and writes nothing.
+    setWebhookStatus: db.prepare<
+      [WebhookStatus, WebhookDisabledReason | null, number, string, string, WebhookStatus],
+      WebhookRow
+    >(
+      `UPDATE keyhook_webhooks SET status = ?, disabled_reason = ?, updated_at = ?
+        WHERE tenant_id = ? AND id = ? AND status <> ? RETURNING ${WEBHOOK_COLUMNS}`,
+    ),
+    updateWebhookSubscription: db.prepare<
+      [string, string, string, number, string, string, string],
+      WebhookRow
+    >(
+      `UPDATE keyhook_webhooks SET url = ?, events = ?, twin_key = ?, updated_at = ?
+        WHERE tenant_id = ? AND id = ? AND twin_key = ? RETURNING ${WEBHOOK_COLUMNS}`,
+    ),
+    // One statement: the right-hand sides read the row as it was, so with an expiry the previous
+    // secret is the sealed value this replaces, exactly as stored; without one, both are cleared.
+    rotateWebhookSecret: db.prepare<
+      {
+        secret_sealed: string;
+        previous_expires_at: number | null;
+        updated_at: number;
+        tenant_id: string;
+        id: string;
+      },
+      WebhookRow
+    >(
+      `UPDATE keyhook_webhooks SET secret_sealed = @secret_sealed,
+          previous_secret_sealed = CASE WHEN @previous_expires_at IS NULL THEN NULL ELSE secret_sealed END,
+          previous_secret_expires_at = @previous_expires_at, updated_at = @updated_at
+        WHERE tenant_id = @tenant_id AND id = @id RETURNING ${WEBHOOK_COLUMNS}`,
+    ),
+    deleteWebhook: db.prepare<[string, string]>(
+      'DELETE FROM keyhook_webhooks WHERE tenant_id = ? AND id = ?',
+    ),
+    // deleteWebhook's own cleanup: the foreign keys cascade only on connections with foreign_keys on.
+    deleteWebhookAttempts: db.prepare<[string]>(
+      `DELETE FROM keyhook_attempts
+        WHERE delivery_id IN (SELECT id FROM keyhook_deliveries WHERE webhook_id = ?)`,
+    ),
+    deleteWebhookDeliveries: db.prepare<[string]>('DELETE FROM keyhook_deliveries WHERE webhook_id = ?'),
+  };
+}
+
+/** The webhook methods that are more than one statement (see SqliteStore's transactions). */
+export interface WebhookTransactions {
+  insertWebhook: Database.Transaction<
+    (
+      row: WebhookRow,
+      completion: IdempotencyCompletion | undefined,
+    ) => 'inserted' | 'active_twin' | 'claim_lost'
+  >;
+  setWebhookStatus: Database.Transaction<
+    (
+      tenantId: string,
+      id: string,
+      status: WebhookStatus,
+      disabledReason: WebhookDisabledReason | null,
+      at: number,
+    ) => WebhookStatusOutcome
+  >;
+  deleteWebhook: Database.Transaction<(tenantId: string, id: string) => boolean>;
+}
+
+export function webhookTransactions(
+  db: Database.Database,
+  statements: WebhookStatements,
+  deliverySql: DeliveryStatements,
+  idempotencySql: IdempotencyStatements,
+): WebhookTransactions {
+  return {
+    // The webhook and its Idempotency-Key completion commit together or not at all.
+    insertWebhook: db.transaction(
+      (
+        row: WebhookRow,
+        completion: IdempotencyCompletion | undefined,
+      ): 'inserted' | 'active_twin' | 'claim_lost' => {
+        // Under BEGIN IMMEDIATE no other connection can take the key over between this read and the insert.
+        if (completion) {
+          const { tenantId, key, claimId } = completion;
+          if (!idempotencySql.idempotencyHeld.get(tenantId, key, claimId)) return 'claim_lost';
+        }
+        try {
+          statements.insertWebhook.run(row);
+        } catch (error) {
+          // The failed INSERT undid only itself, and nothing else was written yet.
+          if (isActiveTwinViolation(error)) return 'active_twin';
+          throw error;
+        }
+        if (completion) {
+          const { responseSealed, tenantId, key, claimId } = completion;
+          idempotencySql.completeIdempotency.run(responseSealed, tenantId, key, claimId);
+        }
+        return 'inserted';
+      },
+    ),
+    setWebhookStatus: db.transaction(
+      (
+        tenantId: string,
+        id: string,
+        status: WebhookStatus,
+        disabledReason: WebhookDisabledReason | null,
+        at: number,
+      ): WebhookStatusOutcome => {
+        let updated: WebhookRow | undefined;
+        try {
+          updated = statements.setWebhookStatus.get(status, disabledReason, at, tenantId, id, status);
+        } catch (error) {
+          if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
+          throw error;
+        }
+        if (!updated) {
+          // Nothing matched: the webhook already has this status (returned as it is, its deliveries
+          // untouched), or there is none.
+          const current = statements.webhookById.get(tenantId, id);
+          return current
+            ? { outcome: 'updated', webhook: toWebhookRecord(current) }
+            : { outcome: 'not_found' };
+        }
+        // Its deliveries follow under the same lock (docs/decisions.md §10.2): a publish or a lease
+        // on another connection sees the status and the queue change together.
+        if (status === 'disabled') {
+          deliverySql.holdDeliveries.run(at, at, id);
+        } else {
+          deliverySql.releaseDeliveries.run(at, at, id);
+          deliverySql.resetFailures.run(id);
+        }
+        return { outcome: 'updated', webhook: toWebhookRecord(updated) };
+      },
+    ),
+    // The webhook, its deliveries and their attempts go together. The foreign keys would cascade,
+    // but only where foreign_keys is on; a caller's own connection may have it off.
+    deleteWebhook: db.transaction((tenantId: string, id: string): boolean => {
+      if (statements.deleteWebhook.run(tenantId, id).changes === 0) return false;
+      // Webhook ids are unique across tenants: once the tenant's webhook went, these rows are all its own.
+      statements.deleteWebhookAttempts.run(id);
+      statements.deleteWebhookDeliveries.run(id);
+      return true;
+    }),
+  };
+}
