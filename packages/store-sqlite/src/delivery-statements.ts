@@ -81,6 +81,16 @@ interface RecoverParams {
  * on the webhook columns the delivery path keeps (status, consecutive_failures), prepared once
  * on the store's connection.
  */
+/** A success or a permanent failure recorded under its lease, bound by position. */
+type FinishLeasedParams = [
+  status: 'succeeded' | 'failed',
+  lastAttemptAt: number,
+  at: number,
+  id: string,
+  tenantId: string,
+  leaseId: string,
+];
+
 export interface DeliveryStatements {
   holdDeliveries: Database.Statement<[number, number, string]>;
   releaseDeliveries: Database.Statement<[number, number, string]>;
@@ -100,17 +110,7 @@ export interface DeliveryStatements {
     { webhook_id: string; webhook_status: WebhookStatus }
   >;
   insertAttempt: Database.Statement<unknown[]>;
-  finishLeased: Database.Statement<
-    [
-      status: 'succeeded' | 'failed',
-      lastAttemptAt: number,
-      at: number,
-      id: string,
-      tenantId: string,
-      leaseId: string,
-    ],
-    DeliveryRow
-  >;
+  finishLeased: Database.Statement<FinishLeasedParams, DeliveryRow>;
   recordAttempt: Database.Statement<[AttemptOutcomeParams], DeliveryRow>;
   expireHeld: Database.Statement<[number, number]>;
   countQueued: Database.Statement<
@@ -218,17 +218,7 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
     ),
     // A success or a permanent failure: the delivery's end, written only while the lease holds it.
     // Bound by position, as the inserts above: this runs once per delivery.
-    finishLeased: db.prepare<
-      [
-        status: 'succeeded' | 'failed',
-        lastAttemptAt: number,
-        at: number,
-        id: string,
-        tenantId: string,
-        leaseId: string,
-      ],
-      DeliveryRow
-    >(
+    finishLeased: db.prepare<FinishLeasedParams, DeliveryRow>(
       `UPDATE keyhook_deliveries SET status = ?, due_at = NULL, lease_id = NULL,
           attempts = attempts + 1, last_attempt_at = ?, updated_at = ?
         WHERE id = ? AND tenant_id = ? AND status = 'in_flight' AND lease_id = ?

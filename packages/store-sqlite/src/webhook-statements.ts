@@ -20,6 +20,15 @@ export function isActiveTwinViolation(error: unknown): boolean {
 }
 
 /** Every statement the store runs on keyhook_webhooks, prepared once on the store's connection. */
+/** A rotation's named parameters. */
+interface RotateSecretParams {
+  secret_sealed: string;
+  previous_expires_at: number | null;
+  updated_at: number;
+  tenant_id: string;
+  id: string;
+}
+
 export interface WebhookStatements {
   insertWebhook: Database.Statement<[WebhookRow]>;
   webhookById: Database.Statement<[string, string], WebhookRow>;
@@ -33,16 +42,7 @@ export interface WebhookStatements {
     [string, string, string, number, string, string, string],
     WebhookRow
   >;
-  rotateWebhookSecret: Database.Statement<
-    {
-      secret_sealed: string;
-      previous_expires_at: number | null;
-      updated_at: number;
-      tenant_id: string;
-      id: string;
-    },
-    WebhookRow
-  >;
+  rotateWebhookSecret: Database.Statement<RotateSecretParams, WebhookRow>;
   deleteWebhook: Database.Statement<[string, string]>;
   deleteWebhookAttempts: Database.Statement<[string]>;
   deleteWebhookDeliveries: Database.Statement<[string]>;
@@ -81,16 +81,7 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
     ),
     // One statement: the right-hand sides read the row as it was, so with an expiry the previous
     // secret is the sealed value this replaces, exactly as stored; without one, both are cleared.
-    rotateWebhookSecret: db.prepare<
-      {
-        secret_sealed: string;
-        previous_expires_at: number | null;
-        updated_at: number;
-        tenant_id: string;
-        id: string;
-      },
-      WebhookRow
-    >(
+    rotateWebhookSecret: db.prepare<RotateSecretParams, WebhookRow>(
       `UPDATE keyhook_webhooks SET secret_sealed = @secret_sealed,
           previous_secret_sealed = CASE WHEN @previous_expires_at IS NULL THEN NULL ELSE secret_sealed END,
           previous_secret_expires_at = @previous_expires_at, updated_at = @updated_at
