@@ -30,11 +30,17 @@ const OUTSIDE = [
   /\bspec §/,
   /\.\.\/shared\//,
 ];
-const SECTION = /((?:[\w.-]+\/)*[\w.-]+\.md) §(\d+)(?:\.(\d+))?(?: rules? (\d+))?/g;
+// One section, or a list of them after one file: `docs/a.md §1, §4.3 rule 5 and §9`.
+const ONE_SECTION = '§\\d+(?:\\.\\d+)?(?: rules? \\d+)?';
+const SECTION = new RegExp(
+  `((?:[\\w.-]+\\/)*[\\w.-]+\\.md) (${ONE_SECTION}(?:(?:, | and | or |–|-)${ONE_SECTION})*)`,
+  'g',
+);
+const MIGRATION = /(^|\/)migrations\/(.+\/)?\d{4}_[a-z0-9_]+\.sql$/;
 const HEADING = /((?:[\w.-]+\/)*[\w.-]+\.md),? "([^"\n]+)"/g;
 // `README "Timeouts"`, `the README's "Rate limits"`, `core's README, "Metrics"`: a package's own
 // README, or the named package's.
-const README = /(?:\b([\w-]+)'s )?\bREADME(?:\.md)?(?:'s)?,? "([^"\n]+)"/g;
+const README = /(?:\b([\w-]+)'s )?(?<![\w/.-])README(?:\.md)?(?:'s)?,? "([^"\n]+)"/g;
 
 /** Every problem in `files` (paths relative to `root`), as `file:line: what` lines. */
 export function checkCitations(root, files) {
@@ -90,20 +96,25 @@ export function checkCitations(root, files) {
         if (pattern.test(line))
           problems.push(`${where}: cites a document outside the repository: ${line.trim()}`);
       }
-      for (const [, cited, major, minor, rule] of line.matchAll(SECTION)) {
+      // A released migration never changes, not even a comment (its checksum would refuse every
+      // database it ran on), so a section it names is not held to the docs as they are now.
+      if (MIGRATION.test(file)) return;
+      for (const [, cited, list] of line.matchAll(SECTION)) {
         const target = resolve(cited, file);
         if (!target) {
           problems.push(`${where}: ${cited} does not exist`);
           continue;
         }
-        const number = minor === undefined ? `${major}.` : `${major}.${minor}`;
-        const section = headingsOf(target).find(
-          (heading) => heading.text.startsWith(`${number} `) || heading.text === number,
-        );
-        if (!section) {
-          problems.push(`${where}: ${cited} has no section §${minor === undefined ? major : number}`);
-        } else if (rule !== undefined && Number(rule) > section.rules) {
-          problems.push(`${where}: ${cited} §${number.replace(/\.$/, '')} has no rule ${rule}`);
+        for (const [, major, minor, rule] of list.matchAll(/§(\d+)(?:\.(\d+))?(?: rules? (\d+))?/g)) {
+          const number = minor === undefined ? `${major}.` : `${major}.${minor}`;
+          const section = headingsOf(target).find(
+            (heading) => heading.text.startsWith(`${number} `) || heading.text === number,
+          );
+          if (!section) {
+            problems.push(`${where}: ${cited} has no section §${minor === undefined ? major : number}`);
+          } else if (rule !== undefined && Number(rule) > section.rules) {
+            problems.push(`${where}: ${cited} §${number.replace(/\.$/, '')} has no rule ${rule}`);
+          }
         }
       }
       const headed = (cited, target, text) => {
@@ -117,7 +128,8 @@ export function checkCitations(root, files) {
         }
       };
       for (const [, cited, text] of line.matchAll(HEADING)) {
-        if (path.basename(cited) !== 'README.md') headed(cited, resolve(cited, file), text);
+        // A bare README.md is the README pattern's (below): the citing package's own.
+        if (cited !== 'README.md') headed(cited, resolve(cited, file), text);
       }
       for (const [, owner, text] of line.matchAll(README)) {
         const named = owner && !['the', 'root'].includes(owner.toLowerCase());
@@ -148,17 +160,22 @@ function selfTest() {
     write('docs/a.md', '# A\n\n## 1. One\n\n1. first\n2. second\n\n### 1.2 Sub\n\n- **rule 1.** x\n');
     write('pkg/README.md', '# pkg\n\n## Usage\n');
     const cited = [
-      '// docs/a.md §1, docs/a.md §1 rule 2, docs/a.md §1.2 rule 1, README "Usage"',
+      '// docs/a.md §1, docs/a.md §1 rule 2, docs/a.md §1.2 rule 1, README "Usage", pkg/README.md "Usage"',
       '// docs/a.md §2',
       '// docs/a.md §1.3',
       '// docs/a.md §1 rule 3',
       '// docs/missing.md §1',
       '// README "Nope"',
       `// ${'DESIGN'}.md §2`,
+      '// docs/a.md §1.2 and §7',
     ];
     write('pkg/src/x.ts', `${cited.join('\n')}\n`);
     const found = checkCitations(dir, ['pkg/src/x.ts']).map((problem) => problem.split(': ')[0]);
-    const expected = [2, 3, 4, 5, 6, 7, 7].map((line) => `pkg/src/x.ts:${line}`);
+    write('pkg/migrations/0001_first.sql', '-- docs/a.md §9: a released file is not held to the docs\n');
+    found.push(
+      ...checkCitations(dir, ['pkg/migrations/0001_first.sql']).map((problem) => problem.split(': ')[0]),
+    );
+    const expected = [2, 3, 4, 5, 6, 7, 7, 8].map((line) => `pkg/src/x.ts:${line}`);
     if (JSON.stringify(found) !== JSON.stringify(expected)) {
       throw new Error(
         `check-citations: the self-test found ${JSON.stringify(found)}, expected ${JSON.stringify(expected)}`,

@@ -153,7 +153,16 @@ async function underLock<T>(
         checksum text
       )`,
     );
-    await client.query(`ALTER TABLE ${quoted}.keyhook_migrations ADD COLUMN IF NOT EXISTS checksum text`);
+    // A table of a release before checksums gets the column. Looked up first: ALTER TABLE takes
+    // an exclusive lock even when the column exists, and would hold it for the whole migration,
+    // blocking pendingMigrations() and `migrations: 'refuse'`, which read without this lock.
+    const summed = await client.query(
+      `SELECT 1 FROM information_schema.columns
+        WHERE table_schema = $1 AND table_name = 'keyhook_migrations' AND column_name = 'checksum'`,
+      [schema],
+    );
+    if (summed.rowCount === 0)
+      await client.query(`ALTER TABLE ${quoted}.keyhook_migrations ADD COLUMN checksum text`);
     const result = await work(client);
     await client.query('COMMIT');
     return result;

@@ -185,9 +185,12 @@ export interface MigrationDriver<Sync extends boolean = boolean> extends Migrati
   recordChecksums(files: readonly MigrationFile[]): Sync extends true ? void : Promise<void>;
 }
 
-type Maybe<T> = T | Promise<T>;
+type Maybe<T> = T | PromiseLike<T>;
+/** `next` after `value`: at once for a plain value, after it settles for any thenable (not only a native Promise). */
 const then = <T, U>(value: Maybe<T>, next: (value: T) => Maybe<U>): Maybe<U> =>
-  value instanceof Promise ? value.then(next) : next(value);
+  isThenable(value) ? Promise.resolve(value).then(next) : next(value);
+const isThenable = <T>(value: Maybe<T>): value is PromiseLike<T> =>
+  typeof (value as PromiseLike<T> | null)?.then === 'function';
 
 /**
  * Brings a database up to date with `shipped` and returns what this call applied, in order.
@@ -217,10 +220,18 @@ export function runMigrations(
       recorded.some((entry) => entry.version === file.version && entry.checksum === null),
     );
     const applied: AppliedMigration[] = [];
+    const finish = (): Maybe<AppliedMigration[]> =>
+      unsummed.length === 0 ? applied : then(driver.recordChecksums(unsummed), () => applied);
     const step = (index: number): Maybe<AppliedMigration[]> => {
       const file = pending[index];
       if (file === undefined) {
-        return unsummed.length === 0 ? applied : then(driver.recordChecksums(unsummed), () => applied);
+        if (pending.length === 0) return finish();
+        // Read again: another instance, of a newer release in a rolling deploy, may have
+        // migrated further while this one waited for the lock. Refused the same way.
+        return then(driver.readRecorded(), (after) => {
+          pendingMigrationFiles(driver, shipped, after);
+          return finish();
+        });
       }
       return then(applyLogged(driver, file, logger), (done) => {
         if (done) applied.push(done);
