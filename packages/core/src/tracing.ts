@@ -66,7 +66,8 @@ export interface AttemptSpanInput {
 export interface AttemptSpan {
   /** The value of the `traceparent` header to send, or undefined to send none. */
   traceparent: string | undefined;
-  end(result: AttemptResult, state: DeliveryState, at: Date): void;
+  /** Ends the span at `at`; `state` is the delivery's recorded state, undefined when none was recorded. */
+  end(result: AttemptResult, state: DeliveryState | undefined, at: Date): void;
 }
 
 /**
@@ -96,7 +97,14 @@ export class KeyhookTracing {
       links,
       root: true,
     });
-    if (span.isRecording()) span.setAttributes(attemptAttributes(input));
+    if (span.isRecording()) {
+      try {
+        span.setAttributes(attemptAttributes(input));
+      } catch {
+        // A URL that no longer parses (it was checked when the webhook was saved): the span goes
+        // without its HTTP attributes rather than the attempt without its span's end.
+      }
+    }
     let traceparent: string | undefined;
     if (this.propagate) {
       // The attempt's own span, so the receiver's spans nest under it; without a tracer that
@@ -108,7 +116,7 @@ export class KeyhookTracing {
       traceparent,
       end: (result, state, at) => {
         if (span.isRecording()) {
-          const outcome = deliveryOutcome(state);
+          const outcome = state === undefined ? undefined : deliveryOutcome(state);
           if (outcome !== undefined) span.setAttribute('keyhook.delivery.outcome', outcome);
           if (result.kind === 'response') {
             span.setAttribute('http.response.status_code', result.status);
@@ -132,8 +140,10 @@ export class KeyhookTracing {
 }
 
 /**
- * The span's attributes: the HTTP client conventions, then keyhook's. `url.full` leaves out the
- * query string, which receivers sometimes use for a token of their own.
+ * The span's attributes: the HTTP client conventions, then keyhook's. No `url.full` and no path:
+ * a webhook URL often carries the receiver's own secret in its path or query (Slack's, Discord's
+ * incoming webhooks), and spans travel further than the webhook's settings. The webhook id names
+ * the endpoint instead.
  */
 function attemptAttributes(input: AttemptSpanInput): Attributes {
   const url = new URL(input.url);
@@ -142,7 +152,7 @@ function attemptAttributes(input: AttemptSpanInput): Attributes {
     'http.request.method': 'POST',
     'server.address': url.hostname,
     'server.port': port,
-    'url.full': `${url.origin}${url.pathname}`,
+    'url.scheme': url.protocol.slice(0, -1),
     'keyhook.tenant.id': input.tenantId,
     'keyhook.webhook.id': input.webhookId,
     'keyhook.delivery.id': input.deliveryId,

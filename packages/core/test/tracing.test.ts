@@ -71,7 +71,8 @@ describe('traces (OpenTelemetry)', () => {
     receiver.on('/flaky', (_request, _index, res) => res.writeHead(flaky++ === 0 ? 500 : 200).end());
     const { keyhook, clock } = traced();
     const ok = await keyhook.webhooks.create(TENANT, {
-      url: receiver.url('/ok?token=receivers-own'),
+      // A secret of the receiver's own in the path and the query, as Slack's and Discord's carry.
+      url: receiver.url('/ok/T0001/B0002/receivers-secret?token=receivers-own'),
       events: ['run.completed'],
     });
     const flakyHook = await keyhook.webhooks.create(TENANT, {
@@ -109,8 +110,7 @@ describe('traces (OpenTelemetry)', () => {
       'http.request.method': 'POST',
       'server.address': '127.0.0.1',
       'server.port': Number(port),
-      // The receiver's query string (a token of its own, often) stays out of the trace.
-      'url.full': receiver.url('/ok'),
+      'url.scheme': 'http',
       'http.response.status_code': 200,
       'keyhook.tenant.id': TENANT,
       'keyhook.webhook.id': ok.webhook.id,
@@ -120,6 +120,7 @@ describe('traces (OpenTelemetry)', () => {
       'keyhook.event.id': first.event.id,
       'keyhook.event.type': 'run.completed',
     });
+    expect(JSON.stringify(okSpan.attributes)).not.toMatch(/T0001|receivers-(secret|own)/);
     expect(okSpan.status.code).toBe(SpanStatusCode.UNSET);
 
     const retried = attemptSpans()
@@ -169,6 +170,32 @@ describe('traces (OpenTelemetry)', () => {
     });
     expect(span!.attributes['http.response.status_code']).toBeUndefined();
     expect(span!.status).toMatchObject({ code: SpanStatusCode.ERROR, message: expect.any(String) });
+  });
+
+  it("ends each span with the outcome the store recorded: a retry of an endpoint disabled meanwhile is 'held'", async () => {
+    let answer: (() => void) | undefined;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    // The receiver holds its 500 until the endpoint is disabled.
+    receiver.on('/gated', (_request, _index, res) => {
+      void answered.then(() => res.writeHead(500).end());
+    });
+    const { keyhook } = traced();
+    const { webhook } = await keyhook.webhooks.create(TENANT, {
+      url: receiver.url('/gated'),
+      events: ['run.completed'],
+    });
+    await keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: {} });
+    await receiver.waitFor((requests) => requests.length === 1);
+    await keyhook.webhooks.update(TENANT, webhook.id, { status: 'disabled' });
+    answer!();
+    // The store records the answer just sent.
+    await expect.poll(() => attemptSpans().length).toBe(1);
+    expect(attemptSpans()[0]!.attributes).toMatchObject({
+      'http.response.status_code': 500,
+      'keyhook.delivery.outcome': 'held',
+    });
   });
 
   it('with telemetry.traceparent, each delivery carries its attempt span as the W3C traceparent', async () => {

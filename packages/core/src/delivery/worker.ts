@@ -321,7 +321,6 @@ export class DeliveryLoop implements DeliveryWorker {
       finishedAt,
       this.deps.retry,
     );
-    span?.end(sent.result, plan.status, finishedAt);
     const completion: AttemptCompletion = {
       tenantId: delivery.tenantId,
       deliveryId: delivery.id,
@@ -342,9 +341,18 @@ export class DeliveryLoop implements DeliveryWorker {
       autoDisableAfter: AUTO_DISABLE_AFTER,
       at: finishedAt,
     };
-    const recorded = this.record(completion, delivery.dueAt!, event.createdAt).then(() => {
-      if (plan.nextAttemptAt) this.wakeAt(plan.nextAttemptAt.getTime());
-    });
+    // The span ends at the attempt's end, with the outcome the store recorded (a retry of an
+    // endpoint disabled meanwhile is held), or with none when it was not recorded.
+    const recorded = this.record(completion, delivery.dueAt!, event.createdAt).then(
+      (state) => {
+        span?.end(sent.result, state, finishedAt);
+        if (plan.nextAttemptAt) this.wakeAt(plan.nextAttemptAt.getTime());
+      },
+      (error: unknown) => {
+        span?.end(sent.result, undefined, finishedAt);
+        throw error;
+      },
+    );
     if (this.recording.size >= this.concurrency * RECORDING_PER_SLOT) return recorded;
     // The slot is free now; the record is written beside the next sends.
     const record = this.guarded(recorded).finally(() => this.recording.delete(record));
@@ -378,10 +386,15 @@ export class DeliveryLoop implements DeliveryWorker {
   }
 
   /**
-   * Records the attempt, retrying through an outage for as long as the lease lives. After
-   * that another worker owns the delivery and will send it again: at least once, never lost.
+   * Records the attempt, retrying through an outage for as long as the lease lives, and resolves
+   * with the delivery's recorded state. After that (undefined) another worker owns the delivery
+   * and will send it again: at least once, never lost.
    */
-  private async record(completion: AttemptCompletion, leaseEnds: Date, publishedAt: Date): Promise<void> {
+  private async record(
+    completion: AttemptCompletion,
+    leaseEnds: Date,
+    publishedAt: Date,
+  ): Promise<DeliveryRecord['status'] | undefined> {
     for (let tries = 0; ; tries++) {
       try {
         const outcome = await this.deps.store.completeAttempt(completion);
@@ -401,11 +414,11 @@ export class DeliveryLoop implements DeliveryWorker {
           }
           if (outcome.disabledWebhook) this.endpointDisabled(outcome.disabledWebhook);
         }
-        return;
+        return outcome.outcome === 'recorded' ? outcome.delivery.status : undefined;
       } catch (error) {
         this.failed(error, 'record an attempt');
         const wait = BACKOFF_MS[Math.min(tries, BACKOFF_MS.length - 1)]!;
-        if (this.deps.clock.now().getTime() + wait >= leaseEnds.getTime()) return;
+        if (this.deps.clock.now().getTime() + wait >= leaseEnds.getTime()) return undefined;
         await this.sleep(wait);
       }
     }
