@@ -76,11 +76,6 @@ interface RecoverParams {
   at: number;
 }
 
-/**
- * Every statement the store runs on keyhook_events, keyhook_deliveries and keyhook_attempts, and
- * on the webhook columns the delivery path keeps (status, consecutive_failures), prepared once
- * on the store's connection.
- */
 /** A success or a permanent failure recorded under its lease, bound by position. */
 type FinishLeasedParams = [
   status: 'succeeded' | 'failed',
@@ -91,6 +86,11 @@ type FinishLeasedParams = [
   leaseId: string,
 ];
 
+/**
+ * Every statement the store runs on keyhook_events, keyhook_deliveries and keyhook_attempts, and
+ * on the webhook columns the delivery path keeps (status, consecutive_failures), prepared once
+ * on the store's connection.
+ */
 export interface DeliveryStatements {
   holdDeliveries: Database.Statement<[number, number, string]>;
   releaseDeliveries: Database.Statement<[number, number, string]>;

@@ -19,7 +19,6 @@ export function isActiveTwinViolation(error: unknown): boolean {
   );
 }
 
-/** Every statement the store runs on keyhook_webhooks, prepared once on the store's connection. */
 /** A rotation's named parameters. */
 interface RotateSecretParams {
   secret_sealed: string;
@@ -29,6 +28,7 @@ interface RotateSecretParams {
   id: string;
 }
 
+/** Every statement the store runs on keyhook_webhooks, prepared once on the store's connection. */
 export interface WebhookStatements {
   insertWebhook: Database.Statement<[WebhookRow]>;
   webhookById: Database.Statement<[string, string], WebhookRow>;

@@ -19,10 +19,12 @@ export interface SeenTransition {
 }
 
 /**
- * Wraps a store so that every status change it makes during a test is recorded: the statuses of
- * every delivery of the suite's tenants are read (through the unwrapped store) before and after
- * each call, and compared. A lease that runs out and is leased again stays in_flight: a delivery
- * keeping its status is not a transition.
+ * Wraps a store so that the status changes its calls make during a test are recorded: the
+ * statuses of every delivery of the suite's tenants are read (through the unwrapped store)
+ * before and after each call, and compared. A lease that runs out and is leased again stays
+ * in_flight: a delivery keeping its status is not a transition. Not seen: a change inside one
+ * call that it undoes, calls made through another connection (a peer), and `publishEventSync`,
+ * which must stay synchronous (publishEvent's creations are checked instead).
  */
 export function recordTransitions(store: Store): { store: Store; seen: SeenTransition[] } {
   const seen: SeenTransition[] = [];
@@ -37,15 +39,19 @@ export function recordTransitions(store: Store): { store: Store; seen: SeenTrans
     }
     return byId;
   };
-  // One call at a time is observed, so two overlapping calls are not seen as one change.
-  let queue: Promise<unknown> = Promise.resolve();
+  // One call at a time is observed: a call made while another is observed runs as it would
+  // unwrapped (the concurrency cases keep their races), and what it changed is folded into the
+  // next observed call's "before", unchecked.
+  let observing = false;
   const wrapped = new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== 'function' || typeof property !== 'string') return value;
       if (!WRITES.has(property)) return value.bind(target);
-      return (...args: unknown[]) => {
-        const observed = queue.then(async () => {
+      return async (...args: unknown[]) => {
+        if (observing) return value.apply(target, args);
+        observing = true;
+        try {
           const before = await statuses();
           try {
             return await value.apply(target, args);
@@ -55,9 +61,9 @@ export function recordTransitions(store: Store): { store: Store; seen: SeenTrans
               if (from !== to) seen.push({ call: property, deliveryId, from, to });
             }
           }
-        });
-        queue = observed.catch(() => {});
-        return observed;
+        } finally {
+          observing = false;
+        }
       };
     },
   });
