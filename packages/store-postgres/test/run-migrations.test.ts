@@ -298,6 +298,32 @@ async function recordFutureMigration(schema: string): Promise<void> {
     });
   });
 
+  describe('a migration that fails', () => {
+    it('is rolled back whole, logged with its reason, and rethrown; the ones before it stay', async () => {
+      const schema = freshSchema('broken');
+      const broken = {
+        version: 2,
+        name: '0002_broken',
+        sql: 'CREATE TABLE half_done (id integer);\nNOT VALID SQL;',
+        checksum: 'x',
+      };
+      const logger = recordingLogger();
+      await expect(applyMigrations(admin, schema, logger, [shipped[0]!, broken])).rejects.toThrow(
+        /syntax error/,
+      );
+      expect(logger.lines.at(-1)).toMatchObject({
+        level: 'error',
+        context: { schema, version: 2, name: '0002_broken', err: expect.stringMatching(/syntax error/) },
+        message: 'migration 0002_broken failed and was rolled back',
+      });
+      const { rows } = await admin.query(`SELECT version FROM "${schema}".keyhook_migrations`);
+      expect(rows).toEqual([{ version: 1 }]);
+      expect(
+        (await admin.query('SELECT to_regclass($1) AS t', [`"${schema}".half_done`])).rows[0].t,
+      ).toBeNull();
+    });
+  });
+
   describe('checksums of applied migrations', () => {
     it('a schema of a release before checksums gets them at open; an edit is refused from then on', async () => {
       const schema = await schemaAt('sums', shipped.length);

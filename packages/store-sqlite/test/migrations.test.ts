@@ -7,10 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { isKeyhookError } from '@keyhook/core';
 import { T0, webhookRecord } from '@keyhook/testing/fixtures';
+import { recordingLogger } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
-import { loadMigrations, migrate } from '../src/migrate.js';
+import { applyMigrations, loadMigrations, migrate } from '../src/migrate.js';
 import { openDatabase } from '../src/open.js';
 
 const root = mkdtempSync(join(tmpdir(), 'keyhook-sqlite-migrations-'));
@@ -100,7 +101,14 @@ describe('migrations', () => {
     writeFileSync(join(dir, '0002_broken.sql'), 'CREATE TABLE half_done (id INTEGER);\nNOT VALID SQL;');
     const filename = freshFile();
     const db = openDatabase(filename);
-    expect(() => migrate(db, loadMigrations(dir))).toThrow(/syntax error/);
+    const logger = recordingLogger();
+    expect(() => applyMigrations(db, loadMigrations(dir), logger)).toThrow(/syntax error/);
+    // Said in the log too, beside its start line, with the driver's reason.
+    expect(logger.lines.at(-1)).toMatchObject({
+      level: 'error',
+      context: { version: 2, name: '0002_broken', err: expect.stringMatching(/syntax error/) },
+      message: 'migration 0002_broken failed and was rolled back',
+    });
     const tables = db
       .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
       .pluck()

@@ -252,7 +252,21 @@ function applyLogged(
   const context = { ...driver.where, version, name };
   logger.info(context, `applying migration ${name}`);
   const started = performance.now();
-  return then(driver.applyOne(file), (ran) => {
+  // A failure is logged beside the start line, then thrown on: the driver rolled it back.
+  const failed = (error: unknown): never => {
+    const durationMs = Math.round(performance.now() - started);
+    const err = error instanceof Error ? error.message : String(error);
+    logger.error({ ...context, durationMs, err }, `migration ${name} failed and was rolled back`);
+    throw error;
+  };
+  let applying: Maybe<boolean>;
+  try {
+    applying = driver.applyOne(file);
+  } catch (error) {
+    return failed(error);
+  }
+  if (isThenable(applying)) applying = Promise.resolve(applying).catch(failed);
+  return then(applying, (ran) => {
     const durationMs = Math.round(performance.now() - started);
     if (!ran) {
       logger.info(
