@@ -39,6 +39,7 @@ import { LastUsedRecorder } from './keys/last-used.js';
 import { type RateLimitOptions, RateLimits } from './keys/rate-limit.js';
 import { ApiKeyService } from './keys/service.js';
 import { consoleLogger, type Logger } from './logger.js';
+import { HOW_TO_MAKE, isBlank, missingOption } from './required-options.js';
 import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './services.js';
 import type { Store } from './store/types.js';
 import { KeyhookMetrics } from './telemetry.js';
@@ -270,10 +271,13 @@ export function createKeyhook<
   const Scopes extends readonly ScopeInput[] = DefaultScopes,
   const Catalog extends EventCatalog = DefaultEvents,
 >(options: KeyhookOptions<Scopes, Catalog>): Keyhook<ScopeNameOf<Scopes>, Catalog> {
+  // The required options first, in the order a reader meets them: store, adminSession, encryptionKey.
+  if (isBlank(options?.store)) throw missingOption('store', HOW_TO_MAKE.store);
+  const clock = options.clock ?? systemClock;
+  const verifyAdminSession = createAdminSessionVerifier(options.adminSession, clock);
   const scopeCatalog = new ScopeCatalog(options.scopes ?? DEFAULT_SCOPES);
   const eventCatalog = new EventTypeCatalog(options.events ?? DEFAULT_EVENTS);
   const headerNames = deliveryHeaderNames(options.delivery?.headers);
-  const clock = options.clock ?? systemClock;
   const timers = options.timers ?? systemTimers;
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
@@ -301,9 +305,10 @@ export function createKeyhook<
   const mode =
     options.mode ??
     (process.env['NODE_ENV']?.trim().toLowerCase() === 'production' ? 'production' : 'development');
+  const encryptionKey = isBlank(options.encryptionKey) ? undefined : options.encryptionKey;
   const secrets =
-    options.encryptionKey !== undefined
-      ? new SecretBox(options.encryptionKey, options.previousEncryptionKeys)
+    encryptionKey !== undefined
+      ? new SecretBox(encryptionKey, options.previousEncryptionKeys)
       : processSecretBox(mode, options.store, logger);
   const development = mode === 'development';
   const urlPolicy = {
@@ -390,7 +395,7 @@ export function createKeyhook<
   const http = createHttpCore({
     routes,
     keys,
-    verifyAdminSession: createAdminSessionVerifier(options.adminSession, clock),
+    verifyAdminSession,
     lastUsed,
     clock,
     randomBytes,
@@ -463,11 +468,7 @@ function processSecretBox(mode: 'development' | 'production', store: Store, logg
       mode === 'production'
         ? 'in production'
         : 'with a persistent store: it keeps its data across restarts, and secrets sealed with a key made up at start could not be opened after one';
-    throw new TypeError(
-      `keyhook: encryptionKey is required ${why}. Make one once with ` +
-        `\`node -e "import('@keyhook/core').then(k => console.log(k.generateEncryptionKey()))"\`, ` +
-        'keep it in your secret manager (e.g. KEYHOOK_ENCRYPTION_KEY), and pass it as createKeyhook({ encryptionKey }).',
-    );
+    throw missingOption('encryptionKey', HOW_TO_MAKE.encryptionKey, why);
   }
   return new SecretBox(generateEncryptionKey(), [], () =>
     logger.warn(

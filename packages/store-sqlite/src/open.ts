@@ -14,6 +14,7 @@ export function openDatabase(
   filename: string,
   busyTimeoutMs: number = DEFAULT_BUSY_TIMEOUT_MS,
 ): Database.Database {
+  assertFilename(filename);
   assertBusyTimeout(busyTimeoutMs);
   let db: Database.Database | undefined;
   try {
@@ -41,13 +42,26 @@ export function openReadOnly(
   filename: string,
   busyTimeoutMs: number = DEFAULT_BUSY_TIMEOUT_MS,
 ): Database.Database | null {
+  assertFilename(filename);
   assertBusyTimeout(busyTimeoutMs);
-  if (filename === '' || filename === ':memory:' || !existsSync(filename)) return null;
+  if (filename === ':memory:' || !existsSync(filename)) return null;
   try {
     return new Database(filename, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
   } catch (error) {
     throw openFailure(filename, 'open', error);
   }
+}
+
+/**
+ * Left out and empty are one mistake with one message (docs/decisions.md §19): SQLite would take
+ * `''` for a private temporary database, and an unset variable would lose every key at exit.
+ */
+function assertFilename(filename: unknown): void {
+  if (typeof filename === 'string' && filename.trim() !== '') return;
+  throw new TypeError(
+    "keyhook: filename is required. Pass the SQLite database file's path, createSqliteStore({ filename: './data/keyhook.db' }): " +
+      "it is created when missing; ':memory:' keeps the database in this process only.",
+  );
 }
 
 function assertBusyTimeout(busyTimeoutMs: number): void {

@@ -63,7 +63,7 @@ export function refuseIfPending(source: SqliteDatabaseSource): void {
   const pending = listPending(source);
   if (pending.length === 0) return;
   const filename = 'database' in source ? source.database.name : source.filename;
-  const inMemory = 'database' in source ? source.database.memory : filename === '' || filename === ':memory:';
+  const inMemory = 'database' in source ? source.database.memory : filename === ':memory:';
   throw pendingMigrationsError({
     database: inMemory ? 'the in-memory SQLite database' : `the SQLite database at ${filename}`,
     pending,

@@ -212,17 +212,15 @@ describe("createSqliteStore({ migrations: 'refuse' })", () => {
   });
 
   it('tells an in-memory database to migrate its connection, not to run a command that cannot reach it', async () => {
-    for (const filename of [':memory:', '']) {
-      const error = captureError(() => createSqliteStore({ filename, migrations: 'refuse' }));
-      expect(error.message).toMatch(
-        `keyhook: cannot open the in-memory SQLite database: ${shipped.length} migrations are pending`,
-      );
-      expect(error.message).toContain(
-        'Apply them first with migrate({ database }) from @keyhook/store-sqlite on a connection you open, ' +
-          'then pass that connection to createSqliteStore({ database })',
-      );
-      expect(error.message).not.toContain('npx keyhook');
-    }
+    const inMemory = captureError(() => createSqliteStore({ filename: ':memory:', migrations: 'refuse' }));
+    expect(inMemory.message).toMatch(
+      `keyhook: cannot open the in-memory SQLite database: ${shipped.length} migrations are pending`,
+    );
+    expect(inMemory.message).toContain(
+      'Apply them first with migrate({ database }) from @keyhook/store-sqlite on a connection you open, ' +
+        'then pass that connection to createSqliteStore({ database })',
+    );
+    expect(inMemory.message).not.toContain('npx keyhook');
 
     const database = new Database(':memory:');
     const error = captureError(() => createSqliteStore({ database, migrations: 'refuse' }));

@@ -1,6 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { Clock } from '../clock.js';
+import { HOW_TO_MAKE, isBlank, missingOption } from '../required-options.js';
 import { isStorableText } from '../validation.js';
 
 /** Exactly one of `secret`, `publicKey` or `jwksUrl` (docs/decisions.md §2.1). */
@@ -48,9 +49,23 @@ export type AdminSessionVerifier = (token: string) => Promise<AdminSession>;
 
 const SYMMETRIC = new Set(['HS256', 'HS384', 'HS512']);
 
-export function createAdminSessionVerifier(options: AdminSessionOptions, clock: Clock): AdminSessionVerifier {
+export function createAdminSessionVerifier(given: AdminSessionOptions, clock: Clock): AdminSessionVerifier {
+  if (isBlank(given)) throw missingOption('adminSession', HOW_TO_MAKE.adminSession);
+  // An empty value is a missing one (an unset variable passed through as `SECRET=`).
+  const options: AdminSessionOptions = {
+    ...given,
+    secret: isBlank(given.secret) ? undefined : given.secret,
+    publicKey: isBlank(given.publicKey) ? undefined : given.publicKey,
+    jwksUrl: isBlank(given.jwksUrl) ? undefined : given.jwksUrl,
+  };
   const sources = [options.secret, options.publicKey, options.jwksUrl].filter((s) => s !== undefined);
-  if (sources.length !== 1) {
+  if (sources.length === 0) {
+    throw missingOption(
+      'adminSession.jwksUrl, adminSession.publicKey or adminSession.secret',
+      HOW_TO_MAKE.adminSession,
+    );
+  }
+  if (sources.length > 1) {
     throw new TypeError('admin session: configure exactly one of secret, publicKey or jwksUrl');
   }
   const tenantClaim = options.tenantClaim ?? 'tenant_id';
