@@ -6,6 +6,8 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
+  type OpenApiRouteOptions,
+  openApiRoute,
   rateLimitHeaders,
   type ScopeOf,
 } from '@keyhook/core';
@@ -27,13 +29,19 @@ type AnyKeyhook = Keyhook<any, any>;
 export interface KeyhookRouterOptions {
   /** Where keyhook's routes are mounted. Default `/api/v1`. */
   prefix?: string;
+  /**
+   * Serve the OpenAPI document: `true` at `<prefix>/openapi.json`, a path (from the same point
+   * as `prefix`), or `{ path, info, operations, servers }`. Off by default.
+   */
+  openapi?: boolean | string | OpenApiRouteOptions;
 }
 
 type BodyError = KeyhookRequest['bodyError'];
 
 /**
- * A router that serves keyhook's HTTP surface at `prefix`; mount it with `app.use(...)`.
- * Only keyhook's own routes read the body, as raw bytes; everything else falls through.
+ * A router that serves keyhook's HTTP surface at `prefix`, and with `openapi` its OpenAPI
+ * document; mount it with `app.use(...)`. Only keyhook's own routes read the body, as raw
+ * bytes; everything else falls through.
  */
 export function keyhookRouter(keyhook: AnyKeyhook, options: KeyhookRouterOptions = {}): Router {
   const limit = keyhook.maxBodyBytes;
@@ -63,8 +71,19 @@ export function keyhookRouter(keyhook: AnyKeyhook, options: KeyhookRouterOptions
     });
   }
 
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
   const router = Router();
-  router.use(options.prefix ?? DEFAULT_PREFIX, routes);
+  const document = openApiRoute(keyhook, prefix, options.openapi);
+  if (document !== undefined) {
+    // Case-sensitive like keyhook's routes. `req.baseUrl` is the app's mount path above this
+    // router: the document's paths start with it.
+    router.use(
+      Router({ caseSensitive: true }).get(document.path, (req, res) =>
+        send(res, document.response(req.baseUrl), req),
+      ),
+    );
+  }
+  router.use(prefix, routes);
   return router;
 }
 

@@ -6,9 +6,14 @@ import express from 'express';
 
 runHttpSuite({
   name: 'express',
-  async start({ keyhook, prefix }) {
+  async start({ keyhook, prefix, openapi }) {
     const app = express();
-    app.use(keyhookRouter(keyhook, prefix === '/api/v1' ? undefined : { prefix }));
+    app.use(
+      keyhookRouter(keyhook, {
+        ...(prefix !== '/api/v1' && { prefix }),
+        ...(openapi !== undefined && { openapi }),
+      }),
+    );
     app.get(
       `${prefix}/host/items`,
       (_req, res, next) => {

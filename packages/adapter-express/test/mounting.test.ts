@@ -52,6 +52,23 @@ describe('Express-specific mounting', () => {
     expect(((await reply.json()) as { key: { id: string } }).key.id).toBe(key.id);
   });
 
+  it('mounted at two host mount paths, each serves an OpenAPI document of the routes under it', async () => {
+    const app = express();
+    const router = keyhookRouter(newKeyhook(), { prefix: '/v1', openapi: true });
+    app.use('/outer', router);
+    app.use('/other', router);
+    const base = await listen(app);
+    for (const mount of ['/outer', '/other', '/outer']) {
+      const reply = await fetch(`${base}${mount}/v1/openapi.json`);
+      expect(reply.status).toBe(200);
+      const paths = Object.keys(((await reply.json()) as { paths: object }).paths);
+      expect(paths).toContain(`${mount}/v1/admin/keys`);
+      expect(paths).toContain(`${mount}/v1/openapi.json`);
+      expect(paths.filter((path) => !path.startsWith(`${mount}/v1/`))).toEqual([]);
+    }
+    expect((await postKey(`${base}/other/v1/admin/keys`)).status).toBe(201);
+  });
+
   it('an app-wide express.json() mounted before keyhook: core is told the body is unreadable, never handed a re-serialised one', async () => {
     const app = express();
     app.use(express.json());

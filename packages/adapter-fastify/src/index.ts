@@ -5,6 +5,8 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
+  type OpenApiRouteOptions,
+  openApiRoute,
   rateLimitHeaders,
   type ScopeOf,
 } from '@keyhook/core';
@@ -32,6 +34,11 @@ export interface KeyhookFastifyOptions {
   keyhook: AnyKeyhook;
   /** Where keyhook's routes are mounted. Default `/api/v1`. */
   prefix?: string;
+  /**
+   * Serve the OpenAPI document: `true` at `<prefix>/openapi.json`, a path (from the same point
+   * as `prefix`), or `{ path, info, operations, servers }`. Off by default.
+   */
+  openapi?: boolean | string | OpenApiRouteOptions;
 }
 
 type BodyError = KeyhookRequest['bodyError'];
@@ -79,14 +86,20 @@ const keyhookRoutes: FastifyPluginAsync<{ keyhook: AnyKeyhook }> = async (scope,
 
 const mount: FastifyPluginAsync<KeyhookFastifyOptions> = async (
   fastify,
-  { keyhook, prefix = DEFAULT_PREFIX },
+  { keyhook, prefix = DEFAULT_PREFIX, openapi },
 ) => {
   // Declared up front, so setting it per request keeps every request object the same shape.
   if (!fastify.hasRequestDecorator('apiKey')) fastify.decorateRequest('apiKey', undefined);
+  const document = openApiRoute(keyhook, prefix, openapi);
+  if (document !== undefined) {
+    // The host's scope (fastify-plugin): its prefix is the one the document's paths start with.
+    const response = document.response(fastify.prefix);
+    fastify.get(document.path, async (request, reply) => send(reply, response, request));
+  }
   await fastify.register(keyhookRoutes, { keyhook, prefix });
 };
 
-/** Mounts keyhook's HTTP surface at `prefix` (default `/api/v1`). */
+/** Mounts keyhook's HTTP surface at `prefix` (default `/api/v1`), and with `openapi` its OpenAPI document. */
 export const keyhookFastify = fastifyPlugin(mount, { fastify: '5.x', name: '@keyhook/adapter-fastify' });
 
 /**

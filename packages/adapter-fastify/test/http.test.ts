@@ -4,9 +4,13 @@ import Fastify from 'fastify';
 
 runHttpSuite({
   name: 'fastify',
-  async start({ keyhook, prefix }) {
+  async start({ keyhook, prefix, openapi }) {
     const app = Fastify();
-    await app.register(keyhookFastify, prefix === '/api/v1' ? { keyhook } : { keyhook, prefix });
+    await app.register(keyhookFastify, {
+      keyhook,
+      ...(prefix !== '/api/v1' && { prefix }),
+      ...(openapi !== undefined && { openapi }),
+    });
     app.get(
       `${prefix}/host/items`,
       {

@@ -47,6 +47,24 @@ describe('Fastify-specific mounting', () => {
     expect(((await reply.json()) as { key: { id: string } }).key.id).toBe(key.id);
   });
 
+  it('inside a host scope that has its own prefix, the OpenAPI document is served and names the routes below it', async () => {
+    const keyhook = newKeyhook();
+    app = Fastify();
+    await app.register(
+      async (api) => {
+        await api.register(keyhookFastify, { keyhook, prefix: '/v1', openapi: '/openapi.json' });
+      },
+      { prefix: '/outer' },
+    );
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const reply = await fetch(`${base}/outer/openapi.json`);
+    expect(reply.status).toBe(200);
+    const paths = Object.keys(((await reply.json()) as { paths: object }).paths);
+    expect(paths).toContain('/outer/v1/admin/keys');
+    expect(paths.filter((path) => !path.startsWith('/outer/v1/'))).toEqual(['/outer/openapi.json']);
+    await createKey(`${base}/outer/v1`, keyhook);
+  });
+
   it('the host’s bodyLimit and JSON parser stay the host’s; keyhook keeps its own 64 KiB limit', async () => {
     const keyhook = newKeyhook();
     app = Fastify({ bodyLimit: 1024 });

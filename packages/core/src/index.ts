@@ -66,6 +66,7 @@ export {
   type OpenApiServer,
   openApiDocument,
 } from './http/openapi.js';
+export { type OpenApiRoute, type OpenApiRouteOptions, openApiRoute } from './http/openapi-route.js';
 export {
   DEFAULT_LIMIT,
   encodeCursor,

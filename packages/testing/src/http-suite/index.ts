@@ -17,6 +17,7 @@ import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
 import { deliveryCases } from './deliveries.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
+import { openApiDocumentCases } from './openapi-document.js';
 import { rateLimitCases } from './rate-limits.js';
 import { refusalBeforeBodyCases } from './refusals.js';
 import { GatedMemoryStore, InsertGate, RotationGate } from './rotation-gate.js';
@@ -58,7 +59,8 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
         ctx.contract ??= await OpenApiContract.of(ctx.document);
         server = await adapter.start({ keyhook: ctx.keyhook, prefix, hostRoutes: true });
         ctx.baseUrl = server.baseUrl;
-        ctx.serve = async (options) => {
+        ctx.serve = async (options, openapi) => {
+          // A host catalog is typed by its own scopes; the host routes check theirs at setup.
           const keyhook = createKeyhook({
             store: new MemoryStore(),
             adminSession: { secret: TEST_ADMIN_SECRET },
@@ -67,8 +69,9 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
             mode: 'production',
             encryptionKey: TEST_ENCRYPTION_KEY,
             ...options,
-          });
-          const started = await adapter.start({ keyhook, prefix, hostRoutes: true });
+          }) as Keyhook;
+          const app = { keyhook, prefix, hostRoutes: true as const };
+          const started = await adapter.start(openapi === undefined ? app : { ...app, openapi });
           extra.push({ server: started, keyhook });
           return { ...ctx, keyhook, baseUrl: started.baseUrl };
         };
@@ -100,6 +103,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       deliveryCases(ctx);
       refusalBeforeBodyCases(ctx);
       rateLimitCases(ctx);
+      openApiDocumentCases(ctx);
     });
   }
 }

@@ -1,4 +1,4 @@
-import type { Keyhook, KeyhookOptions } from '@keyhook/core';
+import type { EventCatalog, Keyhook, KeyhookOptions, OpenApiRouteOptions, ScopeInput } from '@keyhook/core';
 import type { FakeClock } from '../support/clock.js';
 import type { OpenApiContract } from '../support/openapi.js';
 import type { InsertGate, RotationGate } from './rotation-gate.js';
@@ -14,12 +14,14 @@ import type { InsertGate, RotationGate } from './rotation-gate.js';
  *   `body` is what the host's own JSON body parser made of the request body.
  *
  * When `prefix` is `/api/v1` the adapter must be mounted without a prefix option, so the
- * default is what is tested.
+ * default is what is tested. `openapi`, when present, is passed as the adapter's `openapi`
+ * option; when absent, the adapter is given none.
  */
 export interface HttpSuiteApp {
   keyhook: Keyhook;
   prefix: string;
   hostRoutes: true;
+  openapi?: boolean | string | OpenApiRouteOptions;
 }
 
 export interface StartedServer {
@@ -50,7 +52,12 @@ export interface SuiteContext {
   document: Record<string, unknown>;
   /**
    * A second keyhook with these options on a fresh MemoryStore and the suite's clock, served by
-   * the same adapter at the same prefix; closed after the test. Its context for `call`.
+   * the same adapter at the same prefix (with `openapi` when given); closed after the test. Its
+   * context for `call`. A catalog of the host's own keeps `items:read` and `items:write`, which
+   * the host routes require.
    */
-  serve(options: Partial<KeyhookOptions>): Promise<SuiteContext>;
+  serve(
+    options: Partial<KeyhookOptions<readonly ScopeInput[], EventCatalog>>,
+    openapi?: HttpSuiteApp['openapi'],
+  ): Promise<SuiteContext>;
 }

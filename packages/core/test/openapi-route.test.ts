@@ -1,0 +1,58 @@
+import { createKeyhook, MemoryStore, openApiRoute } from '@keyhook/core';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
+import { describe, expect, it } from 'vitest';
+
+const keyhook = createKeyhook({
+  store: new MemoryStore(),
+  adminSession: { secret: TEST_ADMIN_SECRET },
+  encryptionKey: TEST_ENCRYPTION_KEY,
+  scopes: ['invoices:read'],
+  events: { 'invoice.paid': { description: 'An invoice was paid.' } },
+});
+
+const paths = (body: string | null) => Object.keys((JSON.parse(body!) as { paths: object }).paths);
+
+describe('openApiRoute: the document an adapter serves', () => {
+  it('is off unless asked for', () => {
+    expect(openApiRoute(keyhook, '/api/v1', undefined)).toBeUndefined();
+    expect(openApiRoute(keyhook, '/api/v1', false)).toBeUndefined();
+  });
+
+  it('is served at <prefix>/openapi.json, or the path given, which must start with "/"', () => {
+    expect(openApiRoute(keyhook, '/v2', true)?.path).toBe('/v2/openapi.json');
+    expect(openApiRoute(keyhook, '/v2', '/spec.json')?.path).toBe('/spec.json');
+    expect(openApiRoute(keyhook, '/v2', { info: { title: 't', version: '1' } })?.path).toBe(
+      '/v2/openapi.json',
+    );
+    expect(() => openApiRoute(keyhook, '/v2', 'spec.json')).toThrow(TypeError);
+  });
+
+  it('answers JSON with its caching, keyhook’s routes below base + prefix, the host’s catalog and itself', () => {
+    const route = openApiRoute(keyhook, '/v2', true)!;
+    const response = route.response('/outer');
+    expect(response.status).toBe(200);
+    expect(response.headers).toEqual({
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'max-age=300',
+    });
+    const document = JSON.parse(response.body!);
+    expect(document.info).toEqual({ title: 'Developer API', version: '1' });
+    expect(Object.keys(document.webhooks)).toEqual(['invoice.paid']);
+    expect(paths(response.body)).toEqual([
+      ...new Set(keyhook.operations('/outer/v2').map((o) => o.path.replace(/:(\w+)/g, '{$1}'))),
+      '/outer/v2/openapi.json',
+    ]);
+    expect(paths(route.response().body)).toContain('/v2/admin/keys');
+  });
+
+  it('is built once per base, and remembers only a few bases', () => {
+    const route = openApiRoute(keyhook, '/v2', true)!;
+    expect(route.response()).toBe(route.response());
+    expect(route.response('/a')).toBe(route.response('/a'));
+    for (let n = 0; n < 6; n++) route.response(`/b${n}`);
+    // Eight kept ('', '/a', six more): a ninth, say from a mount path with a parameter, is built each time.
+    expect(route.response('/ninth')).not.toBe(route.response('/ninth'));
+    expect(route.response('/ninth').body).toBe(route.response('/ninth').body);
+    expect(route.response('/b5')).toBe(route.response('/b5'));
+  });
+});
