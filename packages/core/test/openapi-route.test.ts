@@ -34,7 +34,10 @@ describe('openApiRoute: the document an adapter serves', () => {
     expect(response.headers).toEqual({
       'content-type': 'application/json; charset=utf-8',
       'cache-control': 'max-age=300',
+      'x-request-id': expect.stringMatching(/^req_/),
     });
+    // Every answer has an id of its own, as every answer of keyhook's (docs/decisions.md §1.3).
+    expect(route.response('/outer').headers['x-request-id']).not.toBe(response.headers['x-request-id']);
     const document = JSON.parse(response.body!);
     expect(document.info).toEqual({ title: 'Developer API', version: '1' });
     expect(Object.keys(document.webhooks)).toEqual(['invoice.paid']);
@@ -46,13 +49,28 @@ describe('openApiRoute: the document an adapter serves', () => {
   });
 
   it('is built once per base, and remembers only a few bases', () => {
-    const route = openApiRoute(keyhook, '/v2', true)!;
-    expect(route.response()).toBe(route.response());
-    expect(route.response('/a')).toBe(route.response('/a'));
-    for (let n = 0; n < 6; n++) route.response(`/b${n}`);
+    let builds = 0;
+    const counted = {
+      operations: (prefix?: string) => {
+        builds++;
+        return keyhook.operations(prefix);
+      },
+      eventDocs: () => keyhook.eventDocs(),
+    };
+    const route = openApiRoute(counted, '/v2', true)!;
+    const builtFor = (base?: string) => {
+      const before = builds;
+      const body = route.response(base).body;
+      return { built: builds - before, body };
+    };
+    expect(builtFor().built).toBe(1);
+    expect(builtFor().built).toBe(0);
+    expect(builtFor('/a').built).toBe(1);
+    expect(builtFor('/a').built).toBe(0);
+    for (let n = 0; n < 6; n++) builtFor(`/b${n}`);
     // Eight kept ('', '/a', six more): a ninth, say from a mount path with a parameter, is built each time.
-    expect(route.response('/ninth')).not.toBe(route.response('/ninth'));
-    expect(route.response('/ninth').body).toBe(route.response('/ninth').body);
-    expect(route.response('/b5')).toBe(route.response('/b5'));
+    expect(builtFor('/ninth')).toEqual({ built: 1, body: builtFor('/ninth').body });
+    expect(builtFor('/ninth').built).toBe(1);
+    expect(builtFor('/b5').built).toBe(0);
   });
 });

@@ -1,5 +1,7 @@
+import { cryptoRandomBytes, systemClock } from '../clock.js';
 import type { Keyhook } from '../keyhook.js';
 import { type ApiOperation, type OpenApiInfo, type OpenApiServer, openApiDocument } from './openapi.js';
+import { RequestIds } from './request-id.js';
 import type { KeyhookResponse } from './types.js';
 
 /**
@@ -28,7 +30,7 @@ export interface OpenApiRoute {
   /** The path to register, from the same point as the adapter's `prefix`. */
   readonly path: string;
   /**
-   * The answer: the same bytes every time. `base` is where the framework mounted the adapter
+   * The answer: the same body every time, with a request id of its own. `base` is where the framework mounted the adapter
    * ('' at the app's root, Express's `req.baseUrl`, a Fastify scope's prefix); every path the
    * document gives for keyhook's routes and for itself starts with it.
    */
@@ -55,8 +57,9 @@ export function openApiRoute(
   const options = option === true ? {} : typeof option === 'string' ? { path: option } : option;
   const path = options.path ?? `${prefix}/openapi.json`;
   if (!path.startsWith('/')) throw new TypeError(`keyhook: the OpenAPI path must start with "/": "${path}"`);
-  const built = new Map<string, KeyhookResponse>();
-  const build = (base: string): KeyhookResponse => {
+  const built = new Map<string, string>();
+  const requestIds = new RequestIds(systemClock, cryptoRandomBytes);
+  const build = (base: string): string => {
     const self: ApiOperation = {
       method: 'GET',
       path: `${base}${path}`,
@@ -71,25 +74,26 @@ export function openApiRoute(
       keyhook.eventDocs(),
       options.servers,
     );
-    return {
-      status: 200,
-      headers: {
-        'content-type': 'application/json; charset=utf-8',
-        // It changes only with a deploy; without `public`, no shared cache keeps one fetched with credentials.
-        'cache-control': 'max-age=300',
-      },
-      body: JSON.stringify(document),
-    };
+    return JSON.stringify(document);
   };
   return {
     path,
     response(base = '') {
-      let response = built.get(base);
-      if (response === undefined) {
-        response = build(base);
-        if (built.size < MAX_BASES) built.set(base, response);
+      let body = built.get(base);
+      if (body === undefined) {
+        body = build(base);
+        if (built.size < MAX_BASES) built.set(base, body);
       }
-      return response;
+      return {
+        status: 200,
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          // It changes only with a deploy; without `public`, no shared cache keeps one fetched with credentials.
+          'cache-control': 'max-age=300',
+          'x-request-id': requestIds.next(),
+        },
+        body,
+      };
     },
   };
 }

@@ -21,6 +21,7 @@ async function fetchDocument(url: string): Promise<Document> {
   expect(reply.status, reply.text).toBe(200);
   expect(reply.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(reply.headers.get('cache-control')).toBe('max-age=300');
+  expect(reply.headers.get('x-request-id')).toMatch(/^req_/);
   expect(await openApiProblems(reply.body)).toEqual([]);
   return reply.body;
 }
