@@ -18,8 +18,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 
-const EVENT_ID_HEADER = 'x-chatbot-event-id';
-const SIGNATURE_HEADER = 'x-chatbot-signature';
+const EVENT_ID_HEADER = 'keyhook-event-id';
+const SIGNATURE_HEADER = 'keyhook-signature';
 const VERIFY_EVERY = 64;
 
 let state = fresh(null, false);

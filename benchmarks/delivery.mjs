@@ -354,6 +354,7 @@ async function countSucceeded(store, webhookId) {
 
 function makeKeyhook(store, logger, delivery = {}, telemetry = undefined) {
   return createKeyhook({
+    events: { [EVENT_TYPE]: {} },
     store,
     adminSession: { secret: ADMIN_SECRET },
     mode: 'development',
@@ -733,8 +734,8 @@ function postSigned(agent, port, eventId, body, signature) {
         'content-type': 'application/json',
         'content-length': String(body.length),
         'user-agent': USER_AGENT,
-        'x-chatbot-event-id': eventId,
-        'x-chatbot-signature': signature,
+        'keyhook-event-id': eventId,
+        'keyhook-signature': signature,
       },
     });
     req.on('error', reject);

@@ -27,6 +27,7 @@ const store =
     ? new MemoryStore()
     : createSqliteStore({ filename: path.join(dir, 'keyhook.db'), logger: silentLogger });
 const keyhook = createKeyhook({
+  scopes: ['sources:read'],
   store,
   adminSession: { secret: 'benchmark-admin-secret-0123456789abcdef' },
   // A persistent store needs one; it seals webhook secrets and plays no part in the guard.
@@ -44,6 +45,7 @@ const { secret: limitedKey } = await keyhook.keys.create('bench', {
 });
 // The same guard with the RateLimit fields on every success (`rateLimit.successHeaders`), for GET /fields.
 const telling = createKeyhook({
+  scopes: ['sources:read'],
   store,
   adminSession: { secret: 'benchmark-admin-secret-0123456789abcdef' },
   encryptionKey: generateEncryptionKey(),
@@ -54,6 +56,7 @@ const telling = createKeyhook({
 // keyhooks keep the no-op meter of an app without a provider.
 const telemetry = benchTelemetry();
 const metered = createKeyhook({
+  scopes: ['sources:read'],
   store,
   adminSession: { secret: 'benchmark-admin-secret-0123456789abcdef' },
   encryptionKey: generateEncryptionKey(),

@@ -50,6 +50,7 @@ const stores = {
 
 for (const [name, store] of Object.entries(stores)) {
   const keyhook = createKeyhook({
+    scopes: ['sources:read', 'items:read'],
     store,
     adminSession: { secret: 'benchmark-admin-secret-0123456789abcdef' },
     encryptionKey: generateEncryptionKey(),

@@ -29,7 +29,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createAdminToken, DEFAULT_SCOPES } from '@keyhook/core';
+import { createAdminToken } from '@keyhook/core';
 import pg from 'pg';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 100_000);
@@ -261,7 +261,18 @@ async function benchStore(store) {
     const agent = new http.Agent({ keepAlive: false });
     const created = await request(agent, server.url, 'POST', '/api/v1/admin/keys', {
       token: admin,
-      body: { name: 'stall bench', scopes: DEFAULT_SCOPES.map((scope) => scope.name) },
+      body: {
+        name: 'stall bench',
+        scopes: [
+          'sources:read',
+          'sources:write',
+          'items:read',
+          'items:write',
+          'runs:read',
+          'runs:execute',
+          'runs:apply',
+        ],
+      },
     });
     if (created.status !== 201) throw new Error(`key: ${created.status} ${JSON.stringify(created.body)}`);
     const rounds = [];

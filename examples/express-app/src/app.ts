@@ -9,9 +9,10 @@ import express, { type Express } from 'express';
  * keyhook added three things, and only these:
  *
  * 1. `app.use(keyhookRouter(keyhook))`: keyhook's admin endpoints and `/whoami` at `/api/v1`.
- * 2. `requireScope(keyhook, 'runs:execute')` in front of the app's own route.
+ * 2. `requireScope(keyhook, 'reports:write')` in front of the app's own route.
  * 3. `keyhook.events.publishSync(...)` in the app's own handler, inside its own transaction, so
- *    the report and its `run.completed` event are written together or not at all.
+ *    the report and its `report.created` event are written together or not at all.
+ * Its scopes and its event are its own, declared once below.
  */
 export interface ExpressAppOptions {
   /** The SQLite file the app already uses; keyhook's tables go beside the app's. */
@@ -23,10 +24,13 @@ export interface ExpressAppOptions {
 
 export interface ExpressApp {
   app: Express;
-  keyhook: Keyhook;
+  keyhook: Keyhook<(typeof SCOPES)[number], typeof EVENTS>;
   db: Database.Database;
   close(): Promise<void>;
 }
+
+const SCOPES = ['reports:read', 'reports:write'] as const;
+const EVENTS = { 'report.created': { description: 'A report was created.' } } as const;
 
 export function createExpressApp(options: ExpressAppOptions): ExpressApp {
   // The app's connection, shared with keyhook's store: one transaction can hold both.
@@ -35,6 +39,8 @@ export function createExpressApp(options: ExpressAppOptions): ExpressApp {
     id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, title TEXT NOT NULL, created_at TEXT NOT NULL)`);
   const store = createSqliteStore({ database: db });
   const keyhook = createKeyhook({
+    scopes: SCOPES,
+    events: EVENTS,
     store,
     adminSession: options.adminSession,
     encryptionKey: options.encryptionKey,
@@ -55,11 +61,11 @@ export function createExpressApp(options: ExpressAppOptions): ExpressApp {
 
   // The app's own routes: their bodies are the app's business, parsed by the app's parser, which
   // comes after the guard (never app-wide before it): an anonymous body is never read.
-  app.get('/api/v1/reports', requireScope(keyhook, 'runs:read'), (req, res) => {
+  app.get('/api/v1/reports', requireScope(keyhook, 'reports:read'), (req, res) => {
     res.json({ data: listReports.all(req.apiKey!.tenantId) });
   });
 
-  app.post('/api/v1/reports', requireScope(keyhook, 'runs:execute'), express.json(), (req, res) => {
+  app.post('/api/v1/reports', requireScope(keyhook, 'reports:write'), express.json(), (req, res) => {
     const title = typeof req.body?.title === 'string' ? req.body.title.trim() : '';
     if (title === '') {
       // keyhook's envelope for the app's own refusal, so clients read every error alike.
@@ -76,7 +82,7 @@ export function createExpressApp(options: ExpressAppOptions): ExpressApp {
     db.transaction(() => {
       insertReport.run(id, tenantId, title, createdAt);
       keyhook.events.publishSync(
-        { tenantId, type: 'run.completed', id: `evt_${id}`, data: { reportId: id, title } },
+        { tenantId, type: 'report.created', id: `evt_${id}`, data: { reportId: id, title } },
         { transaction: db },
       );
     })();

@@ -62,40 +62,39 @@ describe('an existing Express app with keyhook embedded', () => {
   });
 
   it("keyhook's admin router works inside the app, and the app's route takes only a key with its scope", async () => {
-    const reader = await call('POST', '/api/v1/admin/keys', admin, { name: 'reader', scopes: ['runs:read'] });
+    const reader = await call('POST', '/api/v1/admin/keys', admin, {
+      name: 'reader',
+      scopes: ['reports:read'],
+    });
     expect(reader.status).toBe(201);
     const refused = await call('POST', '/api/v1/reports', reader.body.secret, { title: 'Q3' });
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatchObject({
       code: 'insufficient_scope',
-      details: [{ scope: 'runs:execute' }],
+      details: [{ scope: 'reports:write' }],
     });
     expect((await call('POST', '/api/v1/reports', 'sk_live_nope', { title: 'Q3' })).status).toBe(401);
     expect((await call('GET', '/api/v1/reports', reader.body.secret)).body).toEqual({ data: [] });
   });
 
-  it("the app's own handler publishes run.completed with its write: delivered, signed, verified", async () => {
+  it("the app's own handler publishes report.created with its write: delivered, signed, verified", async () => {
     const webhook = await call('POST', '/api/v1/admin/webhooks', admin, {
       url: receiver.url('/hook'),
-      events: ['run.completed'],
+      events: ['report.created'],
     });
     expect(webhook.status).toBe(201);
     const writer = await call('POST', '/api/v1/admin/keys', admin, {
       name: 'writer',
-      scopes: ['runs:execute'],
+      scopes: ['reports:write'],
     });
     const created = await call('POST', '/api/v1/reports', writer.body.secret, { title: 'Quarterly report' });
     expect(created.status).toBe(201);
     await receiver.waitFor((requests) => requests.length === 1);
     const [request] = receiver.requests;
-    const event = verify(
-      request!.body,
-      request!.headers['x-chatbot-signature'] as string,
-      webhook.body.secret,
-    );
+    const event = verify(request!.body, request!.headers['keyhook-signature'] as string, webhook.body.secret);
     expect(event).toMatchObject({
       id: `evt_${created.body.report.id}`,
-      type: 'run.completed',
+      type: 'report.created',
       data: { reportId: created.body.report.id, title: 'Quarterly report' },
     });
     // A refused write publishes nothing.

@@ -1,11 +1,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import {
-  EVENT_ID_HEADER,
   isWebhookVerificationError,
-  SIGNATURE_HEADER,
   verify,
   type WebhookEvent,
+  type WebhookHeaderNames,
 } from '@keyhook/webhook-verify';
+
+/** The header names the reference server sends (its catalog.ts), which this example receives. */
+export const REFERENCE_SERVER_HEADERS: WebhookHeaderNames = {
+  signature: 'x-chatbot-signature',
+  eventId: 'x-chatbot-event-id',
+};
 
 export interface ReceiverOptions {
   /** The endpoint's signing secret; during a rotation, the old and the new one. */
@@ -23,13 +28,15 @@ export interface ReceiverOptions {
   rememberedIds?: number;
   /** Largest body read, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
+  /** The sender's two header names (its `delivery.headers`). Default the reference server's. */
+  headers?: WebhookHeaderNames;
 }
 
 /**
  * The receiving end of keyhook's webhooks, written as a careful receiver would:
  * 1. read the raw body bytes (never a re-serialised body: that is what breaks signatures);
- * 2. verify `x-chatbot-signature` with @keyhook/webhook-verify;
- * 3. drop a redelivery of an event already taken, by `x-chatbot-event-id`;
+ * 2. verify the signature header with @keyhook/webhook-verify;
+ * 3. drop a redelivery of an event already taken, by the event-id header;
  * 4. answer 200 at once, then do the work.
  * Deliveries are at least once, so step 3 is not optional. A real app keeps the seen ids in
  * its database, in the same transaction as the work; this example keeps them in memory.
@@ -37,6 +44,7 @@ export interface ReceiverOptions {
 export function createReceiver(options: ReceiverOptions): Server {
   const seen = new SeenIds(options.rememberedIds ?? 10_000);
   const limit = options.maxBodyBytes ?? 1024 * 1024;
+  const headers = options.headers ?? REFERENCE_SERVER_HEADERS;
   return createServer((request, response) => {
     // A client that hangs up mid-body, or a receiver bug, rejects here: answer if still possible, never crash.
     receive(request, response).catch((error: unknown) => {
@@ -58,13 +66,13 @@ export function createReceiver(options: ReceiverOptions): Server {
     }
     let event: WebhookEvent;
     try {
-      event = verify(body, request.headers[SIGNATURE_HEADER], options.secret);
+      event = verify(body, request.headers[headers.signature], options.secret);
     } catch (error) {
       if (!isWebhookVerificationError(error)) throw error;
       return reply(response, 400, { error: error.code });
     }
     // The header and the signed body must name the same event; the body is what was signed.
-    if (request.headers[EVENT_ID_HEADER] !== event.id)
+    if (request.headers[headers.eventId] !== event.id)
       return reply(response, 400, { error: 'event_id_mismatch' });
     if (!seen.add(event.id)) return reply(response, 200, { received: true, duplicate: true });
     reply(response, 200, { received: true });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Keyhook, Logger, Store } from '@keyhook/core';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore, openDatabase } from '@keyhook/store-sqlite';
+import type { ReferenceKeyhook } from './catalog.js';
 import type { StoreConfig } from './config.js';
 import type { StagingDb } from './staging/db.js';
 import { postgresStagingDb } from './staging/postgres-db.js';
@@ -12,7 +13,7 @@ import { sqliteStagingDb } from './staging/sqlite-db.js';
 export interface Storage {
   store: Store;
   /** The data plane's access to the same database, publishing through `events`. */
-  staging(events: Keyhook['events']): StagingDb;
+  staging(events: ReferenceKeyhook['events']): StagingDb;
   /** Closes what this opened, the store last but one and the connection last. */
   close(): Promise<void>;
 }

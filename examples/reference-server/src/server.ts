@@ -4,8 +4,6 @@ import {
   type AdminSessionOptions,
   createKeyhook,
   cryptoRandomBytes,
-  DEFAULT_EVENTS,
-  DEFAULT_SCOPES,
   type DeliveryWorkerOptions,
   type Keyhook,
   newId,
@@ -13,6 +11,8 @@ import {
   systemClock,
 } from '@keyhook/core';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { ReferenceKeyhook } from './catalog.js';
+import { REFERENCE_EVENTS, REFERENCE_HEADERS, REFERENCE_SCOPES } from './catalog.js';
 import { type AdminAuthConfig, DEFAULT_TIMEOUTS, type ServerConfig, type ServerTimeouts } from './config.js';
 import { encryptionKeyFor } from './encryption-key.js';
 import { clientErrorReply, frameworkErrorReply, registerErrorReplies } from './error-replies.js';
@@ -41,7 +41,7 @@ export interface ReferenceServer {
   metricsUrl?: string | undefined;
   app: FastifyInstance;
   store: Store;
-  keyhook: Keyhook;
+  keyhook: ReferenceKeyhook;
   config: ServerConfig;
   /** Every route the app registered (method and URL), HEAD included. */
   routes: readonly { method: string; url: string }[];
@@ -95,10 +95,9 @@ export async function buildServer(
         ...adminSessionOptions(config.admin),
         maxTokenLifetimeSeconds: config.adminMaxTokenLifetimeSeconds,
       },
-      // The reference configuration's seven scopes and five events (docs/http-api.md §5.4, §6.1):
-      // this server's configuration, and keyhook's defaults.
-      scopes: DEFAULT_SCOPES,
-      events: DEFAULT_EVENTS,
+      // This server's scopes, events and header names (catalog.ts), as any host passes its own.
+      scopes: REFERENCE_SCOPES,
+      events: REFERENCE_EVENTS,
       logger: app.log,
       mode: config.production ? 'production' : 'development',
       encryptionKey: await encryptionKeyFor(config, storage.store),
@@ -107,6 +106,7 @@ export async function buildServer(
       rateLimit: { default: config.keyRateLimit, failedAuth: config.failedAuthLimit, successHeaders: true },
       telemetry: telemetry.keyhookOptions,
       delivery: {
+        headers: REFERENCE_HEADERS,
         ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
         ...(config.deliveryTimeoutMs && { timeoutMs: config.deliveryTimeoutMs }),
         ...(config.retentionMs && { retentionMs: config.retentionMs }),
@@ -206,7 +206,7 @@ function adminSessionOptions(admin: AdminAuthConfig): AdminSessionOptions {
 
 function closeOnce(
   app: FastifyInstance,
-  keyhook: Keyhook,
+  keyhook: ReferenceKeyhook,
   jobs: StagingJobs,
   storage: Storage,
   telemetry: ServerTelemetry,

@@ -3,7 +3,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { keyhookRouter, requireScope } from '@keyhook/adapter-express';
 import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { adminToken, keepWriting, rawRequest, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import {
+  adminToken,
+  keepWriting,
+  rawRequest,
+  TEST_ADMIN_SECRET,
+  TEST_CATALOG,
+} from '@keyhook/testing/support';
 import express from 'express';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
@@ -11,6 +17,7 @@ const TEN_MB = 10 * 1024 * 1024;
 
 const newKeyhook = () =>
   createKeyhook({
+    ...TEST_CATALOG,
     store: new MemoryStore(),
     adminSession: { secret: TEST_ADMIN_SECRET },
     logger: silentLogger,

@@ -3,12 +3,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keyhookRouter } from '@keyhook/adapter-express';
 import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { adminToken, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { adminToken, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import express, { type Express } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const newKeyhook = () =>
   createKeyhook({
+    ...TEST_CATALOG,
     store: new MemoryStore(),
     adminSession: { secret: TEST_ADMIN_SECRET },
     logger: silentLogger,

@@ -4,7 +4,7 @@ import { expect, it } from 'vitest';
 it('every ts block of README.md compiles against the built packages', () => {
   const { blocks, problems } = checkReadme(new URL('..', import.meta.url), {
     // The reader's own code, which the README names.
-    ambient: `declare function listItems(tenantId: string, sourceId: unknown): unknown[];
+    ambient: `declare function listInvoices(tenantId: string, query: unknown): unknown[];
      declare const handler: import('express').RequestHandler;`,
   });
   expect(blocks).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 import { requireScope } from '@keyhook/adapter-fastify';
 import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 
@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 describe('Fastify: requireScope registered too late', () => {
   it('as a preHandler (after the body is read) it still guards, and warns once that it should be onRequest', async () => {
     const keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store: new MemoryStore(),
       adminSession: { secret: TEST_ADMIN_SECRET },
       logger: silentLogger,

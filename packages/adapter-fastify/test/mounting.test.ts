@@ -1,11 +1,12 @@
 import { keyhookFastify, requireScope } from '@keyhook/adapter-fastify';
 import { createKeyhook, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { adminToken, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { adminToken, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const newKeyhook = () =>
   createKeyhook({
+    ...TEST_CATALOG,
     store: new MemoryStore(),
     adminSession: { secret: TEST_ADMIN_SECRET },
     logger: silentLogger,

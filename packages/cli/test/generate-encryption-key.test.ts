@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKeyhook } from '@keyhook/core';
 import { createSqliteStore } from '@keyhook/store-sqlite';
+import { TEST_CATALOG } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, run } from './support.js';
 
@@ -16,6 +17,7 @@ async function startWith(encryptionKey: string): Promise<void> {
   const store = createSqliteStore({ filename: join(root, `${crypto.randomUUID()}.db`) });
   try {
     const keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store,
       adminSession: { secret: 'an-admin-session-secret-of-32-bytes!' },
       encryptionKey,

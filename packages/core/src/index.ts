@@ -5,23 +5,15 @@
 
 export type { AdminSessionOptions } from './admin/session.js';
 export { type AdminTokenOptions, createAdminToken } from './admin/token.js';
-export {
-  DEFAULT_EVENTS,
-  type DefaultEvents,
-  type EventCatalog,
-  type EventData,
-  type EventDefinition,
-  type EventDoc,
-  type EventInput,
-  type EventMap,
+export type {
+  EventCatalog,
+  EventData,
+  EventDefinition,
+  EventDoc,
+  EventInput,
+  EventMap,
 } from './catalog/events.js';
-export {
-  DEFAULT_SCOPES,
-  type DefaultScopes,
-  type ScopeDefinition,
-  type ScopeInput,
-  type ScopeNameOf,
-} from './catalog/scopes.js';
+export type { ScopeDefinition, ScopeInput, ScopeNameOf } from './catalog/scopes.js';
 export {
   type Clock,
   cryptoRandomBytes,
@@ -36,7 +28,7 @@ export { type EncryptionKeyInput, generateEncryptionKey } from './crypto/secret-
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 export { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 export type { RecoverInput } from './delivery/service.js';
-export { type DeliveryHeaderNames, SPEC_HEADER_NAMES } from './delivery/signature.js';
+export type { DeliveryHeaderNames } from './delivery/signature.js';
 export { DELIVERY_STATES, type DeliveryState } from './delivery/states.js';
 export {
   type AttemptView,

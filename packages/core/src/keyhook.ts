@@ -1,14 +1,8 @@
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { type AdminSessionOptions, createAdminSessionVerifier } from './admin/session.js';
 import type { EventMap } from './catalog/events.js';
-import { DEFAULT_EVENTS, type DefaultEvents, type EventCatalog, EventTypeCatalog } from './catalog/events.js';
-import {
-  DEFAULT_SCOPES,
-  type DefaultScopes,
-  ScopeCatalog,
-  type ScopeInput,
-  type ScopeNameOf,
-} from './catalog/scopes.js';
+import { type EventCatalog, type EventDefinition, EventTypeCatalog } from './catalog/events.js';
+import { ScopeCatalog, type ScopeInput, type ScopeNameOf } from './catalog/scopes.js';
 import {
   type Clock,
   cryptoRandomBytes,
@@ -53,23 +47,25 @@ export const DEFAULT_ADMIN_BODY_LIMIT = 64 * 1024;
 /** Where adapters mount keyhook's routes unless told otherwise (docs/decisions.md §1.1). */
 export const DEFAULT_PREFIX = '/api/v1';
 
-/** `KeyhookOptions` alone is the reference configuration's; a host's is `KeyhookOptions<typeof scopes, typeof events>`. */
+/** `KeyhookOptions` alone takes any scopes and events; a host's is `KeyhookOptions<typeof scopes, typeof events>`. */
 export interface KeyhookOptions<
-  Scopes extends readonly ScopeInput[] = DefaultScopes,
-  Catalog extends EventCatalog = DefaultEvents,
+  Scopes extends readonly ScopeInput[] = readonly ScopeInput[],
+  Catalog extends EventCatalog = EventCatalog,
 > {
   store: Store;
   adminSession: AdminSessionOptions;
   /**
    * The scopes your API keys may carry, each a name or `{ name, description }` (the description
    * reaches the OpenAPI document). Declared inline or `as const`, they type `requireScope`.
-   * Default: the reference server's seven (docs/http-api.md §5.4).
+   * Default none: keys then carry no scope, and a guard checks only the key
+   * (docs/decisions.md §3.13).
    */
   scopes?: Scopes;
   /**
    * Your event types, each declared once: `{ 'invoice.paid': { description, data: z.object(…) } }`.
    * They type and check `events.publish`, are what webhooks may subscribe to, and fill the
-   * OpenAPI document's `webhooks`. Default: the reference server's five (docs/http-api.md §6.1).
+   * OpenAPI document's `webhooks`. Default none: nothing can be published or subscribed to
+   * until you declare it (docs/decisions.md §3.13).
    */
   events?: Catalog;
   clock?: Clock;
@@ -169,8 +165,8 @@ export interface DeliveryOptions {
   retentionMs?: number;
   /**
    * The names of the two delivery headers: lowercase HTTP header names of your own
-   * (`x-acme-signature`). Default `x-chatbot-signature` and `x-chatbot-event-id`
-   * (docs/http-api.md §6.3). Receivers pass the same names to `@keyhook/webhook-verify`.
+   * (`x-acme-signature`). Default `keyhook-signature` and `keyhook-event-id`
+   * (docs/decisions.md §6.5). Receivers pass the same names to `@keyhook/webhook-verify`.
    */
   headers?: Partial<DeliveryHeaderNames>;
   /**
@@ -188,14 +184,8 @@ export interface DeliveryOptions {
   lookup?: LookupAll;
 }
 
-/**
- * One keyhook, typed by its host's scopes and events. `Keyhook` alone is the reference
- * server's: the seven scopes and five events of docs/http-api.md §5.4 and §6.1.
- */
-export interface Keyhook<
-  out Scope extends string = ScopeNameOf<DefaultScopes>,
-  out Catalog extends EventCatalog = DefaultEvents,
-> {
+/** One keyhook, typed by its host's scopes and events. `Keyhook` alone is any keyhook. */
+export interface Keyhook<out Scope extends string = string, out Catalog extends EventCatalog = EventCatalog> {
   /** The scopes keys may carry, in declaration order. */
   readonly scopes: readonly Scope[];
   /**
@@ -268,15 +258,15 @@ export type EventsOf<K> = K extends Keyhook<string, infer Catalog> ? Catalog : n
 export type EventMapOf<K> = EventMap<EventsOf<K>>;
 
 export function createKeyhook<
-  const Scopes extends readonly ScopeInput[] = DefaultScopes,
-  const Catalog extends EventCatalog = DefaultEvents,
+  const Scopes extends readonly ScopeInput[] = readonly [],
+  const Catalog extends EventCatalog = Record<never, EventDefinition>,
 >(options: KeyhookOptions<Scopes, Catalog>): Keyhook<ScopeNameOf<Scopes>, Catalog> {
   // The required options first, in the order a reader meets them: store, adminSession, encryptionKey.
   if (isBlank(options?.store)) throw missingOption('store', HOW_TO_MAKE.store);
   const clock = options.clock ?? systemClock;
   const verifyAdminSession = createAdminSessionVerifier(options.adminSession, clock);
-  const scopeCatalog = new ScopeCatalog(options.scopes ?? DEFAULT_SCOPES);
-  const eventCatalog = new EventTypeCatalog(options.events ?? DEFAULT_EVENTS);
+  const scopeCatalog = new ScopeCatalog(options.scopes);
+  const eventCatalog = new EventTypeCatalog(options.events);
   const headerNames = deliveryHeaderNames(options.delivery?.headers);
   const timers = options.timers ?? systemTimers;
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;

@@ -1,4 +1,4 @@
-import type { DefaultEvents, EventCatalog } from './catalog/events.js';
+import type { EventCatalog } from './catalog/events.js';
 import type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 import type { RecoverInput } from './delivery/service.js';
 import type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/schemas.js';
@@ -67,7 +67,7 @@ export interface Webhooks {
 }
 
 /** `keyhook.events`, typed by your event catalog. */
-export interface EventPublisher<Catalog extends EventCatalog = DefaultEvents> {
+export interface EventPublisher<Catalog extends EventCatalog = EventCatalog> {
   /**
    * Writes the event and one delivery per subscribed endpoint in one transaction. Idempotent
    * on `id`: the same id with the same type and data returns the first event; with other

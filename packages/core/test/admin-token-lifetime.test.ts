@@ -1,5 +1,5 @@
 import { createKeyhook, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
-import { FakeClock, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { exportSPKI, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { AdminSessionRejected, createAdminSessionVerifier } from '../src/admin/session.js';
@@ -83,6 +83,7 @@ describe('adminSession.maxTokenLifetimeSeconds', () => {
 
   it('over the HTTP core: a too-long token gets the same 401 invalid_admin_session as a bad one', async () => {
     const keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store: new MemoryStore(),
       clock,
       logger: silentLogger,

@@ -1,5 +1,5 @@
 import { createAdminToken, createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { FakeClock, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { createAdminSessionVerifier } from '../src/admin/session.js';
@@ -43,6 +43,7 @@ describe('createAdminToken (a development admin JWT)', () => {
 
   it('opens the admin endpoints of a keyhook', async () => {
     const keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store: new MemoryStore(),
       adminSession: { secret: TEST_ADMIN_SECRET },
       logger: silentLogger,

@@ -14,6 +14,7 @@ import {
 import {
   answer,
   TEST_ADMIN_SECRET,
+  TEST_CATALOG,
   TEST_ENCRYPTION_KEY,
   TestReceiver,
   VirtualClock,
@@ -52,6 +53,7 @@ function setUp(delivery: DeliveryOptions = {}, extra: Partial<KeyhookOptions> = 
   const record = (level: string) => (context: object, message: string) =>
     logs.push({ level, context, message });
   keyhook = createKeyhook({
+    ...TEST_CATALOG,
     store,
     adminSession: { secret: TEST_ADMIN_SECRET },
     mode: 'development',
@@ -890,6 +892,7 @@ describe('retention (delivery.retentionMs)', () => {
     for (const retentionMs of [999, 0, -1, 1500.5, Number.NaN])
       expect(() =>
         createKeyhook({
+          ...TEST_CATALOG,
           store: new MemoryStore(),
           adminSession: { secret: TEST_ADMIN_SECRET },
           encryptionKey: TEST_ENCRYPTION_KEY,

@@ -1,5 +1,5 @@
 import { createKeyhook, ERROR_STATUS, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
-import { adminToken, FakeClock, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -7,6 +7,7 @@ describe('the admin key endpoints under arbitrary input', () => {
   it('never answer 5xx, and always answer with the envelope and a request id', async () => {
     const clock = new FakeClock(new Date());
     const keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store: new MemoryStore(),
       clock,
       logger: silentLogger,

@@ -1,5 +1,5 @@
 import { createKeyhook, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
-import { adminToken, FakeClock, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { beforeEach, describe, expect, it } from 'vitest';
 
 describe('the HTTP core', () => {
@@ -9,6 +9,7 @@ describe('the HTTP core', () => {
 
   beforeEach(async () => {
     keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store: new MemoryStore(),
       clock,
       logger: silentLogger,
@@ -93,6 +94,7 @@ describe('the guard’s shortcut for a key verified before', () => {
   it('changes no answer: other spellings, whitespace inside, revocation and scope', async () => {
     const store = new CountingStore();
     const keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store,
       logger: silentLogger,
       adminSession: { secret: TEST_ADMIN_SECRET },
@@ -133,6 +135,7 @@ class CountingStore extends MemoryStore {
 describe('lists (docs/decisions.md §1.6: ?limit= 1–100, default 20)', () => {
   it('returns 20 by default with a cursor for the rest, and accepts limit=100', async () => {
     const keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store: new MemoryStore(),
       logger: silentLogger,
       adminSession: { secret: TEST_ADMIN_SECRET },

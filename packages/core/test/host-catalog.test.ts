@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import {
   createKeyhook,
   type EventMapOf,
+  type Keyhook,
   type KeyhookRequest,
   MemoryStore,
   openApiDocument,
@@ -44,7 +45,7 @@ function invoices(store = new MemoryStore(), delivery = {}) {
 }
 
 async function admin(
-  keyhook: ReturnType<typeof invoices>,
+  keyhook: Pick<Keyhook, 'handle'>,
   method: KeyhookRequest['method'],
   path: string,
   body?: unknown,
@@ -102,35 +103,44 @@ describe('host-defined scopes', () => {
         logger: silentLogger,
         scopes: scopes as never,
       });
-    expect(make([])).toThrow(/non-empty list/);
+    expect(make('sources:read')).toThrow(/must be a list/);
     expect(make(['a', 'a'])).toThrow(/declared twice/);
     expect(make(['has space'])).toThrow(/not a scope name/);
     expect(make([{ description: 'no name' }])).toThrow(/not a scope name/);
   });
 
-  it('defaults to the reference configuration’s seven scopes and five events', () => {
+  it('declares nothing by default: keys carry no scope, nothing is published or subscribed to, neutral headers', async () => {
+    // docs/decisions.md §3.13: core has no scopes or events of its own.
     const keyhook = createKeyhook({
       store: new MemoryStore(),
       adminSession: { secret: TEST_ADMIN_SECRET },
       logger: silentLogger,
     });
-    expect(keyhook.scopes).toEqual([
-      'sources:read',
-      'sources:write',
-      'items:read',
-      'items:write',
-      'runs:read',
-      'runs:execute',
-      'runs:apply',
-    ]);
-    expect(keyhook.eventTypes).toEqual([
-      'run.completed',
-      'run.failed',
-      'run.conflict',
-      'generation.published',
-      'apply.failed',
-    ]);
-    expect(keyhook.headerNames).toEqual({ signature: 'x-chatbot-signature', eventId: 'x-chatbot-event-id' });
+    expect(keyhook.scopes).toEqual([]);
+    expect(keyhook.eventTypes).toEqual([]);
+    expect(keyhook.headerNames).toEqual({ signature: 'keyhook-signature', eventId: 'keyhook-event-id' });
+
+    const created = await admin(keyhook, 'POST', '/admin/keys', { name: 'plain', scopes: [] });
+    expect(created.status).toBe(201);
+    expect(created.body.key.scopes).toEqual([]);
+    const headers = { authorization: `Bearer ${created.body.secret}` };
+    expect(await keyhook.guardFor()(headers)).toMatchObject({ ok: true });
+    const scoped = await admin(keyhook, 'POST', '/admin/keys', { name: 'scoped', scopes: ['sources:read'] });
+    expect(scoped.status).toBe(400);
+    expect(scoped.body.error.message).toContain('this API declares no scopes');
+
+    const webhook = await admin(keyhook, 'POST', '/admin/webhooks', {
+      url: 'http://127.0.0.1:9/',
+      events: ['run.completed'],
+    });
+    expect(webhook.status).toBe(400);
+    expect(webhook.body.error.message).toContain('this API declares no event types');
+    await expect(
+      keyhook.events.publish({ tenantId: 't', type: 'run.completed', data: {} } as never),
+    ).rejects.toMatchObject({ code: 'validation_failed' });
+
+    expectTypeOf<ScopeOf<typeof keyhook>>().toBeNever();
+    expectTypeOf<keyof EventMapOf<typeof keyhook>>().toBeNever();
   });
 });
 
@@ -245,7 +255,7 @@ describe('host-defined events', () => {
         logger: silentLogger,
         events: events as never,
       });
-    expect(make({})).toThrow(/at least one event type/);
+    expect(make({})).not.toThrow();
     expect(make(['invoice.paid'])).toThrow(/must be an object/);
     expect(make({ 'a,b': {} })).toThrow(/not an event type/);
     expect(make({ 'a.b': { data: { parse: 1 } } })).toThrow(/zod schema/);
@@ -261,23 +271,9 @@ describe('types from the catalog', () => {
       'invoice.paid': { invoiceId: string; paidAt: string };
       'invoice.voided': Record<string, unknown>;
     }>();
-    // The reference configuration: its scopes, and its events with any object as data.
-    const reference = createKeyhook({
-      store: new MemoryStore(),
-      adminSession: { secret: TEST_ADMIN_SECRET },
-    });
-    expectTypeOf<ScopeOf<typeof reference>>().toEqualTypeOf<
-      | 'sources:read'
-      | 'sources:write'
-      | 'items:read'
-      | 'items:write'
-      | 'runs:read'
-      | 'runs:execute'
-      | 'runs:apply'
-    >();
-    expectTypeOf<keyof EventMapOf<typeof reference>>().toEqualTypeOf<
-      'run.completed' | 'run.failed' | 'run.conflict' | 'generation.published' | 'apply.failed'
-    >();
+    // Without type parameters, `Keyhook` is any keyhook: any scope, any event with any object as data.
+    expectTypeOf<ScopeOf<Keyhook>>().toEqualTypeOf<string>();
+    expectTypeOf<EventMapOf<Keyhook>>().toEqualTypeOf<Record<string, Record<string, unknown>>>();
   });
 });
 
@@ -302,7 +298,7 @@ describe('delivery header names', () => {
     });
     await receiver.waitFor((requests) => requests.length === 1);
     const [request] = receiver.requests;
-    expect(request!.headers['x-chatbot-signature']).toBeUndefined();
+    expect(request!.headers['keyhook-signature']).toBeUndefined();
     expect(request!.headers['x-acme-event-id']).toBe(published.event.id);
     const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(request!.headers['x-acme-signature']))!;
     expect(v1).toBe(createHmac('sha256', secret).update(`${t}.`).update(request!.body).digest('hex'));
@@ -342,7 +338,7 @@ describe('OpenAPI: the host’s scopes and events', () => {
     expect(paid.summary).toBe('An invoice was paid in full.');
     expect(paid.parameters.map((p: { name: string }) => p.name)).toEqual([
       'x-acme-signature',
-      'x-chatbot-event-id',
+      'keyhook-event-id',
     ]);
     const body = paid.requestBody.content['application/json'].schema;
     expect(body.properties.type).toEqual({ type: 'string', const: 'invoice.paid' });

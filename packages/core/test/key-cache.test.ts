@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { MemoryStore } from '@keyhook/core';
-import { FakeClock } from '@keyhook/testing/support';
+import { FakeClock, TEST_SCOPES } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
+import { ScopeCatalog } from '../src/catalog/scopes.js';
 import { VerifiedKeyCache } from '../src/keys/cache.js';
 import { ApiKeyService } from '../src/keys/service.js';
 
@@ -23,8 +24,20 @@ class CountingStore extends MemoryStore {
 function twoInstances(cacheEntries?: number) {
   const clock = new FakeClock('2026-01-01T00:00:00Z');
   const store = new CountingStore();
-  const here = new ApiKeyService({ store, clock, randomBytes: random, cacheEntries });
-  const there = new ApiKeyService({ store, clock, randomBytes: random, cacheEntries });
+  const here = new ApiKeyService({
+    scopes: new ScopeCatalog(TEST_SCOPES),
+    store,
+    clock,
+    randomBytes: random,
+    cacheEntries,
+  });
+  const there = new ApiKeyService({
+    scopes: new ScopeCatalog(TEST_SCOPES),
+    store,
+    clock,
+    randomBytes: random,
+    cacheEntries,
+  });
   return { clock, store, here, there };
 }
 

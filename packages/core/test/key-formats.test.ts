@@ -1,5 +1,5 @@
 import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 
 /** A memory store that counts the credential lookups verification makes. */
@@ -12,6 +12,7 @@ class CountingStore extends MemoryStore {
 }
 
 const options = (store: MemoryStore) => ({
+  ...TEST_CATALOG,
   store,
   adminSession: { secret: TEST_ADMIN_SECRET },
   logger: silentLogger,

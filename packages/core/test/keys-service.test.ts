@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { MemoryStore, type Store } from '@keyhook/core';
-import { FakeClock } from '@keyhook/testing/support';
+import { FakeClock, TEST_SCOPES } from '@keyhook/testing/support';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { ScopeCatalog } from '../src/catalog/scopes.js';
 import { ApiKeyService } from '../src/keys/service.js';
 import { toApiKeyView } from '../src/keys/view.js';
 import type { ApiKeyRecord } from '../src/store/types.js';
@@ -16,7 +17,7 @@ describe('ApiKeys (docs/http-api.md §3 key states, docs/decisions.md §3)', () 
   beforeEach(() => {
     clock = new FakeClock('2026-01-01T00:00:00.000Z');
     store = new MemoryStore();
-    keys = new ApiKeyService({ store, clock, randomBytes: random });
+    keys = new ApiKeyService({ scopes: new ScopeCatalog(TEST_SCOPES), store, clock, randomBytes: random });
   });
 
   describe('create', () => {
@@ -63,6 +64,7 @@ describe('ApiKeys (docs/http-api.md §3 key states, docs/decisions.md §3)', () 
       // The first 8 random bytes become the key id: hand out the taken one once.
       const takenId = Buffer.from(taken.key.keyLookup.slice(8), 'hex');
       const clashing = new ApiKeyService({
+        scopes: new ScopeCatalog(TEST_SCOPES),
         store,
         clock,
         randomBytes: (n) => (n === 8 && calls++ === 1 ? takenId : random(n)),
@@ -151,7 +153,12 @@ describe('ApiKeys (docs/http-api.md §3 key states, docs/decisions.md §3)', () 
         await bothRead;
         return key;
       };
-      const gated = new ApiKeyService({ store: gate, clock, randomBytes: random });
+      const gated = new ApiKeyService({
+        scopes: new ScopeCatalog(TEST_SCOPES),
+        store: gate,
+        clock,
+        randomBytes: random,
+      });
       const { key } = await gated.create('t1', { name: 'x', scopes: ['items:read'] });
       const results = await Promise.allSettled([gated.rotate('t1', key.id), gated.rotate('t1', key.id)]);
       const won = results.filter((r) => r.status === 'fulfilled');

@@ -1,5 +1,5 @@
 import { createKeyhook, type Logger, MemoryStore } from '@keyhook/core';
-import { FakeClock, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 
 function setup() {
@@ -18,7 +18,13 @@ function setup() {
   };
   const warnings: string[] = [];
   const logger: Logger = { info() {}, error() {}, warn: (_c, m) => warnings.push(m) };
-  const keyhook = createKeyhook({ store, clock, logger, adminSession: { secret: TEST_ADMIN_SECRET } });
+  const keyhook = createKeyhook({
+    ...TEST_CATALOG,
+    store,
+    clock,
+    logger,
+    adminSession: { secret: TEST_ADMIN_SECRET },
+  });
   return { clock, store, keyhook, touches, warnings, failOnce: () => (failNext = true) };
 }
 

@@ -1,9 +1,10 @@
 import { createKeyhook, MemoryStore, openApiDocument } from '@keyhook/core';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
+import { TEST_ADMIN_SECRET, TEST_CATALOG, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
 const keyhook = createKeyhook({
+  ...TEST_CATALOG,
   store: new MemoryStore(),
   adminSession: { secret: TEST_ADMIN_SECRET },
   encryptionKey: TEST_ENCRYPTION_KEY,

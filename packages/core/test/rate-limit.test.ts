@@ -1,5 +1,5 @@
 import { createKeyhook, isKeyhookError, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
-import { adminToken, FakeClock, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { addressName, RateLimits, WindowCounters } from '../src/keys/rate-limit.js';
 
@@ -175,6 +175,7 @@ describe('rate limits through the HTTP core', () => {
   const setup = async (options: Parameters<typeof createKeyhook>[0]['rateLimit'], cacheEntries?: number) => {
     const clock = new FakeClock('2026-01-01T00:00:10.000Z');
     const keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store: new MemoryStore(),
       adminSession: { secret: TEST_ADMIN_SECRET },
       clock,

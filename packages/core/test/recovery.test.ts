@@ -68,7 +68,7 @@ describe('POST /admin/webhooks/{id}/recover', () => {
     expect(reply.status, reply.body!).toBe(202);
     expect(JSON.parse(reply.body!)).toEqual({ queued: 2 });
     await receiver.waitFor((requests) => requests.length === 6);
-    const resent = receiver.requests.slice(4).map((request) => request.headers['x-chatbot-event-id']);
+    const resent = receiver.requests.slice(4).map((request) => request.headers[keyhook.headerNames.eventId]);
     expect(resent.sort()).toEqual([ids[1], ids[2]].sort());
     await expect.poll(() => statuses(a.webhook.id)).toEqual(['failed', 'succeeded', 'succeeded']);
     expect(await statuses(b.webhook.id)).toEqual(['failed']);

@@ -45,7 +45,7 @@ describe('webhook secret rotation with an overlap window', () => {
     await keyhook.events.publish({ tenantId: 'tenant_a', type: 'run.completed', data: { runId: 'run_1' } });
     await receiver.waitFor((requests) => requests.length === seen + 1);
     const request = receiver.requests[seen]!;
-    return { body: request.body, header: String(request.headers['x-chatbot-signature']) };
+    return { body: request.body, header: String(request.headers[keyhook.headerNames.signature]) };
   };
   const verifies = (delivery: { body: string; header: string }, secret: string) => {
     try {

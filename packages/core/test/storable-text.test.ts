@@ -6,7 +6,7 @@ import {
   silentLogger,
   storableText,
 } from '@keyhook/core';
-import { adminToken, TEST_ADMIN_SECRET } from '@keyhook/testing/support';
+import { adminToken, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 
 describe('text every store keeps as it came (storableText)', () => {
@@ -24,6 +24,7 @@ describe('text every store keeps as it came (storableText)', () => {
 
   it("refuses such a key name and a published event's tenant with validation_failed, and such an admin tenant, before the store", async () => {
     const keyhook = createKeyhook({
+      ...TEST_CATALOG,
       store: new MemoryStore(),
       logger: silentLogger,
       adminSession: { secret: TEST_ADMIN_SECRET },

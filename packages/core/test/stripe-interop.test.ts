@@ -7,9 +7,9 @@ const stripe = new Stripe('sk_test_offline');
 const event = { type: 'run.completed', data: { runId: 'run_1', note: 'ünïcödé ✓' } };
 
 describe("Stripe's constructEvent accepts keyhook deliveries", () => {
-  it('with the default x-chatbot-signature header', async () => {
+  it('with the default keyhook-signature header', async () => {
     const { request, secret, eventId } = await deliverOneEvent(event);
-    const header = String(request.headers['x-chatbot-signature']);
+    const header = String(request.headers['keyhook-signature']);
     const received = stripe.webhooks.constructEvent(request.body, header, secret);
     expect(received.id).toBe(eventId);
     expect(received.type as string).toBe('run.completed');

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { KeyhookError, MemoryStore } from '@keyhook/core';
-import { medianTimeRatio } from '@keyhook/testing/support';
+import { medianTimeRatio, TEST_SCOPES } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
+import { ScopeCatalog } from '../src/catalog/scopes.js';
 import { parseApiKey } from '../src/keys/format.js';
 import { digestsEqual, hashApiKey } from '../src/keys/hash.js';
 import { ApiKeyService } from '../src/keys/service.js';
@@ -26,6 +27,7 @@ describe('verification timing (docs/http-api.md §5.3; docs/decisions.md §3.5 d
   it('costs the same for an unknown key id as for a wrong secret, and the measurement can tell a leak', async () => {
     const store = new MemoryStore();
     const keys = new ApiKeyService({
+      scopes: new ScopeCatalog(TEST_SCOPES),
       store,
       clock: { now: () => new Date() },
       randomBytes: (n) => randomBytes(n),

@@ -1,5 +1,5 @@
 import { createKeyhook, type Keyhook, type KeyhookOptions, MemoryStore, silentLogger } from '@keyhook/core';
-import { TEST_ADMIN_SECRET, TestReceiver } from '@keyhook/testing/support';
+import { TEST_ADMIN_SECRET, TEST_CATALOG, TestReceiver } from '@keyhook/testing/support';
 import { context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
@@ -238,6 +238,7 @@ describe('traces (OpenTelemetry)', () => {
     }
     expect(() =>
       createKeyhook({
+        ...TEST_CATALOG,
         store: new MemoryStore(),
         adminSession: { secret: TEST_ADMIN_SECRET },
         logger: silentLogger,

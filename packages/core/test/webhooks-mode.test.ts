@@ -8,7 +8,13 @@ import {
   silentLogger,
 } from '@keyhook/core';
 import { idempotencyRecord } from '@keyhook/testing/fixtures';
-import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
+import {
+  adminToken,
+  FakeClock,
+  TEST_ADMIN_SECRET,
+  TEST_CATALOG,
+  TEST_ENCRYPTION_KEY,
+} from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import type { IdempotencyCompletion, WebhookRecord } from '../src/store/types.js';
 
@@ -45,7 +51,7 @@ const heldClaim = (key: string, fingerprint: string, claimId: string) =>
     expiresAt: new Date(clock.now().getTime() + 86_400_000),
   });
 
-const base = { adminSession: { secret: TEST_ADMIN_SECRET }, clock, logger: silentLogger };
+const base = { ...TEST_CATALOG, adminSession: { secret: TEST_ADMIN_SECRET }, clock, logger: silentLogger };
 
 describe('webhook modes (docs/decisions.md §5.2)', () => {
   it('development accepts http:// and private addresses such as http://127.0.0.1:…', async () => {

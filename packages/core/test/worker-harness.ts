@@ -1,7 +1,5 @@
 import {
   createKeyhook,
-  type DefaultEvents,
-  type DefaultScopes,
   type DeliveryWorker,
   type DeliveryWorkerOptions,
   type EventCatalog,
@@ -12,7 +10,13 @@ import {
   type ScopeNameOf,
   silentLogger,
 } from '@keyhook/core';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, VirtualClock } from '@keyhook/testing/support';
+import {
+  TEST_ADMIN_SECRET,
+  TEST_ENCRYPTION_KEY,
+  TEST_EVENTS,
+  TEST_SCOPES,
+  VirtualClock,
+} from '@keyhook/testing/support';
 
 /** A retry schedule's step for `delivery.retrySchedule: [RETRY_MS]`: a minute on the virtual clock. */
 export const RETRY_MS = 60_000;
@@ -35,16 +39,19 @@ export interface Harness<K> {
 }
 
 /**
- * A keyhook for a unit test: a MemoryStore, the test admin secret and encryption key, a silent
+ * A keyhook for a unit test: the tests' catalog, a MemoryStore, the test admin secret and encryption key, a silent
  * logger, development mode (receivers on 127.0.0.1), and one VirtualClock as both clock and
  * timers; `overrides` replaces any of these. Nothing in it waits on the wall clock.
  */
 export function testKeyhook<
-  const Scopes extends readonly ScopeInput[] = DefaultScopes,
-  const Catalog extends EventCatalog = DefaultEvents,
+  const Scopes extends readonly ScopeInput[] = typeof TEST_SCOPES,
+  const Catalog extends EventCatalog = typeof TEST_EVENTS,
 >(overrides: HarnessOptions<Scopes, Catalog> = {}): Harness<Keyhook<ScopeNameOf<Scopes>, Catalog>> {
   const clock = overrides.clock ?? new VirtualClock();
   const keyhook = createKeyhook<Scopes, Catalog>({
+    // The tests' catalog unless the test brings its own.
+    scopes: TEST_SCOPES as unknown as Scopes,
+    events: TEST_EVENTS as unknown as Catalog,
     store: new MemoryStore(),
     adminSession: { secret: TEST_ADMIN_SECRET },
     encryptionKey: TEST_ENCRYPTION_KEY,
@@ -63,8 +70,8 @@ export function testKeyhook<
  * the receiver); a retry, a poll or a backoff happens only when the test advances `clock`.
  */
 export function startedKeyhook<
-  const Scopes extends readonly ScopeInput[] = DefaultScopes,
-  const Catalog extends EventCatalog = DefaultEvents,
+  const Scopes extends readonly ScopeInput[] = typeof TEST_SCOPES,
+  const Catalog extends EventCatalog = typeof TEST_EVENTS,
 >(
   overrides: HarnessOptions<Scopes, Catalog> = {},
   workerOptions: DeliveryWorkerOptions = {},

@@ -1,6 +1,6 @@
 import { createKeyhook, type Keyhook, silentLogger } from '@keyhook/core';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { FakeClock, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
+import { FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
@@ -29,6 +29,7 @@ describe.skipIf(!available)('rate limits on two instances sharing one Postgres, 
       });
       stores.push(store);
       return createKeyhook({
+        ...TEST_CATALOG,
         store,
         adminSession: { secret: TEST_ADMIN_SECRET },
         clock,

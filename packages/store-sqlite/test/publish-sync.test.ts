@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKeyhook, type Keyhook } from '@keyhook/core';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
+import { TEST_ADMIN_SECRET, TEST_CATALOG, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteStore, openDatabase, type SqliteStore } from '../src/index.js';
@@ -24,6 +24,7 @@ beforeEach(async () => {
   store = createSqliteStore({ database: db });
   receiver = await TestReceiver.start();
   keyhook = createKeyhook({
+    ...TEST_CATALOG,
     store,
     adminSession: { secret: TEST_ADMIN_SECRET },
     mode: 'development',
@@ -61,7 +62,7 @@ describe('publishSync: the event joins a synchronous transaction on the store’
     expect(orders()).toEqual(['order_1']);
     expect(events()).toEqual(['evt_order_1']);
     await receiver.waitFor((r) => r.length === 1);
-    expect(receiver.requests[0]!.headers['x-chatbot-event-id']).toBe('evt_order_1');
+    expect(receiver.requests[0]!.headers['keyhook-event-id']).toBe('evt_order_1');
   });
 
   it('rolls back with it: neither the write nor the event nor its delivery remains', async () => {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PublishInput } from '@keyhook/core';
+import type { ReferenceEvent } from '../catalog.js';
 
 export type SqlParam = string | number | null;
 
@@ -22,7 +22,7 @@ export interface Tx {
    * change that caused it (SQLite: `events.publishSync` on the shared connection; Postgres:
    * `events.publish` on this transaction's client).
    */
-  publish(input: PublishInput): Promise<void>;
+  publish(input: ReferenceEvent): Promise<void>;
 }
 
 export interface StagingDb {

@@ -1,4 +1,5 @@
-import type { PublishInput } from '@keyhook/core';
+import type { ReferenceEvent } from '../catalog.js';
+
 import type { ChangeCounts, RunRecord } from './model.js';
 
 /**
@@ -6,7 +7,12 @@ import type { ChangeCounts, RunRecord } from './model.js';
  * the run, the generation and the reason. Ids are derived from the run, so a job that runs again
  * after a crash publishes the same event id, and keyhook's idempotency on `id` keeps it to one.
  */
-const event = (run: RunRecord, kind: string, type: PublishInput['type'], data: Record<string, unknown>) => ({
+const event = (
+  run: RunRecord,
+  kind: string,
+  type: ReferenceEvent['type'],
+  data: Record<string, unknown>,
+) => ({
   tenantId: run.tenantId,
   type,
   id: `evt_${run.id}_${kind}`,
@@ -15,7 +21,7 @@ const event = (run: RunRecord, kind: string, type: PublishInput['type'], data: R
 
 const generationOf = (number: number) => (number === 0 ? null : number);
 
-export function runCompleted(run: RunRecord, counts: ChangeCounts, noop: boolean): PublishInput {
+export function runCompleted(run: RunRecord, counts: ChangeCounts, noop: boolean): ReferenceEvent {
   return event(run, 'completed', 'run.completed', {
     baseGeneration: generationOf(run.baseGeneration),
     stagedRevision: run.stagedRevision,
@@ -24,11 +30,11 @@ export function runCompleted(run: RunRecord, counts: ChangeCounts, noop: boolean
   });
 }
 
-export function runFailed(run: RunRecord, reason: string): PublishInput {
+export function runFailed(run: RunRecord, reason: string): ReferenceEvent {
   return event(run, 'failed', 'run.failed', { baseGeneration: generationOf(run.baseGeneration), reason });
 }
 
-export function runConflicted(run: RunRecord, activeGeneration: number, reason: string): PublishInput {
+export function runConflicted(run: RunRecord, activeGeneration: number, reason: string): ReferenceEvent {
   return event(run, 'conflict', 'run.conflict', {
     baseGeneration: generationOf(run.baseGeneration),
     activeGeneration: generationOf(activeGeneration),
@@ -40,7 +46,7 @@ export function generationPublished(
   run: RunRecord,
   generation: number,
   counts: { items: number; passages: number },
-): PublishInput {
+): ReferenceEvent {
   return event(run, 'published', 'generation.published', {
     generation,
     previousGeneration: generationOf(run.baseGeneration),
@@ -50,7 +56,7 @@ export function generationPublished(
   });
 }
 
-export function applyFailed(run: RunRecord, reason: string): PublishInput {
+export function applyFailed(run: RunRecord, reason: string): ReferenceEvent {
   return event(run, 'apply_failed', 'apply.failed', {
     baseGeneration: generationOf(run.baseGeneration),
     reason,

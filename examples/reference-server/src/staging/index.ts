@@ -1,5 +1,6 @@
 import { cryptoRandomBytes, type Keyhook, type Logger, systemClock } from '@keyhook/core';
 import type { FastifyPluginAsync } from 'fastify';
+import type { ReferenceKeyhook } from '../catalog.js';
 import { ApplyStorage } from './apply.js';
 import type { StagingDb } from './db.js';
 import { type StagingJobHooks, StagingJobs } from './jobs.js';
@@ -23,7 +24,7 @@ export interface DataPlane {
  */
 export async function openDataPlane(
   db: StagingDb,
-  keyhook: Keyhook,
+  keyhook: ReferenceKeyhook,
   logger: Logger,
   options: {
     hooks?: StagingJobHooks | undefined;

@@ -1,12 +1,9 @@
-import { DEFAULT_SCOPES, type ScopeNameOf } from '@keyhook/core';
+import { REFERENCE_SCOPES, type Scope } from '../catalog.js';
 
-/**
- * The reference configuration's seven scopes (docs/http-api.md §5.4): the names of core's default
- * catalog, which this server keeps.
- */
-export type Scope = ScopeNameOf<typeof DEFAULT_SCOPES>;
+export type { Scope };
 
-export const SCOPES: readonly Scope[] = DEFAULT_SCOPES.map((scope) => scope.name);
+/** The seven scope names, in their declared order. */
+export const SCOPES: readonly Scope[] = REFERENCE_SCOPES.map((scope) => scope.name);
 
 /** The data plane's operations (docs/http-api.md §4.6), each with the one scope that guards it. */
 export const OPERATION_SCOPES = {

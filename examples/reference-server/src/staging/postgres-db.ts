@@ -1,6 +1,7 @@
 import type { Keyhook } from '@keyhook/core';
 import { toStoreError } from '@keyhook/store-postgres';
 import pg from 'pg';
+import type { ReferenceKeyhook } from '../catalog.js';
 import type { SqlParam, StagingDb, Tx } from './db.js';
 
 const INT8_OID = 20;
@@ -18,7 +19,7 @@ export function numberPlaceholders(sql: string): string {
  */
 export function postgresStagingDb(
   options: { connectionString: string; schema: string; max?: number },
-  events: Keyhook['events'],
+  events: ReferenceKeyhook['events'],
 ): StagingDb {
   const pool = new pg.Pool({
     connectionString: options.connectionString,

@@ -9,6 +9,7 @@ import {
 } from '@keyhook/core';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import type { ReferenceKeyhook } from '../catalog.js';
 import { StagingError } from './errors.js';
 import { type Operation, scopeFor } from './operation-scopes.js';
 import type { RunApi } from './run-api.js';
@@ -245,7 +246,7 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
  * route behind keyhook's `requireScope` with its operation's scope, and errors in keyhook's
  * envelope (the data plane's own codes beside keyhook's).
  */
-export function stagingRoutes(keyhook: Keyhook, staging: Staging): FastifyPluginAsync {
+export function stagingRoutes(keyhook: ReferenceKeyhook, staging: Staging): FastifyPluginAsync {
   return async (scope: FastifyInstance) => {
     // JSON only: Fastify's text/plain parser would hand a string to the validation (400), not a 415.
     scope.removeContentTypeParser('text/plain');

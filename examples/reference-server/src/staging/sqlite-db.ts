@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { type Keyhook, type Logger, silentLogger } from '@keyhook/core';
 import { toStoreError } from '@keyhook/store-sqlite';
 import type Database from 'better-sqlite3';
+import type { ReferenceKeyhook } from '../catalog.js';
 import { Serial, type SqlParam, type StagingDb, type Tx } from './db.js';
 
 /**
@@ -13,7 +14,7 @@ import { Serial, type SqlParam, type StagingDb, type Tx } from './db.js';
  */
 export function sqliteStagingDb(
   db: Database.Database,
-  events: Keyhook['events'],
+  events: ReferenceKeyhook['events'],
   logger: Logger = silentLogger,
   checkpoints: CheckpointerOptions = {},
 ): StagingDb {

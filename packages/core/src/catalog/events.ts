@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { EVENT_TYPES } from '../webhooks/events.js';
 
 /** An event type a host publishes: what it means, and the schema its `data` must pass. */
 export interface EventDefinition {
@@ -37,17 +36,6 @@ export type EventMap<Catalog extends EventCatalog> = {
   [Type in keyof Catalog & string]: EventData<Catalog, Type>;
 };
 
-/** The reference server's events (docs/http-api.md §6.1), the default when a host declares none. */
-export const DEFAULT_EVENTS = {
-  'run.completed': { description: 'A run finished discovery successfully.' },
-  'run.failed': { description: 'A run failed.' },
-  'run.conflict': { description: 'A run could not proceed because of a conflicting base.' },
-  'generation.published': { description: 'An apply published a new generation.' },
-  'apply.failed': { description: 'An apply failed to build or publish.' },
-} as const satisfies Record<(typeof EVENT_TYPES)[number], EventDefinition>;
-
-export type DefaultEvents = typeof DEFAULT_EVENTS;
-
 /** Event types go in headers, URLs of docs and the twin key's comma list: 1–100 of `A–Z a–z 0–9 . _ : -`. */
 export const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 
@@ -65,7 +53,7 @@ export class EventTypeCatalog {
   readonly schema: z.ZodType<string>;
   private readonly definitions: ReadonlyMap<string, EventDefinition>;
 
-  constructor(catalog: EventCatalog) {
+  constructor(catalog: EventCatalog = {}) {
     if (typeof catalog !== 'object' || catalog === null || Array.isArray(catalog)) {
       throw new TypeError("keyhook: events must be an object of event types, { 'invoice.paid': { … } }");
     }
@@ -84,10 +72,12 @@ export class EventTypeCatalog {
       }
       definitions.set(type, definition);
     }
-    if (definitions.size === 0) throw new TypeError('keyhook: events must declare at least one event type');
     this.definitions = definitions;
     this.types = [...definitions.keys()];
-    this.schema = z.enum(this.types as [string, ...string[]]);
+    this.schema =
+      this.types.length === 0
+        ? z.never({ error: 'this API declares no event types (createKeyhook({ events }))' })
+        : z.enum(this.types as [string, ...string[]]);
   }
 
   has(type: unknown): boolean {

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { SCOPES } from '../scopes.js';
 
 /** A scope a host's keys may carry, with what it allows (shown in the OpenAPI document). */
 export interface ScopeDefinition<Name extends string = string> {
@@ -19,19 +18,6 @@ export type ScopeNameOf<List extends readonly ScopeInput[]> = List[number] exten
       : never
   : never;
 
-/** The reference server's scopes (docs/http-api.md §5.4), the default when a host declares none. */
-export const DEFAULT_SCOPES = [
-  { name: 'sources:read', description: 'List / read sources' },
-  { name: 'sources:write', description: 'Create / update / deactivate sources' },
-  { name: 'items:read', description: 'List staged items' },
-  { name: 'items:write', description: 'Upsert / batch / snapshot / delete items' },
-  { name: 'runs:read', description: 'Read run status, diff and active generation' },
-  { name: 'runs:execute', description: 'Start a run' },
-  { name: 'runs:apply', description: 'Apply (publish) a run' },
-] as const satisfies readonly ScopeDefinition<(typeof SCOPES)[number]>[];
-
-export type DefaultScopes = typeof DEFAULT_SCOPES;
-
 /** Scope names are stored and compared as they are: letters, digits and `:._-`, 1–64 of them. */
 export const SCOPE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9:._-]{0,63}$/;
 
@@ -43,10 +29,8 @@ export class ScopeCatalog {
   readonly schema: z.ZodType<string>;
   private readonly known: ReadonlySet<string>;
 
-  constructor(inputs: readonly ScopeInput[]) {
-    if (!Array.isArray(inputs) || inputs.length === 0) {
-      throw new TypeError('keyhook: scopes must be a non-empty list of scope names');
-    }
+  constructor(inputs: readonly ScopeInput[] = []) {
+    if (!Array.isArray(inputs)) throw new TypeError('keyhook: scopes must be a list of scope names');
     const descriptions = new Map<string, string>();
     const names: string[] = [];
     for (const input of inputs) {
@@ -64,10 +48,13 @@ export class ScopeCatalog {
     this.names = names;
     this.descriptions = descriptions;
     this.known = new Set(names);
-    this.schema = z.enum(names as [string, ...string[]]).meta({
-      description: scopeListing(names, descriptions),
-      'x-enumDescriptions': Object.fromEntries(descriptions),
-    });
+    this.schema =
+      names.length === 0
+        ? z.never({ error: 'this API declares no scopes (createKeyhook({ scopes }))' })
+        : z.enum(names as [string, ...string[]]).meta({
+            description: scopeListing(names, descriptions),
+            'x-enumDescriptions': Object.fromEntries(descriptions),
+          });
   }
 
   has(name: unknown): boolean {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DefaultEvents, EventCatalog, EventInput, EventTypeCatalog } from '../catalog/events.js';
+import type { EventCatalog, EventInput, EventTypeCatalog } from '../catalog/events.js';
 import type { Clock, RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { canonicalJson } from '../idempotency/canonical-json.js';
@@ -32,10 +32,10 @@ const publishSchemaFor = (catalog: EventTypeCatalog) =>
 
 /**
  * One event to publish: a type of the host's catalog, with the `data` its schema takes.
- * `PublishInput` alone is the reference configuration's (docs/http-api.md §6.1 events).
+ * `PublishInput` alone takes any event type.
  */
 export type PublishInput<
-  Catalog extends EventCatalog = DefaultEvents,
+  Catalog extends EventCatalog = EventCatalog,
   Type extends keyof Catalog & string = keyof Catalog & string,
 > = {
   [T in Type]: {

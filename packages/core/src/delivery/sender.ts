@@ -9,7 +9,7 @@ import {
   type UrlPolicy,
 } from '../webhooks/url-policy.js';
 import type { AttemptResult } from './outcome.js';
-import { type DeliveryHeaderNames, SPEC_HEADER_NAMES, signatureHeader } from './signature.js';
+import { DEFAULT_HEADER_NAMES, type DeliveryHeaderNames, signatureHeader } from './signature.js';
 
 /** docs/decisions.md §8.5: at most this much of a receiver's answer is kept in the attempt log. */
 export const MAX_LOGGED_RESPONSE_BYTES = 4096;
@@ -53,7 +53,7 @@ export interface SenderOptions {
   policy: UrlPolicy;
   /** Name resolution, injectable for tests; the system resolver otherwise. */
   lookup?: LookupAll | undefined;
-  /** The event-id and signature header names (checked: signature.ts). Default `x-chatbot-*`. */
+  /** The event-id and signature header names (checked: signature.ts). Default `keyhook-*`. */
   headerNames?: DeliveryHeaderNames | undefined;
 }
 
@@ -77,7 +77,7 @@ export class WebhookSender {
   private readonly headerNames: DeliveryHeaderNames;
 
   constructor(private readonly options: SenderOptions) {
-    this.headerNames = options.headerNames ?? SPEC_HEADER_NAMES;
+    this.headerNames = options.headerNames ?? DEFAULT_HEADER_NAMES;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
     this.agent = new Agent({
       connections: 64,

@@ -1,18 +1,18 @@
 import { createHmac } from 'node:crypto';
 
-/** Header names of a delivery (docs/http-api.md §6.3): the defaults. */
-export const SIGNATURE_HEADER = 'x-chatbot-signature';
-export const EVENT_ID_HEADER = 'x-chatbot-event-id';
+/** Header names of a delivery when the host names none (docs/decisions.md §6.5). */
+export const SIGNATURE_HEADER = 'keyhook-signature';
+export const EVENT_ID_HEADER = 'keyhook-event-id';
 
 /** The two headers a delivery carries besides its content type, named as the host chooses. */
 export interface DeliveryHeaderNames {
-  /** `t=<unix seconds>,v1=<hex>`. Default `x-chatbot-signature`. */
+  /** `t=<unix seconds>,v1=<hex>`. Default `keyhook-signature`. */
   signature: string;
-  /** The event id, for receivers that dedupe before parsing. Default `x-chatbot-event-id`. */
+  /** The event id, for receivers that dedupe before parsing. Default `keyhook-event-id`. */
   eventId: string;
 }
 
-export const SPEC_HEADER_NAMES: DeliveryHeaderNames = {
+export const DEFAULT_HEADER_NAMES: Readonly<DeliveryHeaderNames> = {
   signature: SIGNATURE_HEADER,
   eventId: EVENT_ID_HEADER,
 };
@@ -40,7 +40,7 @@ const RESERVED = new Set([
 
 /** The host's header names, checked at start: HTTP tokens, not framing headers, and not the same header twice. */
 export function deliveryHeaderNames(names: Partial<DeliveryHeaderNames> = {}): DeliveryHeaderNames {
-  const chosen = { ...SPEC_HEADER_NAMES, ...stripUndefined(names) };
+  const chosen = { ...DEFAULT_HEADER_NAMES, ...stripUndefined(names) };
   for (const [option, name] of Object.entries(chosen)) {
     if (typeof name !== 'string' || !HEADER_NAME.test(name) || RESERVED.has(name)) {
       throw new TypeError(

@@ -19,7 +19,7 @@ export interface ApiKeyFormat {
   checksum?: boolean;
 }
 
-/** The reference configuration's format (docs/http-api.md §5.2): `sk_live_<16 hex>_<48 hex>`, no checksum. */
+/** The default format (docs/http-api.md §5.2): `sk_live_<16 hex>_<48 hex>`, no checksum. */
 export const SPEC_KEY_FORMAT: Readonly<Required<ApiKeyFormat>> = { prefix: KEY_PREFIX, checksum: false };
 
 const PREFIX = /^[a-z][a-z0-9_]{0,22}_$/;

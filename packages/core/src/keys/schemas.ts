@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_SCOPES, ScopeCatalog } from '../catalog/scopes.js';
+import type { ScopeCatalog } from '../catalog/scopes.js';
 import { storableText } from '../validation.js';
 import { type RateLimit, rateLimitSchema } from './rate-limit.js';
 
@@ -16,9 +16,11 @@ export function apiKeySchemaFor(scopes: ScopeCatalog) {
   return z
     .object({
       name: keyName(),
+      // At least one when the host declares any: a key that may do nothing is a mistake. A host
+      // without scopes mints keys that carry none (docs/decisions.md §3.11).
       scopes: z
         .array(scopes.schema)
-        .min(1)
+        .min(scopes.names.length === 0 ? 0 : 1)
         .refine((list) => new Set(list).size === list.length, 'scopes must not repeat'),
       expiresAt: z.iso.datetime({ offset: true }).optional().nullable(),
       rateLimit: keyRateLimit.optional(),
@@ -38,9 +40,6 @@ export interface UpdateApiKeyInput {
   name?: string | undefined;
   rateLimit?: RateLimit | null | undefined;
 }
-
-/** POST /admin/keys with the default (docs/http-api.md §5.4) scopes. */
-export const createApiKeySchema = apiKeySchemaFor(new ScopeCatalog(DEFAULT_SCOPES));
 
 export interface CreateApiKeyInput<Scope extends string = string> {
   name: string;

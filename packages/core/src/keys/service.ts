@@ -11,7 +11,6 @@ import { cacheDigest, digestsEqual, hashApiKey, hexOfCacheDigest } from './hash.
 import {
   apiKeySchemaFor,
   type CreateApiKeyInput,
-  createApiKeySchema,
   type UpdateApiKeyInput,
   updateApiKeySchema,
 } from './schemas.js';
@@ -21,8 +20,8 @@ export interface ApiKeysDeps {
   store: Store;
   clock: Clock;
   randomBytes: RandomBytes;
-  /** The scopes a key may carry. Default the reference configuration's seven. */
-  scopes?: ScopeCatalog | undefined;
+  /** The scopes a key may carry: the host's. */
+  scopes: ScopeCatalog;
   /** Verified keys kept in memory, at most this many; `0` turns the cache off. Default 10,000. */
   cacheEntries?: number | undefined;
   /** How keys are minted and which formats verify. Default `sk_live_`, no checksum. */
@@ -43,7 +42,7 @@ export class ApiKeyService implements ApiKeys {
   readonly createSchema: ReturnType<typeof apiKeySchemaFor>;
 
   constructor(private readonly deps: ApiKeysDeps) {
-    this.createSchema = deps.scopes ? apiKeySchemaFor(deps.scopes) : createApiKeySchema;
+    this.createSchema = apiKeySchemaFor(deps.scopes);
     this.formats = deps.formats ?? new ApiKeyFormats();
     // Unknown ids are compared against this, so they cost what a wrong secret costs.
     this.dummyHash = hashApiKey(this.formats.mint(deps.randomBytes).secret);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_EVENTS, EventTypeCatalog } from '../catalog/events.js';
+import type { EventTypeCatalog } from '../catalog/events.js';
 
 /**
  * POST /admin/webhooks for a host's events (docs/http-api.md §4.3; docs/decisions.md §5). The URL's
@@ -14,9 +14,6 @@ export function webhookSchemaFor(events: EventTypeCatalog) {
     })
     .strict();
 }
-
-/** POST /admin/webhooks with the default (docs/http-api.md §6.1) events. */
-export const createWebhookSchema = webhookSchemaFor(new EventTypeCatalog(DEFAULT_EVENTS));
 
 export interface CreateWebhookInput<EventType extends string = string> {
   url: string;
@@ -42,9 +39,6 @@ export function updateWebhookSchemaFor(events: EventTypeCatalog) {
       message: 'change the status, or the url and events, in separate requests',
     });
 }
-
-/** PATCH /admin/webhooks/{id} with the default (docs/http-api.md §6.1) events. */
-export const updateWebhookSchema = updateWebhookSchemaFor(new EventTypeCatalog(DEFAULT_EVENTS));
 
 export interface UpdateWebhookInput<EventType extends string = string> {
   status?: 'active' | 'disabled' | undefined;

@@ -9,6 +9,7 @@ import {
 import { afterEach, beforeEach, describe } from 'vitest';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '../support/admin.js';
 import { FakeClock } from '../support/clock.js';
+import { TEST_CATALOG } from '../support/index.js';
 import { OpenApiContract } from '../support/openapi.js';
 import { adminSessionCases, tenantIsolationCases } from './admin-auth.js';
 import { bodyCases } from './bodies.js';
@@ -47,6 +48,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
         ctx.inserts = new InsertGate();
         ctx.logs = [];
         ctx.keyhook = createKeyhook({
+          ...TEST_CATALOG,
           store: new GatedMemoryStore(ctx.rotations, ctx.inserts),
           adminSession: { secret: TEST_ADMIN_SECRET },
           clock: ctx.clock,
@@ -60,8 +62,9 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
         server = await adapter.start({ keyhook: ctx.keyhook, prefix, hostRoutes: true });
         ctx.baseUrl = server.baseUrl;
         ctx.serve = async (options, openapi) => {
-          // A host catalog is typed by its own scopes; the host routes check theirs at setup.
+          // The suite's catalog unless `options` brings the host's own; the host routes check theirs at setup.
           const keyhook = createKeyhook({
+            ...TEST_CATALOG,
             store: new MemoryStore(),
             adminSession: { secret: TEST_ADMIN_SECRET },
             clock: ctx.clock,

@@ -2,10 +2,12 @@ import { createHmac } from 'node:crypto';
 import { createKeyhook, generateEncryptionKey, silentLogger } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
 import { TEST_ADMIN_SECRET } from '../support/admin.js';
+import { TEST_CATALOG } from '../support/catalog.js';
 import { TestReceiver } from '../support/receiver.js';
 import type { StoreHarness, SuiteContext } from './types.js';
 
 const base = {
+  ...TEST_CATALOG,
   adminSession: { secret: TEST_ADMIN_SECRET },
   logger: silentLogger,
   mode: 'development',
@@ -51,14 +53,16 @@ export function restartCases(ctx: SuiteContext, harness: StoreHarness): void {
           });
           await receiver.waitFor((requests) => requests.length === 1);
           const [request] = receiver.requests;
-          const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(request!.headers['x-chatbot-signature']));
+          const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(
+            String(request!.headers[after.headerNames.signature]),
+          );
           expect(match).not.toBeNull();
           const expected = createHmac('sha256', secret)
             .update(`${match![1]}.`)
             .update(request!.body)
             .digest('hex');
           expect(match![2]).toBe(expected);
-          expect(request!.headers['x-chatbot-event-id']).toBe(published.event.id);
+          expect(request!.headers[after.headerNames.eventId]).toBe(published.event.id);
         } finally {
           await after.close();
         }

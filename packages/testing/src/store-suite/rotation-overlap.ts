@@ -2,6 +2,7 @@ import { createKeyhook, generateEncryptionKey, type Keyhook, type Store, silentL
 import { describe, expect, it } from 'vitest';
 import { TEST_ADMIN_SECRET } from '../support/admin.js';
 import { FakeClock } from '../support/clock.js';
+import { TEST_CATALOG } from '../support/index.js';
 import { TestReceiver } from '../support/receiver.js';
 import type { SuiteContext } from './types.js';
 
@@ -19,6 +20,7 @@ export function rotationOverlapCases(ctx: SuiteContext): void {
       const encryptionKey = generateEncryptionKey();
       const instance = (store: Store) =>
         createKeyhook({
+          ...TEST_CATALOG,
           store,
           adminSession: { secret: TEST_ADMIN_SECRET },
           logger: silentLogger,
@@ -45,7 +47,9 @@ export function rotationOverlapCases(ctx: SuiteContext): void {
           } finally {
             await worker.stop();
           }
-          return String(receiver.requests[seen]!.headers['x-chatbot-signature']).split(',v1=').length - 1;
+          return (
+            String(receiver.requests[seen]!.headers[sender.headerNames.signature]).split(',v1=').length - 1
+          );
         };
         clock.advance(29_999);
         expect([await signatures(a), await signatures(b)]).toEqual([2, 2]);

@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle, TimerOptions, Timers } from '@keyhook/core';
+import { TEST_CATALOG } from './catalog.js';
 
 /** A clock that moves only when the test says so. */
 export class FakeClock implements Clock {
@@ -34,7 +35,7 @@ interface VirtualTimer {
 const SETTLE_TURNS = 5;
 
 /**
- * A clock and the timers that run on it, for code that takes both (`createKeyhook({ clock,
+ * A clock and the timers that run on it, for code that takes both (`createKeyhook({ ...TEST_CATALOG, clock,
  * timers })`): pass the same VirtualClock as each. Its time moves only in advance(), which runs
  * the timers that come due on the way, in order, letting the work each one starts settle before
  * the next. Nothing waits on the wall clock. Real I/O (HTTP to a test receiver) still takes real

@@ -1,4 +1,5 @@
 export { type AdminTokenOptions, adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './admin.js';
+export { TEST_CATALOG, TEST_EVENTS, TEST_SCOPES } from './catalog.js';
 export { FakeClock, VirtualClock } from './clock.js';
 export { deliverOneEvent, type OneDelivery } from './deliver.js';
 export { type JsonReply, type JsonRequestOptions, requestJson } from './http.js';

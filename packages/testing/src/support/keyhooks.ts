@@ -1,9 +1,10 @@
 import { type ApiKeys, createKeyhook, MemoryStore, type Store, silentLogger } from '@keyhook/core';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './admin.js';
+import { TEST_CATALOG } from './catalog.js';
 
 /**
  * Two keyhooks whose scope types differ, for the adapters' `requireScope` type tests: an app's
- * own scopes, and the reference configuration (no `scopes`: the seven of docs/http-api.md §5.4).
+ * own scopes, and the tests' catalog (TEST_CATALOG).
  */
 export function scopedKeyhooks() {
   const base = {
@@ -16,7 +17,7 @@ export function scopedKeyhooks() {
       ...base,
       scopes: ['invoices:read', { name: 'invoices:write', description: 'Create and pay invoices' }],
     }),
-    reference: createKeyhook({ ...base, store: new MemoryStore() }),
+    reference: createKeyhook({ ...base, ...TEST_CATALOG, store: new MemoryStore() }),
   };
 }
 
@@ -27,6 +28,7 @@ export function scopedKeyhooks() {
  */
 export function keysOn(store: Store, options: { cacheEntries?: number } = {}): ApiKeys {
   return createKeyhook({
+    ...TEST_CATALOG,
     store,
     adminSession: { secret: TEST_ADMIN_SECRET },
     encryptionKey: TEST_ENCRYPTION_KEY,
