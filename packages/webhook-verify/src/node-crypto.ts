@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import { matchesAny } from './constant-time.js';
 import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
 import {
   eventBody,
@@ -11,6 +10,7 @@ import {
   signedDelivery,
   type WebhookEventInput,
 } from './signed-delivery.js';
+import { matchesAny } from './timing-safe.js';
 import {
   checkSignatureAndTime,
   type DeliveryHeaders,

@@ -1,4 +1,3 @@
-import { matchesAny } from './constant-time.js';
 import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
 import {
   eventBody,
@@ -10,6 +9,7 @@ import {
   signedDelivery,
   type WebhookEventInput,
 } from './signed-delivery.js';
+import { matchesAny } from './timing-safe.js';
 import {
   type DeliveryHeaders,
   finishVerification,

@@ -1,12 +1,12 @@
 import { verify, verifyAsync } from '@keyhook/webhook-verify';
 import { describe, expect, it, vi } from 'vitest';
-import * as compare from '../src/constant-time.js';
-import { matchesAny } from '../src/constant-time.js';
 import { toHex } from '../src/subtle-crypto.js';
+import * as compare from '../src/timing-safe.js';
+import { matchesAny } from '../src/timing-safe.js';
 import { eventBody, hmacHex, OTHER_SECRET, SECRET } from './wire-format.js';
 
-vi.mock('../src/constant-time.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../src/constant-time.js')>();
+vi.mock('../src/timing-safe.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../src/timing-safe.js')>();
   return { ...original, matchesAny: vi.fn(original.matchesAny) };
 });
 
