@@ -1,6 +1,6 @@
-/** Header names of a delivery (docs/http-api.md §6.3). */
-export const SIGNATURE_HEADER = 'x-chatbot-signature';
-export const EVENT_ID_HEADER = 'x-chatbot-event-id';
+/** A delivery's header names when the `headers` option names none: keyhook's (docs/decisions.md §6.6). */
+export const SIGNATURE_HEADER = 'keyhook-signature';
+export const EVENT_ID_HEADER = 'keyhook-event-id';
 
 /** docs/http-api.md §6.4 rule 3: the replay window, applied to the past and to the future alike. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;

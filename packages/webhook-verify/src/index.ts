@@ -4,6 +4,5 @@
  * `sign` and `signEvent` to everything in `./web`.
  */
 
-export { sign, signEvent } from './sign.js';
-export { verify, verifySignature } from './verify.js';
+export { sign, signEvent, verify, verifySignature } from './node-crypto.js';
 export * from './web.js';

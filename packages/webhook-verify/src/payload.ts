@@ -28,8 +28,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Runs only after the signature matched: the body is authentic, but may still not be an event.
- * Its `data` is typed by the receiver's map without a runtime check: the signature shows the
- * sender wrote it, and the sender checked it against the event's schema before it signed.
+ * Its `data` is typed by the receiver's map without a runtime check (docs/decisions.md §6.6).
  */
 export function parseEvent<Events extends WebhookEventMap<Events>>(
   rawBody: string | Uint8Array,

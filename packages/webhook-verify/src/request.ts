@@ -1,6 +1,6 @@
 import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
+import { verifyAsync } from './subtle-crypto.js';
 import type { VerifyOptions, WebhookSecret } from './verification.js';
-import { verifyAsync } from './verify-async.js';
 
 /** The part of a Fetch API `Request` that is read; structural, so no DOM types are needed. */
 export interface RequestLike {

@@ -1,8 +1,18 @@
 import { DEFAULT_TOLERANCE_SECONDS, SECRET_PREFIX } from './constants.js';
 import { WebhookVerificationError } from './errors.js';
-import { readSignatureHeader, type SignatureHeaderText, type SignatureHeaderValue } from './header.js';
-import { type HeadersLike, headerNames, headerValue, isHeaders, type WebhookHeaderNames } from './names.js';
+import {
+  type HeadersLike,
+  headerNames,
+  headerValue,
+  isHeaders,
+  type WebhookHeaderNames,
+} from './header-names.js';
 import { parseEvent, type WebhookEvent, type WebhookEventMap } from './payload.js';
+import {
+  readSignatureHeader,
+  type SignatureHeaderText,
+  type SignatureHeaderValue,
+} from './signature-header.js';
 
 /** One signing secret, or several while a receiver rotates: any of them may match. */
 export type WebhookSecret = string | readonly string[];
@@ -17,7 +27,7 @@ export interface VerifyOptions {
   now?: TimeInput;
   /**
    * The header names the sender uses (keyhook's `delivery.headers`), read when `headers` is a
-   * whole set of headers. Default `x-chatbot-signature` and `x-chatbot-event-id`.
+   * whole set of headers. Default `keyhook-signature` and `keyhook-event-id`.
    */
   headers?: Partial<WebhookHeaderNames>;
 }

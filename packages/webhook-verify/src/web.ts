@@ -15,11 +15,14 @@ export {
   WebhookVerificationError,
   type WebhookVerificationErrorCode,
 } from './errors.js';
-export { type ParsedSignatureHeader, parseSignatureHeader, type SignatureHeaderValue } from './header.js';
-export type { HeadersLike, WebhookHeaderNames } from './names.js';
+export type { HeadersLike, WebhookHeaderNames } from './header-names.js';
 export type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
 export { type RequestLike, verifyRequest } from './request.js';
-export { signAsync, signEventAsync } from './sign-async.js';
-export type { SignEventOptions, SignedDelivery, SignOptions, WebhookEventInput } from './signing.js';
+export {
+  type ParsedSignatureHeader,
+  parseSignatureHeader,
+  type SignatureHeaderValue,
+} from './signature-header.js';
+export type { SignEventOptions, SignedDelivery, SignOptions, WebhookEventInput } from './signed-delivery.js';
+export { signAsync, signEventAsync, verifyAsync } from './subtle-crypto.js';
 export type { DeliveryHeaders, TimeInput, VerifyOptions, WebhookSecret } from './verification.js';
-export { verifyAsync } from './verify-async.js';

@@ -64,25 +64,44 @@ describe('entries', () => {
 
 describe('README', () => {
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const recipeIn = (name: string, file: string) => {
+    const source = readFileSync(new URL(`./${file}.test.ts`, import.meta.url), 'utf8');
+    return new RegExp(`// recipe:${name}\\n([\\s\\S]*?)// recipe:end\\n`).exec(source)?.[1];
+  };
 
   it.each([
     ['express', 'express'],
     ['test', 'express'],
-    ['fastify', 'fastify'],
     ['web', 'request'],
     ['typed', 'types'],
-    ['hono', 'hono'],
-    ['koa', 'koa'],
-    ['next-pages', 'next-pages'],
-    ['nest', 'nest'],
   ])('shows the %s recipe exactly as test/%s.test.ts runs it', (name, file) => {
-    const source = readFileSync(new URL(`./${file}.test.ts`, import.meta.url), 'utf8');
-    const recipe = new RegExp(`// recipe:${name}\\n([\\s\\S]*?)// recipe:end\\n`).exec(source)?.[1];
+    const recipe = recipeIn(name, file);
     expect(recipe).toBeDefined();
     expect(readme).toContain(recipe);
   });
 
+  it.each([
+    ['fastify', 'fastify'],
+    ['hono', 'hono'],
+    ['koa', 'koa'],
+    ['next-pages', 'next-pages'],
+    ['nest', 'nest'],
+  ])('points at the %s recipe in test/%s.test.ts, which holds it', (name, file) => {
+    expect(recipeIn(name, file)).toBeDefined();
+    expect(readme).toContain(`[test/${file}.test.ts](`);
+  });
+
   it('lists every error code', async () => {
     for (const code of root.VERIFICATION_ERROR_CODES) expect(readme).toContain(`\`${code}\``);
+  });
+
+  it('shows a delivery that verifies with the secret it names, under the default header names', () => {
+    const [, head = '', body = ''] = /```http\n[^\n]*\n([\s\S]*?)\n\n([^\n]*)\n```/.exec(readme) ?? [];
+    const headers = Object.fromEntries(
+      head.split('\n').map((line) => line.split(': ') as [string, string]),
+    ) as Record<string, string>;
+    const secret = /Signed with `(whsec_[0-9a-f]{64})`/.exec(readme)?.[1] ?? '';
+    const t = Number(/t=(\d+)/.exec(headers[root.SIGNATURE_HEADER] ?? '')?.[1]);
+    expect(root.verify(body, headers, secret, { now: t * 1000 })).toEqual(JSON.parse(body));
   });
 });

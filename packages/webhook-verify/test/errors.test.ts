@@ -6,7 +6,7 @@ import {
 } from '@keyhook/webhook-verify';
 import * as web from '@keyhook/webhook-verify/web';
 import { describe, expect, it } from 'vitest';
-import { eventBody, hmacHex, OTHER_SECRET, SECRET, signatureHeader } from './sign.js';
+import { eventBody, hmacHex, OTHER_SECRET, SECRET, signatureHeader } from './wire-format.js';
 
 const caught = async (action: () => unknown): Promise<unknown> => {
   try {

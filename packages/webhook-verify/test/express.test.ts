@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { isWebhookVerificationError, signEvent, verify, type WebhookEvent } from '@keyhook/webhook-verify';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventBody, nowSeconds, SECRET, signatureHeader } from './sign.js';
+import { eventBody, nowSeconds, SECRET, signatureHeader } from './wire-format.js';
 
 const secret = SECRET;
 const received: WebhookEvent[] = [];
@@ -27,7 +27,7 @@ app.post('/webhooks/keyhook', express.raw({ type: 'application/json', limit: '1m
 // The bug this package exists to prevent: verifying JSON.stringify of the parsed body.
 app.post('/reserialised', express.json(), (req, res) => {
   try {
-    res.json(verify(JSON.stringify(req.body), req.headers['x-chatbot-signature'], secret));
+    res.json(verify(JSON.stringify(req.body), req.headers['keyhook-signature'], secret));
   } catch (error) {
     if (!isWebhookVerificationError(error)) throw error;
     res.status(400).json({ error: error.code });
@@ -35,7 +35,7 @@ app.post('/reserialised', express.json(), (req, res) => {
 });
 // Passing the parsed object itself is a TypeError, which Express turns into a 500.
 app.post('/parsed', express.json(), (req, res) => {
-  res.json(verify(req.body, req.headers['x-chatbot-signature'], secret));
+  res.json(verify(req.body, req.headers['keyhook-signature'], secret));
 });
 app.use((error: Error, _req: Request, res: Response, _next: NextFunction) => {
   errors.push(error);
@@ -56,60 +56,60 @@ afterAll(async () => {
 
 // Bytes JSON.stringify would not reproduce, as stored by a JSONB column: spaces, an escape.
 const body =
-  '{"id": "evt_express_1", "type": "run.completed", "createdAt": "2026-01-01T00:00:00.000Z", ' +
-  '"data": {"title": "caf\\u00e9", "pages": 42}}';
+  '{"id": "evt_express_1", "type": "invoice.paid", "createdAt": "2026-01-01T00:00:00.000Z", ' +
+  '"data": {"title": "caf\\u00e9", "amountCents": 42}}';
 
 const idOf = (payload: string) => /"id": ?"([^"]+)"/.exec(payload)?.[1] ?? '';
 const post = (path: string, payload: string, headers: Record<string, string>) =>
   fetch(`${base}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-chatbot-event-id': idOf(payload), ...headers },
+    headers: { 'content-type': 'application/json', 'keyhook-event-id': idOf(payload), ...headers },
     body: payload,
   });
 
 describe('Express recipe: express.raw on the webhook route, verify on the bytes', () => {
   it('accepts a real signed POST and hands over the event', async () => {
     received.length = 0;
-    const reply = await post('/webhooks/keyhook', body, { 'x-chatbot-signature': signatureHeader(body) });
+    const reply = await post('/webhooks/keyhook', body, { 'keyhook-signature': signatureHeader(body) });
     expect(reply.status).toBe(204);
     expect(received).toEqual([JSON.parse(body)]);
-    expect(received[0]?.data).toEqual({ title: 'café', pages: 42 });
+    expect(received[0]?.data).toEqual({ title: 'café', amountCents: 42 });
   });
 
   it('accepts a signature during a sender rotation (several v1)', async () => {
     const other = signatureHeader(body, `whsec_${'0'.repeat(64)}`).split(',')[1];
     const reply = await post('/webhooks/keyhook', body, {
-      'x-chatbot-signature': `${signatureHeader(body)},${other}`,
+      'keyhook-signature': `${signatureHeader(body)},${other}`,
     });
     expect(reply.status).toBe(204);
   });
 
   it('answers 400 with the code for a tampered body, no header, or a stale timestamp', async () => {
     const tampered = await post('/webhooks/keyhook', body.replace('42', '43'), {
-      'x-chatbot-signature': signatureHeader(body),
+      'keyhook-signature': signatureHeader(body),
     });
     expect([tampered.status, await tampered.json()]).toEqual([400, { error: 'signature_mismatch' }]);
     const unsigned = await post('/webhooks/keyhook', body, {});
     expect([unsigned.status, await unsigned.json()]).toEqual([400, { error: 'missing_signature' }]);
     const stale = await post('/webhooks/keyhook', body, {
-      'x-chatbot-signature': signatureHeader(body, SECRET, nowSeconds() - 301),
+      'keyhook-signature': signatureHeader(body, SECRET, nowSeconds() - 301),
     });
     expect([stale.status, await stale.json()]).toEqual([400, { error: 'timestamp_out_of_tolerance' }]);
     const otherId = await post('/webhooks/keyhook', body, {
-      'x-chatbot-signature': signatureHeader(body),
-      'x-chatbot-event-id': 'evt_not_the_signed_one',
+      'keyhook-signature': signatureHeader(body),
+      'keyhook-event-id': 'evt_not_the_signed_one',
     });
     expect([otherId.status, await otherId.json()]).toEqual([400, { error: 'event_id_mismatch' }]);
   });
 
   it('fails a genuine delivery when the body is re-serialised', async () => {
-    const reply = await post('/reserialised', body, { 'x-chatbot-signature': signatureHeader(body) });
+    const reply = await post('/reserialised', body, { 'keyhook-signature': signatureHeader(body) });
     expect([reply.status, await reply.json()]).toEqual([400, { error: 'signature_mismatch' }]);
   });
 
   it('turns a parsed body into a TypeError (a 500), not a 400', async () => {
     errors.length = 0;
-    const reply = await post('/parsed', body, { 'x-chatbot-signature': signatureHeader(body) });
+    const reply = await post('/parsed', body, { 'keyhook-signature': signatureHeader(body) });
     expect(reply.status).toBe(500);
     expect(errors[0]).toBeInstanceOf(TypeError);
     expect(errors[0]?.message).toContain("express.raw({ type: 'application/json' })");
@@ -119,14 +119,14 @@ describe('Express recipe: express.raw on the webhook route, verify on the bytes'
     const sent = eventBody({ filler: 'x'.repeat(256 * 1024 - 200) }, 'evt_express_big');
     expect(sent.length).toBeGreaterThan(200 * 1024);
     expect(sent.length).toBeLessThanOrEqual(256 * 1024);
-    const reply = await post('/webhooks/keyhook', sent, { 'x-chatbot-signature': signatureHeader(sent) });
+    const reply = await post('/webhooks/keyhook', sent, { 'keyhook-signature': signatureHeader(sent) });
     expect(reply.status).toBe(204);
   });
 
   it('accepts bodies byte for byte, unicode and all, on a body keyhook itself would send', async () => {
     const sent = eventBody({ title: 'Café ☕ 日本語 😀' }, 'evt_express_2');
     received.length = 0;
-    const reply = await post('/webhooks/keyhook', sent, { 'x-chatbot-signature': signatureHeader(sent) });
+    const reply = await post('/webhooks/keyhook', sent, { 'keyhook-signature': signatureHeader(sent) });
     expect(reply.status).toBe(204);
     expect(received[0]?.data).toEqual({ title: 'Café ☕ 日本語 😀' });
   });

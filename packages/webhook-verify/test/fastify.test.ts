@@ -1,7 +1,7 @@
 import { isWebhookVerificationError, verify, type WebhookEvent } from '@keyhook/webhook-verify';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventBody, nowSeconds, SECRET, signatureHeader } from './sign.js';
+import { eventBody, nowSeconds, SECRET, signatureHeader } from './wire-format.js';
 
 const secret = SECRET;
 const received: WebhookEvent[] = [];
@@ -30,7 +30,7 @@ app.register(async (webhooks) => {
 // Outside the plugin the default JSON parser runs, so this route shows the re-serialising bug.
 app.post('/reserialised', async (request, reply) => {
   try {
-    return verify(JSON.stringify(request.body), request.headers['x-chatbot-signature'], secret);
+    return verify(JSON.stringify(request.body), request.headers['keyhook-signature'], secret);
   } catch (error) {
     if (!isWebhookVerificationError(error)) throw error;
     return reply.code(400).send({ error: error.code });
@@ -47,21 +47,21 @@ afterAll(async () => {
 });
 
 const body =
-  '{"id": "evt_fastify_1", "type": "run.failed", "createdAt": "2026-01-01T00:00:00.000Z", ' +
-  '"data": {"reason": "na\\u00efve", "retry": 1.50}}';
+  '{"id": "evt_fastify_1", "type": "invoice.voided", "createdAt": "2026-01-01T00:00:00.000Z", ' +
+  '"data": {"reason": "na\\u00efve", "amount": 1.50}}';
 
 const idOf = (payload: string) => /"id": ?"([^"]+)"/.exec(payload)?.[1] ?? '';
 const post = (path: string, payload: string, headers: Record<string, string>, type = 'application/json') =>
   fetch(`${base}${path}`, {
     method: 'POST',
-    headers: { 'content-type': type, 'x-chatbot-event-id': idOf(payload), ...headers },
+    headers: { 'content-type': type, 'keyhook-event-id': idOf(payload), ...headers },
     body: payload,
   });
 
 describe('Fastify recipe: a parseAs buffer parser in an encapsulated plugin', () => {
   it('accepts a real signed POST and hands over the event', async () => {
     received.length = 0;
-    const reply = await post('/webhooks/keyhook', body, { 'x-chatbot-signature': signatureHeader(body) });
+    const reply = await post('/webhooks/keyhook', body, { 'keyhook-signature': signatureHeader(body) });
     expect(reply.status).toBe(204);
     expect(received).toEqual([JSON.parse(body)]);
   });
@@ -71,7 +71,7 @@ describe('Fastify recipe: a parseAs buffer parser in an encapsulated plugin', ()
     const reply = await post(
       '/webhooks/keyhook',
       sent,
-      { 'x-chatbot-signature': signatureHeader(sent) },
+      { 'keyhook-signature': signatureHeader(sent) },
       'application/json; charset=utf-8',
     );
     expect(reply.status).toBe(204);
@@ -79,19 +79,19 @@ describe('Fastify recipe: a parseAs buffer parser in an encapsulated plugin', ()
 
   it('answers 400 with the code for a tampered body, a bad header, or a future timestamp', async () => {
     const tampered = await post('/webhooks/keyhook', `${body} `, {
-      'x-chatbot-signature': signatureHeader(body),
+      'keyhook-signature': signatureHeader(body),
     });
     expect([tampered.status, await tampered.json()]).toEqual([400, { error: 'signature_mismatch' }]);
-    const malformed = await post('/webhooks/keyhook', body, { 'x-chatbot-signature': 't=Infinity,v1=00' });
+    const malformed = await post('/webhooks/keyhook', body, { 'keyhook-signature': 't=Infinity,v1=00' });
     expect([malformed.status, await malformed.json()]).toEqual([400, { error: 'malformed_header' }]);
     const future = await post('/webhooks/keyhook', body, {
-      'x-chatbot-signature': signatureHeader(body, SECRET, nowSeconds() + 301),
+      'keyhook-signature': signatureHeader(body, SECRET, nowSeconds() + 301),
     });
     expect([future.status, await future.json()]).toEqual([400, { error: 'timestamp_out_of_tolerance' }]);
   });
 
   it('fails a genuine delivery when the body is re-serialised', async () => {
-    const reply = await post('/reserialised', body, { 'x-chatbot-signature': signatureHeader(body) });
+    const reply = await post('/reserialised', body, { 'keyhook-signature': signatureHeader(body) });
     expect([reply.status, await reply.json()]).toEqual([400, { error: 'signature_mismatch' }]);
   });
 

@@ -7,7 +7,7 @@ import {
   verifySignature,
 } from '@keyhook/webhook-verify';
 import { describe, expect, it } from 'vitest';
-import { eventBody, nowSeconds, SECRET, signatureHeader } from './sign.js';
+import { eventBody, nowSeconds, SECRET, signatureHeader } from './wire-format.js';
 
 const body = eventBody({ invoiceId: 'inv_1' }, 'evt_names_1');
 const header = signatureHeader(body);
@@ -22,7 +22,7 @@ const runners: [string, Run][] = [
 describe.each(runners)('%s with whole headers', (_name, run) => {
   it('reads the default two headers from Node’s headers by default', async () => {
     await expect(
-      run({ 'x-chatbot-signature': header, 'x-chatbot-event-id': 'evt_names_1', host: 'receiver' }),
+      run({ 'keyhook-signature': header, 'keyhook-event-id': 'evt_names_1', host: 'receiver' }),
     ).resolves.toMatchObject({ id: 'evt_names_1' });
   });
 
@@ -34,7 +34,7 @@ describe.each(runners)('%s with whole headers', (_name, run) => {
     // Without the option the default name is looked for, and the error names it.
     await expect(run(headers)).rejects.toMatchObject({
       code: 'missing_signature',
-      message: 'the x-chatbot-signature header is missing',
+      message: 'the keyhook-signature header is missing',
     });
   });
 
@@ -73,13 +73,13 @@ describe.each(runners)('%s with whole headers', (_name, run) => {
   });
 
   it('accepts a delivery without the event-id header: the signed body’s id is the id', async () => {
-    await expect(run({ 'x-chatbot-signature': header })).resolves.toMatchObject({ id: 'evt_names_1' });
+    await expect(run({ 'keyhook-signature': header })).resolves.toMatchObject({ id: 'evt_names_1' });
   });
 
   it('takes a Fetch Headers, and a hand-built record in any spelling', async () => {
     const fetchHeaders = new Headers({ 'X-Acme-Signature': header, 'X-Acme-Event-Id': 'evt_names_1' });
     await expect(run(fetchHeaders, { headers: ACME })).resolves.toMatchObject({ id: 'evt_names_1' });
-    const record = { 'X-Chatbot-Signature': header, 'X-Chatbot-Event-Id': 'evt_other' };
+    const record = { 'Keyhook-Signature': header, 'Keyhook-Event-Id': 'evt_other' };
     await expect(run(record)).rejects.toMatchObject({ code: 'event_id_mismatch' });
   });
 
@@ -99,7 +99,7 @@ describe.each(runners)('%s with whole headers', (_name, run) => {
       { signature: 'x-acme', eventId: 'X-ACME' },
       'x-acme-signature' as unknown as VerifyOptions['headers'],
     ]) {
-      await expect(run({ 'x-chatbot-signature': header }, { headers })).rejects.toThrow(TypeError);
+      await expect(run({ 'keyhook-signature': header }, { headers })).rejects.toThrow(TypeError);
     }
   });
 });

@@ -1,7 +1,7 @@
 import { isWebhookVerificationError, verifyRequest, type WebhookEvent } from '@keyhook/webhook-verify/web';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { eventBody, nowSeconds, SECRET, signatureHeader } from './sign.js';
+import { eventBody, nowSeconds, SECRET, signatureHeader } from './wire-format.js';
 
 const received: WebhookEvent[] = [];
 const handleEvent = async (event: WebhookEvent) => {
@@ -38,23 +38,23 @@ describe('Hono recipe: verifyRequest on c.req.raw', () => {
   it('accepts a signed delivery and hands over the event', async () => {
     received.length = 0;
     const reply = await post(body, {
-      'x-chatbot-signature': signatureHeader(body),
-      'x-chatbot-event-id': 'evt_hono_1',
+      'keyhook-signature': signatureHeader(body),
+      'keyhook-event-id': 'evt_hono_1',
     });
     expect(reply.status).toBe(204);
     expect(received).toEqual([JSON.parse(body)]);
   });
 
   it('answers 400 with the code for a tampered body, a stale one, and another event id', async () => {
-    const tampered = await post(`${body} `, { 'x-chatbot-signature': signatureHeader(body) });
+    const tampered = await post(`${body} `, { 'keyhook-signature': signatureHeader(body) });
     expect([tampered.status, await tampered.json()]).toEqual([400, { error: 'signature_mismatch' }]);
     const stale = await post(body, {
-      'x-chatbot-signature': signatureHeader(body, SECRET, nowSeconds() - 301),
+      'keyhook-signature': signatureHeader(body, SECRET, nowSeconds() - 301),
     });
     expect([stale.status, await stale.json()]).toEqual([400, { error: 'timestamp_out_of_tolerance' }]);
     const otherId = await post(body, {
-      'x-chatbot-signature': signatureHeader(body),
-      'x-chatbot-event-id': 'evt_x',
+      'keyhook-signature': signatureHeader(body),
+      'keyhook-event-id': 'evt_x',
     });
     expect([otherId.status, await otherId.json()]).toEqual([400, { error: 'event_id_mismatch' }]);
   });

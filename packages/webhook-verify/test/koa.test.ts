@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { isWebhookVerificationError, verify, type WebhookEvent } from '@keyhook/webhook-verify';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventBody, nowSeconds, SECRET, signatureHeader } from './sign.js';
+import { eventBody, nowSeconds, SECRET, signatureHeader } from './wire-format.js';
 
 const secret = SECRET;
 const received: WebhookEvent[] = [];
@@ -54,22 +54,22 @@ describe('Koa recipe: raw bytes from ctx.req, verify with ctx.headers', () => {
   it('accepts a real signed POST and hands over the event', async () => {
     received.length = 0;
     const reply = await post(body, {
-      'x-chatbot-signature': signatureHeader(body),
-      'x-chatbot-event-id': 'evt_koa_1',
+      'keyhook-signature': signatureHeader(body),
+      'keyhook-event-id': 'evt_koa_1',
     });
     expect(reply.status).toBe(204);
     expect(received).toEqual([JSON.parse(body)]);
   });
 
   it('answers 400 for a tampered or stale delivery, and 413 past the cap', async () => {
-    const tampered = await post(`${body} `, { 'x-chatbot-signature': signatureHeader(body) });
+    const tampered = await post(`${body} `, { 'keyhook-signature': signatureHeader(body) });
     expect([tampered.status, await tampered.json()]).toEqual([400, { error: 'signature_mismatch' }]);
     const stale = await post(body, {
-      'x-chatbot-signature': signatureHeader(body, SECRET, nowSeconds() - 301),
+      'keyhook-signature': signatureHeader(body, SECRET, nowSeconds() - 301),
     });
     expect([stale.status, await stale.json()]).toEqual([400, { error: 'timestamp_out_of_tolerance' }]);
     const huge = await post(new Uint8Array(1024 * 1024 + 1), {
-      'x-chatbot-signature': signatureHeader(body),
+      'keyhook-signature': signatureHeader(body),
     });
     expect(huge.status).toBe(413);
   });

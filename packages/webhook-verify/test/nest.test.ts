@@ -14,7 +14,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventBody, OTHER_SECRET, SECRET, signatureHeader } from './sign.js';
+import { eventBody, OTHER_SECRET, SECRET, signatureHeader } from './wire-format.js';
 
 // Legacy decorators: tsconfig.json sets experimentalDecorators, which vitest's esbuild reads
 // too. Nothing here needs emitDecoratorMetadata (esbuild does not emit it): the controller
@@ -74,23 +74,23 @@ const post = (body: string, headers: Record<string, string>, to = url) =>
 describe('NestJS recipe: rawBody: true, verify req.rawBody with req.headers', () => {
   // Bytes JSON.stringify would not reproduce: spaces, an escape, and UTF-8 beyond ASCII.
   const body =
-    '{"id": "evt_nest_1", "type": "run.completed", "createdAt": "2026-01-01T00:00:00.000Z", ' +
-    '"data": {"title": "caf\\u00e9 ☕ 日本語 😀", "pages": 42}}';
+    '{"id": "evt_nest_1", "type": "invoice.paid", "createdAt": "2026-01-01T00:00:00.000Z", ' +
+    '"data": {"title": "caf\\u00e9 ☕ 日本語 😀", "amountCents": 42}}';
 
   it('accepts a real signed POST and hands over the event, unicode and all', async () => {
     expect(JSON.stringify(JSON.parse(body))).not.toBe(body); // so only the raw bytes verify
     received.length = 0;
     const reply = await post(body, {
-      'x-chatbot-signature': signatureHeader(body),
-      'x-chatbot-event-id': 'evt_nest_1',
+      'keyhook-signature': signatureHeader(body),
+      'keyhook-event-id': 'evt_nest_1',
     });
     expect(reply.status).toBe(204);
     expect(received).toEqual([JSON.parse(body)]);
     const [event] = received;
     expect([event?.id, event?.type, event?.data]).toEqual([
       'evt_nest_1',
-      'run.completed',
-      { title: 'café ☕ 日本語 😀', pages: 42 },
+      'invoice.paid',
+      { title: 'café ☕ 日本語 😀', amountCents: 42 },
     ]);
   });
 
@@ -98,27 +98,27 @@ describe('NestJS recipe: rawBody: true, verify req.rawBody with req.headers', ()
     const sent = eventBody({ filler: 'x'.repeat(256 * 1024 - 200) }, 'evt_nest_big');
     expect(sent.length).toBeGreaterThan(200 * 1024);
     expect(sent.length).toBeLessThanOrEqual(256 * 1024);
-    const reply = await post(sent, { 'x-chatbot-signature': signatureHeader(sent) });
+    const reply = await post(sent, { 'keyhook-signature': signatureHeader(sent) });
     expect(reply.status).toBe(204);
   });
 
   it('accepts a body keyhook itself would send, with characters beyond ASCII', async () => {
     const sent = eventBody({ title: 'Café ☕ 日本語' }, 'evt_nest_2');
     received.length = 0;
-    const reply = await post(sent, { 'x-chatbot-signature': signatureHeader(sent) });
+    const reply = await post(sent, { 'keyhook-signature': signatureHeader(sent) });
     expect(reply.status).toBe(204);
     expect(received).toEqual([JSON.parse(sent)]);
   });
 
   it('answers 400 with the code for a tampered body, a wrong secret or a mismatched event id', async () => {
     received.length = 0;
-    const tampered = await post(body.replace('42', '43'), { 'x-chatbot-signature': signatureHeader(body) });
+    const tampered = await post(body.replace('42', '43'), { 'keyhook-signature': signatureHeader(body) });
     expect([tampered.status, await tampered.json()]).toEqual([400, { error: 'signature_mismatch' }]);
-    const forged = await post(body, { 'x-chatbot-signature': signatureHeader(body, OTHER_SECRET) });
+    const forged = await post(body, { 'keyhook-signature': signatureHeader(body, OTHER_SECRET) });
     expect([forged.status, await forged.json()]).toEqual([400, { error: 'signature_mismatch' }]);
     const otherId = await post(body, {
-      'x-chatbot-signature': signatureHeader(body),
-      'x-chatbot-event-id': 'evt_not_the_signed_one',
+      'keyhook-signature': signatureHeader(body),
+      'keyhook-event-id': 'evt_not_the_signed_one',
     });
     expect([otherId.status, await otherId.json()]).toEqual([400, { error: 'event_id_mismatch' }]);
     expect(received).toEqual([]);
@@ -126,7 +126,7 @@ describe('NestJS recipe: rawBody: true, verify req.rawBody with req.headers', ()
 
   it('answers 500, not 400, to a genuine delivery when the app was created without rawBody: true', async () => {
     received.length = 0;
-    const reply = await post(body, { 'x-chatbot-signature': signatureHeader(body) }, urlOf(withoutRawBody));
+    const reply = await post(body, { 'keyhook-signature': signatureHeader(body) }, urlOf(withoutRawBody));
     expect(reply.status).toBe(500);
     expect(received).toEqual([]);
   });

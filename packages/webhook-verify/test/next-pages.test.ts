@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { isWebhookVerificationError, verify, type WebhookEvent } from '@keyhook/webhook-verify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventBody, SECRET, signatureHeader } from './sign.js';
+import { eventBody, SECRET, signatureHeader } from './wire-format.js';
 
 const env = { KEYHOOK_WEBHOOK_SECRET: SECRET };
 const received: WebhookEvent[] = [];
@@ -44,7 +44,7 @@ describe('Next.js Pages Router recipe: bodyParser off, raw bytes from req', () =
   it('accepts a signed POST, refuses a tampered one, and answers 405 to a GET', async () => {
     expect(config).toEqual({ api: { bodyParser: false } });
     received.length = 0;
-    const headers = { 'content-type': 'application/json', 'x-chatbot-signature': signatureHeader(body) };
+    const headers = { 'content-type': 'application/json', 'keyhook-signature': signatureHeader(body) };
     expect((await fetch(url, { method: 'POST', headers, body })).status).toBe(204);
     expect(received).toEqual([JSON.parse(body)]);
     const tampered = await fetch(url, { method: 'POST', headers, body: `${body} ` });

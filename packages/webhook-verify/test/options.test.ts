@@ -1,6 +1,6 @@
 import { type VerifyOptions, verify, verifyAsync, type WebhookSecret } from '@keyhook/webhook-verify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { eventBody, OTHER_SECRET, SECRET, signatureHeader } from './sign.js';
+import { eventBody, OTHER_SECRET, SECRET, signatureHeader } from './wire-format.js';
 
 const T = 1767225600;
 const body = eventBody();
@@ -38,7 +38,7 @@ describe.each(runners)('%s options and arguments', (_name, run) => {
 
   it('defaults now to Date.now', async () => {
     vi.useFakeTimers({ now: (T + 300) * 1000 });
-    await expect(run(body, header, SECRET)).resolves.toMatchObject({ type: 'run.completed' });
+    await expect(run(body, header, SECRET)).resolves.toMatchObject({ type: 'invoice.paid' });
     vi.setSystemTime((T + 301) * 1000);
     await expect(run(body, header, SECRET)).rejects.toMatchObject({ code: 'timestamp_out_of_tolerance' });
     vi.setSystemTime((T - 301) * 1000);
@@ -105,10 +105,10 @@ describe.each(runners)('%s options and arguments', (_name, run) => {
   });
 
   it('returns the event typed by an event map', async () => {
-    type Events = { 'run.completed': { runId: string } };
+    type Events = { 'invoice.paid': { invoiceId: string } };
     const typed = await verifyAsync<Events>(body, header, SECRET, { now: T * 1000 });
-    expect(typed.data.runId).toBe('run_1');
-    expect(verify<Events>(body, header, SECRET, { now: T * 1000 }).data.runId).toBe('run_1');
+    expect(typed.data.invoiceId).toBe('inv_1');
+    expect(verify<Events>(body, header, SECRET, { now: T * 1000 }).data.invoiceId).toBe('inv_1');
   });
 });
 
@@ -116,9 +116,9 @@ describe('a body string with a lone surrogate', () => {
   it('is refused as invalid_payload, though its UTF-8 form carries a genuine signature', async () => {
     const { verify, verifySignature } = await import('../src/index.js');
     const { verifyAsync } = await import('../src/web.js');
-    const { signatureHeader, SECRET } = await import('./sign.js');
+    const { signatureHeader, SECRET } = await import('./wire-format.js');
     const signed =
-      '{"id":"evt_s","type":"run.completed","createdAt":"2026-01-01T00:00:00.000Z","data":{"s":"\uFFFD"}}';
+      '{"id":"evt_s","type":"invoice.paid","createdAt":"2026-01-01T00:00:00.000Z","data":{"s":"\uFFFD"}}';
     const forged = signed.replace('\uFFFD', '\uD800');
     const header = signatureHeader(signed);
     expect(verify(signed, header, SECRET).data).toEqual({ s: '\uFFFD' });

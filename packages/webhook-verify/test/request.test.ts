@@ -5,7 +5,7 @@ import {
   type WebhookEvent,
 } from '@keyhook/webhook-verify/web';
 import { describe, expect, it } from 'vitest';
-import { eventBody, nowSeconds, SECRET, signatureHeader } from './sign.js';
+import { eventBody, nowSeconds, SECRET, signatureHeader } from './wire-format.js';
 
 const env = { KEYHOOK_WEBHOOK_SECRET: SECRET };
 const received: WebhookEvent[] = [];
@@ -30,7 +30,7 @@ const body = eventBody({ title: 'Café ☕ 日本語 😀' }, 'evt_web_1');
 const delivery = (payload: RequestInit['body'], headers: Record<string, string>) =>
   new Request('https://receiver.example/webhooks/keyhook', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-chatbot-event-id': 'evt_web_1', ...headers },
+    headers: { 'content-type': 'application/json', 'keyhook-event-id': 'evt_web_1', ...headers },
     body: payload,
     duplex: 'half',
   } as RequestInit);
@@ -38,7 +38,7 @@ const delivery = (payload: RequestInit['body'], headers: Record<string, string>)
 describe('verifyRequest and the Web Request recipe (Next.js route handler, Workers)', () => {
   it('accepts a signed Request and hands over the event', async () => {
     received.length = 0;
-    const response = await POST(delivery(body, { 'x-chatbot-signature': signatureHeader(body) }));
+    const response = await POST(delivery(body, { 'keyhook-signature': signatureHeader(body) }));
     expect(response.status).toBe(204);
     expect(received).toEqual([JSON.parse(body)]);
   });
@@ -59,7 +59,7 @@ describe('verifyRequest and the Web Request recipe (Next.js route handler, Worke
       },
     });
     const event = await verifyRequest(
-      delivery(stream, { 'x-chatbot-signature': signatureHeader(body) }),
+      delivery(stream, { 'keyhook-signature': signatureHeader(body) }),
       SECRET,
     );
     expect(event.id).toBe('evt_web_1');
@@ -68,12 +68,12 @@ describe('verifyRequest and the Web Request recipe (Next.js route handler, Worke
   it('answers 400 with the code for a tampered body, no header, or a stale timestamp', async () => {
     const cases: [Request, string][] = [
       [
-        delivery(body.replace('evt_web_1', 'evt_web_2'), { 'x-chatbot-signature': signatureHeader(body) }),
+        delivery(body.replace('evt_web_1', 'evt_web_2'), { 'keyhook-signature': signatureHeader(body) }),
         'signature_mismatch',
       ],
       [delivery(body, {}), 'missing_signature'],
       [
-        delivery(body, { 'x-chatbot-signature': signatureHeader(body, SECRET, nowSeconds() - 301) }),
+        delivery(body, { 'keyhook-signature': signatureHeader(body, SECRET, nowSeconds() - 301) }),
         'timestamp_out_of_tolerance',
       ],
     ];
@@ -85,26 +85,26 @@ describe('verifyRequest and the Web Request recipe (Next.js route handler, Worke
 
   it('fails a genuine delivery when the body went through request.json() and back', async () => {
     const spaced = JSON.stringify(JSON.parse(body), null, 1);
-    const request = delivery(spaced, { 'x-chatbot-signature': signatureHeader(spaced) });
+    const request = delivery(spaced, { 'keyhook-signature': signatureHeader(spaced) });
     const reserialised = JSON.stringify(await request.json());
     await expect(
-      verifyAsync(reserialised, request.headers.get('x-chatbot-signature'), SECRET),
+      verifyAsync(reserialised, request.headers.get('keyhook-signature'), SECRET),
     ).rejects.toMatchObject({
       code: 'signature_mismatch',
     });
   });
 
   it('refuses a Request whose body was already read, with a TypeError', async () => {
-    const request = delivery(body, { 'x-chatbot-signature': signatureHeader(body) });
+    const request = delivery(body, { 'keyhook-signature': signatureHeader(body) });
     await request.text();
     await expect(verifyRequest(request, SECRET)).rejects.toThrow(/already read/);
-    const clone = delivery(body, { 'x-chatbot-signature': signatureHeader(body) });
+    const clone = delivery(body, { 'keyhook-signature': signatureHeader(body) });
     await clone.clone().json();
     await expect(verifyRequest(clone, SECRET)).resolves.toMatchObject({ id: 'evt_web_1' });
   });
 
   it('passes options through', async () => {
-    const request = delivery(body, { 'x-chatbot-signature': signatureHeader(body, SECRET, 1767225600) });
+    const request = delivery(body, { 'keyhook-signature': signatureHeader(body, SECRET, 1767225600) });
     await expect(verifyRequest(request, [SECRET], { now: new Date(1767225600_000) })).resolves.toBeDefined();
   });
 });

@@ -12,11 +12,11 @@ import {
 } from '@keyhook/webhook-verify';
 import * as web from '@keyhook/webhook-verify/web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hmacHex, OTHER_SECRET, SECRET, signatureHeader } from './sign.js';
+import { hmacHex, OTHER_SECRET, SECRET, signatureHeader } from './wire-format.js';
 
 const T = 1767225600;
 const body =
-  '{"id":"evt_sign_1","type":"run.completed","createdAt":"2026-01-01T00:00:00.000Z","data":{"a":"é"}}';
+  '{"id":"evt_sign_1","type":"invoice.paid","createdAt":"2026-01-01T00:00:00.000Z","data":{"a":"é"}}';
 
 describe('sign: the header a sender would send, for a receiver’s own tests', () => {
   it('is the wire format, computed independently, with node:crypto and with WebCrypto alike', async () => {
@@ -96,8 +96,8 @@ describe('signEvent: a whole delivery, body and headers', () => {
     );
     expect(delivery.headers).toEqual({
       'content-type': 'application/json',
-      'x-chatbot-event-id': 'evt_paid_1',
-      'x-chatbot-signature': signatureHeader(delivery.body, SECRET, T),
+      'keyhook-event-id': 'evt_paid_1',
+      'keyhook-signature': signatureHeader(delivery.body, SECRET, T),
     });
     expect(delivery.event).toEqual(JSON.parse(delivery.body));
     expect(verify<Events>(delivery.body, delivery.headers, SECRET, { now: T * 1000 })).toEqual(

@@ -9,7 +9,7 @@ import {
 } from '@keyhook/webhook-verify';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { SECRET } from './sign.js';
+import { SECRET } from './wire-format.js';
 
 /**
  * What the event map makes a compile error. `npm run typecheck` checks every `@ts-expect-error`

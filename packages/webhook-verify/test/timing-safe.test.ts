@@ -1,11 +1,12 @@
 import { verify, verifyAsync } from '@keyhook/webhook-verify';
 import { describe, expect, it, vi } from 'vitest';
-import * as compare from '../src/compare.js';
-import { matchesAny, toHex } from '../src/compare.js';
-import { eventBody, hmacHex, OTHER_SECRET, SECRET } from './sign.js';
+import { toHex } from '../src/subtle-crypto.js';
+import * as compare from '../src/timing-safe.js';
+import { matchesAny } from '../src/timing-safe.js';
+import { eventBody, hmacHex, OTHER_SECRET, SECRET } from './wire-format.js';
 
-vi.mock('../src/compare.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../src/compare.js')>();
+vi.mock('../src/timing-safe.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../src/timing-safe.js')>();
   return { ...original, matchesAny: vi.fn(original.matchesAny) };
 });
 

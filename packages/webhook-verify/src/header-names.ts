@@ -1,11 +1,11 @@
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from './constants.js';
-import type { SignatureHeaderValue } from './header.js';
+import type { SignatureHeaderValue } from './signature-header.js';
 
 /** The two headers of a delivery, as the sender names them (keyhook's `delivery.headers`). */
 export interface WebhookHeaderNames {
-  /** `t=<unix seconds>,v1=<hex>`. Default `x-chatbot-signature`. */
+  /** `t=<unix seconds>,v1=<hex>`. Default `keyhook-signature`. */
   signature: string;
-  /** The event id, equal to the signed body's `id`. Default `x-chatbot-event-id`. */
+  /** The event id, equal to the signed body's `id`. Default `keyhook-event-id`. */
   eventId: string;
 }
 

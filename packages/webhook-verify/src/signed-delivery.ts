@@ -1,4 +1,4 @@
-import { headerNames, type WebhookHeaderNames } from './names.js';
+import { headerNames, type WebhookHeaderNames } from './header-names.js';
 import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
 import {
   checkSecrets,
@@ -19,7 +19,7 @@ export interface SignOptions {
 }
 
 export interface SignEventOptions extends SignOptions {
-  /** The header names of the delivery. Default `x-chatbot-signature` and `x-chatbot-event-id`. */
+  /** The header names of the delivery. Default `keyhook-signature` and `keyhook-event-id`. */
   headers?: Partial<WebhookHeaderNames>;
 }
 

@@ -8,7 +8,7 @@ import {
 } from '@keyhook/webhook-verify';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { eventBody, hmacHex, SECRET } from './sign.js';
+import { eventBody, hmacHex, SECRET } from './wire-format.js';
 
 const hex = (byte: number) => byte.toString(16).padStart(2, '0').repeat(32);
 const codeOf = (action: () => unknown): string => {
@@ -126,7 +126,7 @@ describe('verify and verifyAsync agree', () => {
 
 describe('the canonical fast path', () => {
   it('parses t=…,v1=… exactly as the general path does', async () => {
-    const { parseSignatureHeader } = await import('../src/header.js');
+    const { parseSignatureHeader } = await import('../src/signature-header.js');
     const v1 = 'aB'.repeat(32);
     const fast = parseSignatureHeader(`t=1767225600,v1=${v1}`);
     const general = parseSignatureHeader(` t=1767225600 ,\tv1 = ${v1} `);

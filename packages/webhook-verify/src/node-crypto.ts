@@ -1,6 +1,16 @@
-import { matchesAny } from './compare.js';
-import { hmacHex } from './hmac.js';
+import { createHmac } from 'node:crypto';
 import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
+import {
+  eventBody,
+  prepareSigning,
+  type SignEventOptions,
+  type SignedDelivery,
+  type SignOptions,
+  signatureHeaderText,
+  signedDelivery,
+  type WebhookEventInput,
+} from './signed-delivery.js';
+import { matchesAny } from './timing-safe.js';
 import {
   checkSignatureAndTime,
   type DeliveryHeaders,
@@ -10,6 +20,35 @@ import {
   type VerifyOptions,
   type WebhookSecret,
 } from './verification.js';
+
+// The Node entry's signing and verifying: the only file that imports node:crypto, and the only
+// one `./web` never reaches. subtle-crypto.ts is the same with WebCrypto.
+
+/**
+ * The signature header keyhook would send with `rawBody`, for a receiver's own tests (node:crypto).
+ * Several secrets give one `v1` each, as during a rotation.
+ */
+export function sign(rawBody: string | Uint8Array, secret: WebhookSecret, options: SignOptions = {}): string {
+  const { secrets, timestamp } = prepareSigning(rawBody, secret, options);
+  return signatureHeaderText(
+    timestamp,
+    secrets.map((key) => hmacHex(key, timestamp, rawBody)),
+  );
+}
+
+/**
+ * A whole delivery of `event`, as keyhook would send it: its body and its three headers, ready
+ * for `fetch(url, { method: 'POST', body, headers })` or for `verify(body, headers, secret)`.
+ */
+export function signEvent<Events extends WebhookEventMap<Events> = AnyWebhookEvents>(
+  // NoInfer: without a type argument the map is the default, not inferred from `event`.
+  event: WebhookEventInput<NoInfer<Events>>,
+  secret: WebhookSecret,
+  options: SignEventOptions = {},
+): SignedDelivery<Events> {
+  const delivery = eventBody(event as WebhookEventInput, options);
+  return signedDelivery<Events>(delivery, sign(delivery.body, secret, options));
+}
 
 /**
  * Verifies a delivery with node:crypto, synchronously, and returns its event. Throws a
@@ -49,4 +88,12 @@ function signatureMatches(prepared: PreparedVerification, rawBody: string | Uint
   // The call comes before `||`, so every secret is compared even after a match.
   for (const key of secrets) matched = matchesAny(hmacHex(key, timestamp, rawBody), signatures) || matched;
   return matched;
+}
+
+/**
+ * The lowercase hex HMAC-SHA256 of `<t>.<body>` (docs/http-api.md §6.4 rule 1). A string key is
+ * used as its UTF-8 bytes, `whsec_` included (docs/decisions.md §6.2).
+ */
+function hmacHex(secret: string, timestamp: number, body: string | Uint8Array): string {
+  return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
 }

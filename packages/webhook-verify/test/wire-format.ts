@@ -14,6 +14,6 @@ export function signatureHeader(body: string | Uint8Array, secret = SECRET, t = 
   return `t=${t},v1=${hmacHex(secret, t, body)}`;
 }
 
-export function eventBody(data: Record<string, unknown> = { runId: 'run_1' }, id = 'evt_test_1'): string {
-  return JSON.stringify({ id, type: 'run.completed', createdAt: new Date().toISOString(), data });
+export function eventBody(data: Record<string, unknown> = { invoiceId: 'inv_1' }, id = 'evt_test_1'): string {
+  return JSON.stringify({ id, type: 'invoice.paid', createdAt: new Date().toISOString(), data });
 }

@@ -18,12 +18,3 @@ export function matchesAny(expectedHex: string, presented: readonly string[]): b
   }
   return matched === 1;
 }
-
-const HEX_DIGITS = '0123456789abcdef';
-
-/** Lowercase hex of a digest (the WebCrypto path, whose digests come as bytes). */
-export function toHex(bytes: Uint8Array): string {
-  let text = '';
-  for (let i = 0; i < bytes.length; i++) text += HEX_DIGITS[bytes[i]! >> 4]! + HEX_DIGITS[bytes[i]! & 15]!;
-  return text;
-}

@@ -1,0 +1,100 @@
+import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
+import {
+  eventBody,
+  prepareSigning,
+  type SignEventOptions,
+  type SignedDelivery,
+  type SignOptions,
+  signatureHeaderText,
+  signedDelivery,
+  type WebhookEventInput,
+} from './signed-delivery.js';
+import { matchesAny } from './timing-safe.js';
+import {
+  type DeliveryHeaders,
+  finishVerification,
+  prepareVerification,
+  type VerifyOptions,
+  type WebhookSecret,
+} from './verification.js';
+
+// Signing and verifying with WebCrypto's SubtleCrypto (`crypto.subtle`), for Deno, Bun, Workers,
+// browsers and Node: node-crypto.ts with promises, and nothing from node:*.
+
+/** `sign` with WebCrypto, for receivers tested on Deno, Bun, Workers or in a browser. */
+export async function signAsync(
+  rawBody: string | Uint8Array,
+  secret: WebhookSecret,
+  options: SignOptions = {},
+): Promise<string> {
+  const { secrets, timestamp } = prepareSigning(rawBody, secret, options);
+  return signatureHeaderText(timestamp, await hmacHexAsync(secrets, timestamp, rawBody));
+}
+
+/** `signEvent` with WebCrypto. */
+export async function signEventAsync<Events extends WebhookEventMap<Events> = AnyWebhookEvents>(
+  // NoInfer: without a type argument the map is the default, not inferred from `event`.
+  event: WebhookEventInput<NoInfer<Events>>,
+  secret: WebhookSecret,
+  options: SignEventOptions = {},
+): Promise<SignedDelivery<Events>> {
+  const delivery = eventBody(event as WebhookEventInput, options);
+  return signedDelivery<Events>(delivery, await signAsync(delivery.body, secret, options));
+}
+
+/**
+ * Verifies a delivery with WebCrypto (`crypto.subtle`), for Deno, Bun, Workers, browsers and Node.
+ * Same arguments, rules, errors and result as `verify`.
+ */
+export async function verifyAsync<Events extends WebhookEventMap<Events> = AnyWebhookEvents>(
+  rawBody: string | Uint8Array,
+  headers: DeliveryHeaders,
+  secret: WebhookSecret,
+  options: VerifyOptions = {},
+): Promise<WebhookEvent<Events>> {
+  const prepared = prepareVerification(rawBody, headers, secret, options);
+  const secrets = typeof prepared.secrets === 'string' ? [prepared.secrets] : prepared.secrets;
+  const digests = await hmacHexAsync(secrets, prepared.timestamp, rawBody);
+  let matched = false;
+  // Every secret's digest against every v1, with no early exit (docs/http-api.md §6.4 rule 4).
+  for (const digest of digests) matched = matchesAny(digest, prepared.signatures) || matched;
+  return finishVerification<Events>(matched, prepared, rawBody);
+}
+
+const encoder = new TextEncoder();
+
+/** The HMAC of node-crypto.ts with WebCrypto: one lowercase hex digest per secret, in the order given. */
+async function hmacHexAsync(
+  secrets: readonly string[],
+  timestamp: number,
+  body: string | Uint8Array,
+): Promise<string[]> {
+  const subtle = globalThis.crypto?.subtle;
+  if (subtle === undefined) throw new TypeError('crypto.subtle is not available in this runtime');
+  const bytes = typeof body === 'string' ? encoder.encode(body) : body;
+  const prefix = encoder.encode(`${timestamp}.`);
+  const message = new Uint8Array(prefix.length + bytes.length);
+  message.set(prefix);
+  message.set(bytes, prefix.length);
+  return Promise.all(
+    secrets.map(async (secret) => {
+      const key = await subtle.importKey(
+        'raw',
+        encoder.encode(secret),
+        { name: 'HMAC', hash: 'SHA-256' },
+        false,
+        ['sign'],
+      );
+      return toHex(new Uint8Array(await subtle.sign('HMAC', key, message)));
+    }),
+  );
+}
+
+const HEX_DIGITS = '0123456789abcdef';
+
+/** Lowercase hex of a digest, as node:crypto's `digest('hex')` gives it. */
+export function toHex(bytes: Uint8Array): string {
+  let text = '';
+  for (let i = 0; i < bytes.length; i++) text += HEX_DIGITS[bytes[i]! >> 4]! + HEX_DIGITS[bytes[i]! & 15]!;
+  return text;
+}
