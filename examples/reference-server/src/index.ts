@@ -20,5 +20,6 @@ export {
 } from './dev-token.js';
 export { parseDuration } from './duration.js';
 export { HEALTH_PING_TIMEOUT_MS } from './healthz.js';
+export { type LineSink, processLogger } from './log-format.js';
 export { API_PREFIX, type BuildServerOptions, buildServer, type ReferenceServer } from './server.js';
 export { DRAIN_TIMEOUT_MS, type DrainOptions, drainOnSignals } from './shutdown.js';

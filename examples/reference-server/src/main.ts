@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { DEV_TOKEN_TTL_SECONDS, devTokenBanner, mintDevAdminToken, reachableBaseUrl } from './dev-token.js';
 import { DevEncryptionKeyMissingError } from './encryption-key.js';
+import { processLogger } from './log-format.js';
 import { buildServer } from './server.js';
 import { drainOnSignals } from './shutdown.js';
 
@@ -17,7 +18,8 @@ async function main(): Promise<void> {
 
   let server: Awaited<ReturnType<typeof buildServer>>;
   try {
-    server = await buildServer(config, { logger: { level: 'info' } });
+    // One logger for Fastify, keyhook, the stores and the data plane: one format (docs/decisions.md §18.11).
+    server = await buildServer(config, { logger: processLogger(config.production) });
   } catch (error) {
     // Said plainly, without a stack: the operator has a choice to make, not a bug to read.
     if (!(error instanceof DevEncryptionKeyMissingError)) throw error;
@@ -30,14 +32,18 @@ async function main(): Promise<void> {
     log: (message, error) => (error ? app.log.error({ err: error }, message) : app.log.info(message)),
   });
 
-  await app.listen({ port: config.port, host: config.host });
+  const store =
+    config.store.kind === 'postgres' ? `postgres (schema ${config.store.schema})` : config.store.filename;
+  // Fastify's own line, said once per address it listens on, names the store too.
+  await app.listen({
+    port: config.port,
+    host: config.host,
+    listenTextResolver: (address) => `keyhook reference server listening on ${address}  store: ${store}`,
+  });
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const baseUrl = reachableBaseUrl(config.host, port);
-  const store =
-    config.store.kind === 'postgres' ? `postgres (schema ${config.store.schema})` : config.store.filename;
-  console.log(`keyhook reference server listening on ${baseUrl}  store: ${store}`);
-  if (server.metricsUrl) console.log(`metrics (Prometheus text) at ${server.metricsUrl}`);
+  if (server.metricsUrl) app.log.info(`metrics (Prometheus text) at ${server.metricsUrl}`);
 
   // Only a secret this process made up is ever used for a printed token; an operator's never.
   if (config.admin.kind === 'secret' && config.admin.generated) {

@@ -18,7 +18,7 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-/** Opens the configured database; the store runs its migrations on open. */
+/** Opens the configured database; the store runs its migrations on open, logging them to `logger`. */
 export async function openStorage(config: StoreConfig, logger: Logger): Promise<Storage> {
   if (config.kind === 'postgres') {
     const store = await createPostgresStore({
@@ -49,7 +49,7 @@ export async function openStorage(config: StoreConfig, logger: Logger): Promise<
   const database = openDatabase(config.filename);
   let store: Store;
   try {
-    store = createSqliteStore({ database });
+    store = createSqliteStore({ database, logger });
   } catch (error) {
     database.close();
     throw error;

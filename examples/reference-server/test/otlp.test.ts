@@ -292,7 +292,7 @@ describe('OTLP export from the real process', () => {
     await running.authOnceEach();
     await running.deliverOneEvent(receiver);
     await expect
-      .poll(() => running.server.stdout.match(/"msg":"OpenTelemetry: [^"]*export/), { timeout: 5000 })
+      .poll(() => running.server.stdout.match(/OpenTelemetry: [^\n]*export/), { timeout: 5000 })
       .toBeTruthy();
     await running.authOnceEach();
     expect(await running.stop()).toBe(0);

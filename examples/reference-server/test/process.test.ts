@@ -87,7 +87,7 @@ describe('the process: node dist/main.js', () => {
     });
     request.write(body.subarray(0, 10));
     await server.waitFor(
-      /^(?=.*"msg":"incoming request")(?=.*"url":"\/api\/v1\/admin\/keys").*$/m,
+      /^(?=.*incoming request)(?=.*"url":"\/api\/v1\/admin\/keys").*$/m,
       'the request to arrive',
     );
 

@@ -84,3 +84,64 @@ describe('runMigrations', () => {
     expect(order).toEqual(['read', 'apply 1', 'apply 2', 'read']);
   });
 });
+
+describe('what runMigrations logs', () => {
+  const recording = () => {
+    const lines: { level: string; context: object; message: string }[] = [];
+    const at = (level: string) => (context: object, message: string) => {
+      lines.push({ level, context, message });
+    };
+    return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  };
+
+  it('one line at info per migration applied, with its duration; its start, where and checksum at debug', () => {
+    const logger = recording();
+    const driver = { ...arrayDriver([]), where: { filename: '/data/k.db' } };
+    const applied = runMigrations(driver, shipped, logger);
+    expect(logger.lines.filter((line) => line.level === 'info')).toEqual(
+      applied.map(({ name, durationMs }) => ({
+        level: 'info',
+        context: { name, durationMs },
+        message: `applied migration ${name} in ${durationMs} ms`,
+      })),
+    );
+    expect(logger.lines.filter((line) => line.level === 'debug')).toEqual(
+      shipped.map(({ version, name, checksum }) => ({
+        level: 'debug',
+        context: { filename: '/data/k.db', version, name, checksum },
+        message: `applying migration ${name}`,
+      })),
+    );
+    expect(logger.lines).toHaveLength(2 * shipped.length);
+  });
+
+  it('a logger without debug gets only the info lines', () => {
+    const lines: string[] = [];
+    const logger = {
+      info: (_context: object, message: string) => void lines.push(message),
+      warn: () => {},
+      error: () => {},
+    };
+    const applied = runMigrations(arrayDriver([]), shipped, logger);
+    expect(lines).toEqual(
+      applied.map(({ name, durationMs }) => `applied migration ${name} in ${durationMs} ms`),
+    );
+  });
+
+  it('a failure at error, with where, the migration and the reason', () => {
+    const logger = recording();
+    const driver = {
+      ...arrayDriver([]),
+      where: { schema: 'keyhook' },
+      applyOne: () => {
+        throw new Error('syntax error at or near "NOT"');
+      },
+    };
+    expect(() => runMigrations(driver, shipped, logger)).toThrow('syntax error');
+    expect(logger.lines.map((line) => line.level)).toEqual(['debug', 'error']);
+    expect(logger.lines[1]).toMatchObject({
+      context: { schema: 'keyhook', version: 1, name: '0001_one', err: 'syntax error at or near "NOT"' },
+      message: 'migration 0001_one failed and was rolled back',
+    });
+  });
+});

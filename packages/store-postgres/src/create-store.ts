@@ -20,8 +20,8 @@ export interface PostgresStoreOptions {
   /** How long the store's own pool waits for a connection before failing `unavailable`. Default 5000 ms. */
   connectionTimeoutMillis?: number;
   /**
-   * Where idle-connection errors of the store's own pool, and each migration's start and end
-   * (with its duration, at `info`), are reported. Default: console.
+   * Where idle-connection errors of the store's own pool, and each migration applied (one line at
+   * `info` with its duration; its start, schema and checksum at `debug`), are reported. Default: console.
    */
   logger?: Logger;
   /**

@@ -54,7 +54,8 @@ export async function pendingOf(
  * Brings the schema up to date through core's runner and returns what this call applied. Each
  * pending migration runs in its own transaction under an advisory lock for this schema, and is
  * re-checked inside the lock, so of many instances starting at once exactly one applies it and
- * the others wait, then find it done. Each one is logged as it starts and ends, with its duration.
+ * the others wait, then find it done. Each one is logged at `info` once applied, with its duration
+ * (its start at `debug`).
  */
 export async function applyMigrations(
   pool: pg.Pool,

@@ -25,7 +25,10 @@ export interface PostgresDatabaseSource {
 
 /** What `migrate()` takes: the schema and how to reach it, and where to log each migration. */
 export interface PostgresMigrateOptions extends PostgresDatabaseSource {
-  /** Where each migration's start and end (with its duration) are logged, at `info`. Default: console. */
+  /**
+   * Where each migration applied is logged: one line at `info` with its duration (its start, schema
+   * and checksum at `debug`), a failure at `error`. Default: console.
+   */
   logger?: Logger;
 }
 

@@ -27,7 +27,10 @@ export type SqliteStoreOptions = (
    * `npx keyhook migrate` (a long rebuild then holds the write lock in a release step, not at start).
    */
   migrations?: MigrationsMode;
-  /** Where each migration's start and end (with its duration) are logged, at `info`. Default: console. */
+  /**
+   * Where each migration applied is logged: one line at `info` with its duration (its start, file
+   * and checksum at `debug`), a failure at `error`. Default: console.
+   */
   logger?: Logger;
 };
 

@@ -39,8 +39,8 @@ export function pendingOf(db: Database.Database, migrations: Migration[] = loadM
  * migration runs in its own `BEGIN IMMEDIATE` transaction: the write lock is taken first and the
  * migrations table read again inside it, so of several connections or processes opening one new
  * file exactly one applies each migration, and the others find it recorded. Each one is logged
- * as it starts and ends, so a long rebuild (0004 holds the write lock for as long as its copy
- * takes) is visible.
+ * at `info` once applied, with its duration, and at `debug` as it starts, so a long rebuild (0004
+ * holds the write lock for as long as its copy takes) can be seen with a logger at `debug`.
  */
 export function applyMigrations(
   db: Database.Database,

@@ -24,7 +24,10 @@ export type SqliteDatabaseSource =
 
 /** What `migrate()` takes: the database, and where to log each migration. */
 export type SqliteMigrateOptions = SqliteDatabaseSource & {
-  /** Where each migration's start and end (with its duration) are logged, at `info`. Default: console. */
+  /**
+   * Where each migration applied is logged: one line at `info` with its duration (its start, file
+   * and checksum at `debug`), a failure at `error`. Default: console.
+   */
   logger?: Logger;
 };
 

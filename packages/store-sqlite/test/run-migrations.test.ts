@@ -55,7 +55,7 @@ const NEWER =
   `(it knows up to ${shippedNames.at(-1)}): a newer release migrated it, so upgrade the package`;
 
 describe('migrate()', () => {
-  it('applies every migration to a new file, logs each start and end with its duration, and returns them', async () => {
+  it('applies every migration to a new file, logs each one applied at info with its duration (its start at debug), and returns them', async () => {
     const filename = freshFile();
     const logger = recordingLogger();
     const applied = await migrate({ filename, logger });
@@ -65,7 +65,7 @@ describe('migrate()', () => {
       expect(Number.isInteger(migration.durationMs)).toBe(true);
       expect(migration.durationMs).toBeGreaterThanOrEqual(0);
     }
-    expect(logger.lines).toEqual(migrationLogLines(applied, { filename }));
+    expect(logger.lines).toEqual(migrationLogLines(applied, { filename }, shipped));
     expect(snapshot(filename).migrations).toHaveLength(shipped.length);
   });
 
@@ -249,6 +249,8 @@ describe("createSqliteStore({ migrations: 'apply' }), the default", () => {
     await createSqliteStore({ filename, logger }).close();
     const messages = logger.lines.map((line) => line.message);
     expect(messages).toHaveLength(shipped.length * 2);
+    // One line per migration at info; its start is the other, at debug.
+    expect(logger.lines.filter((line) => line.level === 'info')).toHaveLength(shipped.length);
     for (const name of shippedNames) {
       expect(messages).toContain(`applying migration ${name}`);
       expect(messages.some((m) => new RegExp(`^applied migration ${name} in \\d+ ms$`).test(m))).toBe(true);

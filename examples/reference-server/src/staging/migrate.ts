@@ -1,7 +1,6 @@
 import path from 'node:path';
 import {
   type AppliedMigration,
-  consoleLogger,
   type Logger,
   type MigrationDriver,
   type MigrationFile,
@@ -22,9 +21,9 @@ export function stagingMigrations(dialect: StagingDb['dialect']): MigrationFile[
  * a migration edited after it ran). Each runs in its own transaction with its record in
  * `staging_migrations`, read again under a lock every instance takes (SQLite: the write lock;
  * Postgres: a transaction advisory lock), so of several instances starting at once exactly one
- * applies each.
+ * applies each. Logged to the server's logger, as the store's are.
  */
-export async function migrateStaging(db: StagingDb, logger: Logger = consoleLogger): Promise<number[]> {
+export async function migrateStaging(db: StagingDb, logger: Logger): Promise<number[]> {
   const applied: AppliedMigration[] = await runMigrations(
     stagingDriver(db),
     stagingMigrations(db.dialect),

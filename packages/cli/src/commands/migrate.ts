@@ -109,9 +109,13 @@ async function migrationsOf(target: DatabaseTarget): Promise<Migrations> {
   };
 }
 
-/** The stores log each migration's start and end at `info`: those lines are the command's progress. */
+/**
+ * The stores log each migration's start at `debug` and its end at `info`: both are the command's
+ * progress, so a long rebuild shows which migration it is in.
+ */
 function printingLogger(io: Io): Logger {
   return {
+    debug: (_context, message) => io.stdout.write(`  ${message}\n`),
     info: (_context, message) => io.stdout.write(`  ${message}\n`),
     warn: (_context, message) => io.stderr.write(`warning: ${message}\n`),
     error: (_context, message) => io.stderr.write(`error: ${message}\n`),

@@ -162,7 +162,10 @@ export function pendingMigrationFiles(
  * rules (order, names, checksums, what is refused) are `runMigrations`'s.
  */
 export interface MigrationDriver<Sync extends boolean = boolean> extends MigrationTarget {
-  /** Logged with each line, e.g. `{ filename }` or `{ schema }`: never a password. */
+  /**
+   * Logged with a migration's start (at `debug`) and its failure, e.g. `{ filename }` or
+   * `{ schema }`: never a password.
+   */
   where: object;
   /** Who applied a migration this call found recorded under its lock: `another instance`. */
   appliedElsewhereBy: string;
@@ -195,8 +198,9 @@ const isThenable = <T>(value: Maybe<T>): value is PromiseLike<T> =>
 /**
  * Brings a database up to date with `shipped` and returns what this call applied, in order.
  * Refuses (throws, applying nothing) what `pendingMigrationFiles` refuses. Each pending
- * migration is applied by the driver under its lock, between a line at its start and one at
- * its end with the duration, both at `info`. Synchronous for a synchronous driver (SQLite's).
+ * migration is applied by the driver under its lock and logged in one line at `info` once it is
+ * applied, with its duration; its start, with the database and the file's checksum, is logged at
+ * `debug`, and a failure at `error`. Synchronous for a synchronous driver (SQLite's).
  */
 export function runMigrations(
   driver: MigrationDriver<true>,
@@ -242,7 +246,11 @@ export function runMigrations(
   });
 }
 
-/** One migration between its start and end lines; null when another instance applied it. */
+/**
+ * One migration, applied and logged; null when another instance applied it. One line at `info`
+ * per migration, so a first start is readable: the details (where, the checksum) and the start,
+ * which a long rebuild makes worth seeing, are at `debug`.
+ */
 function applyLogged(
   driver: MigrationDriver,
   file: MigrationFile,
@@ -250,9 +258,9 @@ function applyLogged(
 ): Maybe<AppliedMigration | null> {
   const { version, name } = file;
   const context = { ...driver.where, version, name };
-  logger.info(context, `applying migration ${name}`);
+  logger.debug?.({ ...context, checksum: file.checksum }, `applying migration ${name}`);
   const started = performance.now();
-  // A failure is logged beside the start line, then thrown on: the driver rolled it back.
+  // A failure is logged, with where and why, then thrown on: the driver rolled it back.
   const failed = (error: unknown): never => {
     const durationMs = Math.round(performance.now() - started);
     const err = error instanceof Error ? error.message : String(error);
@@ -269,13 +277,10 @@ function applyLogged(
   return then(applying, (ran) => {
     const durationMs = Math.round(performance.now() - started);
     if (!ran) {
-      logger.info(
-        { ...context, durationMs },
-        `migration ${name} was applied by ${driver.appliedElsewhereBy}`,
-      );
+      logger.info({ name, durationMs }, `migration ${name} was applied by ${driver.appliedElsewhereBy}`);
       return null;
     }
-    logger.info({ ...context, durationMs }, `applied migration ${name} in ${durationMs} ms`);
+    logger.info({ name, durationMs }, `applied migration ${name} in ${durationMs} ms`);
     return { version, name, durationMs };
   });
 }

@@ -1,12 +1,12 @@
 import type { Logger } from '@keyhook/core';
 
 export interface LoggedLine {
-  level: 'info' | 'warn' | 'error';
+  level: 'debug' | 'info' | 'warn' | 'error';
   context: Record<string, unknown>;
   message: string;
 }
 
-/** A Logger that keeps every line, for tests that check what was logged. */
+/** A Logger that keeps every line, `debug` included, for tests that check what was logged. */
 export function recordingLogger(): Logger & { lines: LoggedLine[] } {
   const lines: LoggedLine[] = [];
   const at =
@@ -14,26 +14,33 @@ export function recordingLogger(): Logger & { lines: LoggedLine[] } {
     (context: object, message: string): void => {
       lines.push({ level, context: context as Record<string, unknown>, message });
     };
-  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 /**
- * The lines a store logs while it applies `applied`: a start and an end with the duration, each
- * with `context` (the store's `{ schema }` or `{ filename }`) and the migration's version and name.
+ * The lines a store logs while it applies `applied`: its start at `debug`, with `context` (the
+ * store's `{ schema }` or `{ filename }`), the version, name and checksum (from `files`); then one
+ * line at `info` with the name and the duration.
  */
 export function migrationLogLines(
   applied: readonly { version: number; name: string; durationMs: number }[],
   context: Record<string, unknown>,
+  files: readonly { version: number; checksum: string }[],
 ): LoggedLine[] {
   return applied.flatMap((m) => [
     {
-      level: 'info' as const,
-      context: { ...context, version: m.version, name: m.name },
+      level: 'debug' as const,
+      context: {
+        ...context,
+        version: m.version,
+        name: m.name,
+        checksum: files.find((file) => file.version === m.version)?.checksum,
+      },
       message: `applying migration ${m.name}`,
     },
     {
       level: 'info' as const,
-      context: { ...context, version: m.version, name: m.name, durationMs: m.durationMs },
+      context: { name: m.name, durationMs: m.durationMs },
       message: `applied migration ${m.name} in ${m.durationMs} ms`,
     },
   ]);
