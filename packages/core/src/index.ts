@@ -34,6 +34,7 @@ export {
 } from './clock.js';
 export { type EncryptionKeyInput, generateEncryptionKey } from './crypto/secret-box.js';
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
+export type { AutoDisableRule } from './delivery/rules.js';
 export { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 export type { RecoverInput } from './delivery/service.js';
 export { type DeliveryHeaderNames, SPEC_HEADER_NAMES } from './delivery/signature.js';
