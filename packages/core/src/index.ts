@@ -26,6 +26,7 @@ export {
 } from './clock.js';
 export { type EncryptionKeyInput, generateEncryptionKey } from './crypto/secret-box.js';
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
+export type { AutoDisableRule } from './delivery/rules.js';
 export { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 export type { RecoverInput } from './delivery/service.js';
 export type { DeliveryHeaderNames } from './delivery/signature.js';

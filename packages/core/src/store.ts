@@ -4,7 +4,15 @@
  * what they use). See the README's "What the package exports".
  */
 
-export { leasedSubscribers, newDeliveryRecord } from './delivery/records.js';
+export { leasedSubscribers, newDeliveryRecord, type QueuePlace, queuedOn } from './delivery/records.js';
+export {
+  type AutoDisableRule,
+  autoDisables,
+  DELIVERY_RULES,
+  type DeliveryRules,
+  type HoldRule,
+  holdsDeliveries,
+} from './delivery/rules.js';
 export { canTransition, DELIVERY_TRANSITIONS, type DeliveryState } from './delivery/states.js';
 export {
   ERROR_STATUS,
@@ -47,7 +55,7 @@ export type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from './store/types.js';
-export { twinKeyOf } from './webhooks/service.js';
+export { claimsTwinKey, twinClaimOf, twinKeyOf } from './webhooks/service.js';
 
 // Migrations: the one runner every store (and an app's own tables) uses. Its rules live here:
 // file names and order, checksums, what is refused; a driver only executes.

@@ -101,9 +101,9 @@ export function deliveryStatements(schema: string): DeliveryStatements {
         SELECT i.position, s.id AS webhook_id,
           row_number() OVER (PARTITION BY i.position ORDER BY s.id) AS rank,
           CASE
-            WHEN s.status = 'disabled' THEN 'held'
-            WHEN i.lease_id IS NOT NULL AND s.status = 'active'
-              AND count(*) FILTER (WHERE s.status = 'active')
+            WHEN s.status = $5 THEN $6::text
+            WHEN i.lease_id IS NOT NULL
+              AND count(*) FILTER (WHERE s.status <> $5)
                 OVER (PARTITION BY i.position ORDER BY s.id) <= i.lease_limit THEN 'in_flight'
             ELSE 'pending'
           END AS status
@@ -128,7 +128,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
         SELECT ($2::text[])[i.first_id + p.rank - 1], i.tenant_id, p.webhook_id, i.id, i.type, p.status, 0,
           CASE p.status WHEN 'pending' THEN i.created_at WHEN 'in_flight' THEN i.lease_ends END,
           CASE WHEN p.status = 'in_flight' THEN i.lease_id END,
-          CASE WHEN p.status = 'held' THEN i.created_at END,
+          CASE WHEN p.status = $6 THEN i.created_at END,
           NULL, i.created_at, i.created_at
         FROM pairs AS p
         JOIN input AS i ON i.position = p.position
@@ -193,7 +193,8 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     // of the events, one object each (PUBLISH_INPUT's fields: the event's columns, its lease's
     // id, limit and end, NULL without one, and where its delivery ids start in $2 and how many
     // there are). One JSON document costs the driver a JSON.stringify where ten arrays cost it an
-    // escaping pass over every payload. $3 and $4 are the NOTIFY's channel and payload.
+    // escaping pass over every payload. $3 and $4 are the NOTIFY's channel and payload; $5 and $6
+    // core's hold rule (DELIVERY_RULES.hold: the endpoint status that holds, the state it holds in).
     // - `subscribers` share-locks, in id order, every endpoint that may subscribe to one of the
     //   events. FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change
     //   either commits before this read (which then sees the new status) or waits for the publish
@@ -205,7 +206,8 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     //   all). `inserted` false for an event that fits is a replay. The caller never puts one
     //   event id in a batch twice.
     // - Each delivery's state is the Postgres form of core's newDeliveryRecord and
-    //   leasedSubscribers (src/delivery/records.ts in @keyhook/core): held on a disabled endpoint;
+    //   leasedSubscribers (src/delivery/records.ts in @keyhook/core), with core's hold rule bound as
+    //   $5 and $6 rather than spelled here: held on an endpoint whose status holds;
     //   with a lease, in flight for the first `limit` active endpoints until the lease's end;
     //   pending otherwise, due at once. The store conformance suite checks the two agree.
     // - The NOTIFY goes out when a delivery is pending; the server sends it at commit.
@@ -231,12 +233,13 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // of keyhook_deliveries_due_idx, whatever the planner believes about the tables' sizes (joined
     // plainly, a planner without statistics started from the webhooks and read every queued
     // delivery of the endpoint for each lease).
+    // $5 is the endpoint status that holds its deliveries (core's DELIVERY_RULES.hold), bound.
     lease: `WITH due AS MATERIALIZED (
         SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
         FROM ${deliveries} AS d
         CROSS JOIN LATERAL (
           SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
-          WHERE id = d.webhook_id AND status = 'active'
+          WHERE id = d.webhook_id AND status <> $5
           FOR SHARE SKIP LOCKED
         ) AS w
         WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight')
@@ -321,7 +324,7 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
 ${successRows('w.consecutive_failures AS failures, done.*')}      ORDER BY i.position`,
 
     // A batch of publishes and a batch of successes in one statement, one round trip and one
-    // commit: the store's group commit when both wait at once. $1–$4 as in `publish`, $5 the
+    // commit: the store's group commit when both wait at once. $1–$6 as in `publish`, $7 the
     // successes as in `completeSucceededBatch`; each part keeps its own statement's rules. The
     // two touch different deliveries (a success's delivery was leased before; a publish writes
     // new ones). Every webhook lock either part takes is a share lock, and share locks never wait
@@ -332,28 +335,34 @@ ${successRows('w.consecutive_failures AS failures, done.*')}      ORDER BY i.pos
     // success in input order (`success` true, with `failures` and the delivery columns of
     // `completeSucceededBatch`, NULL in every publish column).
     publishAndSucceed: `WITH ${publishCtes},
-      ${successCtes('$5')}
+      ${successCtes('$7')}
 ${publishRows('false AS success, NULL::int AS failures, ')}      UNION ALL
 ${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL, done.*, ${noWebhook}`)}      ORDER BY success, position, webhook_id`,
 
     setFailures: `UPDATE ${webhooks} SET consecutive_failures = $2 WHERE id = $1`,
 
+    // Whether to disable is core's autoDisables; the status ($4), the reason ($5) and the twin claim
+    // that status makes ($6) are core's too (DELIVERY_RULES.hold, the completion's rule, claimsTwinKey).
     disableForFailures: `UPDATE ${webhooks}
-      SET consecutive_failures = $2, status = 'disabled', disabled_reason = 'failures', updated_at = $3
+      SET consecutive_failures = $2, status = $4, disabled_reason = $5,
+        twin_claim = CASE WHEN $6::boolean THEN twin_key END, updated_at = $3
       WHERE id = $1
       RETURNING ${WEBHOOK_COLUMNS}`,
 
-    // Run after the webhook's row is updated (locked) in the same transaction: see `insertEventAndSubscribers`.
+    // Run after the webhook's row is updated (locked) in the same transaction: see `publish`. $3 is
+    // the state core's hold rule holds in (DELIVERY_RULES.hold), here and in `release`.
     hold: transition(
       `webhook_id = $1 AND status IN ('pending', 'retry_scheduled')`,
-      `status = 'held', due_at = NULL, held_since = $2, updated_at = $2`,
+      `status = $3, due_at = NULL, held_since = $2, updated_at = $2`,
     ),
 
     release: transition(
-      `webhook_id = $1 AND status = 'held'`,
+      `webhook_id = $1 AND status = $3`,
       `status = 'pending', due_at = $2, held_since = NULL, updated_at = $2`,
     ),
 
+    // Schema, not rule: `status = 'held'` here and in countQueued is keyhook_deliveries_held_idx's
+    // predicate (0004), which a bound state would not match (docs/decisions.md §10.4).
     expireHeld: transition(
       `status = 'held' AND held_since <= $1`,
       `status = 'failed', held_since = NULL, updated_at = $2`,

@@ -28,7 +28,15 @@ import type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from '@keyhook/core/store';
-import { consoleLogger, type Logger } from '@keyhook/core/store';
+import {
+  autoDisables,
+  claimsTwinKey,
+  consoleLogger,
+  DELIVERY_RULES,
+  holdsDeliveries,
+  type Logger,
+  queuedOn,
+} from '@keyhook/core/store';
 import type pg from 'pg';
 import { Batcher } from './batch.js';
 import type { KeyChangeFeed } from './change-feed.js';
@@ -59,6 +67,8 @@ import { assertSchemaName, purgeLockKey } from './schema-name.js';
 import { toStoreError, unavailable } from './unavailable.js';
 import { toWebhookParams, toWebhookRecord, type WebhookRow } from './webhook-row.js';
 import { ACTIVE_TWIN_INDEX, type WebhookStatements, webhookStatements } from './webhook-statements.js';
+
+const { hold } = DELIVERY_RULES;
 
 /** How often a method decides again when the row changed between its deciding write and its report read. */
 const RACE_ATTEMPTS = 5;
@@ -355,13 +365,15 @@ export class PostgresStore implements Store {
               status,
               disabledReason,
               at,
+              claimsTwinKey(status),
+              holdsDeliveries(status),
             ]),
           );
           if (!webhook) return null;
-          if (status === 'disabled') {
-            await client.query(this.deliverySql.hold, [id, at]);
+          if (holdsDeliveries(status)) {
+            await client.query(this.deliverySql.hold, [id, at, hold.state]);
           } else {
-            await client.query(this.deliverySql.release, [id, at]);
+            await client.query(this.deliverySql.release, [id, at, hold.state]);
             // Released deliveries are due now, and so is an expired lease the disable kept from leasing.
             await this.notifyDeliveries(client);
           }
@@ -494,6 +506,7 @@ export class PostgresStore implements Store {
       request.limit,
       request.leaseId,
       leaseEnds,
+      hold.endpointStatus,
     ]);
     return result.rows.map((row) => ({
       delivery: toDeliveryRecord(row),
@@ -664,15 +677,15 @@ export class PostgresStore implements Store {
       const row = locked.rows[0];
       if (!row) return { outcome: 'not_found' };
       if (!from.includes(row.status)) return { outcome: 'wrong_state', delivery: toDeliveryRecord(row) };
-      const held = webhook.status === 'disabled';
+      const place = queuedOn(webhook.status, 'pending', at, at);
       const requeued = await client.query<DeliveryRow>(this.deliverySql.requeue, [
         deliveryId,
-        held ? 'held' : 'pending',
-        held ? null : at,
-        held ? at : null,
+        place.status,
+        place.dueAt,
+        place.heldSince,
         at,
       ]);
-      if (!held) await this.notifyDeliveries(client);
+      if (place.dueAt) await this.notifyDeliveries(client);
       return { outcome: 'queued', delivery: toDeliveryRecord(requeued.rows[0]!) };
     });
   }
@@ -697,21 +710,21 @@ export class PostgresStore implements Store {
         await client.query<WebhookRow>(`${this.webhookSql.get} FOR SHARE`, [tenantId, webhookId]),
       );
       if (!webhook) return 0;
-      const held = webhook.status === 'disabled';
+      const place = queuedOn(webhook.status, 'pending', at, at);
       const recovered = await client.query(this.deliverySql.recoverFailed, [
         webhookId,
         tenantId,
         since,
         until,
         limit,
-        held ? 'held' : 'pending',
-        held ? null : at,
-        held ? at : null,
+        place.status,
+        place.dueAt,
+        place.heldSince,
         at,
         failedBefore,
       ]);
       const count = recovered.rowCount ?? 0;
-      if (count > 0 && !held) await this.notifyDeliveries(client);
+      if (count > 0 && place.dueAt) await this.notifyDeliveries(client);
       return count;
     });
   }
@@ -903,7 +916,14 @@ export class PostgresStore implements Store {
         first_id: firstIds[k],
         ids: count,
       }));
-      const params = [JSON.stringify(input), ids, DELIVERY_CHANNEL, this.schema];
+      const params = [
+        JSON.stringify(input),
+        ids,
+        DELIVERY_CHANNEL,
+        this.schema,
+        hold.endpointStatus,
+        hold.state,
+      ];
       let rows: PublishOrSuccessRow[];
       if (riding) {
         riding = false;
@@ -982,16 +1002,18 @@ export class PostgresStore implements Store {
     const webhook = locked.rows[0];
     if (!webhook) return lost; // deleted meanwhile, and its deliveries with it
     if (!lockExclusive && writesCount(webhook.consecutive_failures)) return RETRY_EXCLUSIVE;
-    // A retry of an endpoint disabled by now waits, held, for it to be enabled again.
-    const held = completion.status === 'retry_scheduled' && webhook.status === 'disabled';
-    const status: DeliveryState = held ? 'held' : completion.status;
+    // A retry of an endpoint disabled by now waits, held, for it to be enabled again (core's queuedOn).
+    const place =
+      completion.status === 'retry_scheduled'
+        ? queuedOn(webhook.status, completion.status, completion.dueAt, at)
+        : { status: completion.status, dueAt: null, heldSince: null };
     const completed = await this.run<DeliveryRow>(client, this.deliverySql.complete, [
       deliveryId,
       tenantId,
       leaseId,
-      status,
-      status === 'retry_scheduled' ? completion.dueAt : null,
-      held ? at : null,
+      place.status,
+      place.dueAt,
+      place.heldSince,
       completion.attempt.startedAt,
       at,
     ]);
@@ -1006,12 +1028,23 @@ export class PostgresStore implements Store {
       await this.run(client, this.deliverySql.setFailures, [webhook.id, 0]);
     } else if (endpointFailures === 'increment') {
       const count = webhook.consecutive_failures + 1;
-      if (webhook.status === 'active' && count >= completion.autoDisableAfter) {
+      if (autoDisables(count, webhook.status, completion.autoDisable)) {
         disabledWebhook = this.oneWebhook(
-          await this.run<WebhookRow>(client, this.deliverySql.disableForFailures, [webhook.id, count, at]),
+          await this.run<WebhookRow>(client, this.deliverySql.disableForFailures, [
+            webhook.id,
+            count,
+            at,
+            hold.endpointStatus,
+            completion.autoDisable.reason,
+            claimsTwinKey(hold.endpointStatus),
+          ]),
         );
         // Held with the rest, this delivery too should it have just been scheduled for a retry.
-        const heldRows = await this.run<DeliveryRow>(client, this.deliverySql.hold, [webhook.id, at]);
+        const heldRows = await this.run<DeliveryRow>(client, this.deliverySql.hold, [
+          webhook.id,
+          at,
+          hold.state,
+        ]);
         const self = heldRows.rows.find((heldRow) => heldRow.id === deliveryId);
         if (self) delivery = toDeliveryRecord(self);
       } else {

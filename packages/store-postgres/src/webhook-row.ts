@@ -1,4 +1,5 @@
 import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyhook/core/store';
+import { twinClaimOf } from '@keyhook/core/store';
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
 export const WEBHOOK_COLUMNS =
@@ -37,6 +38,10 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
   };
 }
 
+/**
+ * An insert's parameters: WEBHOOK_COLUMNS in order, then the twin claim core's rule gives the
+ * status (the twin key or null; migration 0011), which keyhook_webhooks_twin_claim_idx holds.
+ */
 export function toWebhookParams(webhook: WebhookRecord): unknown[] {
   return [
     webhook.id,
@@ -51,5 +56,6 @@ export function toWebhookParams(webhook: WebhookRecord): unknown[] {
     webhook.previousSecretExpiresAt,
     webhook.createdAt,
     webhook.updatedAt,
+    twinClaimOf(webhook),
   ];
 }

@@ -2,8 +2,8 @@ import { IDEMPOTENCY_TABLE } from './idempotency-statements.js';
 import { quoteSchema } from './schema-name.js';
 import { WEBHOOK_COLUMNS } from './webhook-row.js';
 
-/** The partial unique index of migration 0003: its violation means "a second active twin". */
-export const ACTIVE_TWIN_INDEX = 'keyhook_webhooks_active_twin_idx';
+/** The unique index of twin claims (migration 0011): its violation means "a second active twin". */
+export const ACTIVE_TWIN_INDEX = 'keyhook_webhooks_twin_claim_idx';
 
 /** Every statement the store runs on keyhook_webhooks, built once per schema. */
 export interface WebhookStatements {
@@ -20,11 +20,12 @@ export interface WebhookStatements {
 
 export function webhookStatements(schema: string): WebhookStatements {
   const table = `${quoteSchema(schema)}.keyhook_webhooks`;
-  // The arbiter is the active-twin index only: concurrent twins wait on it and one wins, while an id clash
-  // still raises (a bug, not a twin). A disabled row is outside the index and never conflicts.
-  const insert = `INSERT INTO ${table} (${WEBHOOK_COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-      ON CONFLICT (tenant_id, twin_key) WHERE status = 'active' DO NOTHING
+  // The arbiter is the twin-claim index only: concurrent claims of one key wait on it and one wins, while an
+  // id clash still raises (a bug, not a twin). $13 is the claim core's rule gives the status (toWebhookParams);
+  // a row that claims nothing (NULL) never conflicts.
+  const insert = `INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+      ON CONFLICT (tenant_id, twin_claim) DO NOTHING
       RETURNING id`;
   return {
     insert,
@@ -36,19 +37,19 @@ export function webhookStatements(schema: string): WebhookStatements {
     // finds nothing, so the insert writes nothing. The completion runs only when the insert wrote a row.
     insertCompleting: `WITH held AS MATERIALIZED (
         SELECT 1 FROM ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE}
-        WHERE tenant_id = $13 AND key = $14 AND claim_id = $15 AND state = 'in_progress'
+        WHERE tenant_id = $14 AND key = $15 AND claim_id = $16 AND state = 'in_progress'
         FOR UPDATE
       ),
       inserted AS (
-        INSERT INTO ${table} (${WEBHOOK_COLUMNS})
-        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+        INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
         WHERE EXISTS (SELECT 1 FROM held)
-        ON CONFLICT (tenant_id, twin_key) WHERE status = 'active' DO NOTHING
+        ON CONFLICT (tenant_id, twin_claim) DO NOTHING
         RETURNING id
       ),
       completed AS (
-        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $16
-        WHERE tenant_id = $13 AND key = $14 AND claim_id = $15 AND state = 'in_progress'
+        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $17
+        WHERE tenant_id = $14 AND key = $15 AND claim_id = $16 AND state = 'in_progress'
           AND EXISTS (SELECT 1 FROM inserted)
       )
       SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM inserted)::int AS inserted`,
@@ -61,17 +62,22 @@ export function webhookStatements(schema: string): WebhookStatements {
     listBefore: `SELECT ${WEBHOOK_COLUMNS} FROM ${table}
       WHERE tenant_id = $1 AND id < $3 ORDER BY id DESC LIMIT $2`,
 
-    // Writes only a real change; enabling beside an active twin fails on the partial unique index, and a
-    // concurrent enable of the other twin makes this wait for its commit and then fail the same way.
-    // Enabling starts the consecutive-failure count again. The store runs it first in its transaction:
-    // its row lock is what publishEvent's FOR SHARE and a completion's lock order against.
+    // Writes only a real change. $6 and $7 are core's rules for the new status (claimsTwinKey,
+    // holdsDeliveries): the twin claim it makes, and whether it holds. Enabling beside an active twin fails
+    // on the twin-claim index, and a concurrent enable of the other twin makes this wait for its commit and
+    // then fail the same way. A status that does not hold starts the consecutive-failure count again. The
+    // store runs it first in its transaction: its row lock is what publishEvent's FOR SHARE and a
+    // completion's lock order against.
     setStatus: `UPDATE ${table} SET status = $3, disabled_reason = $4, updated_at = $5,
-        consecutive_failures = CASE WHEN $3::text = 'active' THEN 0 ELSE consecutive_failures END
+        twin_claim = CASE WHEN $6::boolean THEN twin_key END,
+        consecutive_failures = CASE WHEN $7::boolean THEN consecutive_failures ELSE 0 END
       WHERE tenant_id = $1 AND id = $2 AND status <> $3
       RETURNING ${WEBHOOK_COLUMNS}`,
 
-    // An active webhook moved onto an active twin's key fails on the partial unique index, as an insert would.
-    updateSubscription: `UPDATE ${table} SET url = $3, events = $4, twin_key = $5, updated_at = $6
+    // A webhook that claims its twin key claims the new one instead (the claim is carried over, not
+    // decided); one moved onto a key another webhook claims fails on the twin-claim index, as an insert would.
+    updateSubscription: `UPDATE ${table} SET url = $3, events = $4, twin_key = $5,
+        twin_claim = CASE WHEN twin_claim IS NULL THEN NULL ELSE $5 END, updated_at = $6
       WHERE tenant_id = $1 AND id = $2 AND twin_key = $7
       RETURNING ${WEBHOOK_COLUMNS}`,
 

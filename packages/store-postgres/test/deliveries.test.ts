@@ -1,4 +1,5 @@
 import { isKeyhookError, silentLogger } from '@keyhook/core';
+import { DELIVERY_RULES } from '@keyhook/core/store';
 import { T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
@@ -651,7 +652,7 @@ async function oneDelivery(store: PostgresStore) {
           status: 'failed',
           dueAt: null,
           endpointFailures: 'increment',
-          autoDisableAfter: 5,
+          autoDisable: DELIVERY_RULES.autoDisable,
           at: T0,
         });
         await store.requeueDelivery('tenant_a', webhook.id, leased!.delivery.id, ['failed'], T0);

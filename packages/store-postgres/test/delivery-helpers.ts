@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { newId, systemClock } from '@keyhook/core';
-import type { AttemptCompletion, EventRecord } from '@keyhook/core/store';
+import { type AttemptCompletion, DELIVERY_RULES, type EventRecord } from '@keyhook/core/store';
 import { T0 } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
@@ -108,7 +108,7 @@ export function success(delivery: { id: string; tenantId: string }, leaseId: str
     status: 'succeeded',
     dueAt: null,
     endpointFailures: 'reset',
-    autoDisableAfter: 5,
+    autoDisable: DELIVERY_RULES.autoDisable,
     at: T0,
   };
 }

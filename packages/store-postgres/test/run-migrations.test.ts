@@ -1,11 +1,12 @@
 import { isKeyhookError } from '@keyhook/core';
-import { keyRecord } from '@keyhook/testing/fixtures';
+import { keyRecord, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import { migrationLogLines, recordingLogger } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, migrate, type PostgresStoreOptions, pendingMigrations } from '../src/index.js';
 import { applyMigrations, loadMigrations, pendingOf } from '../src/migrate.js';
+import { toWebhookParams, WEBHOOK_COLUMNS } from '../src/webhook-row.js';
 import { Schemas } from './delivery-helpers.js';
 
 // Under CI=true this throws when Postgres is down, so CI can never skip this suite silently.
@@ -297,6 +298,46 @@ async function recordFutureMigration(schema: string): Promise<void> {
         })
       ).close();
       expect(restarted.lines).toEqual([]);
+    });
+  });
+
+  describe('0011_twin_claims', () => {
+    it('gives each active webhook of an older schema its twin claim, and none to a disabled one; the rule holds after', async () => {
+      const schema = await schemaAt('mig_twin', 10);
+      const active = webhookRecord();
+      const disabledTwin = webhookRecord({ url: active.url, events: active.events, status: 'disabled' });
+      const disabledAlone = webhookRecord({ status: 'disabled' });
+      for (const webhook of [active, disabledTwin, disabledAlone]) {
+        const record = {
+          ...webhook,
+          disabledReason: webhook.status === 'disabled' ? ('manual' as const) : null,
+        };
+        await admin.query(
+          `INSERT INTO "${schema}".keyhook_webhooks (${WEBHOOK_COLUMNS})
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+          toWebhookParams(record).slice(0, 12),
+        );
+      }
+      await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
+      const { rows } = await admin.query(`SELECT id, twin_claim FROM "${schema}".keyhook_webhooks`);
+      expect(new Map(rows.map((row) => [row.id, row.twin_claim]))).toEqual(
+        new Map([
+          [active.id, active.twinKey],
+          [disabledTwin.id, null],
+          [disabledAlone.id, null],
+        ]),
+      );
+      const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1 });
+      try {
+        expect(await store.insertWebhook(webhookRecord({ url: active.url, events: active.events }))).toBe(
+          'active_twin',
+        );
+        const enable = (id: string) => store.setWebhookStatus('tenant_a', id, 'active', null, new Date());
+        expect(await enable(disabledTwin.id)).toEqual({ outcome: 'active_twin' });
+        expect((await enable(disabledAlone.id)).outcome).toBe('updated');
+      } finally {
+        await store.close();
+      }
     });
   });
 

@@ -10,10 +10,19 @@ import type {
   PublishOutcome,
   PurgeOutcome,
   RequeueOutcome,
+  WebhookDisabledReason,
   WebhookRecord,
   WebhookStatus,
 } from '@keyhook/core/store';
-import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
+import {
+  autoDisables,
+  claimsTwinKey,
+  DELIVERY_RULES,
+  leasedSubscribers,
+  newDeliveryRecord,
+  type QueuePlace,
+  queuedOn,
+} from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import {
   ATTEMPT_COLUMNS,
@@ -32,8 +41,11 @@ import {
   toEventRecord,
   toLeasedDelivery,
 } from './delivery-row.js';
+import { toMillis } from './millis.js';
 import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
 import type { WebhookStatements } from './webhook-statements.js';
+
+const { hold } = DELIVERY_RULES;
 
 /** Named parameters of a delivery listing; `status` null lists every status. */
 interface ListDeliveriesParams {
@@ -53,26 +65,42 @@ interface AttemptOutcomeParams {
   at: number;
 }
 
-/** The delivery's new queue position after a requeue: pending and due, or held. */
-interface RequeueParams {
-  id: string;
-  status: 'pending' | 'held';
+/** Where a queued delivery waits (core's queuedOn), as its columns. */
+interface PlaceParams {
+  status: DeliveryState;
   due_at: number | null;
   held_since: number | null;
+}
+
+const placeParams = (place: QueuePlace): PlaceParams => ({
+  status: place.status,
+  due_at: toMillis(place.dueAt),
+  held_since: toMillis(place.heldSince),
+});
+
+/** The delivery's new queue position after a requeue: pending and due, or held. */
+interface RequeueParams extends PlaceParams {
+  id: string;
   at: number;
 }
 
 /** One batch of bulk recovery: which failed deliveries, and where they go (requeue's columns). */
-interface RecoverParams {
+interface RecoverParams extends PlaceParams {
   tenant_id: string;
   webhook_id: string;
   since: number;
   until: number;
   limit: number;
   failed_before: number;
-  status: 'pending' | 'held';
-  due_at: number | null;
-  held_since: number | null;
+  at: number;
+}
+
+/** An auto-disable's named parameters: the status and reason core's rules give it, and the claim that status makes. */
+interface DisableParams {
+  id: string;
+  status: WebhookStatus;
+  reason: WebhookDisabledReason;
+  claims_twin_key: number;
   at: number;
 }
 
@@ -92,18 +120,18 @@ type FinishLeasedParams = [
  * on the store's connection.
  */
 export interface DeliveryStatements {
-  holdDeliveries: Database.Statement<[number, number, string]>;
-  releaseDeliveries: Database.Statement<[number, number, string]>;
+  holdDeliveries: Database.Statement<[DeliveryState, number, number, string]>;
+  releaseDeliveries: Database.Statement<[number, number, string, DeliveryState]>;
   resetFailures: Database.Statement<[string]>;
   countFailure: Database.Statement<[string], { failures: number; status: WebhookStatus }>;
-  disableForFailures: Database.Statement<[number, string], WebhookRow>;
+  disableForFailures: Database.Statement<[DisableParams], WebhookRow>;
   webhookStatus: Database.Statement<[string], WebhookStatus>;
   insertEvent: Database.Statement<unknown[]>;
   eventById: Database.Statement<[string, string], EventRow>;
   subscribers: Database.Statement<[string, string], Pick<WebhookRow, 'id' | 'status'>>;
   subscriberRows: Database.Statement<[string, string], WebhookRow>;
   insertDelivery: Database.Statement<unknown[]>;
-  dueDeliveries: Database.Statement<[number, number], DueRow>;
+  dueDeliveries: Database.Statement<[number, WebhookStatus, number], DueRow>;
   lease: Database.Statement<[string, number, number, string]>;
   leaseHolder: Database.Statement<
     [string, string, string],
@@ -132,14 +160,15 @@ export interface DeliveryStatements {
 
 export function deliveryStatements(db: Database.Database): DeliveryStatements {
   return {
-    // A disabled endpoint's queue waits: nothing pending or scheduled stays leasable.
-    holdDeliveries: db.prepare<[number, number, string]>(
-      `UPDATE keyhook_deliveries SET status = 'held', due_at = NULL, held_since = ?, updated_at = ?
+    // A disabled endpoint's queue waits: nothing pending or scheduled stays leasable. The held
+    // state is core's (DELIVERY_RULES.hold), bound, as everywhere the store writes or releases it.
+    holdDeliveries: db.prepare<[DeliveryState, number, number, string]>(
+      `UPDATE keyhook_deliveries SET status = ?, due_at = NULL, held_since = ?, updated_at = ?
         WHERE webhook_id = ? AND status IN ('pending', 'retry_scheduled')`,
     ),
-    releaseDeliveries: db.prepare<[number, number, string]>(
+    releaseDeliveries: db.prepare<[number, number, string, DeliveryState]>(
       `UPDATE keyhook_deliveries SET status = 'pending', due_at = ?, held_since = NULL, updated_at = ?
-        WHERE webhook_id = ? AND status = 'held'`,
+        WHERE webhook_id = ? AND status = ?`,
     ),
     // Most successes follow successes: a count already at 0 is left unwritten.
     resetFailures: db.prepare<[string]>(
@@ -149,9 +178,12 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
       `UPDATE keyhook_webhooks SET consecutive_failures = consecutive_failures + 1
         WHERE id = ? RETURNING consecutive_failures AS failures, status`,
     ),
-    disableForFailures: db.prepare<[number, string], WebhookRow>(
-      `UPDATE keyhook_webhooks SET status = 'disabled', disabled_reason = 'failures', updated_at = ?
-        WHERE id = ? AND status = 'active' RETURNING ${WEBHOOK_COLUMNS}`,
+    // The status, the reason and the twin claim are core's (DELIVERY_RULES, the completion's rule,
+    // claimsTwinKey); whether to disable was decided by core's autoDisables on countFailure's row.
+    disableForFailures: db.prepare<[DisableParams], WebhookRow>(
+      `UPDATE keyhook_webhooks SET status = @status, disabled_reason = @reason,
+          twin_claim = CASE WHEN @claims_twin_key THEN twin_key END, updated_at = @at
+        WHERE id = @id AND status <> @status RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     webhookStatus: db
       .prepare<[string], WebhookStatus>('SELECT status FROM keyhook_webhooks WHERE id = ?')
@@ -183,8 +215,9 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
     // the deliveries outermost, walked in order through keyhook_deliveries_due up to the limit, never
     // a scan from the active webhooks and a sort. `due_at <= ?` implies the partial index's
     // `due_at IS NOT NULL`, which is what lets SQLite use it (INDEXED BY would fail at prepare
-    // otherwise); a due time means pending, retry_scheduled or in_flight (the table's checks).
-    dueDeliveries: db.prepare<[number, number], DueRow>(
+    // otherwise); a due time means pending, retry_scheduled or in_flight (the table's checks). The
+    // endpoint's status that holds its deliveries is core's (DELIVERY_RULES.hold), bound.
+    dueDeliveries: db.prepare<[number, WebhookStatus, number], DueRow>(
       `SELECT d.id, d.attempts, d.last_attempt_at, d.created_at,
           e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
           e.payload AS event_payload, e.created_at AS event_created_at,
@@ -198,7 +231,7 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
         FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
           CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
           CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
-        WHERE d.due_at <= ? AND w.status = 'active'
+        WHERE d.due_at <= ? AND w.status <> ?
         ORDER BY d.due_at, d.id
         LIMIT ?`,
     ),
@@ -230,12 +263,15 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
           updated_at = @at
         WHERE id = @id RETURNING ${DELIVERY_COLUMNS}`,
     ),
+    // Schema, not rule: `status = 'held'` is the partial index keyhook_deliveries_held's predicate
+    // (0003) word for word, which SQLite needs to use it; a bound state could not be (docs/decisions.md §10.4).
     expireHeld: db.prepare<[number, number]>(
       `UPDATE keyhook_deliveries SET status = 'failed', held_since = NULL, updated_at = ?
         WHERE status = 'held' AND held_since <= ?`,
     ),
     // The queue-depth gauge, on each collection: both counts read their partial index alone (the
-    // due index carries the status, migration 0009), never a finished row.
+    // due index carries the status, migration 0009), never a finished row; the held count names
+    // keyhook_deliveries_held's predicate, as expireHeld does.
     countQueued: db.prepare<
       [{ now: number }],
       { due: number; scheduled: number; in_flight: number; held: number }
@@ -358,8 +394,8 @@ export function deliveryTransactions(
   webhookSql: WebhookStatements,
 ): DeliveryTransactions {
   /**
-   * The endpoint's consecutive-failure count after an attempt (reset, +1 or unchanged); the +1
-   * that reaches `autoDisableAfter` on an active endpoint disables it and holds its queue.
+   * The endpoint's consecutive-failure count after an attempt (reset, +1 or unchanged); a +1 that
+   * core's autoDisables says disables the endpoint disables it and holds its queue.
    */
   const countEndpointFailures = (
     webhookId: string,
@@ -369,11 +405,18 @@ export function deliveryTransactions(
     if (completion.endpointFailures === 'reset') statements.resetFailures.run(webhookId);
     if (completion.endpointFailures !== 'increment') return { disabledWebhook: null };
     const counted = statements.countFailure.get(webhookId)!;
-    if (counted.status !== 'active' || counted.failures < completion.autoDisableAfter) {
+    if (!autoDisables(counted.failures, counted.status, completion.autoDisable)) {
       return { disabledWebhook: null };
     }
-    const disabledWebhook = toWebhookRecord(statements.disableForFailures.get(at, webhookId)!);
-    statements.holdDeliveries.run(at, at, webhookId);
+    const disabled = statements.disableForFailures.get({
+      id: webhookId,
+      status: hold.endpointStatus,
+      reason: completion.autoDisable.reason,
+      claims_twin_key: claimsTwinKey(hold.endpointStatus) ? 1 : 0,
+      at,
+    })!;
+    const disabledWebhook = toWebhookRecord(disabled);
+    statements.holdDeliveries.run(hold.state, at, at, webhookId);
     return { disabledWebhook };
   };
 
@@ -413,7 +456,7 @@ export function deliveryTransactions(
     const leaseEnd = now + request.leaseMs;
     // One record per webhook: under this transaction's lock its row is the same for every delivery.
     const webhooks = new Map<string, WebhookRecord>();
-    return statements.dueDeliveries.all(now, request.limit).map((due) => {
+    return statements.dueDeliveries.all(now, hold.endpointStatus, request.limit).map((due) => {
       statements.lease.run(request.leaseId, leaseEnd, now, due.id);
       return toLeasedDelivery(due, request.leaseId, leaseEnd, now, webhooks);
     });
@@ -447,12 +490,11 @@ export function deliveryTransactions(
     // is held instead. The memory store reaches the same rows the other way round.
     const counted = countEndpointFailures(holder.webhook_id, completion, at);
     // A retry of an endpoint that is disabled by now waits with the rest of its queue.
-    const held = (counted.disabledWebhook ? 'disabled' : holder.webhook_status) === 'disabled';
+    const endpointStatus = counted.disabledWebhook?.status ?? holder.webhook_status;
+    const place = queuedOn(endpointStatus, 'retry_scheduled', completion.dueAt, completion.at);
     const row = statements.recordAttempt.get({
       id: deliveryId,
-      status: held ? 'held' : 'retry_scheduled',
-      due_at: held ? null : (completion.dueAt?.getTime() ?? null),
-      held_since: held ? at : null,
+      ...placeParams(place),
       last_attempt_at: lastAttemptAt,
       at,
     })!;
@@ -482,12 +524,11 @@ export function deliveryTransactions(
           return { outcome: 'wrong_state', delivery: toDeliveryRecord(current) };
         }
         // Read under the lock setWebhookStatus takes: a disable cannot slip in before the write.
-        const held = statements.webhookStatus.get(webhookId) === 'disabled';
+        const endpointStatus = statements.webhookStatus.get(webhookId)!;
+        const when = new Date(at);
         const row = statements.requeue.get({
           id: deliveryId,
-          status: held ? 'held' : 'pending',
-          due_at: held ? null : at,
-          held_since: held ? at : null,
+          ...placeParams(queuedOn(endpointStatus, 'pending', when, when)),
           at,
         })!;
         return { outcome: 'queued', delivery: toDeliveryRecord(row) };
@@ -508,7 +549,7 @@ export function deliveryTransactions(
       ): number => {
         const webhook = webhookSql.webhookById.get(tenantId, webhookId);
         if (!webhook) return 0;
-        const held = webhook.status === 'disabled';
+        const when = new Date(at);
         return statements.recoverFailed.run({
           tenant_id: tenantId,
           webhook_id: webhookId,
@@ -516,9 +557,7 @@ export function deliveryTransactions(
           until,
           limit,
           failed_before: failedBefore,
-          status: held ? 'held' : 'pending',
-          due_at: held ? null : at,
-          held_since: held ? at : null,
+          ...placeParams(queuedOn(webhook.status, 'pending', when, when)),
           at,
         }).changes;
       },

@@ -278,6 +278,7 @@ export class SqliteStore implements Store {
           subscription.url,
           JSON.stringify(subscription.events),
           subscription.twinKey,
+          subscription.twinKey,
           at.getTime(),
           tenantId,
           id,

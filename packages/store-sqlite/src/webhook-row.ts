@@ -1,4 +1,5 @@
 import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyhook/core/store';
+import { twinClaimOf } from '@keyhook/core/store';
 import { toDate, toMillis } from './millis.js';
 
 /** A row of `keyhook_webhooks`. `events` is the JSON text of the array, in the record's order. */
@@ -20,7 +21,15 @@ export interface WebhookRow {
 export const WEBHOOK_COLUMNS =
   'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at';
 
-export function toWebhookRow(record: WebhookRecord): WebhookRow {
+/**
+ * What an insert writes: the row, and the twin claim core's rule gives its status (the twin key or
+ * null; migration 0010), which the unique index keyhook_webhooks_twin_claim holds.
+ */
+export interface WebhookInsertRow extends WebhookRow {
+  twin_claim: string | null;
+}
+
+export function toWebhookRow(record: WebhookRecord): WebhookInsertRow {
   return {
     id: record.id,
     tenant_id: record.tenantId,
@@ -34,6 +43,7 @@ export function toWebhookRow(record: WebhookRecord): WebhookRow {
     previous_secret_expires_at: toMillis(record.previousSecretExpiresAt),
     created_at: record.createdAt.getTime(),
     updated_at: record.updatedAt.getTime(),
+    twin_claim: twinClaimOf(record),
   };
 }
 

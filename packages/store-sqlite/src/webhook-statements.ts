@@ -4,20 +4,44 @@ import type {
   WebhookStatus,
   WebhookStatusOutcome,
 } from '@keyhook/core/store';
+import { claimsTwinKey, DELIVERY_RULES, holdsDeliveries } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import type { DeliveryStatements } from './delivery-statements.js';
 import type { IdempotencyStatements } from './idempotency-statements.js';
-import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
+import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookInsertRow, type WebhookRow } from './webhook-row.js';
 
-/** The partial unique index keyhook_webhooks_active_twin refused a second active twin; a clashing id is a bug. */
+/** The unique index keyhook_webhooks_twin_claim refused a second claim of a twin key; a clashing id is a bug. */
 export function isActiveTwinViolation(error: unknown): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown };
   return (
     code === 'SQLITE_CONSTRAINT_UNIQUE' &&
     typeof message === 'string' &&
-    message.includes('keyhook_webhooks.tenant_id, keyhook_webhooks.twin_key')
+    message.includes('keyhook_webhooks.tenant_id, keyhook_webhooks.twin_claim')
   );
 }
+
+/** A status change's positional parameters: the status, its reason, whether it claims the twin key (1/0), when. */
+type SetStatusParams = [
+  status: WebhookStatus,
+  disabledReason: WebhookDisabledReason | null,
+  claimsTwinKey: number,
+  at: number,
+  tenantId: string,
+  id: string,
+  unlessStatus: WebhookStatus,
+];
+
+/** A subscription change's positional parameters; the new twin key twice (as the key, and as a claim carried over). */
+type SubscriptionParams = [
+  url: string,
+  events: string,
+  twinKey: string,
+  twinClaim: string,
+  at: number,
+  tenantId: string,
+  id: string,
+  from: string,
+];
 
 /** A rotation's named parameters. */
 interface RotateSecretParams {
@@ -30,18 +54,12 @@ interface RotateSecretParams {
 
 /** Every statement the store runs on keyhook_webhooks, prepared once on the store's connection. */
 export interface WebhookStatements {
-  insertWebhook: Database.Statement<[WebhookRow]>;
+  insertWebhook: Database.Statement<[WebhookInsertRow]>;
   webhookById: Database.Statement<[string, string], WebhookRow>;
   listWebhooksFirst: Database.Statement<[string, number], WebhookRow>;
   listWebhooksBefore: Database.Statement<[string, string, number], WebhookRow>;
-  setWebhookStatus: Database.Statement<
-    [WebhookStatus, WebhookDisabledReason | null, number, string, string, WebhookStatus],
-    WebhookRow
-  >;
-  updateWebhookSubscription: Database.Statement<
-    [string, string, string, number, string, string, string],
-    WebhookRow
-  >;
+  setWebhookStatus: Database.Statement<SetStatusParams, WebhookRow>;
+  updateWebhookSubscription: Database.Statement<SubscriptionParams, WebhookRow>;
   rotateWebhookSecret: Database.Statement<RotateSecretParams, WebhookRow>;
   deleteWebhook: Database.Statement<[string, string]>;
   deleteWebhookAttempts: Database.Statement<[string]>;
@@ -50,10 +68,11 @@ export interface WebhookStatements {
 
 export function webhookStatements(db: Database.Database): WebhookStatements {
   return {
-    insertWebhook: db.prepare<[WebhookRow]>(
-      `INSERT INTO keyhook_webhooks (${WEBHOOK_COLUMNS}) VALUES (@id, @tenant_id, @url, @events, @twin_key,
-        @status, @disabled_reason, @secret_sealed, @previous_secret_sealed, @previous_secret_expires_at,
-        @created_at, @updated_at)`,
+    // A claim another webhook of the tenant holds fails on keyhook_webhooks_twin_claim (migration 0010).
+    insertWebhook: db.prepare<[WebhookInsertRow]>(
+      `INSERT INTO keyhook_webhooks (${WEBHOOK_COLUMNS}, twin_claim) VALUES (@id, @tenant_id, @url, @events,
+        @twin_key, @status, @disabled_reason, @secret_sealed, @previous_secret_sealed,
+        @previous_secret_expires_at, @created_at, @updated_at, @twin_claim)`,
     ),
     webhookById: db.prepare<[string, string], WebhookRow>(
       `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks WHERE tenant_id = ? AND id = ?`,
@@ -64,19 +83,17 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
     listWebhooksBefore: db.prepare<[string, string, number], WebhookRow>(
       `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
     ),
-    // `status <> ?`: setting the status a webhook already has matches no row and writes nothing.
-    setWebhookStatus: db.prepare<
-      [WebhookStatus, WebhookDisabledReason | null, number, string, string, WebhookStatus],
-      WebhookRow
-    >(
-      `UPDATE keyhook_webhooks SET status = ?, disabled_reason = ?, updated_at = ?
+    // `status <> ?`: setting the status a webhook already has matches no row and writes nothing. The
+    // claim is the one core's rule gives the new status; a claim another webhook holds fails on the index.
+    setWebhookStatus: db.prepare<SetStatusParams, WebhookRow>(
+      `UPDATE keyhook_webhooks SET status = ?, disabled_reason = ?, twin_claim = CASE WHEN ? THEN twin_key END,
+          updated_at = ?
         WHERE tenant_id = ? AND id = ? AND status <> ? RETURNING ${WEBHOOK_COLUMNS}`,
     ),
-    updateWebhookSubscription: db.prepare<
-      [string, string, string, number, string, string, string],
-      WebhookRow
-    >(
-      `UPDATE keyhook_webhooks SET url = ?, events = ?, twin_key = ?, updated_at = ?
+    // A webhook that claims its twin key claims the new one instead: the claim is carried over, not decided.
+    updateWebhookSubscription: db.prepare<SubscriptionParams, WebhookRow>(
+      `UPDATE keyhook_webhooks SET url = ?, events = ?, twin_key = ?,
+          twin_claim = CASE WHEN twin_claim IS NULL THEN NULL ELSE ? END, updated_at = ?
         WHERE tenant_id = ? AND id = ? AND twin_key = ? RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     // One statement: the right-hand sides read the row as it was, so with an expiry the previous
@@ -103,7 +120,7 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
 export interface WebhookTransactions {
   insertWebhook: Database.Transaction<
     (
-      row: WebhookRow,
+      row: WebhookInsertRow,
       completion: IdempotencyCompletion | undefined,
     ) => 'inserted' | 'active_twin' | 'claim_lost'
   >;
@@ -129,7 +146,7 @@ export function webhookTransactions(
     // The webhook and its Idempotency-Key completion commit together or not at all.
     insertWebhook: db.transaction(
       (
-        row: WebhookRow,
+        row: WebhookInsertRow,
         completion: IdempotencyCompletion | undefined,
       ): 'inserted' | 'active_twin' | 'claim_lost' => {
         // Under BEGIN IMMEDIATE no other connection can take the key over between this read and the insert.
@@ -161,7 +178,8 @@ export function webhookTransactions(
       ): WebhookStatusOutcome => {
         let updated: WebhookRow | undefined;
         try {
-          updated = statements.setWebhookStatus.get(status, disabledReason, at, tenantId, id, status);
+          const claims = claimsTwinKey(status) ? 1 : 0;
+          updated = statements.setWebhookStatus.get(status, disabledReason, claims, at, tenantId, id, status);
         } catch (error) {
           if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
           throw error;
@@ -176,10 +194,10 @@ export function webhookTransactions(
         }
         // Its deliveries follow under the same lock (docs/decisions.md §10.2): a publish or a lease
         // on another connection sees the status and the queue change together.
-        if (status === 'disabled') {
-          deliverySql.holdDeliveries.run(at, at, id);
+        if (holdsDeliveries(status)) {
+          deliverySql.holdDeliveries.run(DELIVERY_RULES.hold.state, at, at, id);
         } else {
-          deliverySql.releaseDeliveries.run(at, at, id);
+          deliverySql.releaseDeliveries.run(at, at, id, DELIVERY_RULES.hold.state);
           deliverySql.resetFailures.run(id);
         }
         return { outcome: 'updated', webhook: toWebhookRecord(updated) };

@@ -90,7 +90,8 @@ describe('migrations', () => {
     for (const { applied } of results) {
       for (const version of applied) appliedBy.set(version, (appliedBy.get(version) ?? 0) + 1);
     }
-    expect([...appliedBy.entries()].sort()).toEqual(shipped.map((m) => [m.version, 1]));
+    // By number: a plain sort() compares the pairs as text, and puts 10 before 2.
+    expect([...appliedBy.entries()].sort((a, b) => a[0] - b[0])).toEqual(shipped.map((m) => [m.version, 1]));
     expect(recorded(filename).map((r) => r.version)).toEqual(shipped.map((m) => m.version));
   });
 
@@ -172,6 +173,48 @@ describe('migrations', () => {
       shipped.map((m) => m.version),
     );
     raw.close();
+  });
+
+  it('upgrades a database of the telemetry release: each active webhook gets its twin claim, a disabled one none, and the rule holds after', async () => {
+    const filename = freshFile();
+    const db = openDatabase(filename);
+    expect(migrate(db, shipped.slice(0, 9))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const active = webhookRecord();
+    const disabledTwin = webhookRecord({ url: active.url, events: active.events, status: 'disabled' });
+    const disabledAlone = webhookRecord({ status: 'disabled' });
+    const insert = db.prepare(
+      `INSERT INTO keyhook_webhooks (id, tenant_id, url, events, twin_key, status, disabled_reason,
+        secret_sealed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (const webhook of [active, disabledTwin, disabledAlone]) {
+      const reason = webhook.status === 'disabled' ? 'manual' : null;
+      const at = webhook.createdAt.getTime();
+      const { id, tenantId, url, events, twinKey, status, secretSealed } = webhook;
+      insert.run(id, tenantId, url, JSON.stringify(events), twinKey, status, reason, secretSealed, at, at);
+    }
+    db.close();
+
+    const store = createSqliteStore({ filename });
+    const raw = new Database(filename, { readonly: true });
+    const claims = raw.prepare('SELECT id, twin_claim FROM keyhook_webhooks').all() as {
+      id: string;
+      twin_claim: string | null;
+    }[];
+    raw.close();
+    expect(new Map(claims.map((row) => [row.id, row.twin_claim]))).toEqual(
+      new Map([
+        [active.id, active.twinKey],
+        [disabledTwin.id, null],
+        [disabledAlone.id, null],
+      ]),
+    );
+    expect(await store.insertWebhook(webhookRecord({ url: active.url, events: active.events }))).toBe(
+      'active_twin',
+    );
+    const enable = (id: string) => store.setWebhookStatus('tenant_a', id, 'active', null, T0);
+    expect(await enable(disabledTwin.id)).toEqual({ outcome: 'active_twin' });
+    expect((await enable(disabledAlone.id)).outcome).toBe('updated');
+    await store.close();
   });
 
   // A connection passed in as `database` keeps its own pragmas. With legacy_alter_table on and

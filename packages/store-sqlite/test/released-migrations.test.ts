@@ -17,6 +17,7 @@ const RELEASED = [
   ['0007_webhook_previous_secret', 'ef4dfa9f90a5e73fcf751243200342d6a77ef3d8ecb37e91c4247c81c1656503'],
   ['0008_failed_deliveries', '615d8162a34cfb48651bcdf3ade09ea22d0768664c5dc4912d2f1c560d494221'],
   ['0009_delivery_telemetry', 'd1fe9df160d334d79d6d59d3dfa933f7c9287b621b03b33ff58010663f205856'],
+  ['0010_twin_claims', '390aa3aafa860146e2e5948c2043e8a5f894a5594450db518160c19b6b432e81'],
 ];
 
 describe('released migrations', () => {

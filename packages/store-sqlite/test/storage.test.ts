@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EventRecord } from '@keyhook/core/store';
+import { DELIVERY_RULES, type EventRecord } from '@keyhook/core/store';
 import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -247,7 +247,7 @@ describe('how events, deliveries and attempts are stored', () => {
       status: 'retry_scheduled',
       dueAt: new Date('2026-01-01T00:01:00.004Z'),
       endpointFailures: 'increment',
-      autoDisableAfter: 5,
+      autoDisable: DELIVERY_RULES.autoDisable,
       at: new Date('2026-01-01T00:00:00.005Z'),
     });
     await store.close();
@@ -344,7 +344,7 @@ describe('how events, deliveries and attempts are stored', () => {
         status: 'succeeded',
         dueAt: null,
         endpointFailures: 'reset',
-        autoDisableAfter: 5,
+        autoDisable: DELIVERY_RULES.autoDisable,
         at: T0,
       });
     }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isKeyhookError, type KeyhookError } from '@keyhook/core';
-import type { EventRecord } from '@keyhook/core/store';
+import { DELIVERY_RULES, type EventRecord } from '@keyhook/core/store';
 import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -142,7 +142,7 @@ describe('errors: out of reach → unavailable (503, Retry-After: 1)', () => {
         status: 'succeeded',
         dueAt: null,
         endpointFailures: 'reset',
-        autoDisableAfter: 5,
+        autoDisable: DELIVERY_RULES.autoDisable,
         at: T0,
       }),
       store.expireHeldDeliveries(T0, T0),

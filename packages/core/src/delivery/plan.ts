@@ -2,9 +2,6 @@ import type { AttemptVerdict } from './outcome.js';
 import { nextAttemptAt, type RetryPlan } from './schedule.js';
 import { assertTransition, type DeliveryState } from './states.js';
 
-/** Five consecutive permanent failures disable an endpoint (docs/http-api.md §6.5). */
-export const AUTO_DISABLE_AFTER = 5;
-
 /** docs/decisions.md §10.2: held deliveries fail after this long. */
 export const DEFAULT_HELD_RETENTION_MS = 3 * 24 * 60 * 60 * 1000;
 

@@ -1,4 +1,6 @@
 import type { DeliveryRecord, EventRecord, PublishLease, WebhookStatus } from '../store/types.js';
+import { DELIVERY_RULES, holdsDeliveries } from './rules.js';
+import type { DeliveryState } from './states.js';
 
 /**
  * The delivery `publishEvent` writes for one subscribed endpoint (docs/decisions.md §8.1):
@@ -12,7 +14,7 @@ export function newDeliveryRecord(
   id: string,
   lease?: Pick<PublishLease, 'leaseId' | 'leaseMs'>,
 ): DeliveryRecord {
-  const held = webhook.status === 'disabled';
+  const held = holdsDeliveries(webhook.status);
   const leased = !held && lease !== undefined;
   return {
     id,
@@ -20,7 +22,7 @@ export function newDeliveryRecord(
     webhookId: webhook.id,
     eventId: event.id,
     eventType: event.type,
-    status: held ? 'held' : leased ? 'in_flight' : 'pending',
+    status: held ? DELIVERY_RULES.hold.state : leased ? 'in_flight' : 'pending',
     attempts: 0,
     dueAt: held ? null : leased ? new Date(event.createdAt.getTime() + lease.leaseMs) : event.createdAt,
     leaseId: leased ? lease.leaseId : null,
@@ -43,7 +45,28 @@ export function leasedSubscribers<T extends { status: WebhookStatus }>(
   if (lease === undefined) return chosen;
   for (const subscriber of subscribers) {
     if (chosen.size >= lease.limit) break;
-    if (subscriber.status === 'active') chosen.add(subscriber);
+    if (!holdsDeliveries(subscriber.status)) chosen.add(subscriber);
   }
   return chosen;
+}
+
+/** Where a queued delivery waits: its state, when it is due, and since when it is held. */
+export type QueuePlace = Pick<DeliveryRecord, 'status' | 'dueAt' | 'heldSince'>;
+
+/**
+ * Where a delivery queued as `state` for `dueAt` waits on an endpoint with status
+ * `endpointStatus`, decided at `at` (docs/decisions.md §10.2): as asked, or held since `at` when
+ * the endpoint holds its deliveries. A retry (retry_scheduled), a manual retry and a recovery
+ * (pending, due at once) all go through it; stores call it with the status they read under the
+ * lock that disabling takes.
+ */
+export function queuedOn(
+  endpointStatus: WebhookStatus,
+  state: Extract<DeliveryState, 'pending' | 'retry_scheduled'>,
+  dueAt: Date | null,
+  at: Date,
+): QueuePlace {
+  return holdsDeliveries(endpointStatus)
+    ? { status: DELIVERY_RULES.hold.state, dueAt: null, heldSince: at }
+    : { status: state, dueAt, heldSince: null };
 }

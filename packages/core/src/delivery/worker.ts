@@ -12,9 +12,10 @@ import { deliveryOutcome, type KeyhookMetrics } from '../telemetry.js';
 import type { KeyhookTracing } from '../tracing.js';
 import { Handoffs, leaseIdFrom } from './handoff.js';
 import { judgeAttempt } from './outcome.js';
-import { AUTO_DISABLE_AFTER, DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
+import { DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
 import type { DeliveryHandoff } from './publish.js';
 import { RetentionPurge } from './retention.js';
+import { DELIVERY_RULES } from './rules.js';
 import type { RetryPlan } from './schedule.js';
 import type { SendOutcome, WebhookSender } from './sender.js';
 
@@ -72,7 +73,7 @@ export interface DeliveryWorkerDeps {
   signingSecret(webhook: WebhookRecord): string;
   /** The secret a rotation with an overlap replaced, opened; null when there is none. */
   previousSigningSecret(webhook: WebhookRecord): string | null;
-  /** The host's callback when five permanent failures disabled an endpoint. */
+  /** The host's callback when failures disabled an endpoint (docs/decisions.md §10.1). */
   onEndpointDisabled?: ((webhook: WebhookRecord) => void | Promise<void>) | undefined;
   /** Where attempts, their outcomes and disabled endpoints are counted. */
   metrics?: KeyhookMetrics | undefined;
@@ -338,7 +339,7 @@ export class DeliveryLoop implements DeliveryWorker {
       status: plan.status,
       dueAt: plan.nextAttemptAt,
       endpointFailures: plan.endpointFailures,
-      autoDisableAfter: AUTO_DISABLE_AFTER,
+      autoDisable: DELIVERY_RULES.autoDisable,
       at: finishedAt,
     };
     // The span ends at the attempt's end, with the outcome the store recorded (a retry of an
@@ -437,7 +438,7 @@ export class DeliveryLoop implements DeliveryWorker {
     this.deps.metrics?.endpointDisabled();
     this.deps.logger.warn(
       { webhookId: webhook.id, tenantId: webhook.tenantId },
-      `keyhook: webhook disabled after ${AUTO_DISABLE_AFTER} consecutive failed deliveries`,
+      `keyhook: webhook disabled after ${DELIVERY_RULES.autoDisable.after} consecutive failed deliveries`,
     );
     this.callBack('onEndpointDisabled', { webhookId: webhook.id }, () =>
       this.deps.onEndpointDisabled?.(webhook),

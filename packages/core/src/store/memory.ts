@@ -1,6 +1,8 @@
-import { leasedSubscribers, newDeliveryRecord } from '../delivery/records.js';
+import { leasedSubscribers, newDeliveryRecord, queuedOn } from '../delivery/records.js';
+import { autoDisables, DELIVERY_RULES, holdsDeliveries } from '../delivery/rules.js';
 import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
 import { KeyhookError } from '../errors.js';
+import { twinClaimOf } from '../webhooks/service.js';
 import type {
   ApiKeyChanges,
   ApiKeyRecord,
@@ -31,6 +33,8 @@ import type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from './types.js';
+
+const { hold } = DELIVERY_RULES;
 
 const date = (value: Date | null) => (value ? new Date(value.getTime()) : null);
 
@@ -189,7 +193,7 @@ export class MemoryStore implements Store {
   ): Promise<'inserted' | 'active_twin' | 'claim_lost'> {
     this.assertOpen();
     if (completion && !this.holds(completion)) return 'claim_lost';
-    if (record.status === 'active' && this.activeTwin(record)) return 'active_twin';
+    if (this.claimTaken(record, twinClaimOf(record))) return 'active_twin';
     this.webhooks.set(record.id, copyWebhook(record));
     if (completion) this.complete(completion);
     return 'inserted';
@@ -222,11 +226,13 @@ export class MemoryStore implements Store {
     const record = this.ownedWebhook(tenantId, id);
     if (!record) return { outcome: 'not_found' };
     if (record.status === status) return { outcome: 'updated', webhook: copyWebhook(record) };
-    if (status === 'active' && this.activeTwin(record)) return { outcome: 'active_twin' };
+    if (this.claimTaken(record, twinClaimOf({ status, twinKey: record.twinKey }))) {
+      return { outcome: 'active_twin' };
+    }
     record.status = status;
     record.disabledReason = disabledReason;
     record.updatedAt = new Date(at);
-    if (status === 'disabled') this.holdDeliveries(id, at);
+    if (holdsDeliveries(status)) this.holdDeliveries(id, at);
     else this.releaseDeliveries(id, at);
     return { outcome: 'updated', webhook: copyWebhook(record) };
   }
@@ -241,7 +247,8 @@ export class MemoryStore implements Store {
     const record = this.ownedWebhook(tenantId, id);
     if (!record) return { outcome: 'not_found' };
     if (record.twinKey !== subscription.from) return { outcome: 'stale' };
-    if (record.status === 'active' && this.activeTwin({ ...record, twinKey: subscription.twinKey })) {
+    // A webhook that claims its twin key claims the new one instead (as the SQL stores carry it).
+    if (twinClaimOf(record) !== null && this.claimTaken(record, subscription.twinKey)) {
       return { outcome: 'active_twin' };
     }
     record.url = subscription.url;
@@ -331,7 +338,7 @@ export class MemoryStore implements Store {
           LEASABLE.includes(d.status) &&
           d.dueAt !== null &&
           d.dueAt.getTime() <= now &&
-          this.webhooks.get(d.webhookId)?.status === 'active',
+          !holdsDeliveries(this.webhooks.get(d.webhookId)!.status),
       )
       .sort((a, b) => a.dueAt!.getTime() - b.dueAt!.getTime() || (a.id < b.id ? -1 : 1))
       .slice(0, request.limit);
@@ -368,22 +375,20 @@ export class MemoryStore implements Store {
     delivery.lastAttemptAt = new Date(completion.attempt.startedAt);
     delivery.leaseId = null;
     delivery.updatedAt = at;
-    if (completion.status === 'retry_scheduled' && webhook.status === 'disabled') {
-      delivery.status = 'held';
-      delivery.dueAt = null;
-      delivery.heldSince = at;
+    if (completion.status === 'retry_scheduled') {
+      Object.assign(delivery, queuedOn(webhook.status, completion.status, date(completion.dueAt), at));
     } else {
       delivery.status = completion.status;
-      delivery.dueAt = completion.status === 'retry_scheduled' ? date(completion.dueAt) : null;
+      delivery.dueAt = null;
     }
     let disabledWebhook: WebhookRecord | null = null;
     if (completion.endpointFailures === 'reset') this.consecutiveFailures.set(webhook.id, 0);
     if (completion.endpointFailures === 'increment') {
       const count = (this.consecutiveFailures.get(webhook.id) ?? 0) + 1;
       this.consecutiveFailures.set(webhook.id, count);
-      if (webhook.status === 'active' && count >= completion.autoDisableAfter) {
-        webhook.status = 'disabled';
-        webhook.disabledReason = 'failures';
+      if (autoDisables(count, webhook.status, completion.autoDisable)) {
+        webhook.status = hold.endpointStatus;
+        webhook.disabledReason = completion.autoDisable.reason;
         webhook.updatedAt = at;
         this.holdDeliveries(webhook.id, at);
         disabledWebhook = copyWebhook(webhook);
@@ -397,7 +402,7 @@ export class MemoryStore implements Store {
     const depth: QueueDepth = { due: 0, scheduled: 0, inFlight: 0, held: 0 };
     for (const delivery of this.deliveries.values()) {
       if (delivery.status === 'in_flight') depth.inFlight++;
-      else if (delivery.status === 'held') depth.held++;
+      else if (delivery.status === hold.state) depth.held++;
       else if (delivery.dueAt !== null) {
         if (delivery.dueAt.getTime() <= now.getTime()) depth.due++;
         else depth.scheduled++;
@@ -410,7 +415,7 @@ export class MemoryStore implements Store {
     this.assertOpen();
     let expired = 0;
     for (const delivery of this.deliveries.values()) {
-      if (delivery.status !== 'held' || delivery.heldSince!.getTime() > heldBefore.getTime()) continue;
+      if (delivery.status !== hold.state || delivery.heldSince!.getTime() > heldBefore.getTime()) continue;
       delivery.status = 'failed';
       delivery.heldSince = null;
       delivery.updatedAt = new Date(at);
@@ -483,10 +488,10 @@ export class MemoryStore implements Store {
     const delivery = this.ownedDelivery(tenantId, webhookId, deliveryId);
     if (!delivery) return { outcome: 'not_found' };
     if (!from.includes(delivery.status)) return { outcome: 'wrong_state', delivery: copyDelivery(delivery) };
-    const held = this.webhooks.get(webhookId)!.status === 'disabled';
-    delivery.status = held ? 'held' : 'pending';
-    delivery.dueAt = held ? null : new Date(at);
-    delivery.heldSince = held ? new Date(at) : null;
+    Object.assign(
+      delivery,
+      queuedOn(this.webhooks.get(webhookId)!.status, 'pending', new Date(at), new Date(at)),
+    );
     delivery.leaseId = null;
     delivery.updatedAt = new Date(at);
     return { outcome: 'queued', delivery: copyDelivery(delivery) };
@@ -504,7 +509,6 @@ export class MemoryStore implements Store {
     this.assertOpen();
     const webhook = this.webhooks.get(webhookId);
     if (!webhook || webhook.tenantId !== tenantId) return 0;
-    const held = webhook.status === 'disabled';
     const due = [...this.deliveries.values()]
       .filter(
         (d) =>
@@ -518,9 +522,7 @@ export class MemoryStore implements Store {
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1))
       .slice(0, limit);
     for (const delivery of due) {
-      delivery.status = held ? 'held' : 'pending';
-      delivery.dueAt = held ? null : new Date(at);
-      delivery.heldSince = held ? new Date(at) : null;
+      Object.assign(delivery, queuedOn(webhook.status, 'pending', new Date(at), new Date(at)));
       delivery.leaseId = null;
       delivery.updatedAt = new Date(at);
     }
@@ -607,7 +609,7 @@ export class MemoryStore implements Store {
     for (const delivery of this.deliveries.values()) {
       if (delivery.webhookId !== webhookId) continue;
       if (delivery.status !== 'pending' && delivery.status !== 'retry_scheduled') continue;
-      delivery.status = 'held';
+      delivery.status = hold.state;
       delivery.dueAt = null;
       delivery.heldSince = new Date(at);
       delivery.updatedAt = new Date(at);
@@ -617,7 +619,7 @@ export class MemoryStore implements Store {
   private releaseDeliveries(webhookId: string, at: Date): void {
     this.consecutiveFailures.set(webhookId, 0);
     for (const delivery of this.deliveries.values()) {
-      if (delivery.webhookId !== webhookId || delivery.status !== 'held') continue;
+      if (delivery.webhookId !== webhookId || delivery.status !== hold.state) continue;
       delivery.status = 'pending';
       delivery.dueAt = new Date(at);
       delivery.heldSince = null;
@@ -625,16 +627,12 @@ export class MemoryStore implements Store {
     }
   }
 
-  private activeTwin(record: WebhookRecord): boolean {
+  /** Whether another webhook of the tenant holds the twin claim `claim`: the SQL stores' unique index. */
+  private claimTaken(record: WebhookRecord, claim: string | null): boolean {
+    if (claim === null) return false;
     for (const other of this.webhooks.values()) {
-      if (
-        other.id !== record.id &&
-        other.tenantId === record.tenantId &&
-        other.status === 'active' &&
-        other.twinKey === record.twinKey
-      ) {
+      if (other.id !== record.id && other.tenantId === record.tenantId && twinClaimOf(other) === claim)
         return true;
-      }
     }
     return false;
   }

@@ -1,3 +1,4 @@
+import type { AutoDisableRule } from '../delivery/rules.js';
 import type { DeliveryState } from '../delivery/states.js';
 import type { RateLimit } from '../keys/rate-limit.js';
 
@@ -235,8 +236,11 @@ export interface AttemptCompletion {
   /** When the retry is due; null unless status is retry_scheduled. */
   dueAt: Date | null;
   endpointFailures: 'reset' | 'increment' | 'unchanged';
-  /** An increment that brings an active endpoint's consecutive count to this disables it. */
-  autoDisableAfter: number;
+  /**
+   * The auto-disable rule as data (core's DELIVERY_RULES.autoDisable): whether an increment
+   * disables the endpoint is core's `autoDisables`, and the disable records this reason.
+   */
+  autoDisable: AutoDisableRule;
   at: Date;
 }
 
@@ -244,7 +248,7 @@ export type AttemptCompletionOutcome =
   | {
       outcome: 'recorded';
       delivery: DeliveryRecord;
-      /** The endpoint, when this completion disabled it (reason `failures`). */
+      /** The endpoint, when this completion disabled it (with `autoDisable.reason`). */
       disabledWebhook: WebhookRecord | null;
     }
   /** The lease ran out and was taken, or the delivery is gone (its webhook deleted): nothing written. */
@@ -361,10 +365,10 @@ export interface Store {
   keyChangeVersion(): number | null;
 
   /**
-   * Inserts a webhook. When the record is active and the tenant already has an active
-   * webhook with the same `twinKey`, nothing is written and `'active_twin'` is returned:
-   * decided atomically (a partial unique index or one locked statement), so of N concurrent
-   * inserts of active twins exactly one returns `'inserted'`. With `completion`, the insert is
+   * Inserts a webhook. When its status claims its twin key (core's `claimsTwinKey`) and
+   * another webhook of the tenant holds that claim, nothing is written and `'active_twin'` is
+   * returned: decided atomically (a unique index on the claim, which is the twin key or null),
+   * so of N concurrent inserts of active twins exactly one returns `'inserted'`. With `completion`, the insert is
    * made only while that claim still holds its Idempotency-Key in progress, and the key is
    * completed in the same transaction: both are written, or neither. A claim that lost the key
    * (another request took it over after its lock ran out) writes nothing: `'claim_lost'`.
@@ -380,14 +384,16 @@ export interface Store {
   listWebhooks(tenantId: string, page: ListPage): Promise<WebhookRecord[]>;
 
   /**
-   * Sets status and disabledReason and stamps `updatedAt = at`, in one transaction. Enabling
-   * while another active webhook of the tenant has the same twinKey writes nothing and
-   * returns `active_twin`, under the same atomic rule as insertWebhook. Setting the status a
+   * Sets status and disabledReason and stamps `updatedAt = at`, in one transaction, with the
+   * twin claim the status makes (`claimsTwinKey`). Enabling while another webhook of the tenant
+   * claims the same twinKey writes nothing and returns `active_twin`, under the same atomic rule
+   * as insertWebhook. Setting the status a
    * webhook already has writes nothing and returns it as it is.
    *
-   * Deliveries follow in the same transaction (docs/decisions.md §10.2): disabling holds the
-   * webhook's pending and retry_scheduled deliveries (`heldSince = at`); enabling releases its
-   * held ones (pending, due at `at`) and resets its consecutive-failure count to 0.
+   * Deliveries follow in the same transaction (docs/decisions.md §10.2): a status that holds
+   * (`holdsDeliveries`) holds the webhook's pending and retry_scheduled deliveries
+   * (`DELIVERY_RULES.hold.state`, `heldSince = at`); one that does not releases its held ones
+   * (pending, due at `at`) and resets its consecutive-failure count to 0.
    */
   setWebhookStatus(
     tenantId: string,
@@ -400,9 +406,9 @@ export interface Store {
   /**
    * Replaces the URL and the event set, with the twin key they make, and stamps `updatedAt = at`
    * (PATCH), only while the webhook's twin key is still `subscription.from` (compare-and-set: a
-   * concurrent change in between gives `'stale'`, and nothing is written). One statement: when
-   * the webhook is active and another active webhook of the tenant holds the new twin key,
-   * nothing is written and `'active_twin'` is returned, decided by the same unique rule as
+   * concurrent change in between gives `'stale'`, and nothing is written). One statement: a
+   * webhook that claims its twin key claims the new one instead; when another webhook of the
+   * tenant claims it already, nothing is written and `'active_twin'` is returned, decided by the same unique rule as
    * insertWebhook, so of two concurrent changes onto one twin key one wins. Deliveries already
    * written stay with the webhook and go to its URL as it is when they are sent.
    */
@@ -479,9 +485,11 @@ export interface Store {
    * Records a finished attempt, only while `leaseId` still holds the delivery, in one
    * transaction: the attempt log; the delivery's new status, dueAt, attempts (+1) and
    * lastAttemptAt; the endpoint's consecutive-failure count (reset, +1 or unchanged). A retry
-   * of an endpoint that is disabled by then is `held` instead of retry_scheduled. When the +1
-   * brings an active endpoint to `autoDisableAfter`, the endpoint is disabled with reason
-   * `failures` and its pending and retry_scheduled deliveries are held, in the same transaction.
+   * waits where core's `queuedOn` puts it for the endpoint's status by then (held on a disabled
+   * one). When core's `autoDisables` says the +1 disables the endpoint, it takes the holding
+   * status (`DELIVERY_RULES.hold.endpointStatus`) with `completion.autoDisable.reason`, gives up
+   * its twin claim, and its pending and retry_scheduled deliveries are held, in the same
+   * transaction.
    */
   completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome>;
 
@@ -530,8 +538,9 @@ export interface Store {
   ): Promise<number>;
 
   /**
-   * Queues a delivery again, due at `at`, when its status is one of `from`; held instead
-   * (since `at`) when its endpoint is disabled. Attempts already made are kept and counted.
+   * Queues a delivery again, due at `at`, when its status is one of `from`; where core's
+   * `queuedOn` puts it for the endpoint's status read under the lock disabling takes (held since
+   * `at` on a disabled one). Attempts already made are kept and counted.
    */
   requeueDelivery(
     tenantId: string,

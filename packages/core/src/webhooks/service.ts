@@ -5,7 +5,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import type { IssuedWebhook, Webhooks } from '../services.js';
-import type { IdempotencyCompletion, Store, WebhookRecord } from '../store/types.js';
+import type { IdempotencyCompletion, Store, WebhookRecord, WebhookStatus } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import {
   type CreateWebhookInput,
@@ -48,6 +48,20 @@ export function twinKeyOf(url: string, events: readonly string[]): string {
     .update('\n')
     .update([...events].sort().join(','))
     .digest('hex');
+}
+
+/**
+ * Whether an endpoint with this status claims its twin key (docs/decisions.md §5.7): only an
+ * active one does. Stores keep the claim in a column of its own (the twin key, or null) under a
+ * plain unique index, so the index enforces the rule without naming a status.
+ */
+export function claimsTwinKey(status: WebhookStatus): boolean {
+  return status === 'active';
+}
+
+/** The claim a webhook makes, as a store writes it beside the row: its twin key, or null. */
+export function twinClaimOf(webhook: Pick<WebhookRecord, 'status' | 'twinKey'>): string | null {
+  return claimsTwinKey(webhook.status) ? webhook.twinKey : null;
 }
 
 /** The rules of webhook endpoints (docs/http-api.md §2–§4; docs/decisions.md §5). Stores only store. */

@@ -1,4 +1,9 @@
-import type { AttemptRecord, DeliveryRecord, EventRecord } from '@keyhook/core/store';
+import {
+  type AttemptRecord,
+  DELIVERY_RULES,
+  type DeliveryRecord,
+  type EventRecord,
+} from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { type ApiReply, admin, call, createKey } from './client.js';
 import type { SuiteContext } from './types.js';
@@ -104,7 +109,7 @@ export function deliveryCases(ctx: SuiteContext): void {
       status,
       dueAt: status === 'retry_scheduled' ? new Date(ctx.clock.now().getTime() + 3_600_000) : null,
       endpointFailures: status === 'succeeded' ? 'reset' : 'increment',
-      autoDisableAfter: 5,
+      autoDisable: DELIVERY_RULES.autoDisable,
       at: ctx.clock.now(),
     });
     expect(outcome.outcome).toBe('recorded');

@@ -7,7 +7,7 @@ import type {
   PublishLease,
   WebhookRecord,
 } from '@keyhook/core/store';
-import { leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
+import { DELIVERY_RULES, leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { T0, webhookRecord } from './fixtures.js';
 import { checkTransitions, originalOf } from './transitions.js';
@@ -80,7 +80,12 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
   }
 
   /** Leases the oldest due delivery at `now` and records an attempt with `verdict`. */
-  async function attempt(statusCode: number | null, verdict: Verdict, now = T0, autoDisableAfter = 5) {
+  async function attempt(
+    statusCode: number | null,
+    verdict: Verdict,
+    now = T0,
+    autoDisable = DELIVERY_RULES.autoDisable,
+  ) {
     const [leased] = await leaseAll(ctx.store, now, 30_000, 1);
     if (!leased) throw new Error(`nothing due at ${now.toISOString()}`);
     const outcome = await ctx.store.completeAttempt({
@@ -89,7 +94,7 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       leaseId: leased.delivery.leaseId!,
       attempt: attemptOf(leased.delivery.id, leased.delivery.attempts + 1, statusCode),
       ...verdict,
-      autoDisableAfter,
+      autoDisable,
       at: now,
     });
     return { leased, outcome };
@@ -246,7 +251,7 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
         leaseId: 'handoff-2',
         attempt: attemptOf(kept!.delivery.id, 1, 200),
         ...SUCCEEDED,
-        autoDisableAfter: 5,
+        autoDisable: DELIVERY_RULES.autoDisable,
         at: at(500),
       });
       expect(outcome).toMatchObject({ outcome: 'recorded', delivery: { status: 'succeeded', attempts: 1 } });
@@ -338,7 +343,7 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
         leaseId: first!.delivery.leaseId!,
         attempt: attemptOf(first!.delivery.id, 1, 200),
         ...SUCCEEDED,
-        autoDisableAfter: 5,
+        autoDisable: DELIVERY_RULES.autoDisable,
         at: at(1500),
       });
       expect(stale).toEqual({ outcome: 'lease_lost' });
@@ -439,6 +444,50 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       expect(await leaseAll(ctx.store, at(10 * 86_400_000))).toEqual([]);
     });
 
+    it('auto-disables at the threshold and with the reason each completion hands over (core decides them, docs/decisions.md §10.4)', async () => {
+      // Two, and a reason other than core's own: a store that kept a number or a reason of its own fails here.
+      const early = { after: 2, reason: 'manual' } as const;
+      const webhook = await subscribed();
+      await publishOne(ctx.store, { createdAt: at(0) });
+      expect((await attempt(500, FAILED, at(0), early)).outcome).toMatchObject({ disabledWebhook: null });
+      await publishOne(ctx.store, { createdAt: at(1) });
+      expect((await attempt(500, FAILED, at(1), early)).outcome).toMatchObject({
+        outcome: 'recorded',
+        disabledWebhook: { id: webhook.id, status: 'disabled', disabledReason: 'manual', updatedAt: at(1) },
+      });
+      // The disable gave up the twin claim: an active twin may be registered beside it, and the
+      // disabled one cannot be enabled while that twin is active.
+      const twin = webhookRecord({ url: webhook.url, events: webhook.events });
+      expect(await ctx.store.insertWebhook(twin)).toBe('inserted');
+      expect(await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'active', null, at(2))).toEqual({
+        outcome: 'active_twin',
+      });
+      // Seven: five failures, and a sixth, leave the endpoint active; the seventh disables it.
+      const late = { ...DELIVERY_RULES.autoDisable, after: 7 };
+      for (let i = 1; i <= 7; i++) {
+        await publishOne(ctx.store, { createdAt: at(10 + i) });
+        const { leased, outcome } = await attempt(500, FAILED, at(10 + i), late);
+        expect(leased.webhook.id).toBe(twin.id);
+        expect(outcome).toMatchObject(
+          i < 7
+            ? { outcome: 'recorded', disabledWebhook: null }
+            : { disabledWebhook: { id: twin.id, status: 'disabled', disabledReason: late.reason } },
+        );
+      }
+    });
+
+    it('a lease that runs out while its endpoint is disabled is not taken again until the endpoint is enabled', async () => {
+      const webhook = await subscribed();
+      await publishOne();
+      const [leased] = await leaseAll(ctx.store, T0, 1000);
+      await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'disabled', 'manual', at(10));
+      // In flight is not held: the lease's holder may still record. Once it runs out, nobody leases it.
+      expect(await leaseAll(ctx.store, at(5000))).toEqual([]);
+      await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'active', null, at(6000));
+      const again = await leaseAll(ctx.store, at(6000));
+      expect(again.map((l) => l.delivery.id)).toEqual([leased!.delivery.id]);
+    });
+
     it('re-enabling releases held deliveries at once and starts the failure count again', async () => {
       const webhook = await subscribed();
       for (let i = 0; i < 4; i++) {
@@ -460,7 +509,7 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
         leaseId: released[0]!.delivery.leaseId!,
         attempt: attemptOf(released[0]!.delivery.id, 1, 410),
         ...FAILED,
-        autoDisableAfter: 5,
+        autoDisable: DELIVERY_RULES.autoDisable,
         at: at(500),
       });
       expect(outcome).toMatchObject({ outcome: 'recorded', disabledWebhook: null });
@@ -478,7 +527,7 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
         leaseId: inFlight!.delivery.leaseId!,
         attempt: attemptOf(inFlight!.delivery.id, 1, 500),
         ...retryAt(70_000),
-        autoDisableAfter: 5,
+        autoDisable: DELIVERY_RULES.autoDisable,
         at: at(20),
       });
       expect(outcome).toMatchObject({ delivery: { status: 'held', heldSince: at(20), dueAt: null } });
@@ -563,7 +612,7 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
         leaseId: again!.delivery.leaseId!,
         attempt: attemptOf(id, 2, 500),
         ...FAILED,
-        autoDisableAfter: 5,
+        autoDisable: DELIVERY_RULES.autoDisable,
         at: at(20),
       });
       await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'disabled', 'manual', at(30));

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { newId, type Store, systemClock } from '@keyhook/core';
-import type { DeliveryRecord, EventRecord, LeasedDelivery, WebhookRecord } from '@keyhook/core/store';
+import {
+  DELIVERY_RULES,
+  type DeliveryRecord,
+  type EventRecord,
+  type LeasedDelivery,
+  type WebhookRecord,
+} from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { eventRecord, FAILED, retryAt, SUCCEEDED, type Verdict } from './deliveries.js';
 import { T0, webhookRecord } from './fixtures.js';
@@ -10,8 +16,8 @@ import type { SuiteContext } from './types.js';
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const deliveryId = () => newId('dlv', systemClock, (n) => randomBytes(n));
 
-/** Far above any count these cases reach: their failures never disable an endpoint. */
-const AUTO_DISABLE_AFTER = 1000;
+/** Core's rule with a threshold far above any count these cases reach: their failures never disable an endpoint. */
+const NEVER_DISABLE = { ...DELIVERY_RULES.autoDisable, after: 1000 };
 
 /**
  * Bulk recovery (Store.recoverFailedDeliveries): one batch queues the oldest failed deliveries of
@@ -66,7 +72,7 @@ export function recoveryCases(ctx: SuiteContext): void {
         responseBody: '',
       },
       ...verdict,
-      autoDisableAfter: AUTO_DISABLE_AFTER,
+      autoDisable: NEVER_DISABLE,
       at: now,
     });
     if (outcome.outcome !== 'recorded') throw new Error('expected the attempt to be recorded');

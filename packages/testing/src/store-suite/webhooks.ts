@@ -175,6 +175,40 @@ export function webhookCases(ctx: SuiteContext): void {
       });
     });
 
+    it('the twin claim follows the webhook: a moved active one takes it along, a moved disabled one claims nothing', async () => {
+      const first = webhookRecord();
+      const moving = webhookRecord();
+      const resting = webhookRecord({ status: 'disabled', disabledReason: 'manual' });
+      for (const record of [first, moving, resting]) await ctx.store.insertWebhook(record);
+      const away = subscriptionOf('https://hooks.example.com/away', ['run.completed'], moving);
+      expect((await ctx.store.updateWebhookSubscription('tenant_a', moving.id, away, LATER)).outcome).toBe(
+        'updated',
+      );
+      // Its old key is free, its new one is claimed.
+      expect(await ctx.store.insertWebhook(webhookRecord({ url: moving.url, events: moving.events }))).toBe(
+        'inserted',
+      );
+      expect(await ctx.store.insertWebhook(webhookRecord({ url: away.url, events: away.events }))).toBe(
+        'active_twin',
+      );
+      // Disabled, resting moves onto first's key without claiming it, and cannot be enabled there.
+      const ontoFirst = subscriptionOf(first.url, first.events, resting);
+      expect(
+        (await ctx.store.updateWebhookSubscription('tenant_a', resting.id, ontoFirst, LATER)).outcome,
+      ).toBe('updated');
+      expect(await ctx.store.setWebhookStatus('tenant_a', resting.id, 'active', null, LATER)).toEqual({
+        outcome: 'active_twin',
+      });
+      // Disabling first gives its claim up; then resting may be enabled, and claims the key itself.
+      await ctx.store.setWebhookStatus('tenant_a', first.id, 'disabled', 'manual', LATER);
+      expect((await ctx.store.setWebhookStatus('tenant_a', resting.id, 'active', null, LATER)).outcome).toBe(
+        'updated',
+      );
+      expect(await ctx.store.setWebhookStatus('tenant_a', first.id, 'active', null, LATER)).toEqual({
+        outcome: 'active_twin',
+      });
+    });
+
     it('of 20 active webhooks moved concurrently onto one new key, exactly one moves', async () => {
       const records = Array.from({ length: 20 }, () => webhookRecord());
       for (const record of records) await ctx.store.insertWebhook(record);

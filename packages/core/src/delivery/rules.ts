@@ -1,0 +1,48 @@
+import type { WebhookDisabledReason, WebhookStatus } from '../store/types.js';
+import type { DeliveryState } from './states.js';
+
+/** docs/decisions.md §10.1: what disables an endpoint that keeps failing, and what it records. */
+export interface AutoDisableRule {
+  /** The permanent failure that brings an endpoint's consecutive count to this disables it. */
+  readonly after: number;
+  /** The reason the disable records. */
+  readonly reason: WebhookDisabledReason;
+}
+
+/** docs/decisions.md §10.2: which endpoints hold their deliveries, and in which state they wait. */
+export interface HoldRule {
+  /** An endpoint with this status holds its deliveries; a disable, manual or automatic, sets it. */
+  readonly endpointStatus: WebhookStatus;
+  /** The state a held delivery waits in. */
+  readonly state: DeliveryState;
+}
+
+/**
+ * The delivery rules a store applies but never decides (docs/decisions.md §10.4). Stores take
+ * them from here as values, bound into their statements; the threshold and the reason also ride
+ * in each completion (`AttemptCompletion.autoDisable`), so a caller can hand over another.
+ */
+export interface DeliveryRules {
+  readonly autoDisable: AutoDisableRule;
+  readonly hold: HoldRule;
+}
+
+/** The rules, once: five consecutive permanent failures (docs/http-api.md §6.5); a disabled endpoint's work is held. */
+export const DELIVERY_RULES: DeliveryRules = Object.freeze({
+  autoDisable: Object.freeze({ after: 5, reason: 'failures' }),
+  hold: Object.freeze({ endpointStatus: 'disabled', state: 'held' }),
+});
+
+/** Whether an endpoint with this status holds its deliveries (docs/decisions.md §10.2). */
+export function holdsDeliveries(status: WebhookStatus): boolean {
+  return status === DELIVERY_RULES.hold.endpointStatus;
+}
+
+/**
+ * Whether a permanent failure that brought an endpoint's consecutive count to `failures`
+ * disables it (docs/decisions.md §10.1): only one that does not hold already, once the count
+ * reaches the rule's threshold. Stores ask this inside the transaction that counted.
+ */
+export function autoDisables(failures: number, status: WebhookStatus, rule: AutoDisableRule): boolean {
+  return !holdsDeliveries(status) && failures >= rule.after;
+}
