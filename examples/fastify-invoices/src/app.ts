@@ -7,7 +7,7 @@ import { registerErrorReplies } from './error-replies.js';
 import { invoiceRoutes, registerInvoiceRoutes } from './invoice-routes.js';
 import { InvoiceTable } from './invoice-table.js';
 import { Invoices } from './invoices.js';
-import { createInvoicesKeyhook, type InvoicesKeyhook } from './invoices-keyhook.js';
+import { createInvoicesKeyhook, type InvoicesKeyhook } from './keyhook.js';
 import { invoicesApiDocument, OPENAPI_PATH } from './openapi.js';
 
 export type { Invoice, InvoiceStatus } from './invoice-table.js';
@@ -19,7 +19,7 @@ export {
   type InvoicesKeyhook,
   invoiceCreatedData,
   invoicePaidData,
-} from './invoices-keyhook.js';
+} from './keyhook.js';
 export { withTransaction } from './transaction.js';
 export { INVOICE_WEBHOOK_HEADERS } from './webhook-headers.js';
 

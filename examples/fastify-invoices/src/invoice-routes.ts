@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { send } from './error-replies.js';
 import { INVOICE_ID, type Invoices, toInvoiceView } from './invoices.js';
-import type { InvoicesKeyhook } from './invoices-keyhook.js';
+import type { InvoicesKeyhook } from './keyhook.js';
 
 /** The `integer` column's ceiling. */
 export const MAX_AMOUNT_CENTS = 2_147_483_647;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { Invoice, InvoiceTable } from './invoice-table.js';
-import type { InvoicesKeyhook } from './invoices-keyhook.js';
+import type { InvoicesKeyhook } from './keyhook.js';
 import { withTransaction } from './transaction.js';
 
 export interface NewInvoice {

@@ -1,6 +1,6 @@
 import { openApiDocument } from '@keyhook/core';
 import { type InvoiceRoute, invoiceOperations } from './invoice-routes.js';
-import type { InvoicesKeyhook } from './invoices-keyhook.js';
+import type { InvoicesKeyhook } from './keyhook.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 

@@ -1,4 +1,4 @@
-import { createInvoiceReceiver } from './receiver.js';
+import { createInvoiceReceiver } from './invoice-receiver.js';
 
 // node dist/receiver-main.js: WEBHOOK_SECRET (the whsec_… from POST /admin/webhooks, required), RECEIVER_PORT (4000).
 const secret = process.env['WEBHOOK_SECRET'];

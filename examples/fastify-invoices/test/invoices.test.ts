@@ -5,7 +5,7 @@ import { requestJson } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Invoice, invoiceEventId, withTransaction } from '../src/app.js';
-import { createInvoiceReceiver, type InvoiceWebhookEvent } from '../src/receiver.js';
+import { createInvoiceReceiver, type InvoiceWebhookEvent } from '../src/invoice-receiver.js';
 import {
   adminSessionFor,
   dropSchemas,

@@ -14,7 +14,7 @@ describe('README.md', () => {
   }, 60_000);
 
   it('the blocks that say they show a file whole are that file', () => {
-    for (const file of ['src/invoices-keyhook.ts', 'src/openapi.ts']) {
+    for (const file of ['src/keyhook.ts', 'src/openapi.ts']) {
       expect(readme).toContain(`\`${file}\`, whole`);
       expect(readme).toContain(`\`\`\`ts\n${readFileSync(new URL(file, root), 'utf8')}\`\`\``);
     }

@@ -3,12 +3,16 @@ import type { AddressInfo } from 'node:net';
 import { signEvent } from '@keyhook/webhook-verify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { INVOICE_WEBHOOK_HEADERS, type InvoiceEvents } from '../src/app.js';
-import { createInvoiceReceiver, describeInvoiceEvent, type InvoiceWebhookEvent } from '../src/receiver.js';
+import {
+  createInvoiceReceiver,
+  describeInvoiceEvent,
+  type InvoiceWebhookEvent,
+} from '../src/invoice-receiver.js';
 
 const SECRET = `whsec_${'ab'.repeat(32)}`;
 
 /** The receiver alone, fed deliveries made by webhook-verify's signEvent under this API's header names. */
-describe('the invoice webhook receiver (src/receiver.ts)', () => {
+describe('the invoice webhook receiver (src/invoice-receiver.ts)', () => {
   const received: InvoiceWebhookEvent[] = [];
   let server: Server;
   let url: string;

@@ -2,7 +2,7 @@ import { requireScope } from '@keyhook/adapter-fastify';
 import { MemoryStore, silentLogger } from '@keyhook/core';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createInvoicesKeyhook, type InvoiceEvents } from '../src/app.js';
-import type { InvoiceWebhookEvent } from '../src/receiver.js';
+import type { InvoiceWebhookEvent } from '../src/invoice-receiver.js';
 
 /**
  * What the catalog makes a compile error. `npm run typecheck` checks every `@ts-expect-error`

@@ -1,4 +1,12 @@
 export {
+  REFERENCE_EVENTS,
+  REFERENCE_HEADERS,
+  REFERENCE_SCOPES,
+  type ReferenceEvent,
+  type ReferenceKeyhook,
+  type Scope,
+} from './catalog.js';
+export {
   type AdminAuthConfig,
   ConfigError,
   DEFAULT_HOST,

@@ -5,6 +5,7 @@ import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore } from '@keyhook/store-sqlite';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, type TestReceiver } from '@keyhook/testing/support';
+import { REFERENCE_EVENTS, REFERENCE_HEADERS } from '../src/catalog.js';
 import { dropSchema, tempDir } from './instances.js';
 
 /**
@@ -58,13 +59,15 @@ export async function openPostgres(label: string, logger?: Logger): Promise<Back
 
 /** A keyhook as the tests' hosts make it: development mode, the suites' key, a short retry schedule. */
 export function testKeyhook(store: Store, logger: Logger): Keyhook {
+  // The server's own catalog and header names (src/catalog.ts).
   return createKeyhook({
+    events: REFERENCE_EVENTS,
     store,
     adminSession: { secret: TEST_ADMIN_SECRET },
     mode: 'development',
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger,
-    delivery: { retrySchedule: [50, 50, 50], timeoutMs: 1000 },
+    delivery: { headers: REFERENCE_HEADERS, retrySchedule: [50, 50, 50], timeoutMs: 1000 },
   });
 }
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isWebhookVerificationError, verify, type WebhookEvent } from '@keyhook/webhook-verify';
-import type { InvoiceEvents } from './invoices-keyhook.js';
+import type { InvoiceEvents } from './keyhook.js';
 import { INVOICE_WEBHOOK_HEADERS } from './webhook-headers.js';
 
 /** A verified delivery: a union on `type`, so `data` is `invoice.paid`'s only under `'invoice.paid'`. */

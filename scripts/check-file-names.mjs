@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// Fails when two files of one package could be taken for each other: a newcomer asking "where
+// is X decided?" should guess right the first time (CONTRIBUTING.md "Names"). Run by
+// `npm run lint` (and so by CI).
+//
+// In each workspace package (packages/*, examples/*, benchmarks), source files and test files
+// are checked apart (`x.test.ts` beside `x.ts` is the test of x). Two files collide when
+// - they have the same name in different folders (`keys/view.ts`, `webhooks/view.ts`; an entry
+//   `index.ts` per folder is allowed), or one is named like a folder (`store.ts` beside `store/`);
+// - source only: one's name is the other's plus more (`sign.ts`, `sign-async.ts`, `signing.ts`;
+//   tests may share a stem: `delivery.test.ts`, `delivery-crash.test.ts`);
+// - their names differ only by plurals (`key-formats.test.ts`, `keys-format.test.ts`).
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const CODE = /\.(ts|mts|cts|js|mjs|cjs)$/;
+
+/** `src/keys/view.ts` → `view`; `test/keys-format.test.ts` → `keys-format`. */
+const stemOf = (file) =>
+  path
+    .basename(file)
+    .replace(CODE, '')
+    .replace(/\.(test|spec)$/, '');
+
+/** `keys-format` and `key-formats` alike: each word without a plural `s`. */
+const singular = (stem) =>
+  stem
+    .split('-')
+    .map((word) => word.replace(/s$/, ''))
+    .join('-');
+
+/** Every collision among `files` (paths inside one package), as `a ↔ b: why` lines. */
+export function collisions(files) {
+  const problems = [];
+  const sides = new Map();
+  for (const file of files) {
+    if (!CODE.test(file) || file.endsWith('.d.ts')) continue;
+    const side =
+      /(^|\/)(test|tests|__tests__)\//.test(file) || /\.(test|spec)\.\w+$/.test(file) ? 'test' : 'source';
+    if (!sides.has(side)) sides.set(side, []);
+    sides.get(side).push(file);
+  }
+  for (const [side, list] of sides) {
+    const folders = new Set(list.flatMap((file) => path.dirname(file).split('/')));
+    for (let i = 0; i < list.length; i++) {
+      const a = stemOf(list[i]);
+      if (folders.has(a) && a !== 'src' && a !== 'test') {
+        problems.push(`${list[i]} ↔ folder ${a}/: a file named like a folder`);
+      }
+      for (let j = i + 1; j < list.length; j++) {
+        const b = stemOf(list[j]);
+        if (a === b) {
+          if (a !== 'index') problems.push(`${list[i]} ↔ ${list[j]}: the same name in two folders`);
+        } else if (side === 'source' && (b.startsWith(a) || a.startsWith(b))) {
+          problems.push(`${list[i]} ↔ ${list[j]}: one name is the other's plus a suffix`);
+        } else if (singular(a) === singular(b)) {
+          problems.push(`${list[i]} ↔ ${list[j]}: names that differ only by plurals`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+function selfTest() {
+  const found = collisions([
+    'src/keys/view.ts',
+    'src/webhooks/view.ts',
+    'src/store.ts',
+    'src/store/memory.ts',
+    'src/sign.ts',
+    'src/sign-async.ts',
+    'src/delivery-row.ts',
+    'src/delivery-statements.ts',
+    'src/index.ts',
+    'src/web/index.ts',
+    'test/view.test.ts',
+    'test/delivery.test.ts',
+    'test/delivery-crash.test.ts',
+    'test/key-formats.test.ts',
+    'test/keys-format.test.ts',
+  ]);
+  const expected = [
+    'src/keys/view.ts ↔ src/webhooks/view.ts: the same name in two folders',
+    'src/store.ts ↔ folder store/: a file named like a folder',
+    "src/sign.ts ↔ src/sign-async.ts: one name is the other's plus a suffix",
+    'test/key-formats.test.ts ↔ test/keys-format.test.ts: names that differ only by plurals',
+  ];
+  if (JSON.stringify(found) !== JSON.stringify(expected)) {
+    console.error('check-file-names: the self-test failed:', found);
+    process.exit(2);
+  }
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  selfTest();
+  const tracked = execFileSync('git', ['ls-files'], { cwd: root, encoding: 'utf8' }).split('\n');
+  const packages = new Map();
+  for (const file of tracked) {
+    const match = /^(packages\/[^/]+|examples\/[^/]+|benchmarks)\/((?:src|test)\/.+)$/.exec(file);
+    if (!match) continue;
+    if (!packages.has(match[1])) packages.set(match[1], []);
+    packages.get(match[1]).push(match[2]);
+  }
+  const problems = [...packages].flatMap(([dir, files]) =>
+    collisions(files).map((line) => `${dir}: ${line}`),
+  );
+  if (problems.length > 0) {
+    console.error(`check-file-names: ${problems.length} pairs of files could be taken for each other:`);
+    for (const line of problems) console.error(`  ${line}`);
+    process.exit(1);
+  }
+  console.log(`check-file-names: ${packages.size} packages, no two files could be taken for each other`);
+}
