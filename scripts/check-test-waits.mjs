@@ -8,11 +8,11 @@
 // Test files: everything under a `test/`, `tests/` or `e2e/` directory, `*.test.*` and `*.spec.*`,
 // and packages/testing/src. A method call (`clock.setTimeout`, `Atomics.wait`) is not a sleep of
 // the test's: it is a virtual clock's, or the thing under test.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ROOT, trackedFiles } from './tracked-files.mjs';
 
 /** The waits that must really take time, each with why. `text` is part of the line the call is on. */
 export const ALLOWED = [
@@ -191,12 +191,8 @@ function selfTest() {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   selfTest();
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })
-    .split('\0')
-    // A tracked file deleted in the work tree is not read (the commit that deletes it is on its way).
-    .filter((file) => CODE.test(file) && TEST_FILE.test(file) && existsSync(path.join(root, file)));
-  const problems = checkTestWaits(root, files);
+  const files = trackedFiles((file) => CODE.test(file) && TEST_FILE.test(file));
+  const problems = checkTestWaits(ROOT, files);
   if (problems.length > 0) {
     console.error(`check-test-waits: ${problems.length} problem(s)\n${problems.join('\n')}`);
     process.exit(1);
