@@ -12,11 +12,11 @@
 //   README; `core's README, "Heading"` one of packages/core's (or examples/<name>'s).
 // A path is found from the repository root (`docs/decisions.md`); a bare name beside the citing
 // file or in the nearest directory above it (`README.md` in a package is the package's README).
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ROOT, trackedFiles } from './tracked-files.mjs';
 
 const TEXT = /\.(ts|mts|cts|js|mjs|cjs|md|sql|json|ya?ml|sh)$|^\.ci\/run$/;
 // This file names the forbidden documents in its own rules.
@@ -188,12 +188,8 @@ function selfTest() {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   selfTest();
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })
-    .split('\0')
-    // A tracked file deleted in the work tree is not read (the commit that deletes it is on its way).
-    .filter((file) => file !== '' && TEXT.test(file) && file !== SELF && existsSync(path.join(root, file)));
-  const problems = checkCitations(root, files);
+  const files = trackedFiles((file) => TEXT.test(file) && file !== SELF);
+  const problems = checkCitations(ROOT, files);
   if (problems.length > 0) {
     console.error(`check-citations: ${problems.length} problem(s)\n${problems.join('\n')}`);
     process.exit(1);

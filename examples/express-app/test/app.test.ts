@@ -101,7 +101,14 @@ describe('an existing Express app with keyhook embedded', () => {
     const refused = await call('POST', '/api/v1/reports', writer.body.secret, { title: ' ' });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'title' }] });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The store is the signal: what the worker could send is a delivery there, and a publish in
+    // the refused request (its handler writes before it answers) would be listed by now.
+    const deliveries = await call(
+      'GET',
+      `/api/v1/admin/webhooks/${webhook.body.webhook.id}/deliveries`,
+      admin,
+    );
+    expect(deliveries.body.data.map((d: { eventId: string }) => d.eventId)).toEqual([event.id]);
     expect(receiver.requests).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import { uniqueSchemaName } from '@keyhook/testing/postgres';
-import { adminToken } from '@keyhook/testing/support';
+import { adminToken, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { buildServer } from '../src/server.js';
@@ -27,15 +27,8 @@ import { dropSchema, postgresEnv } from './instances.js';
  * test acts through `beforeChunk` (a test hook, outside any transaction), on the server's own
  * database over a connection of its own.
  */
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await wait(20);
-  }
-}
+/** Each chunk of the two-instance build takes this long: ten outlast its 1 s stale-claim time. */
+const SLOW_CHUNK_MS = 150;
 
 const item = (n: number, version = 1) => ({
   key: `doc-${String(n).padStart(5, '0')}`,
@@ -75,6 +68,18 @@ describe.each(backends)('claims of chunked work on $name', (backend: Backend) =>
     return source;
   }
 
+  /**
+   * Resolves once the job in progress has ended, its clean-up and its failApply included: one job
+   * runs at a time per instance (StagingJobs), so a run queued now is discovered by a later one.
+   */
+  async function jobsCaughtUp() {
+    const { api } = plane;
+    const marker = await api.createSource('caught up');
+    await api.put(marker, 'one', 'One.');
+    const run = await api.startRun(marker);
+    expect(await api.settled(marker, run.id)).toMatchObject({ status: 'completed' });
+  }
+
   it.skipIf(!backend.available)('a build and a discovery renew their claim in every chunk', async () => {
     const { api } = plane;
     const size = CHUNK_ROWS * 4;
@@ -82,8 +87,10 @@ describe.each(backends)('claims of chunked work on $name', (backend: Backend) =>
     const seen: Record<string, number[]> = { discovery: [], build: [] };
     onChunk = async (step) => {
       if (step.sourceId !== source || !step.runId || !(step.work in seen)) return;
-      seen[step.work]!.push(await claimedAt(step.runId));
-      await wait(15);
+      const at = await claimedAt(step.runId);
+      seen[step.work]!.push(at);
+      // The next chunk's renewal writes a later time once the clock has moved past this one.
+      await waitUntil(() => Date.now() > at);
     };
     const run = await api.startRun(source);
     await api.settled(source, run.id);
@@ -121,8 +128,8 @@ describe.each(backends)('claims of chunked work on $name', (backend: Backend) =>
         throw new Error('injected failure after the claim was lost');
       };
       expect((await api.apply(source, run.id)).status).toBe(202);
-      await until(() => stolen);
-      await wait(500); // the failed job's clean-up and failApply, had they run unchecked
+      await waitUntil(() => stolen);
+      await jobsCaughtUp(); // the failed job's clean-up and failApply, had they run unchecked
       const rows = `SELECT count(*) AS n FROM staging_generation_items WHERE source_id = '${source}' AND generation = 2`;
       // Its two chunks (now the new holder's, as far as anyone knows) and the new holder's row.
       expect(await count(rows)).toBe(2 * CHUNK_ROWS + 1);
@@ -162,8 +169,8 @@ describe.each(backends)('claims of chunked work on $name', (backend: Backend) =>
         );
       };
       const run = await api.startRun(source);
-      await until(() => stolen);
-      await wait(300);
+      await waitUntil(() => stolen);
+      await jobsCaughtUp();
       expect(
         await count(
           `SELECT count(*) AS n FROM staging_run_changes WHERE run_id = '${run.id}' AND key = 'zz-new-holder'`,
@@ -218,7 +225,7 @@ describe.each(backends)('claims of chunked work on $name', (backend: Backend) =>
         counts: { added: old + 1 },
       });
       // Nothing of the unfinished set is visible, and it is swept.
-      await until(
+      await waitUntil(
         async () =>
           (await count(`SELECT count(*) AS n FROM staging_items WHERE source_id LIKE '${source}%'`)) ===
           old + 1,
@@ -267,7 +274,7 @@ describe.each(backends)('claims of chunked work on $name', (backend: Backend) =>
           return;
         // The start looks dead to the jobs: its run is failed (abandonStart).
         await sql(`UPDATE staging_runs SET claimed_at = 1 WHERE id = '${step.runId}'`);
-        await until(
+        await waitUntil(
           async () =>
             (await sql(`SELECT status FROM staging_runs WHERE id = '${step.runId}'`))[0]?.status === 'failed',
         );
@@ -324,7 +331,8 @@ describe.skipIf(!withPostgres)(
           beforeChunk: async (step) => {
             if (step.work !== 'build' && step.work !== 'discovery') return;
             if (step.chunk === 0) started.push({ name, run: step.runId!, work: step.work });
-            await wait(150);
+            // Real time: the other instance judges the claim stale by its own wall clock.
+            await new Promise((resolve) => setTimeout(resolve, SLOW_CHUNK_MS));
           },
         };
         servers.push(
@@ -350,15 +358,17 @@ describe.skipIf(!withPostgres)(
       const source = await api.createSource('long build');
       expect((await api.call('PUT', `/sources/${source}/items`, { items: items(size) })).status).toBe(200);
       const run = await api.startRun(source);
-      const deadline = Date.now() + 15_000;
       const settle = async (from: string[]) => {
-        for (;;) {
-          const now = (await api.call('GET', `/sources/${source}/runs/${run.id}`)).body.run;
-          if (!from.includes(now.status)) return now;
-          if (Date.now() > deadline)
-            throw new Error(`still ${now.status}: taken over ${started.length} times`);
-          await wait(50);
-        }
+        let now: { status: string } & Record<string, unknown> = { status: 'unread' };
+        await waitUntil(
+          async () => {
+            now = (await api.call('GET', `/sources/${source}/runs/${run.id}`)).body.run;
+            return !from.includes(now.status);
+          },
+          15_000,
+          () => `still ${now.status}: taken over ${started.length} times`,
+        );
+        return now;
       };
       expect(await settle(['queued', 'running'])).toMatchObject({
         status: 'completed',

@@ -1,3 +1,4 @@
+import { waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNKED_SNAPSHOT_MIN } from '../src/staging/sources.js';
 import { type Backend, backends, type startDataPlane, startDataPlaneWithSql } from './data-plane.js';
@@ -189,8 +190,8 @@ describe.each(backends)('chunked snapshots and applies on $name', (backend: Back
       });
       const runs: { id: string; sentDuring: boolean }[] = [];
       let extra: Promise<unknown> | undefined;
+      // Runs back to back, each sent once the last was answered, until the snapshot answers.
       while (!done) {
-        await new Promise((resolve) => setTimeout(resolve, 25));
         const sentDuring = !done;
         runs.push({ ...(await api.startRun(source)), sentDuring });
         extra ??= api.put(source, 'extra', 'Written during the snapshot.');
@@ -279,10 +280,7 @@ describe.each(backends)('chunked snapshots and applies on $name', (backend: Back
       await failing.allow();
 
       // The jobs' sweep (every 200 ms here) drops the unreachable rows, and only those.
-      const deadline = Date.now() + 10_000;
-      while ((await count(rows)) > size && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitUntil(async () => (await count(rows)) <= size);
       expect(await count(rows)).toBe(size);
       const first = await api.call('GET', `/sources/${source}/items?limit=1`);
       expect(first.body.data[0].content).toBe(item(0, 2).content);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { adminToken } from '@keyhook/testing/support';
+import { adminToken, waitUntil } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { expect } from 'vitest';
@@ -130,13 +130,16 @@ export class DataPlaneClient {
 
   /** Polls the run until it leaves queued/running (or applying); fails after 20 s. */
   async settled(sourceId: string, runId: string, from = ['queued', 'running', 'applying']) {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const run = (await this.call('GET', `/sources/${sourceId}/runs/${runId}`)).body.run;
-      if (!from.includes(run.status)) return run as { status: string } & Record<string, unknown>;
-      if (Date.now() > deadline) throw new Error(`run ${runId} is still ${run.status} after 20 s`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    let run: { status: string } & Record<string, unknown> = { status: 'unread' };
+    await waitUntil(
+      async () => {
+        run = (await this.call('GET', `/sources/${sourceId}/runs/${runId}`)).body.run;
+        return !from.includes(run.status);
+      },
+      20_000,
+      () => `run ${runId} is still ${run.status}`,
+    );
+    return run;
   }
 
   async diff(sourceId: string, runId: string, change?: string) {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Keyhook } from '@keyhook/core';
 import { postgresAvailable } from '@keyhook/testing/postgres';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver, waitUntil } from '@keyhook/testing/support';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   allDeliveries,
@@ -14,10 +14,8 @@ import {
   receivedCounts,
   recordingLogger,
   repeated,
-  sleep,
   TENANT,
   testKeyhook,
-  waitUntil,
 } from './delivery-load.js';
 
 const withPostgres = await postgresAvailable();
@@ -164,7 +162,19 @@ describe.each(backends)('a worker process killed with SIGKILL mid-load ($name)',
         10_000,
         () => `deliveries not all succeeded: ${JSON.stringify(countBy(final, (d) => d.status))}`,
       );
-      await sleep(LEASE_MS); // a lease that would (wrongly) run out again gets its chance to resend
+      // A lease that would (wrongly) run out again gets its chance to resend. Leases run out on the
+      // worker process's wall clock (it takes no virtual clock), each within LEASE_MS of its attempt.
+      const lastAttempt = Math.max(...final.map((d) => d.lastAttemptAt!.getTime()));
+      await new Promise((resolve) => setTimeout(resolve, lastAttempt + LEASE_MS - Date.now()));
+      // Then an event due after all of them: the worker leases in due order, so whatever it would
+      // resend goes out with it or before, and SIGTERM's drain ends every attempt in flight.
+      await keyhook.webhooks.create(TENANT, { url: receiver.url('/after'), events: ['run.failed'] });
+      await keyhook.events.publish({ tenantId: TENANT, type: 'run.failed', data: {} });
+      await waitUntil(
+        () => receiver.to('/after').length === 1,
+        10_000,
+        () => `the event after the leases ran out did not arrive\n${second.output()}`,
+      );
       second.child.kill('SIGTERM');
       expect((await second.exited).code).toBe(0);
 

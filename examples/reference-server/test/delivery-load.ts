@@ -124,19 +124,6 @@ export function receivedCounts(receiver: TestReceiver, path: string): Map<string
   return counts;
 }
 
-/** Polls `condition` every 20 ms; throws `describe()` after `timeoutMs`. */
-export async function waitUntil(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  describe: () => string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
-    await sleep(20);
-  }
-}
-
 /** Every delivery of the webhook, through the store's own paging. */
 export async function allDeliveries(store: Store, webhookId: string): Promise<DeliveryRecord[]> {
   const all: DeliveryRecord[] = [];
@@ -159,5 +146,3 @@ export function countBy<T>(items: readonly T[], key: (item: T) => string): Recor
 export function repeated(counts: Map<string, number>): string[] {
   return [...counts].filter(([, n]) => n > 1).map(([id]) => id);
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

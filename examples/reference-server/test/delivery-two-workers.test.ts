@@ -1,6 +1,6 @@
 import type { Keyhook, Store } from '@keyhook/core';
 import { postgresAvailable } from '@keyhook/testing/postgres';
-import { TestReceiver } from '@keyhook/testing/support';
+import { TestReceiver, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   allDeliveries,
@@ -10,10 +10,8 @@ import {
   publishMany,
   receivedCounts,
   recordingLogger,
-  sleep,
   TENANT,
   testKeyhook,
-  waitUntil,
 } from './delivery-load.js';
 
 const withPostgres = await postgresAvailable();
@@ -131,7 +129,8 @@ describe.skipIf(!withPostgres)('two workers on one Postgres schema', () => {
       10_000,
       () => `attempts recorded: ${JSON.stringify(tallies)}`,
     );
-    await sleep(500); // a second send of anything would come now
+    // A stop waits for the attempts in flight: after it, the receiver has every send there was,
+    // and what could be sent again would be a delivery not final in the store (checked below).
     await Promise.all(workers.map((worker) => worker.stop()));
 
     const counts = receivedCounts(receiver, '/hook');

@@ -11,8 +11,6 @@ const DELIVERY_ENV = { KEYHOOK_RETRY_SCHEDULE: '60ms,120ms', KEYHOOK_DELIVERY_TI
 
 const backends = backendsFor('ref_dlv', withPostgres);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe.each(backends)('webhook delivery end to end on $name', (backend) => {
   let running: Running;
   let receiver: TestReceiver;
@@ -105,7 +103,14 @@ describe.each(backends)('webhook delivery end to end on $name', (backend) => {
             (await running.client.request('GET', `${path}/${deliveryId}`, admin)).body.delivery.status,
         )
         .toBe('succeeded');
-      await sleep(300);
+      // The store is the signal: the endpoint's one delivery is final, with the four attempts the
+      // receiver got, so the worker has nothing left to send it.
+      const all = await running.client.request('GET', path, admin);
+      expect(all.body.data.map((d: { id: string; status: string }) => [d.id, d.status])).toEqual([
+        [deliveryId, 'succeeded'],
+      ]);
+      const attempts = (await running.client.request('GET', `${path}/${deliveryId}`, admin)).body.attempts;
+      expect(attempts.map((a: { statusCode: number }) => a.statusCode)).toEqual([500, 500, 500, 200]);
       expect(receiver.to('/down')).toHaveLength(4);
     },
   );

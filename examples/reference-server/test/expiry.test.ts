@@ -25,6 +25,7 @@ it('docs/http-api.md §3: a key works until expiresAt and answers 401 key_expire
   const whoami = await running.client.request('GET', '/api/v1/whoami', secret);
   expect(whoami.body.key.expiresAt).toBe(expiresAt.toISOString());
 
+  // Real time: the server, built from its environment, takes no clock; 20 ms past expiresAt.
   await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now() + 20));
   const after = await running.client.listSources(secret);
   expect(after.status).toBe(401);

@@ -327,8 +327,8 @@ describe('OTLP export from the real process', () => {
       // A host's own tracer, not the server's: core reads the active span whoever made it.
       const tracer = new BasicTracerProvider().getTracer('host');
       const { publisher, eventId } = await tracer.startActiveSpan('publish run.completed', async (span) => {
-        // The await that loses the active span unless a context manager carries it.
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        // The await that loses the active span unless a context manager carries it: a turn of the loop.
+        await new Promise((resolve) => setImmediate(resolve));
         const published = await server.keyhook.events.publish({
           tenantId: 'acme',
           type: 'run.completed',

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { adminToken } from '@keyhook/testing/support';
+import { adminToken, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from './client.js';
 import { type Running, sqliteEnv, start, tempDir } from './instances.js';
@@ -248,14 +248,20 @@ describe("the root README's walkthroughs, run as written", () => {
         // The status after the body, on a line of its own; a run not yet discovered is waited for, as a reader would.
         let status = 0;
         let body = '';
-        for (let tries = 0; tries < 50; tries++) {
-          const output = await runBash(`curl() { command curl -w '\\n%{http_code}' "$@"; }; ${command}`, env);
-          const cut = output.lastIndexOf('\n');
-          body = output.slice(0, cut);
-          status = Number(output.slice(cut + 1));
-          if (!(status === 409 && body.includes('run_not_ready'))) break;
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await waitUntil(
+          async () => {
+            const output = await runBash(
+              `curl() { command curl -w '\\n%{http_code}' "$@"; }; ${command}`,
+              env,
+            );
+            const cut = output.lastIndexOf('\n');
+            body = output.slice(0, cut);
+            status = Number(output.slice(cut + 1));
+            return !(status === 409 && body.includes('run_not_ready'));
+          },
+          10_000,
+          () => `${command}\n${body}`,
+        );
         const parsed = body === '' ? {} : (JSON.parse(body) as Record<string, unknown>);
         if (expected) {
           expect(status, `${command}\n${body}`).toBe(expected.status);

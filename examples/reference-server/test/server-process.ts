@@ -10,6 +10,8 @@ export class ServerProcess {
   stdout = '';
   stderr = '';
   readonly exited: Promise<number | null>;
+  /** Resolves once the process has ended and its output streams are read to their end. */
+  private readonly closed: Promise<void>;
 
   constructor(env: Record<string, string>) {
     this.child = spawn(process.execPath, [MAIN], {
@@ -23,20 +25,33 @@ export class ServerProcess {
       this.stderr += chunk.toString();
     });
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+    this.closed = new Promise((resolve) => this.child.once('close', () => resolve()));
   }
 
-  /** Resolves with the first match of `pattern` in stdout; rejects if the process exits first. */
-  async waitFor(pattern: RegExp, what: string): Promise<RegExpMatchArray> {
-    for (;;) {
-      const match = this.stdout.match(pattern);
-      if (match) return match;
-      if (this.child.exitCode !== null) {
-        throw new Error(
-          `exited (${this.child.exitCode}) before ${what}.\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`,
+  /** Resolves with the first match of `pattern` in stdout, as it comes; rejects if the process ends first. */
+  waitFor(pattern: RegExp, what: string): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const look = () => {
+        const match = this.stdout.match(pattern);
+        if (match) {
+          this.child.stdout!.off('data', look);
+          resolve(match);
+        }
+        return match !== null;
+      };
+      if (look()) return;
+      // Added after the constructor's listener: each chunk is in `stdout` when this looks.
+      this.child.stdout!.on('data', look);
+      void this.closed.then(() => {
+        if (look()) return;
+        this.child.stdout!.off('data', look);
+        reject(
+          new Error(
+            `exited (${this.child.exitCode}) before ${what}.\nstdout:\n${this.stdout}\nstderr:\n${this.stderr}`,
+          ),
         );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+      });
+    });
   }
 
   /** The base URL once it listens; rejects if the process exits first. */

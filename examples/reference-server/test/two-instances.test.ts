@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { adminToken } from '@keyhook/testing/support';
+import { adminToken, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropSchema, postgresEnv, type Running, start } from './instances.js';
 
@@ -63,6 +63,7 @@ describe.skipIf(!withPostgres)(
     it('requests racing the revoke on B: none that starts after A’s DELETE returned gets a 200', async () => {
       const { id, secret } = await a.client.createKey(admin, { name: 'raced' });
       let revokedAt = Number.POSITIVE_INFINITY;
+      let served = 0;
       const late: { startedAt: number; status: number }[] = [];
       let stop = false;
       // Two request loops on B keep a request in flight the whole time.
@@ -70,14 +71,15 @@ describe.skipIf(!withPostgres)(
         while (!stop) {
           const startedAt = performance.now();
           const reply = await b.client.listSources(secret);
+          if (reply.status === 200) served++;
           if (startedAt > revokedAt) late.push({ startedAt, status: reply.status });
         }
       };
       const loops = [hammer(), hammer()];
-      await new Promise((resolve) => setTimeout(resolve, 50)); // let B serve a few successes first
+      await waitUntil(() => served >= 4); // B serves the key before the revoke
       expect((await a.client.revoke(admin, id)).status).toBe(200);
       revokedAt = performance.now();
-      while (late.length < 20) await new Promise((resolve) => setImmediate(resolve));
+      await waitUntil(() => late.length >= 20);
       stop = true;
       await Promise.all(loops);
       expect(late.length).toBeGreaterThanOrEqual(20);

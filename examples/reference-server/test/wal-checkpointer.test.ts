@@ -1,6 +1,7 @@
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Keyhook } from '@keyhook/core';
-import { recordingLogger } from '@keyhook/testing/support';
+import { recordingLogger, waitUntil } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CHECKPOINT_FAILURES_BEFORE_FALLBACK, sqliteStagingDb } from '../src/staging/sqlite-db.js';
@@ -34,8 +35,21 @@ describe('the WAL checkpointer', () => {
   it('takes over the checkpoints from the connection while it works', async () => {
     const { db, logger } = open();
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Pages written to the WAL reach the database file only by a checkpoint, and the
+    // connection runs none now: the file grows once the checkpointer has run one.
+    const size = () => statSync(db.name).size;
+    const before = size();
+    db.exec('CREATE TABLE filler (blob BLOB)');
+    db.exec(
+      'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) INSERT INTO filler SELECT randomblob(2000) FROM n',
+    );
+    await waitUntil(
+      () => size() > before,
+      10_000,
+      () => `the database file is still ${size()} bytes`,
+    );
     expect(logger.lines).toEqual([]);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
   });
 
   it('says when checkpoints fail, and after several in a row turns the automatic ones back on', async () => {

@@ -7,15 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { deliveryStatements } from '../src/delivery-statements.js';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 import { purgeLockKey } from '../src/schema-name.js';
-import {
-  deliveryId,
-  eventRecord,
-  recordPoolQueries,
-  Schemas,
-  settle,
-  success,
-  watching,
-} from './delivery-helpers.js';
+import { deliveryId, eventRecord, recordPoolQueries, Schemas, success } from './delivery-helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 const available = await postgresAvailable();
@@ -435,12 +427,12 @@ async function oneDelivery(store: PostgresStore) {
 
     it('another instance hears one wake-up per batch that queued something due; none for nothing, none for a hold', async () => {
       const store = await schemas.open('recoverwake');
-      const peer = await schemas.peerOf(store);
+      const peer = await schemas.peerOf(store, { verifiedKeyCache: true });
       try {
         const { webhook } = await failedDeliveries(store, 3);
         const paused = await failedDeliveries(store, 2);
         await store.setWebhookStatus('tenant_a', paused.webhook.id, 'disabled', 'manual', T0);
-        const listener = await watching(peer);
+        const listener = await schemas.watch(peer);
         const recover = () =>
           store.recoverFailedDeliveries('tenant_a', webhook.id, ...window, later, 2, later);
         expect(await recover()).toBe(2);
@@ -453,7 +445,7 @@ async function oneDelivery(store: PostgresStore) {
         expect(
           await store.recoverFailedDeliveries('tenant_a', paused.webhook.id, ...window, later, 10, later),
         ).toBe(2);
-        await settle(200);
+        await schemas.caughtUp(peer);
         expect(listener.calls()).toBe(2);
         listener.stop();
       } finally {
@@ -622,13 +614,13 @@ async function oneDelivery(store: PostgresStore) {
   describe('delivery wake-ups (LISTEN/NOTIFY)', () => {
     it('another instance hears publish, requeue and re-enable; another schema hears nothing', async () => {
       const store = await schemas.open('wake');
-      const peer = await schemas.peerOf(store);
-      const elsewhere = await schemas.open('wakeother');
+      const peer = await schemas.peerOf(store, { verifiedKeyCache: true });
+      const elsewhere = await schemas.open('wakeother', 4, { verifiedKeyCache: true });
       try {
         const webhook = webhookRecord({ events: ['run.completed'] });
         await store.insertWebhook(webhook);
-        const listener = await watching(peer);
-        const stranger = await watching(elsewhere);
+        const listener = await schemas.watch(peer);
+        const stranger = await schemas.watch(elsewhere);
 
         const published = await store.publishEvent(eventRecord(), deliveryId);
         await expect.poll(listener.calls, { timeout: 2000, interval: 2 }).toBe(1);
@@ -665,13 +657,14 @@ async function oneDelivery(store: PostgresStore) {
         // A held delivery is not due: publishing to a disabled endpoint wakes no one.
         await store.setWebhookStatus('tenant_a', webhook.id, 'disabled', 'manual', T0);
         await store.publishEvent(eventRecord(), deliveryId);
-        await settle(200);
+        await Promise.all([schemas.caughtUp(peer), schemas.caughtUp(elsewhere)]);
         expect(listener.calls()).toBe(3);
         expect(stranger.calls()).toBe(0);
 
+        // The peer still listens (its key cache does): it hears the re-enable, and tells no one.
         listener.stop();
         await store.setWebhookStatus('tenant_a', webhook.id, 'active', null, T0);
-        await settle(200);
+        await schemas.caughtUp(peer);
         expect(listener.calls()).toBe(3);
         stranger.stop();
       } finally {
@@ -684,7 +677,7 @@ async function oneDelivery(store: PostgresStore) {
     it('listening for deliveries does not turn on the verified-key cache', async () => {
       const store = await schemas.open('wakekeys');
       try {
-        const listener = await watching(store);
+        const listener = await schemas.watch(store);
         expect(store.keyChangeVersion()).toBeNull();
         listener.stop();
       } finally {
@@ -709,7 +702,7 @@ async function oneDelivery(store: PostgresStore) {
       try {
         const webhook = webhookRecord({ events: ['run.completed'] });
         await publisher.insertWebhook(webhook);
-        const listener = await watching(store);
+        const listener = await schemas.watch(store);
         proxy.dropConnections();
         await expect.poll(listener.calls, { timeout: 10_000, interval: 10 }).toBe(1);
         // Listening again: another instance's publish is heard.

@@ -5,6 +5,7 @@ import { T0 } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { expect } from 'vitest';
+import { KEY_CHANGE_CHANNEL } from '../src/change-feed.js';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 
 export const deliveryId = () => newId('dlv', systemClock, (n) => randomBytes(n));
@@ -28,20 +29,6 @@ export function eventRecord(overrides: Partial<EventRecord> = {}): EventRecord {
   };
 }
 
-export const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Subscribes to the store's delivery wake-ups and resolves once its LISTEN connection is up (the
- * first call, which every new connection makes). `calls()` counts the calls after that one.
- */
-export async function watching(store: PostgresStore) {
-  let calls = 0;
-  const stop = store.watchDeliveries(() => calls++);
-  await expect.poll(() => calls, { timeout: 5000, interval: 5 }).toBeGreaterThan(0);
-  const base = calls;
-  return { calls: () => calls - base, stop };
-}
-
 /** Stores on fresh schemas, read and dropped through `admin`. */
 export class Schemas {
   private readonly names: string[] = [];
@@ -55,17 +42,59 @@ export class Schemas {
     return schema;
   }
 
-  /** A store on a fresh schema, with an `orders` table standing for the caller's own data. */
-  async open(label: string, poolSize = 4): Promise<PostgresStore> {
+  /**
+   * A store on a fresh schema, with an `orders` table standing for the caller's own data.
+   * `verifiedKeyCache` makes it listen from its creation, for `caughtUp`.
+   */
+  async open(label: string, poolSize = 4, { verifiedKeyCache = false } = {}): Promise<PostgresStore> {
     const schema = this.fresh(label);
-    const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize });
+    const store = await createPostgresStore({
+      connectionString: POSTGRES_TEST_URL,
+      schema,
+      poolSize,
+      verifiedKeyCache,
+    });
     await this.admin.query(`CREATE TABLE "${schema}".orders (id text PRIMARY KEY)`);
     return store;
   }
 
   /** Another app instance on the same schema: its own pool, its own LISTEN connection. */
-  peerOf(store: PostgresStore): Promise<PostgresStore> {
-    return createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema: store.schema, poolSize: 2 });
+  peerOf(store: PostgresStore, { verifiedKeyCache = false } = {}): Promise<PostgresStore> {
+    return createPostgresStore({
+      connectionString: POSTGRES_TEST_URL,
+      schema: store.schema,
+      poolSize: 2,
+      verifiedKeyCache,
+    });
+  }
+
+  /**
+   * Subscribes to the store's delivery wake-ups and resolves once its LISTEN connection is up and
+   * has heard what was committed before: on a store with the verified-key cache (listening since
+   * its creation), once it caught up; else at the first call, which every new connection makes.
+   * `calls()` counts the calls after that.
+   */
+  async watch(store: PostgresStore) {
+    let calls = 0;
+    const listening = store.keyChangeVersion() !== null;
+    const stop = store.watchDeliveries(() => calls++);
+    if (listening) await this.caughtUp(store);
+    else await expect.poll(() => calls, { timeout: 5000, interval: 5 }).toBeGreaterThan(0);
+    const base = calls;
+    return { calls: () => calls - base, stop };
+  }
+
+  /**
+   * Resolves once `store` has heard every notification committed before this call, so a wake-up
+   * it has not had by then was never sent. A listening connection gets notifications in commit
+   * order: a key-change notification for its schema, sent now, moves its key-change version only
+   * after the earlier ones reached its listeners. Needs a store with the verified-key cache.
+   */
+  async caughtUp(store: PostgresStore): Promise<void> {
+    const before = store.keyChangeVersion();
+    if (before === null) throw new Error('caughtUp: open the store with verifiedKeyCache');
+    await this.admin.query('SELECT pg_notify($1, $2)', [KEY_CHANGE_CHANNEL, `${store.schema}:caught-up`]);
+    await expect.poll(() => store.keyChangeVersion(), { timeout: 5000, interval: 2 }).not.toBe(before);
   }
 
   async count(schema: string, table: string): Promise<number> {

@@ -2,7 +2,7 @@ import { T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { deliveryId, eventRecord, Schemas, settle, watching } from './delivery-helpers.js';
+import { deliveryId, eventRecord, Schemas } from './delivery-helpers.js';
 
 const available = await postgresAvailable();
 
@@ -21,12 +21,12 @@ const schemas = new Schemas(admin);
   describe('publishing inside the caller’s transaction', () => {
     it('commits with the caller: nothing is visible, and no instance is woken, before COMMIT', async () => {
       const store = await schemas.open('txok');
-      const peer = await schemas.peerOf(store);
+      const peer = await schemas.peerOf(store, { verifiedKeyCache: true });
       const client = await app.connect();
       try {
         const webhook = webhookRecord({ events: ['run.completed'] });
         await store.insertWebhook(webhook);
-        const listener = await watching(peer);
+        const listener = await schemas.watch(peer);
         await client.query('BEGIN');
         await client.query(`INSERT INTO "${store.schema}".orders (id) VALUES ('order_1')`);
         const event = eventRecord();
@@ -39,7 +39,7 @@ const schemas = new Schemas(admin);
         // Written on the caller's connection only: another connection sees nothing yet.
         expect(await schemas.count(store.schema, 'keyhook_events')).toBe(0);
         expect(await schemas.count(store.schema, 'keyhook_deliveries')).toBe(0);
-        await settle(200);
+        await schemas.caughtUp(peer);
         expect(listener.calls()).toBe(0);
         await client.query('COMMIT');
         await expect.poll(listener.calls, { timeout: 2000, interval: 2 }).toBeGreaterThan(0);
@@ -60,17 +60,17 @@ const schemas = new Schemas(admin);
 
     it('rolls back with the caller: no event, no delivery, no wake-up', async () => {
       const store = await schemas.open('txrb');
-      const peer = await schemas.peerOf(store);
+      const peer = await schemas.peerOf(store, { verifiedKeyCache: true });
       const client = await app.connect();
       try {
         await store.insertWebhook(webhookRecord({ events: ['run.completed'] }));
-        const listener = await watching(peer);
+        const listener = await schemas.watch(peer);
         await client.query('BEGIN');
         await client.query(`INSERT INTO "${store.schema}".orders (id) VALUES ('order_1')`);
         const event = eventRecord();
         expect((await store.publishEvent(event, deliveryId, client)).outcome).toBe('published');
         await client.query('ROLLBACK');
-        await settle(200);
+        await schemas.caughtUp(peer);
         expect(listener.calls()).toBe(0);
         for (const table of ['orders', 'keyhook_events', 'keyhook_deliveries']) {
           expect(await schemas.count(store.schema, table)).toBe(0);

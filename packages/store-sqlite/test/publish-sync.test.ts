@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKeyhook, type Keyhook } from '@keyhook/core';
+import { createKeyhook, type DeliveryWorker, type Keyhook } from '@keyhook/core';
 import { TEST_ADMIN_SECRET, TEST_CATALOG, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ const TENANT = 'tenant_a';
 let db: Database.Database;
 let store: SqliteStore;
 let keyhook: Keyhook;
+let worker: DeliveryWorker;
 let receiver: TestReceiver;
 
 beforeEach(async () => {
@@ -32,7 +33,8 @@ beforeEach(async () => {
     delivery: { timeoutMs: 2000 },
   });
   await keyhook.webhooks.create(TENANT, { url: receiver.url('/hook'), events: ['run.completed'] });
-  keyhook.createWorker({ pollIntervalMs: 50 }).start();
+  worker = keyhook.createWorker({ pollIntervalMs: 50 });
+  worker.start();
 });
 
 afterEach(async () => {
@@ -75,8 +77,13 @@ describe('publishSync: the event joins a synchronous transaction on the store’
     expect(orders()).toEqual([]);
     expect(events()).toEqual([]);
     expect(db.prepare('SELECT count(*) FROM keyhook_deliveries').pluck().get()).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(receiver.requests).toHaveLength(0);
+    // A later event through the same path: written pending and leased in due order, so anything
+    // of the rolled-back one the worker could send goes out before it or with it, and the stop
+    // waits for every attempt in flight.
+    db.transaction(() => paid('order_after', 'evt_after'))();
+    await receiver.waitFor((r) => r.length > 0);
+    await worker.stop();
+    expect(receiver.requests.map((r) => r.headers['x-chatbot-event-id'])).toEqual(['evt_after']);
   });
 
   it('throws, not rejects, so an id reused with other data rolls the host’s transaction back', async () => {
@@ -119,7 +126,8 @@ describe('publishSync: the event joins a synchronous transaction on the store’
       .then(() => {
         settled = true;
       });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The group commit flushes on setImmediate (group-commit.ts): this turn comes after its first look.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(settled).toBe(false);
     db.exec('ROLLBACK'); // the host's transaction ends; the group commit writes on its own
     await publishing;

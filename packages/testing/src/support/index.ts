@@ -8,3 +8,4 @@ export { type LoggedLine, migrationLogLines, recordingLogger } from './logger.js
 export { keepWriting, type RawReply, rawRequest } from './raw-http.js';
 export { answer, type ReceivedRequest, type Responder, TestReceiver } from './receiver.js';
 export { medianTimeRatio } from './timing.js';
+export { waitUntil } from './wait-until.js';
