@@ -83,7 +83,7 @@ describe('publishSync: the event joins a synchronous transaction on the store’
     db.transaction(() => paid('order_after', 'evt_after'))();
     await receiver.waitFor((r) => r.length > 0);
     await worker.stop();
-    expect(receiver.requests.map((r) => r.headers['x-chatbot-event-id'])).toEqual(['evt_after']);
+    expect(receiver.requests.map((r) => r.headers['keyhook-event-id'])).toEqual(['evt_after']);
   });
 
   it('throws, not rejects, so an id reused with other data rolls the host’s transaction back', async () => {
