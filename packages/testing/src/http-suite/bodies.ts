@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ApiReply, admin, call } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 const encode = (text: string) => new TextEncoder().encode(text);

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { adminToken } from '../support/admin.js';
+import { adminToken } from '../support/credentials.js';
 import { type JsonReply, type JsonRequestOptions, requestJson } from '../support/http.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 export type ApiReply = JsonReply;
 export type CallOptions = JsonRequestOptions;

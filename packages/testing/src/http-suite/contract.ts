@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonReply } from '../support/http.js';
-import { documentedRouteKeys, openApiProblems } from '../support/openapi.js';
+import { documentedRouteKeys, openApiProblems } from '../support/openapi-contract.js';
 import { admin, call } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 /** Every `call` reply in this suite is held to the OpenAPI document; these cases hold the holder. */
 export function contractCases(ctx: SuiteContext): void {

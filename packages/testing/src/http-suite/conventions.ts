@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ApiReply, admin, call, createKey } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 const REQUEST_ID = /^req_[0-9a-z]{26}$/;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ApiReply, admin, call, createKey, randomHex } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 /** The guarded paths every auth case runs on: a host route and keyhook's own /whoami. */
 const GUARDED = [

@@ -7,26 +7,26 @@ import {
   openApiDocument,
 } from '@keyhook/core';
 import { afterEach, beforeEach, describe } from 'vitest';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '../support/admin.js';
 import { FakeClock } from '../support/clock.js';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '../support/credentials.js';
 import { TEST_CATALOG } from '../support/index.js';
-import { OpenApiContract } from '../support/openapi.js';
-import { adminSessionCases, tenantIsolationCases } from './admin-auth.js';
+import { OpenApiContract } from '../support/openapi-contract.js';
+import { adminSessionCases, tenantIsolationCases } from './admin-sessions.js';
 import { bodyCases } from './bodies.js';
 import { contractCases } from './contract.js';
 import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
-import { deliveryCases } from './deliveries.js';
+import { deliveryCases } from './delivery-routes.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
 import { openApiDocumentCases } from './openapi-document.js';
 import { rateLimitCases } from './rate-limits.js';
 import { refusalBeforeBodyCases } from './refusals.js';
 import { GatedMemoryStore, InsertGate, RotationGate } from './rotation-gate.js';
-import type { HttpSuiteAdapter, StartedServer, SuiteContext } from './types.js';
+import type { HttpSuiteAdapter, StartedServer, SuiteContext } from './suite-context.js';
 import { validationCases } from './validation.js';
-import { webhookCases } from './webhooks.js';
+import { webhookCases } from './webhook-routes.js';
 
-export type { HttpSuiteAdapter, HttpSuiteApp, StartedServer } from './types.js';
+export type { HttpSuiteAdapter, HttpSuiteApp, StartedServer } from './suite-context.js';
 
 /** The default mount point, and one a host might choose instead (docs/decisions.md §1.1). */
 const PREFIXES = ['/api/v1', '/developer/v2'];

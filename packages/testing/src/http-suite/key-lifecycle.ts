@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { admin, call, createKey, sha256Hex } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 const KEY_VIEW_FIELDS = [
   'createdAt',

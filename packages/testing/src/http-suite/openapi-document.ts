@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestJson } from '../support/http.js';
-import { documentedRouteKeys, OpenApiContract, openApiProblems } from '../support/openapi.js';
-import type { HttpSuiteApp, SuiteContext } from './types.js';
+import { documentedRouteKeys, OpenApiContract, openApiProblems } from '../support/openapi-contract.js';
+import type { HttpSuiteApp, SuiteContext } from './suite-context.js';
 
 /** A host's own catalog: the host routes' two scopes, one more, and events of its own. */
 const HOST_CATALOG = {

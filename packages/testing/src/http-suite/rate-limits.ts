@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ApiReply, admin, call, createKey, randomHex } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 /** The suite clock starts on a minute boundary: 60-second windows end 60 s after it. */
 const WINDOW = 60;

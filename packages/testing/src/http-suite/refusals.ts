@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keepWriting, rawRequest } from '../support/raw-http.js';
 import { createKey } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 const TEN_MB = 10 * 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { admin, call } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 const VALID = { name: 'worker', scopes: ['items:read'] };
 

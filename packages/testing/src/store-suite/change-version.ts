@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { keyRecord, sha256 } from './fixtures.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './store-harness.js';
 
 /** How long a store may take to see another connection's change (its documented bound, with room). */
 const PEER_BOUND_MS = 2000;

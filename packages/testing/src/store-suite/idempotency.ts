@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { idempotencyRecord, sha256, T0, webhookRecord } from './fixtures.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './store-harness.js';
 
 const at = (ms: number) => new Date(T0.getTime() + ms);
 

@@ -1,7 +1,7 @@
 import type { Store } from '@keyhook/core';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { changeVersionCases } from './change-version.js';
-import { deliveryCases } from './deliveries.js';
+import { deliveryCases } from './delivery-cases.js';
 import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
 import { lifecycleCases } from './lifecycle.js';
@@ -9,11 +9,11 @@ import { migrationRefusalCases } from './migration-refusals.js';
 import { recoveryCases } from './recovery.js';
 import { restartCases } from './restart.js';
 import { rotationOverlapCases } from './rotation-overlap.js';
-import { timingCases } from './timing.js';
-import type { StoreHarness, SuiteContext } from './types.js';
-import { webhookCases } from './webhooks.js';
+import type { StoreHarness, SuiteContext } from './store-harness.js';
+import { timingCases } from './verification-timing.js';
+import { webhookCases } from './webhook-cases.js';
 
-export type { StoreHarness } from './types.js';
+export type { StoreHarness } from './store-harness.js';
 
 /**
  * The one conformance suite. It runs unchanged against every store; a store that would

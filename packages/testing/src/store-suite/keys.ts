@@ -2,7 +2,7 @@ import { isKeyhookError, KeyhookError } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
 import { keysOn } from '../support/keyhooks.js';
 import { keyRecord, orderedKeyIds, sha256 } from './fixtures.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './store-harness.js';
 
 export function keyCases(ctx: SuiteContext): void {
   describe('API keys', () => {

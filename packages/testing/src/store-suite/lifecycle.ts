@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keyRecord } from './fixtures.js';
 import { isUnavailable } from './keys.js';
-import type { StoreHarness, SuiteContext } from './types.js';
+import type { StoreHarness, SuiteContext } from './store-harness.js';
 
 export function lifecycleCases(ctx: SuiteContext, harness: StoreHarness): void {
   describe('lifecycle', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StoreHarness, SuiteContext } from './types.js';
+import type { StoreHarness, SuiteContext } from './store-harness.js';
 
 /**
  * Core's migration runner, through a store: opening a database whose recorded migrations

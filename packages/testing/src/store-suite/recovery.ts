@@ -8,10 +8,10 @@ import {
   type WebhookRecord,
 } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
-import { eventRecord, FAILED, retryAt, SUCCEEDED, type Verdict } from './deliveries.js';
+import { eventRecord, FAILED, retryAt, SUCCEEDED, type Verdict } from './delivery-cases.js';
 import { T0, webhookRecord } from './fixtures.js';
+import type { SuiteContext } from './store-harness.js';
 import { checkTransitions } from './transitions.js';
-import type { SuiteContext } from './types.js';
 
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const deliveryId = () => newId('dlv', systemClock, (n) => randomBytes(n));

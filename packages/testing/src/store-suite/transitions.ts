@@ -1,7 +1,7 @@
 import type { Store } from '@keyhook/core';
 import { canTransition, type DeliveryState } from '@keyhook/core/store';
 import { afterEach, beforeEach, expect } from 'vitest';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './store-harness.js';
 
 /** The tenants the suite's delivery cases write. */
 const TENANTS = ['tenant_a', 'tenant_b'];

@@ -1,6 +1,6 @@
 import { type ApiKeys, createKeyhook, MemoryStore, type Store, silentLogger } from '@keyhook/core';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './admin.js';
 import { TEST_CATALOG } from './catalog.js';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
 
 /**
  * Two keyhooks whose scope types differ, for the adapters' `requireScope` type tests: an app's

@@ -6,7 +6,7 @@ import {
 } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { type ApiReply, admin, call, createKey } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 const DELIVERY_VIEW_FIELDS = [
   'attemptCount',

@@ -1,5 +1,5 @@
 import { createKeyhook, type DeliveryHeaderNames, MemoryStore, silentLogger } from '@keyhook/core';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './admin.js';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
 import { type ReceivedRequest, TestReceiver } from './receiver.js';
 
 export interface OneDelivery {

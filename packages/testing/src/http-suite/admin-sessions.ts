@@ -1,8 +1,8 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { adminToken, TEST_ADMIN_SECRET } from '../support/admin.js';
+import { adminToken, TEST_ADMIN_SECRET } from '../support/credentials.js';
 import { type ApiReply, admin, call, createKey, UNKNOWN_KEY_ID } from './client.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './suite-context.js';
 
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const secretBytes = (secret: string) => new TextEncoder().encode(secret);

@@ -10,8 +10,8 @@ import type {
 import { DELIVERY_RULES, leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { T0, webhookRecord } from './fixtures.js';
+import type { StoreHarness, SuiteContext } from './store-harness.js';
 import { checkTransitions, originalOf } from './transitions.js';
-import type { StoreHarness, SuiteContext } from './types.js';
 
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const random = (n: number) => randomBytes(n);

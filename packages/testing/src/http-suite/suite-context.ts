@@ -1,6 +1,6 @@
 import type { EventCatalog, Keyhook, KeyhookOptions, OpenApiRouteOptions, ScopeInput } from '@keyhook/core';
 import type { FakeClock } from '../support/clock.js';
-import type { OpenApiContract } from '../support/openapi.js';
+import type { OpenApiContract } from '../support/openapi-contract.js';
 import type { InsertGate, RotationGate } from './rotation-gate.js';
 
 /**

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { newId, systemClock } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
-import { eventRecord } from './deliveries.js';
+import { eventRecord } from './delivery-cases.js';
 import { subscriptionOf, T0, webhookRecord } from './fixtures.js';
-import type { SuiteContext } from './types.js';
+import type { SuiteContext } from './store-harness.js';
 
 const LATER = new Date('2026-02-01T00:00:00.000Z');
 /** Rotation times and overlap ends with milliseconds, so a store that rounds them is caught. */
