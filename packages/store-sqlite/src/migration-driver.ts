@@ -50,8 +50,8 @@ export function applyMigrations(
   return runMigrations(sqliteDriver(db), migrations, logger);
 }
 
-/** The versions this call applied; the shape the concurrency tests and their child processes compare. */
-export function migrate(db: Database.Database, migrations: Migration[] = loadMigrations()): number[] {
+/** Applies what is pending and returns the versions it applied: the shape the concurrency tests and their child processes compare. */
+export function appliedVersions(db: Database.Database, migrations: Migration[] = loadMigrations()): number[] {
   return applyMigrations(db, migrations).map((migration) => migration.version);
 }
 

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/connection.js';
 import { createSqliteStore } from '../src/index.js';
-import { applyMigrations, loadMigrations, migrate } from '../src/migration-driver.js';
+import { applyMigrations, loadMigrations, appliedVersions as migrate } from '../src/migration-driver.js';
 
 const root = mkdtempSync(join(tmpdir(), 'keyhook-sqlite-migrations-'));
 let count = 0;
