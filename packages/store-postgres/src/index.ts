@@ -1,14 +1,14 @@
-export { createPostgresStore, type PostgresStoreOptions } from './create-store.js';
-export type { AppliedMigration, PendingMigration } from './migrate.js';
-export { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './pool.js';
-export { PostgresStore, type PostgresStoreParts } from './postgres-store.js';
+export { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './connection.js';
 export {
   type MigrationsMode,
   migrate,
   type PostgresDatabaseSource,
   type PostgresMigrateOptions,
   pendingMigrations,
-} from './run-migrations.js';
+} from './migrate.js';
+export type { AppliedMigration, PendingMigration } from './migration-driver.js';
+export { createPostgresStore, type PostgresStoreOptions } from './options.js';
+export { PostgresStore, type PostgresStoreParts } from './postgres-store.js';
 export { DEFAULT_SCHEMA } from './schema-name.js';
 /** For hosts that share the database: a connection failure becomes `unavailable` (503). */
 export { toStoreError } from './unavailable.js';

@@ -38,7 +38,6 @@ import {
   queuedOn,
 } from '@keyhook/core/store';
 import type pg from 'pg';
-import { Batcher } from './batch.js';
 import type { KeyChangeFeed } from './change-feed.js';
 import {
   type DeliveryRow,
@@ -58,6 +57,7 @@ import {
   deliveryStatements,
   PUBLISH_SAVEPOINT,
 } from './delivery-statements.js';
+import { Batcher } from './group-commit.js';
 import { type IdempotencyRow, toClaimParams, toIdempotencyRecord } from './idempotency-row.js';
 import { type IdempotencyStatements, idempotencyStatements } from './idempotency-statements.js';
 import { type KeyRow, toKeyParams, toKeyRecord } from './key-row.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { STORE_TYPES } from './type-parsers.js';
+import { STORE_TYPES } from './timestamps.js';
 
 /**
  * The statements a store runs for every delivery and every key verification, sent as named
@@ -25,7 +25,7 @@ export class PreparedStatements {
 
   /**
    * The query as pg takes it: under its name when it is one of the prepared statements, and with
-   * the store's type parsers (src/type-parsers.ts).
+   * the store's type parsers (src/timestamps.ts).
    */
   config(text: string, values: unknown[]): pg.QueryConfig {
     const name = this.names.get(text);

@@ -7,7 +7,7 @@ import { KeyChangeFeed } from '../src/change-feed.js';
 import { toClaimParams } from '../src/idempotency-row.js';
 import { idempotencyStatements } from '../src/idempotency-statements.js';
 import { createPostgresStore, PostgresStore } from '../src/index.js';
-import { loadMigrations } from '../src/migrate.js';
+import { loadMigrations } from '../src/migration-driver.js';
 import { toWebhookParams } from '../src/webhook-row.js';
 import { webhookStatements } from '../src/webhook-statements.js';
 import { TcpProxy } from './tcp-proxy.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadMigrations } from '../src/migrate.js';
+import { loadMigrations } from '../src/migration-driver.js';
 
 /**
  * The checksum of every released migration. A database records a migration's checksum when it

@@ -8,7 +8,7 @@ import type {
   WebhookRecord,
   WebhookStatus,
 } from '@keyhook/core/store';
-import { toDate, toMillis } from './millis.js';
+import { toDate, toMillis } from './timestamps.js';
 import { toWebhookRecord } from './webhook-row.js';
 
 /** A row of `keyhook_events`. `payload` is the wire body as given: never parsed, never re-encoded. */

@@ -41,7 +41,7 @@ import {
   toEventRecord,
   toLeasedDelivery,
 } from './delivery-row.js';
-import { toMillis } from './millis.js';
+import { toMillis } from './timestamps.js';
 import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
 import type { WebhookStatements } from './webhook-statements.js';
 

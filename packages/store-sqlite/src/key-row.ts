@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, ApiKeyStatus } from '@keyhook/core/store';
-import { toDate, toMillis } from './millis.js';
+import { toDate, toMillis } from './timestamps.js';
 
 /** A row of `keyhook_api_keys` as better-sqlite3 returns it. Timestamps are epoch milliseconds. */
 export interface ApiKeyRow {

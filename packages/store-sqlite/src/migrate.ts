@@ -1,121 +1,107 @@
-import { fileURLToPath } from 'node:url';
+import { consoleLogger, type Logger, pendingMigrationsError } from '@keyhook/core/store';
+import type Database from 'better-sqlite3';
+import { openDatabase, openFailure, openReadOnly } from './connection.js';
 import {
   type AppliedMigration,
-  type Logger,
-  type MigrationDriver,
-  type MigrationFile,
-  pendingMigrationFiles,
-  type RecordedMigration,
-  readMigrationFiles,
-  runMigrations,
-  silentLogger,
-} from '@keyhook/core/store';
-import type Database from 'better-sqlite3';
+  applyMigrations,
+  loadMigrations,
+  type PendingMigration,
+  pendingOf,
+} from './migration-driver.js';
 
-/** One migration file, as core's runner reads it. */
-export type Migration = MigrationFile;
+/** Where migrations run: the same two choices `createSqliteStore` takes. */
+export type SqliteDatabaseSource =
+  | {
+      /** Path of the database file; created when missing (by `migrate()` only). */
+      filename: string;
+      /** How long to wait for another connection's write lock. Default 5000. */
+      busyTimeoutMs?: number;
+    }
+  | {
+      /** A connection you opened. You own it: it is left open. */
+      database: Database.Database;
+    };
 
-export type { AppliedMigration, PendingMigration } from '@keyhook/core/store';
+/** What `migrate()` takes: the database, and where to log each migration. */
+export type SqliteMigrateOptions = SqliteDatabaseSource & {
+  /**
+   * Where each migration applied is logged: one line at `info` with its duration (its start, file
+   * and checksum at `debug`), a failure at `error`. Default: console.
+   */
+  logger?: Logger;
+};
 
-// One level up from this module: `src/` under tests, `dist/` once built (tsup shims import.meta.url for CJS).
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
-
-/** The package's migrations, in order, each with its checksum (core's rules: readMigrationFiles). */
-export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
-  return readMigrationFiles(dir);
-}
-
-/**
- * The migrations this database does not record, read without writing anything (not even the
- * migrations table). Throws when the database records a migration this version does not know,
- * or one whose file was edited since.
- */
-export function pendingOf(db: Database.Database, migrations: Migration[] = loadMigrations()): Migration[] {
-  return pendingMigrationFiles(TARGET, migrations, readRecorded(db));
-}
+/** `createSqliteStore`'s `migrations` option, and its check: the same for every store. */
+export { type MigrationsMode, migrationsMode } from '@keyhook/core/store';
 
 /**
- * Brings the schema up to date and returns what this call applied, through core's runner. Each
- * migration runs in its own `BEGIN IMMEDIATE` transaction: the write lock is taken first and the
- * migrations table read again inside it, so of several connections or processes opening one new
- * file exactly one applies each migration, and the others find it recorded. Each one is logged
- * at `info` once applied, with its duration, and at `debug` as it starts, so a long rebuild (0004
- * holds the write lock for as long as its copy takes) can be seen with a logger at `debug`.
+ * Applies the pending migrations, each in its own transaction, and resolves with what this call
+ * applied, in order: nothing when the database is up to date. Run it in a release step, then
+ * open the store with `migrations: 'refuse'`. Rejects, writing nothing more, when the database
+ * was migrated by a newer release or a migration fails (that migration is rolled back).
  */
-export function applyMigrations(
-  db: Database.Database,
-  migrations: Migration[] = loadMigrations(),
-  logger: Logger = silentLogger,
-): AppliedMigration[] {
-  return runMigrations(sqliteDriver(db), migrations, logger);
-}
-
-/** The versions this call applied; the shape the concurrency tests and their child processes compare. */
-export function migrate(db: Database.Database, migrations: Migration[] = loadMigrations()): number[] {
-  return applyMigrations(db, migrations).map((migration) => migration.version);
-}
-
-const TARGET = { database: 'the database', packageName: '@keyhook/store-sqlite' };
-
-/** How SQLite executes core's runner: the write lock of `BEGIN IMMEDIATE`, and the keyhook_migrations table. */
-function sqliteDriver(db: Database.Database): MigrationDriver<true> {
-  const applyOnce = db.transaction((migration: Migration): boolean => {
-    ensureMigrationsTable(db);
-    const recorded = db.prepare('SELECT 1 FROM keyhook_migrations WHERE version = ?').get(migration.version);
-    if (recorded !== undefined) return false;
-    db.exec(migration.sql);
-    db.prepare(
-      'INSERT INTO keyhook_migrations (version, name, applied_at, checksum) VALUES (?, ?, ?, ?)',
-    ).run(migration.version, migration.name, Date.now(), migration.checksum);
-    return true;
-  });
-  const sumOnce = db.transaction((files: readonly Migration[]) => {
-    ensureMigrationsTable(db);
-    const sum = db.prepare<[string, number]>(
-      'UPDATE keyhook_migrations SET checksum = ? WHERE version = ? AND checksum IS NULL',
-    );
-    for (const file of files) sum.run(file.checksum, file.version);
-  });
-  return {
-    ...TARGET,
-    where: { filename: db.name },
-    appliedElsewhereBy: 'another connection',
-    readRecorded: () => readRecorded(db),
-    applyOne: (migration) => applyOnce.immediate(migration),
-    recordChecksums: (files) => sumOnce.immediate(files),
-  };
-}
-
-/** Creates the migrations table, or adds the checksum column a release before checksums lacked. */
-function ensureMigrationsTable(db: Database.Database): void {
-  if (!hasMigrationsTable(db)) {
-    db.exec(`CREATE TABLE keyhook_migrations (
-      version    INTEGER NOT NULL PRIMARY KEY,
-      name       TEXT    NOT NULL,
-      applied_at INTEGER NOT NULL,
-      checksum   TEXT
-    ) STRICT`);
-  } else if (!hasChecksumColumn(db)) {
-    db.exec('ALTER TABLE keyhook_migrations ADD COLUMN checksum TEXT');
+export async function migrate(options: SqliteMigrateOptions): Promise<AppliedMigration[]> {
+  const logger = options.logger ?? consoleLogger;
+  const db = 'database' in options ? options.database : openDatabase(options.filename, options.busyTimeoutMs);
+  try {
+    return applyMigrations(db, loadMigrations(), logger);
+  } catch (error) {
+    throw openFailure(db.name, 'migrate', error);
+  } finally {
+    if (!('database' in options)) db.close();
   }
 }
 
-function hasMigrationsTable(db: Database.Database): boolean {
-  return (
-    db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'keyhook_migrations'").get() !==
-    undefined
-  );
+/**
+ * The migrations `migrate()` would apply, without applying anything: a missing file is not
+ * created, and an existing one is only read. Rejects when the database was migrated by a newer
+ * release.
+ */
+export async function pendingMigrations(source: SqliteDatabaseSource): Promise<PendingMigration[]> {
+  return listPending(source);
 }
 
-function hasChecksumColumn(db: Database.Database): boolean {
-  return db
-    .prepare<[], { name: string }>('PRAGMA table_info(keyhook_migrations)')
-    .all()
-    .some((column) => column.name === 'checksum');
+/** For `migrations: 'refuse'`: throws, having written nothing, when the database is behind. */
+export function refuseIfPending(source: SqliteDatabaseSource): void {
+  const pending = listPending(source);
+  if (pending.length === 0) return;
+  const filename = 'database' in source ? source.database.name : source.filename;
+  const inMemory = 'database' in source ? source.database.memory : filename === ':memory:';
+  throw pendingMigrationsError({
+    database: inMemory ? 'the in-memory SQLite database' : `the SQLite database at ${filename}`,
+    pending,
+    applyWith: inMemory
+      ? applyInMemory('database' in source)
+      : `\`npx keyhook migrate --database ${shellWord(filename)}\` or migrate() from @keyhook/store-sqlite`,
+  });
 }
 
-function readRecorded(db: Database.Database): RecordedMigration[] {
-  if (!hasMigrationsTable(db)) return [];
-  const checksum = hasChecksumColumn(db) ? 'checksum' : 'NULL AS checksum';
-  return db.prepare<[], RecordedMigration>(`SELECT version, name, ${checksum} FROM keyhook_migrations`).all();
+/**
+ * An in-memory database (`:memory:`, or `''`) starts empty at every open: no command reaches
+ * it, nor `migrate({ filename })`. Only `migrate({ database })` on the store's own connection does.
+ */
+function applyInMemory(givenConnection: boolean): string {
+  const call = 'migrate({ database }) from @keyhook/store-sqlite';
+  return givenConnection
+    ? `${call} on that connection`
+    : `${call} on a connection you open, then pass that connection to createSqliteStore({ database }): ` +
+        'an in-memory database starts empty at every open';
+}
+
+// The command in the message is meant to be pasted: a path with spaces or quotes stays one word.
+function shellWord(text: string): string {
+  return /^[\w./:@+-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+function listPending(source: SqliteDatabaseSource): PendingMigration[] {
+  const migrations = loadMigrations();
+  const db = 'database' in source ? source.database : openReadOnly(source.filename, source.busyTimeoutMs);
+  if (db === null) return migrations.map(({ version, name }) => ({ version, name }));
+  try {
+    return pendingOf(db, migrations).map(({ version, name }) => ({ version, name }));
+  } catch (error) {
+    throw openFailure(db.name, 'open', error);
+  } finally {
+    if (!('database' in source)) db.close();
+  }
 }

@@ -30,7 +30,7 @@ import type {
 } from '@keyhook/core/store';
 import { consoleLogger } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
-import type { SqliteStoreOptions } from './create-store.js';
+import { openDatabase, openFailure } from './connection.js';
 import { toDeliveryRecord } from './delivery-row.js';
 import {
   type DeliveryStatements,
@@ -47,9 +47,9 @@ import {
 } from './idempotency-statements.js';
 import { type ApiKeyRow, toRecord, toRow } from './key-row.js';
 import { type KeyStatements, keyStatements, UNIQUE_VIOLATIONS } from './key-statements.js';
-import { applyMigrations, loadMigrations } from './migrate.js';
-import { openDatabase, openFailure } from './open.js';
-import { migrationsMode, refuseIfPending } from './run-migrations.js';
+import { migrationsMode, refuseIfPending } from './migrate.js';
+import { applyMigrations, loadMigrations } from './migration-driver.js';
+import type { SqliteStoreOptions } from './options.js';
 import { translateDriverError, unavailable } from './unavailable.js';
 import { toWebhookRecord, toWebhookRow, type WebhookRow } from './webhook-row.js';
 import {

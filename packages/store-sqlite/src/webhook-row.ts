@@ -1,6 +1,6 @@
 import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyhook/core/store';
 import { twinClaimOf } from '@keyhook/core/store';
-import { toDate, toMillis } from './millis.js';
+import { toDate, toMillis } from './timestamps.js';
 
 /** A row of `keyhook_webhooks`. `events` is the JSON text of the array, in the record's order. */
 export interface WebhookRow {

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { isKeyhookError } from '@keyhook/core';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/connection.js';
 import { GroupCommit, MAX_GROUP_SIZE } from '../src/group-commit.js';
-import { openDatabase } from '../src/open.js';
 import { translateDriverError } from '../src/unavailable.js';
 
 const root = mkdtempSync(join(tmpdir(), 'keyhook-group-commit-'));

@@ -5,7 +5,7 @@ import { migrationLogLines, recordingLogger } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, migrate, type PostgresStoreOptions, pendingMigrations } from '../src/index.js';
-import { applyMigrations, loadMigrations, pendingOf } from '../src/migrate.js';
+import { applyMigrations, loadMigrations, pendingOf } from '../src/migration-driver.js';
 import { toWebhookParams, WEBHOOK_COLUMNS } from '../src/webhook-row.js';
 import { Schemas } from './delivery-helpers.js';
 

@@ -7,7 +7,7 @@ import { migrationLogLines, recordingLogger } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore, migrate, pendingMigrations, type SqliteStoreOptions } from '../src/index.js';
-import { applyMigrations, loadMigrations } from '../src/migrate.js';
+import { applyMigrations, loadMigrations } from '../src/migration-driver.js';
 
 const root = mkdtempSync(join(tmpdir(), 'keyhook-sqlite-migrate-'));
 let count = 0;

@@ -2,7 +2,7 @@ import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres'
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PreparedStatements } from '../src/prepared.js';
-import { parseTimestamptz, readIsoTimestamptz } from '../src/type-parsers.js';
+import { parseTimestamptz, readIsoTimestamptz } from '../src/timestamps.js';
 
 const available = await postgresAvailable();
 const pgParser = pg.types.getTypeParser(1184, 'text') as (text: string) => Date | number;

@@ -1,10 +1,10 @@
 import { consoleLogger, type Logger, type MigrationsMode, migrationsMode } from '@keyhook/core/store';
 import type pg from 'pg';
 import { KeyChangeFeed } from './change-feed.js';
-import { applyMigrations } from './migrate.js';
-import { assertOneSource, openPool } from './pool.js';
+import { assertOneSource, openPool } from './connection.js';
+import { refuseIfPending } from './migrate.js';
+import { applyMigrations } from './migration-driver.js';
 import { PostgresStore } from './postgres-store.js';
-import { refuseIfPending } from './run-migrations.js';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.js';
 import { toStoreError } from './unavailable.js';
 

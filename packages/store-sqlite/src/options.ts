@@ -1,6 +1,6 @@
 import type { Logger } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
-import type { MigrationsMode } from './run-migrations.js';
+import type { MigrationsMode } from './migrate.js';
 import { SqliteStore } from './sqlite-store.js';
 
 export type SqliteStoreOptions = (
