@@ -31,6 +31,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAdminToken } from '@keyhook/core';
 import pg from 'pg';
+// The server's own scopes (its src/catalog.ts), from the build it runs.
+import { REFERENCE_SCOPES } from '../examples/reference-server/dist/index.js';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -261,18 +263,7 @@ async function benchStore(store) {
     const agent = new http.Agent({ keepAlive: false });
     const created = await request(agent, server.url, 'POST', '/api/v1/admin/keys', {
       token: admin,
-      body: {
-        name: 'stall bench',
-        scopes: [
-          'sources:read',
-          'sources:write',
-          'items:read',
-          'items:write',
-          'runs:read',
-          'runs:execute',
-          'runs:apply',
-        ],
-      },
+      body: { name: 'stall bench', scopes: REFERENCE_SCOPES.map((scope) => scope.name) },
     });
     if (created.status !== 201) throw new Error(`key: ${created.status} ${JSON.stringify(created.body)}`);
     const rounds = [];
