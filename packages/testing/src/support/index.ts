@@ -3,7 +3,7 @@ export { FakeClock, VirtualClock } from './clock.js';
 export { type AdminTokenOptions, adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
 export { type JsonReply, type JsonRequestOptions, requestJson } from './http.js';
 export { keysOn, scopedKeyhooks } from './keyhooks.js';
-export { type LoggedLine, migrationLogLines, recordingLogger } from './logger.js';
+export { type LoggedLine, migrationLogLines, migrationLogProblems, recordingLogger } from './logger.js';
 export { medianTimeRatio } from './median-ratio.js';
 export { deliverOneEvent, type OneDelivery } from './one-delivery.js';
 export { keepWriting, type RawReply, rawRequest } from './raw-http.js';

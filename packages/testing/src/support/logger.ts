@@ -45,3 +45,22 @@ export function migrationLogLines(
     },
   ]);
 }
+
+/**
+ * What is wrong with the log of a first open that applied `names`, as `[]` when nothing is: one
+ * line at `info` per migration (`applied migration <name> in <n> ms`), and its start at `debug`.
+ */
+export function migrationLogProblems(lines: readonly LoggedLine[], names: readonly string[]): string[] {
+  const problems: string[] = [];
+  const messages = lines.map((line) => line.message);
+  if (lines.length !== names.length * 2)
+    problems.push(`${lines.length} lines for ${names.length} migrations`);
+  const infos = lines.filter((line) => line.level === 'info').length;
+  if (infos !== names.length) problems.push(`${infos} info lines for ${names.length} migrations`);
+  for (const name of names) {
+    if (!messages.includes(`applying migration ${name}`)) problems.push(`no start line for ${name}`);
+    const applied = new RegExp(`^applied migration ${name} in \\d+ ms$`);
+    if (!messages.some((message) => applied.test(message))) problems.push(`no applied line for ${name}`);
+  }
+  return problems;
+}
