@@ -28,7 +28,7 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  *   "done" about a write that did not land.
  * - A commit costs a WAL write of every page the transaction touched; one commit for a group
  *   writes the shared pages (the same table and index leaves) once instead of once per
- *   operation, which is most of what a delivery cost on SQLite (BENCHMARKS.md).
+ *   operation, which is most of what a delivery cost on SQLite (docs/decisions.md §8.13).
  */
 export class GroupCommit {
   private queue: Pending[] = [];

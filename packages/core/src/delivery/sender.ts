@@ -68,9 +68,9 @@ export class WebhookSender {
   private readonly timeoutMs: number;
   /**
    * undici's Agent: a pool of kept-alive connections per origin, at most 64 each. The sender
-   * costs about a third less CPU per request on it than on node:http's (BENCHMARKS.md, "What is
-   * in the code"). Its sockets resolve names through `lookup`, so they connect to checked
-   * addresses only.
+   * costs about a third less CPU per request on it than on node:http's (docs/decisions.md
+   * §8.12). Its sockets resolve names through `lookup`, so they connect to checked addresses
+   * only.
    */
   private readonly agent: Agent;
   private readonly checkedUrls = new Map<string, CheckedTarget>();

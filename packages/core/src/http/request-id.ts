@@ -13,7 +13,7 @@ const LOW = Array.from({ length: 1024 }, (_, n) => BASE32[n >> 5]! + BASE32[n & 
  * so its tail need not be fresh randomness: it is this generator's random instance part, drawn
  * once, then a counter. Ids from one process never repeat and sort by issue order; two
  * processes' ids differ by their 40-bit instance parts. A CSPRNG draw per id cost the guard a
- * measurable share of a request (BENCHMARKS.md).
+ * measurable share of a request (docs/decisions.md §1.3, §3.15).
  */
 export class RequestIds {
   private readonly instance: string;

@@ -171,7 +171,8 @@ export interface RateLimitOptions {
   /**
    * Send the `RateLimit-*` fields on every answer to a limited key, not only on its 429s
    * (default false). Each answer then carries about 100 bytes more; on a bare Fastify route that
-   * cost 10 % of its throughput (BENCHMARKS.md). When on, `GuardResult.rateLimit` holds them.
+   * cost 10 % of its throughput (docs/decisions.md §12.5). When on, `GuardResult.rateLimit`
+   * holds them.
    */
   successHeaders?: boolean;
   /**
