@@ -71,7 +71,7 @@ export interface KeyhookOptions<
   clock?: Clock;
   /**
    * Where the delivery worker's waits are set: its poll, scheduled retries, the backoff through
-   * a store outage and the retention purge. Default `systemTimers`. A test passes a virtual
+   * a store outage and the retention purge. Default: Node's timers. A test passes a virtual
    * clock as both `clock` and `timers`, and moves time instead of sleeping. An attempt's own
    * timeout stays on the system's timers: it bounds real network I/O.
    */

@@ -11,7 +11,7 @@ interface BaseContext {
   body: unknown;
 }
 
-/** What the OpenAPI document says of a route (http/openapi.ts). */
+/** What the OpenAPI document says of a route (http/openapi-document.ts). */
 export interface RouteDoc {
   summary: string;
   /** The success status. */
