@@ -13,7 +13,7 @@ export default defineConfig({
       { find: /^@keyhook\/core$/, replacement: source('core') },
       {
         find: /^@keyhook\/core\/store$/,
-        replacement: fileURLToPath(new URL('./packages/core/src/store.ts', import.meta.url)),
+        replacement: fileURLToPath(new URL('./packages/core/src/for-stores.ts', import.meta.url)),
       },
       { find: /^@keyhook\/store-sqlite$/, replacement: source('store-sqlite') },
       { find: /^@keyhook\/store-postgres$/, replacement: source('store-postgres') },

@@ -3,24 +3,23 @@
 //   npx vite-node benchmarks/guard-steps.mjs    (after a build: the stores run from dist)
 //
 // The steps are the ones keyhook.authenticate() runs for a valid key (core's
-// http/handler.ts verifyApiKey → keys/service.ts verify), timed on their own, then the whole
+// http/handler.ts verifyApiKey → keys/key-service.ts verify), timed on their own, then the whole
 // call, on the SQLite store and on the memory store. Figures are µs per call, best of 5 runs.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   createKeyhook,
-  cryptoRandomBytes,
   generateEncryptionKey,
   MemoryStore,
   newId,
   rateLimitHeaders,
   silentLogger,
-  systemClock,
 } from '@keyhook/core';
 import { createSqliteStore } from '@keyhook/store-sqlite';
 // The guard's inner steps are not public: they are read from core's sources, which is why this
 // script runs under vite-node.
+import { cryptoRandomBytes, systemClock } from '../packages/core/src/clock.ts';
 import { bearerToken } from '../packages/core/src/http/headers.ts';
 import { parseApiKey } from '../packages/core/src/keys/format.ts';
 import { digestsEqual, hashApiKey } from '../packages/core/src/keys/hash.ts';

@@ -1,13 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import {
-  cryptoRandomBytes,
-  errorResponse,
-  KeyhookError,
-  type KeyhookResponse,
-  newId,
-  systemClock,
-} from '@keyhook/core';
+import { errorResponse, KeyhookError, type KeyhookResponse, newId } from '@keyhook/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
@@ -26,7 +19,7 @@ export function registerErrorReplies(app: FastifyInstance): void {
 }
 
 /** A request id like Fastify's `genReqId` makes, for answers given outside a request. */
-export const newRequestId = (): string => newId('req', systemClock, cryptoRandomBytes);
+export const newRequestId = (): string => newId('req');
 
 /**
  * Fastify's `frameworkErrors`: what its router refuses before any route or hook runs. Its own

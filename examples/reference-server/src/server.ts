@@ -3,12 +3,9 @@ import { bodyUnread, keyhookFastify } from '@keyhook/adapter-fastify';
 import {
   type AdminSessionOptions,
   createKeyhook,
-  cryptoRandomBytes,
   type DeliveryWorkerOptions,
-  type Keyhook,
   newId,
   type Store,
-  systemClock,
 } from '@keyhook/core';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ReferenceKeyhook } from './catalog.js';
@@ -65,7 +62,7 @@ export async function buildServer(
     logger: withLogRedaction(options.logger),
     // Every response carries an x-request-id (docs/decisions.md §1.3); a client cannot choose it.
     requestIdHeader: false,
-    genReqId: () => newId('req', systemClock, cryptoRandomBytes),
+    genReqId: () => newId('req'),
     // Item keys are up to 256 URL-safe characters (docs/decisions.md §18.3); Fastify's default
     // stops at 100.
     // Under routerOptions since Fastify 5.5 (the top-level option is deprecated, FSTDEP022).

@@ -96,3 +96,13 @@ function resolveStatus(code: ErrorCode, requested: number | undefined): number {
 export function isKeyhookError(value: unknown): value is KeyhookError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
+
+/**
+ * What a store throws when its database is out of reach (busy, closed, a dropped connection):
+ * `unavailable`, answered 503 with `Retry-After: 1` (docs/decisions.md §1.9). Public on
+ * `@keyhook/core/store` so a store raises it without the error surface a host uses; typed as an
+ * `Error` since a store only throws it.
+ */
+export function unavailableError(message: string, cause?: unknown): Error {
+  return new KeyhookError('unavailable', message, { retryAfter: 1, cause });
+}

@@ -1,15 +1,22 @@
-import type { Clock, RandomBytes } from './clock.js';
+import { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './clock.js';
 
 // Crockford base32: sortable as plain strings, no ambiguous letters.
 export const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdPrefix = 'key' | 'wh' | 'evt' | 'dlv' | 'src' | 'run' | 'req';
+/** The prefixes of keyhook's own ids. */
+export type IdPrefix = 'key' | 'wh' | 'evt' | 'dlv' | 'req';
 
 /**
  * Opaque, prefixed, time-sortable ids (docs/decisions.md §1.4): 48 bits of milliseconds, then 80
- * random bits, as 26 base32 characters. Ids minted later sort after earlier ones.
+ * random bits, as 26 base32 characters. Ids minted later sort after earlier ones. Public so that
+ * a host's own resources, and its request ids, have the shape of keyhook's: `prefix` is two or
+ * three lowercase letters (`src`, `run`); `clock` and `random` are injected in tests.
  */
-export function newId(prefix: IdPrefix, clock: Clock, random: RandomBytes): string {
+export function newId(
+  prefix: string,
+  clock: Clock = systemClock,
+  random: RandomBytes = cryptoRandomBytes,
+): string {
   const head = encodeTime(clock.now().getTime());
   // 80 random bits, five to a character.
   const bytes = random(10);

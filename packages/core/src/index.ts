@@ -1,9 +1,15 @@
 /**
  * `@keyhook/core`: what a host app uses. Every name here is a semver promise, listed in
- * `etc/core.api.md`. Stores build on `@keyhook/core/store` instead.
+ * `etc/core.api.md`, and each group says why it is public; `test/public-api.test.ts` fails on a
+ * name that nothing outside core imports and no document names. A store author uses
+ * `@keyhook/core/store` (src/for-stores.ts) instead; no value is exported by both entries but the
+ * two loggers.
  */
 
+// createKeyhook and its options: the one function a host calls, and what it configures.
 export type { AdminSessionOptions } from './admin/session.js';
+// Tools a host runs beside keyhook: a development admin token, the master key, the loggers, and
+// the in-memory store for tests and development.
 export { type AdminTokenOptions, createAdminToken } from './admin/token.js';
 export type {
   EventCatalog,
@@ -14,23 +20,15 @@ export type {
   EventMap,
 } from './catalog/events.js';
 export type { ScopeDefinition, ScopeInput, ScopeNameOf } from './catalog/scopes.js';
-export {
-  type Clock,
-  cryptoRandomBytes,
-  type RandomBytes,
-  systemClock,
-  systemTimers,
-  type TimerHandle,
-  type TimerOptions,
-  type Timers,
-} from './clock.js';
-export { type EncryptionKeyInput, generateEncryptionKey } from './crypto/secret-box.js';
-export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
-export type { AutoDisableRule } from './delivery/rules.js';
-export { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
-export type { RecoverInput } from './delivery/service.js';
-export type { DeliveryHeaderNames } from './delivery/signature.js';
-export { DELIVERY_STATES, type DeliveryState } from './delivery/states.js';
+export type { Clock, RandomBytes, TimerHandle, TimerOptions, Timers } from './clock.js';
+export type { EncryptionKeyInput } from './crypto/secret-box.js';
+export { generateEncryptionKey } from './crypto/secret-box.js';
+export type { DeliveryWorkerOptions } from './delivery/delivery-loop.js';
+export type { RecoverInput } from './delivery/delivery-service.js';
+// The views a client is answered with. The services return records (a key's hash, a sealed
+// secret); host code that answers a client with one maps it to its view first.
+// Each view's zod schema is the one the OpenAPI document is written from, for a host route that
+// answers with that view.
 export {
   type AttemptView,
   attemptViewSchema,
@@ -38,11 +36,19 @@ export {
   type DeliveryView,
   deliveryDetailViewSchema,
   deliveryViewSchema,
-  toAttemptView,
   toDeliveryDetailView,
   toDeliveryView,
-} from './delivery/view.js';
-export type { DeliveryWorkerOptions } from './delivery/worker.js';
+} from './delivery/delivery-view.js';
+// The services on a keyhook (`keys`, `webhooks`, `events`, `deliveries`, `createWorker()`), as
+// interfaces since only createKeyhook builds them, with their inputs.
+export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
+export type { AutoDisableRule } from './delivery/rules.js';
+export type { DeliveryHeaderNames } from './delivery/signature.js';
+// The Store contract: `KeyhookOptions.store` names it, and the services return its records. A
+// store implements it from `@keyhook/core/store`, which exports the same types (api-extractor
+// needs each entry's signatures exported from that entry) and every helper a store uses.
+export type { DeliveryState } from './delivery/states.js';
+// The errors: one type with a closed list of codes, and the table from code to status.
 export {
   ERROR_STATUS,
   type ErrorCode,
@@ -51,35 +57,31 @@ export {
   KeyhookError,
   type KeyhookErrorOptions,
 } from './errors.js';
+// What the adapters translate: the request and response core speaks, the guard's result, and
+// the OpenAPI route they serve.
 export type { ApiKeyContext, GuardResult } from './http/handler.js';
-export {
-  type ApiOperation,
-  type ApiWebhooks,
-  type OpenApiInfo,
-  type OpenApiServer,
-  openApiDocument,
-} from './http/openapi.js';
-export { type OpenApiRoute, type OpenApiRouteOptions, openApiRoute } from './http/openapi-route.js';
-export {
-  DEFAULT_LIMIT,
-  encodeCursor,
-  MAX_LIMIT,
-  type PageResponse,
-  pageOf,
-  pageSchema,
-  parseListCursor,
-  parseListLimit,
-} from './http/pagination.js';
-export { errorEnvelope, errorResponse } from './http/response.js';
 export type {
   HttpMethod,
   KeyhookRequest,
   KeyhookResponse,
   RequestHeaders,
   RouteDefinition,
-} from './http/types.js';
+} from './http/messages.js';
+// A host's own routes beside keyhook's answer as keyhook's do: the same error envelope, the same
+// 400 for invalid input, the same list conventions, ids of the same shape, and one OpenAPI
+// document for both (core's README, "Your own routes beside keyhook's").
+export {
+  type ApiOperation,
+  type ApiWebhooks,
+  type OpenApiInfo,
+  type OpenApiServer,
+  openApiDocument,
+} from './http/openapi-document.js';
+export { type OpenApiRoute, type OpenApiRouteOptions, openApiRoute } from './http/openapi-route.js';
+export { type PageResponse, pageOf, pageSchema, parseListCursor, parseListLimit } from './http/pagination.js';
+export { errorEnvelope, errorResponse } from './http/response.js';
 export { canonicalJson } from './idempotency/canonical-json.js';
-export { type IdPrefix, newId } from './ids.js';
+export { newId } from './ids.js';
 export {
   createKeyhook,
   DEFAULT_PREFIX,
@@ -92,16 +94,11 @@ export {
   type TelemetryOptions,
 } from './keyhook.js';
 export type { ApiKeyFormat } from './keys/format.js';
-export {
-  type RateLimit,
-  type RateLimitOptions,
-  type RateLimitState,
-  rateLimitHeaders,
-} from './keys/rate-limit.js';
-export type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/schemas.js';
-export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema, toApiKeyView } from './keys/view.js';
+export type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/key-schemas.js';
+export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema, toApiKeyView } from './keys/key-view.js';
+export type { RateLimit, RateLimitOptions } from './keys/rate-limit.js';
+export { type RateLimitState, rateLimitHeaders } from './keys/rate-limit.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
-// The services on a keyhook, as interfaces: only createKeyhook builds them.
 export type {
   ApiKeys,
   Deliveries,
@@ -110,10 +107,8 @@ export type {
   IssuedApiKey,
   IssuedWebhook,
   Webhooks,
-} from './services.js';
+} from './service-interfaces.js';
 export { MemoryStore } from './store/memory.js';
-// The Store contract's types: `KeyhookOptions.store` names it, and the services return its
-// records. Building a store takes the helpers in `@keyhook/core/store` too.
 export type {
   ApiKeyChanges,
   ApiKeyRecord,
@@ -145,13 +140,11 @@ export type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from './store/types.js';
-export {
-  isStorableText,
-  parseOrThrow,
-  storableText,
-  UNSTORABLE_TEXT_MESSAGE,
-  validationFailed,
-} from './validation.js';
-export type { CreateWebhookInput, RotateWebhookOptions, UpdateWebhookInput } from './webhooks/schemas.js';
+export { parseOrThrow, storableText, validationFailed } from './validation.js';
 export type { LookupAll, ResolvedAddress, UrlPolicy } from './webhooks/url-policy.js';
-export { toWebhookView, type WebhookView, webhookViewSchema } from './webhooks/view.js';
+export type {
+  CreateWebhookInput,
+  RotateWebhookOptions,
+  UpdateWebhookInput,
+} from './webhooks/webhook-schemas.js';
+export { toWebhookView, type WebhookView, webhookViewSchema } from './webhooks/webhook-view.js';

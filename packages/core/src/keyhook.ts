@@ -12,35 +12,35 @@ import {
   type Timers,
 } from './clock.js';
 import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
+import { DeliveryLoop, type DeliveryWorkerOptions } from './delivery/delivery-loop.js';
+import { DeliveryService } from './delivery/delivery-service.js';
+import { type DeliveryView, toDeliveryView } from './delivery/delivery-view.js';
 import { EventService } from './delivery/publish.js';
 import { checkRetention } from './delivery/retention.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, WebhookSender } from './delivery/sender.js';
-import { DeliveryService } from './delivery/service.js';
 import { type DeliveryHeaderNames, deliveryHeaderNames } from './delivery/signature.js';
-import { type DeliveryView, toDeliveryView } from './delivery/view.js';
-import { DeliveryLoop, type DeliveryWorkerOptions } from './delivery/worker.js';
 import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
 import { adminWebhookRoutes } from './http/admin-webhooks.js';
 import { createHttpCore, type GuardResult } from './http/handler.js';
-import type { ApiOperation, ApiWebhooks } from './http/openapi.js';
-import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/types.js';
+import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/messages.js';
+import type { ApiOperation, ApiWebhooks } from './http/openapi-document.js';
 import { whoamiRoute } from './http/whoami.js';
-import { Idempotency } from './idempotency/service.js';
+import { Idempotency } from './idempotency/idempotency-service.js';
 import { type ApiKeyFormat, ApiKeyFormats } from './keys/format.js';
+import { ApiKeyService } from './keys/key-service.js';
 import { LastUsedRecorder } from './keys/last-used.js';
 import { type RateLimitOptions, RateLimits } from './keys/rate-limit.js';
-import { ApiKeyService } from './keys/service.js';
 import { consoleLogger, type Logger } from './logger.js';
 import { HOW_TO_MAKE, isBlank, missingOption } from './required-options.js';
-import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './services.js';
+import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './service-interfaces.js';
 import type { Store } from './store/types.js';
 import { KeyhookMetrics } from './telemetry.js';
 import { KeyhookTracing } from './tracing.js';
-import { WebhookService } from './webhooks/service.js';
 import type { LookupAll, UrlPolicy } from './webhooks/url-policy.js';
-import { toWebhookView, type WebhookView } from './webhooks/view.js';
+import { WebhookService } from './webhooks/webhook-service.js';
+import { toWebhookView, type WebhookView } from './webhooks/webhook-view.js';
 
 export const DEFAULT_ADMIN_BODY_LIMIT = 64 * 1024;
 
@@ -71,7 +71,7 @@ export interface KeyhookOptions<
   clock?: Clock;
   /**
    * Where the delivery worker's waits are set: its poll, scheduled retries, the backoff through
-   * a store outage and the retention purge. Default `systemTimers`. A test passes a virtual
+   * a store outage and the retention purge. Default: Node's timers. A test passes a virtual
    * clock as both `clock` and `timers`, and moves time instead of sleeping. An attempt's own
    * timeout stays on the system's timers: it bounds real network I/O.
    */

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { type ErrorDetail, KeyhookError } from './errors.js';
 
-/** Parses with a zod schema, or throws 400 `validation_failed` with one detail per issue. */
+/**
+ * Parses with a zod schema, or throws 400 `validation_failed` with one detail per issue. Public,
+ * with `validationFailed`, so a host's own routes refuse input with keyhook's envelope.
+ */
 export function parseOrThrow<Schema extends z.ZodType>(schema: Schema, input: unknown): z.output<Schema> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
@@ -34,6 +37,12 @@ export function isStorableText(text: string): boolean {
 /**
  * `z.string()` for a field every store keeps as it came: the same rule on SQLite and on
  * Postgres, so a value refused on one is refused on all (400 `validation_failed`, naming the
- * field). Chain the field's other rules after it: `storableText().trim().max(200)`.
+ * field). Chain the field's other rules after it, `storableText().trim().max(200)`, or pass a
+ * string schema of your own, `storableText(z.url().max(2048))`. Public because a host's own
+ * fields kept in the same database meet the same limits (docs/decisions.md §1.5).
  */
-export const storableText = (): z.ZodString => z.string().refine(isStorableText, UNSTORABLE_TEXT_MESSAGE);
+export function storableText(): z.ZodString;
+export function storableText<Schema extends z.ZodType<string>>(schema: Schema): Schema;
+export function storableText(schema: z.ZodType<string> = z.string()): z.ZodType<string> {
+  return schema.refine(isStorableText, UNSTORABLE_TEXT_MESSAGE);
+}

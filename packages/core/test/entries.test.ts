@@ -7,15 +7,16 @@ const dist = (file: string) => new URL(`../dist/${file}`, import.meta.url).href;
 const require = createRequire(import.meta.url);
 
 describe('the two entries, as built', () => {
-  it('share one KeyhookError, so instanceof holds across them, in ESM and in CJS', async () => {
+  it('share one KeyhookError: what a store throws is the root’s, in ESM and in CJS', async () => {
     const root = await import(dist('index.js'));
     const store = await import(dist('store.js'));
-    expect(store.KeyhookError).toBe(root.KeyhookError);
+    expect(store).not.toHaveProperty('KeyhookError');
+    const thrown = store.unavailableError('The database is out of reach.');
+    expect(thrown).toBeInstanceOf(root.KeyhookError);
+    expect(thrown).toMatchObject({ code: 'unavailable', status: 503, retryAfter: 1 });
     const rootCjs = require('../dist/index.cjs');
     const storeCjs = require('../dist/store.cjs');
-    expect(storeCjs.KeyhookError).toBe(rootCjs.KeyhookError);
-    const thrown = new storeCjs.KeyhookError('unavailable', 'The database is out of reach.');
-    expect(thrown).toBeInstanceOf(rootCjs.KeyhookError);
+    expect(storeCjs.unavailableError('out of reach')).toBeInstanceOf(rootCjs.KeyhookError);
   });
 
   it('keep internals out of the root: a store helper or an inner step is not there', async () => {

@@ -4,7 +4,7 @@ import { FakeClock, TEST_SCOPES } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { ScopeCatalog } from '../src/catalog/scopes.js';
 import { VerifiedKeyCache } from '../src/keys/cache.js';
-import { ApiKeyService } from '../src/keys/service.js';
+import { ApiKeyService } from '../src/keys/key-service.js';
 
 const random = (n: number) => randomBytes(n);
 

@@ -3,8 +3,8 @@ import { MemoryStore, type Store } from '@keyhook/core';
 import { FakeClock, TEST_SCOPES } from '@keyhook/testing/support';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ScopeCatalog } from '../src/catalog/scopes.js';
-import { ApiKeyService } from '../src/keys/service.js';
-import { toApiKeyView } from '../src/keys/view.js';
+import { ApiKeyService } from '../src/keys/key-service.js';
+import { toApiKeyView } from '../src/keys/key-view.js';
 import type { ApiKeyRecord } from '../src/store/types.js';
 
 const random = (n: number) => randomBytes(n);

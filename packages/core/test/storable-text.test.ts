@@ -1,13 +1,8 @@
-import {
-  createKeyhook,
-  isKeyhookError,
-  isStorableText,
-  MemoryStore,
-  silentLogger,
-  storableText,
-} from '@keyhook/core';
+import { createKeyhook, isKeyhookError, MemoryStore, silentLogger, storableText } from '@keyhook/core';
 import { adminToken, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { isStorableText } from '../src/validation.js';
 
 describe('text every store keeps as it came (storableText)', () => {
   it('refuses U+0000 and unpaired surrogates anywhere, and nothing else', () => {
@@ -20,6 +15,16 @@ describe('text every store keeps as it came (storableText)', () => {
     expect(schema.safeParse('a\u0000').error?.issues[0]?.message).toBe(
       'must not contain U+0000 or an unpaired surrogate',
     );
+  });
+
+  it('adds the rule to a string schema of the host’s own, after its other checks', () => {
+    const url = storableText(z.url().max(40));
+    expect(url.parse('https://a.example/x')).toBe('https://a.example/x');
+    const refused = url.safeParse('https://a.example/a\u0000b');
+    expect(refused.error?.issues.map((issue) => issue.message)).toEqual([
+      'must not contain U+0000 or an unpaired surrogate',
+    ]);
+    expect(url.safeParse('not a url').error?.issues[0]?.code).toBe('invalid_format');
   });
 
   it("refuses such a key name and a published event's tenant with validation_failed, and such an admin tenant, before the store", async () => {

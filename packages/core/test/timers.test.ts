@@ -1,5 +1,5 @@
-import { systemTimers } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
+import { systemTimers } from '../src/clock.js';
 
 describe('systemTimers', () => {
   it("unrefs a timer only when asked, with Node's own unref", () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ScopeCatalog } from '../src/catalog/scopes.js';
 import { parseApiKey } from '../src/keys/format.js';
 import { digestsEqual, hashApiKey } from '../src/keys/hash.js';
-import { ApiKeyService } from '../src/keys/service.js';
+import { ApiKeyService } from '../src/keys/key-service.js';
 import type { ApiKeyRecord } from '../src/store/types.js';
 
 type Verify = (presented: string) => Promise<unknown>;

@@ -1,4 +1,4 @@
-import { KeyhookError } from '@keyhook/core/store';
+import { unavailableError } from '@keyhook/core/store';
 
 // Socket-level errno codes, and SQLSTATEs: admin/crash/cannot-connect-now shutdown, too many
 // connections, a cancelled or timed-out statement, a read-only standby after a failover, and a
@@ -48,8 +48,8 @@ export function isConnectionFailure(error: unknown, depth = 0): boolean {
   return isConnectionFailure(error.cause, depth + 1);
 }
 
-export function unavailable(message: string, cause?: unknown): KeyhookError {
-  return new KeyhookError('unavailable', message, { retryAfter: 1, cause });
+export function unavailable(message: string, cause?: unknown): Error {
+  return unavailableError(message, cause);
 }
 
 /** Connection failures become `unavailable` (503 with Retry-After); anything else is a bug and stays as it is. */

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { newId, systemClock } from '@keyhook/core';
+import { newId } from '@keyhook/core';
 import { type AttemptCompletion, DELIVERY_RULES, type EventRecord } from '@keyhook/core/store';
 import { T0 } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
@@ -8,11 +7,11 @@ import { expect } from 'vitest';
 import { KEY_CHANGE_CHANNEL } from '../src/change-feed.js';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 
-export const deliveryId = () => newId('dlv', systemClock, (n) => randomBytes(n));
+export const deliveryId = () => newId('dlv');
 
 /** An event as core would write it, of tenant_a and type run.completed, created at T0. */
 export function eventRecord(overrides: Partial<EventRecord> = {}): EventRecord {
-  const id = overrides.id ?? newId('evt', systemClock, (n) => randomBytes(n));
+  const id = overrides.id ?? newId('evt');
   return {
     id,
     tenantId: 'tenant_a',

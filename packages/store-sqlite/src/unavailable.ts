@@ -1,4 +1,4 @@
-import { KeyhookError } from '@keyhook/core/store';
+import { unavailableError } from '@keyhook/core/store';
 
 // SQLite result codes that mean "the database cannot answer now", not "the statement is wrong".
 // Extended codes (SQLITE_IOERR_WRITE, SQLITE_BUSY_SNAPSHOT, …) count with their base code.
@@ -18,9 +18,6 @@ const UNAVAILABLE_CODES = [
 // better-sqlite3 throws a TypeError with this message once its connection was closed.
 const CLOSED_MESSAGE = 'database connection is not open';
 
-/** Seconds a client should wait before retrying (sent as Retry-After with the 503). */
-export const RETRY_AFTER_SECONDS = 1;
-
 /** True when the error says the database is out of reach (busy, locked, I/O, full, closed). */
 export function isUnavailableError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -31,8 +28,8 @@ export function isUnavailableError(error: unknown): boolean {
   return error.message.includes(CLOSED_MESSAGE);
 }
 
-export function unavailable(message: string, cause?: unknown): KeyhookError {
-  return new KeyhookError('unavailable', message, { retryAfter: RETRY_AFTER_SECONDS, cause });
+export function unavailable(message: string, cause?: unknown): Error {
+  return unavailableError(message, cause);
 }
 
 /** Maps "database out of reach" to `KeyhookError('unavailable')`; anything else is a bug and stays as it is. */

@@ -1,4 +1,5 @@
-import { cryptoRandomBytes, type Keyhook, type Logger, systemClock } from '@keyhook/core';
+import { randomBytes } from 'node:crypto';
+import type { Clock, Logger, RandomBytes } from '@keyhook/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ReferenceKeyhook } from '../catalog.js';
 import { ApplyStorage } from './apply.js';
@@ -10,6 +11,12 @@ import { RunApi } from './run-api.js';
 import { RunStorage } from './runs.js';
 import { SourceApi } from './source-api.js';
 import { SourceStorage } from './sources.js';
+
+/** The system's clock and CSPRNG; the data plane's tests inject their own. */
+const common: { clock: Clock; randomBytes: RandomBytes } = {
+  clock: { now: () => new Date() },
+  randomBytes: (size) => randomBytes(size),
+};
 
 export interface DataPlane {
   routes: FastifyPluginAsync;
@@ -39,13 +46,12 @@ export async function openDataPlane(
   const jobs = new StagingJobs({
     runs,
     apply,
-    clock: systemClock,
+    clock: common.clock,
     logger,
     hooks: options.hooks,
     sweepMs: options.sweepMs,
     staleClaimMs: options.staleClaimMs,
   });
-  const common = { clock: systemClock, randomBytes: cryptoRandomBytes };
   const staging: Staging = {
     sources: new SourceApi({ sources, ...common }),
     runs: new RunApi({ sources, runs, apply, jobs, ...common }),

@@ -1,4 +1,4 @@
-import { isStorableText, storableText, UNSTORABLE_TEXT_MESSAGE } from '@keyhook/core';
+import { storableText } from '@keyhook/core';
 import { z } from 'zod';
 
 /** docs/decisions.md §18.3: a key is the caller's, 1–256 URL-safe characters (RFC 3986 unreserved). */
@@ -30,10 +30,7 @@ export const itemFieldsSchema = z
   .strictObject({
     title: storableText().max(1000).nullable().optional(),
     content: storableText(),
-    url: z
-      .url({ protocol: /^https?$/ })
-      .max(2048)
-      .refine(isStorableText, UNSTORABLE_TEXT_MESSAGE)
+    url: storableText(z.url({ protocol: /^https?$/ }).max(2048))
       .nullable()
       .optional(),
     metadata: z.record(z.string(), z.unknown()).nullable().optional(),

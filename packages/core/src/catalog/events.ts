@@ -39,7 +39,7 @@ export type EventMap<Catalog extends EventCatalog> = {
 /** Event types go in headers, URLs of docs and the twin key's comma list: 1–100 of `A–Z a–z 0–9 . _ : -`. */
 export const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 
-/** One event type as the document describes it (http/openapi.ts). */
+/** One event type as the document describes it (http/openapi-document.ts). */
 export interface EventDoc {
   type: string;
   description?: string | undefined;

@@ -8,12 +8,12 @@ export type AttemptResult =
 
 export type AttemptVerdict =
   | { verdict: 'succeeded' }
-  /** 410 Gone: the receiver says the endpoint is gone for good (core README, "Decisions": an attempt). */
+  /** 410 Gone: the receiver says the endpoint is gone for good (docs/decisions.md §8.5). */
   | { verdict: 'failed_permanently' }
   | { verdict: 'retry'; retryAfterMs: number | null };
 
 /**
- * An attempt (core README, "Decisions"): a 2xx succeeds; anything else fails, and 3xx counts as a failure
+ * An attempt (docs/decisions.md §8.5): a 2xx succeeds; anything else fails, and 3xx counts as a failure
  * because redirects are never followed. Only 429 and 503 may carry a Retry-After we honour.
  */
 export function judgeAttempt(result: AttemptResult, now: Date): AttemptVerdict {

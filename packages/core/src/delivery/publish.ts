@@ -4,7 +4,7 @@ import type { Clock, RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { canonicalJson } from '../idempotency/canonical-json.js';
 import { newId } from '../ids.js';
-import type { EventPublisher } from '../services.js';
+import type { EventPublisher } from '../service-interfaces.js';
 import type {
   DeliveryRecord,
   EventRecord,

@@ -10,6 +10,9 @@
  * Every status change a store makes is one of these: the store conformance suite records the
  * changes of its delivery cases and fails on any other (packages/testing, store-suite/transitions.ts).
  */
+export type DeliveryState = 'pending' | 'in_flight' | 'retry_scheduled' | 'succeeded' | 'failed' | 'held';
+
+/** Every state, in the order lists and messages give them (the table below has each as a key). */
 export const DELIVERY_STATES = [
   'pending',
   'in_flight',
@@ -17,9 +20,7 @@ export const DELIVERY_STATES = [
   'succeeded',
   'failed',
   'held',
-] as const;
-
-export type DeliveryState = (typeof DELIVERY_STATES)[number];
+] as const satisfies readonly DeliveryState[];
 
 export const DELIVERY_TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[]>> = {
   // Due now: a worker leases it; a disabled endpoint holds it.

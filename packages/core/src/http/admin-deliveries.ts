@@ -1,15 +1,15 @@
 import { z } from 'zod';
-import { recoverSchema } from '../delivery/service.js';
+import { recoverSchema } from '../delivery/delivery-service.js';
 import {
   deliveryDetailViewSchema,
   deliveryViewSchema,
   toDeliveryDetailView,
   toDeliveryView,
-} from '../delivery/view.js';
-import type { Deliveries } from '../services.js';
+} from '../delivery/delivery-view.js';
+import type { Deliveries } from '../service-interfaces.js';
 import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
 import { jsonResponse } from './response.js';
-import type { RouteSpec } from './route.js';
+import type { RouteSpec } from './route-spec.js';
 
 /**
  * A webhook's deliveries (docs/http-api.md §4.4): list newest first with `?status=`, read with

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
-import { updateApiKeySchema } from '../keys/schemas.js';
-import type { ApiKeyService } from '../keys/service.js';
-import { apiKeyViewSchema, toApiKeyView } from '../keys/view.js';
+import { updateApiKeySchema } from '../keys/key-schemas.js';
+import type { ApiKeyService } from '../keys/key-service.js';
+import { apiKeyViewSchema, toApiKeyView } from '../keys/key-view.js';
 import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
 import { jsonResponse } from './response.js';
-import type { RouteSpec } from './route.js';
+import type { RouteSpec } from './route-spec.js';
 
 const oneKey = z.object({ key: apiKeyViewSchema });
 const issuedKey = z.object({

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { Idempotency } from '../idempotency/service.js';
-import type { IssuedWebhook } from '../services.js';
-import { rotateWebhookSchema } from '../webhooks/schemas.js';
-import type { WebhookService } from '../webhooks/service.js';
-import { issuedWebhookSchema, toWebhookView, webhookViewSchema } from '../webhooks/view.js';
+import type { Idempotency } from '../idempotency/idempotency-service.js';
+import type { IssuedWebhook } from '../service-interfaces.js';
+import { rotateWebhookSchema } from '../webhooks/webhook-schemas.js';
+import type { WebhookService } from '../webhooks/webhook-service.js';
+import { issuedWebhookSchema, toWebhookView, webhookViewSchema } from '../webhooks/webhook-view.js';
 import { header } from './headers.js';
 import { LIST_QUERY, pageSchema, parsePageRequest, toPage } from './pagination.js';
 import { emptyResponse, jsonResponse } from './response.js';
-import type { RouteSpec } from './route.js';
+import type { RouteSpec } from './route-spec.js';
 
 const issuedResponse = (status: number, { webhook, secret }: IssuedWebhook) =>
   jsonResponse(status, { webhook: toWebhookView(webhook), secret });

@@ -1,6 +1,6 @@
 import { KeyhookError } from '../errors.js';
 import { header } from './headers.js';
-import type { KeyhookRequest } from './types.js';
+import type { KeyhookRequest } from './messages.js';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 

@@ -1,6 +1,7 @@
 import { AdminSessionRejected, type AdminSessionVerifier } from '../admin/session.js';
 import { type Clock, epochMs, type RandomBytes } from '../clock.js';
 import { isKeyhookError, KeyhookError } from '../errors.js';
+import type { ApiKeyService } from '../keys/key-service.js';
 import type { LastUsedRecorder } from '../keys/last-used.js';
 import {
   type FailureReservation,
@@ -8,16 +9,15 @@ import {
   type RateLimits,
   rateLimitHeaders,
 } from '../keys/rate-limit.js';
-import type { ApiKeyService } from '../keys/service.js';
 import type { Logger } from '../logger.js';
 import type { ApiKeyRecord } from '../store/types.js';
 import { assertBodyWithinLimit, hasBody, readJsonBody } from './body.js';
 import { bearerToken } from './headers.js';
+import type { KeyhookRequest, KeyhookResponse, RequestHeaders } from './messages.js';
 import { RequestIds } from './request-id.js';
 import { errorResponse, toKeyhookError } from './response.js';
-import type { RouteSpec } from './route.js';
+import type { RouteSpec } from './route-spec.js';
 import { Router } from './router.js';
-import type { KeyhookRequest, KeyhookResponse, RequestHeaders } from './types.js';
 
 /** What a guarded host route learns about its caller. */
 export interface ApiKeyContext {

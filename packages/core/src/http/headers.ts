@@ -1,4 +1,4 @@
-import type { RequestHeaders } from './types.js';
+import type { RequestHeaders } from './messages.js';
 
 /** The first value of a header, matched case-insensitively. */
 export function header(headers: RequestHeaders, name: string): string | undefined {

@@ -1,8 +1,13 @@
 import { cryptoRandomBytes, systemClock } from '../clock.js';
 import type { Keyhook } from '../keyhook.js';
-import { type ApiOperation, type OpenApiInfo, type OpenApiServer, openApiDocument } from './openapi.js';
+import type { KeyhookResponse } from './messages.js';
+import {
+  type ApiOperation,
+  type OpenApiInfo,
+  type OpenApiServer,
+  openApiDocument,
+} from './openapi-document.js';
 import { RequestIds } from './request-id.js';
-import type { KeyhookResponse } from './types.js';
 
 /**
  * What the adapters' `openapi` option holds beyond `true` or a path: public so a host can put

@@ -1,5 +1,5 @@
 import { isKeyhookError, KeyhookError } from '../errors.js';
-import type { KeyhookResponse } from './types.js';
+import type { KeyhookResponse } from './messages.js';
 
 const REALM = 'keyhook';
 

@@ -1,4 +1,4 @@
-import type { HttpMethod, RouteDefinition } from './types.js';
+import type { HttpMethod, RouteDefinition } from './messages.js';
 
 export interface Matched<Route> {
   route: Route;

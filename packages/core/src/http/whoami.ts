@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jsonResponse } from './response.js';
-import type { RouteSpec } from './route.js';
+import type { RouteSpec } from './route-spec.js';
 
 /** GET /whoami: any valid key, no scope, so a client can check the key it holds. */
 export const whoamiRoute: RouteSpec = {

@@ -2,7 +2,7 @@ import { leasedSubscribers, newDeliveryRecord, queuedOn } from '../delivery/reco
 import { autoDisables, DELIVERY_RULES, holdsDeliveries } from '../delivery/rules.js';
 import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
 import { KeyhookError } from '../errors.js';
-import { twinClaimOf } from '../webhooks/service.js';
+import { twinClaimOf } from '../webhooks/webhook-service.js';
 import type {
   ApiKeyChanges,
   ApiKeyRecord,

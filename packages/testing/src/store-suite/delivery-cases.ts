@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { newId, type Store, systemClock } from '@keyhook/core';
+import { newId, type Store } from '@keyhook/core';
 import type {
   AttemptCompletion,
   AttemptRecord,
@@ -14,12 +14,11 @@ import type { StoreHarness, SuiteContext } from './store-harness.js';
 import { checkTransitions, originalOf } from './transitions.js';
 
 const at = (ms: number) => new Date(T0.getTime() + ms);
-const random = (n: number) => randomBytes(n);
-const deliveryId = () => newId('dlv', systemClock, random);
+const deliveryId = () => newId('dlv');
 
 /** An event as core would write it, created at `T0` unless told otherwise. */
 export function eventRecord(overrides: Partial<EventRecord> = {}): EventRecord {
-  const id = overrides.id ?? newId('evt', systemClock, random);
+  const id = overrides.id ?? newId('evt');
   const type = overrides.type ?? 'run.completed';
   const createdAt = overrides.createdAt ?? T0;
   return {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { newId, systemClock } from '@keyhook/core';
+import { newId } from '@keyhook/core';
 import {
   type ApiKeyRecord,
   type IdempotencyRecord,
@@ -12,7 +12,7 @@ import {
 export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   const lookup = `sk_live_${randomBytes(8).toString('hex')}`;
   return {
-    id: newId('key', systemClock, (n) => randomBytes(n)),
+    id: newId('key'),
     tenantId: 'tenant_a',
     keyLookup: lookup,
     name: 'CI worker',
@@ -45,7 +45,7 @@ export function webhookRecord(overrides: Partial<WebhookRecord> = {}): WebhookRe
   const url = overrides.url ?? `https://hooks.example.com/${randomBytes(4).toString('hex')}`;
   const events = overrides.events ?? ['run.completed', 'run.failed'];
   return {
-    id: newId('wh', systemClock, (n) => randomBytes(n)),
+    id: newId('wh'),
     tenantId: 'tenant_a',
     url,
     events,

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { newId, systemClock } from '@keyhook/core';
+import { newId } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
 import { eventRecord } from './delivery-cases.js';
 import { subscriptionOf, T0, webhookRecord } from './fixtures.js';
@@ -11,7 +10,7 @@ const ROTATED = new Date('2026-02-03T04:05:06.789Z');
 const OVERLAP_END = new Date('2026-02-04T04:05:06.789Z');
 const ROTATED_AGAIN = new Date('2026-02-05T10:20:30.041Z');
 const OVERLAP_END_AGAIN = new Date('2026-02-06T10:20:30.999Z');
-const deliveryId = () => newId('dlv', systemClock, (n) => randomBytes(n));
+const deliveryId = () => newId('dlv');
 
 export function webhookCases(ctx: SuiteContext): void {
   describe('webhooks', () => {

@@ -1,8 +1,11 @@
 /**
  * `@keyhook/core/store`: the Store contract and what every store builds on, so that all stores
- * write the same records. Stores import from here; host apps never need to (the root entry has
- * what they use). See the README's "What the package exports".
+ * write the same records and apply the same rules. Stores import from here and nothing else of
+ * keyhook's; host apps never need to (the root entry has what they use). Each name is a promise
+ * listed in `etc/core-store.api.md`; see core's README, "What the package exports".
  */
+
+// The rules a store applies as core hands them over, never re-derived (docs/decisions.md §10.4).
 
 export { leasedSubscribers, newDeliveryRecord, type QueuePlace, queuedOn } from './delivery/records.js';
 export {
@@ -13,16 +16,15 @@ export {
   type HoldRule,
   holdsDeliveries,
 } from './delivery/rules.js';
-export { canTransition, DELIVERY_TRANSITIONS, type DeliveryState } from './delivery/states.js';
-export {
-  ERROR_STATUS,
-  type ErrorCode,
-  type ErrorDetail,
-  isKeyhookError,
-  KeyhookError,
-  type KeyhookErrorOptions,
-} from './errors.js';
+export { canTransition, type DeliveryState } from './delivery/states.js';
+// An unreachable database becomes `unavailable` (503, Retry-After) through this one function, so
+// a store needs none of the error surface a host uses (docs/decisions.md §1.9).
+export { unavailableError } from './errors.js';
+// The Store contract's types (the root entry exports them too: `KeyhookOptions.store` names it).
 export type { RateLimit } from './keys/rate-limit.js';
+
+// A store's default logger (`consoleLogger`) and its migrate()'s (`silentLogger`): the one pair of
+// values the root entry exports too, since a host passes the same loggers to keyhook and its store.
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export type {
   ApiKeyChanges,
@@ -55,7 +57,7 @@ export type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from './store/types.js';
-export { claimsTwinKey, twinClaimOf, twinKeyOf } from './webhooks/service.js';
+export { claimsTwinKey, twinClaimOf, twinKeyOf } from './webhooks/webhook-service.js';
 
 // Migrations: the one runner every store (and an app's own tables) uses. Its rules live here:
 // file names and order, checksums, what is refused; a driver only executes.

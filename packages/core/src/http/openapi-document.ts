@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EventDoc } from '../catalog/events.js';
 import type { DeliveryHeaderNames } from '../delivery/signature.js';
-import type { HttpMethod } from './types.js';
+import type { HttpMethod } from './messages.js';
 
 /** One operation as the OpenAPI document describes it: keyhook's own routes, or a host's. */
 export interface ApiOperation {

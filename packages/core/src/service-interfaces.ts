@@ -1,9 +1,13 @@
 import type { EventCatalog } from './catalog/events.js';
+import type { RecoverInput } from './delivery/delivery-service.js';
 import type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
-import type { RecoverInput } from './delivery/service.js';
-import type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/schemas.js';
+import type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/key-schemas.js';
 import type { ApiKeyRecord, DeliveryDetail, DeliveryRecord, WebhookRecord } from './store/types.js';
-import type { CreateWebhookInput, RotateWebhookOptions, UpdateWebhookInput } from './webhooks/schemas.js';
+import type {
+  CreateWebhookInput,
+  RotateWebhookOptions,
+  UpdateWebhookInput,
+} from './webhooks/webhook-schemas.js';
 
 /*
  * The services on a keyhook, as host code sees them. keyhook builds them (createKeyhook); the

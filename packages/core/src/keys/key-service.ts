@@ -2,7 +2,7 @@ import type { ScopeCatalog } from '../catalog/scopes.js';
 import { type Clock, epochMs, type RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
-import type { ApiKeys, IssuedApiKey } from '../services.js';
+import type { ApiKeys, IssuedApiKey } from '../service-interfaces.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { VerifiedKeyCache } from './cache.js';
@@ -13,8 +13,8 @@ import {
   type CreateApiKeyInput,
   type UpdateApiKeyInput,
   updateApiKeySchema,
-} from './schemas.js';
-import { isExpired } from './view.js';
+} from './key-schemas.js';
+import { isExpired } from './key-view.js';
 
 export interface ApiKeysDeps {
   store: Store;

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { AdminSession } from '../admin/session.js';
 import type { ApiKeyRecord } from '../store/types.js';
-import type { KeyhookRequest, KeyhookResponse, RouteDefinition } from './types.js';
+import type { KeyhookRequest, KeyhookResponse, RouteDefinition } from './messages.js';
 
 interface BaseContext {
   request: KeyhookRequest;
@@ -11,7 +11,7 @@ interface BaseContext {
   body: unknown;
 }
 
-/** What the OpenAPI document says of a route (http/openapi.ts). */
+/** What the OpenAPI document says of a route (http/openapi-document.ts). */
 export interface RouteDoc {
   summary: string;
   /** The success status. */

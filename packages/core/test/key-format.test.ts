@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import { TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { ApiKeyFormats, keyChecksum, mintApiKey, parseApiKey, remintApiKey } from '../src/keys/format.js';
+import { hashApiKey } from '../src/keys/hash.js';
 
 const API_KEY_PATTERN = /^sk_live_[0-9a-f]{16}_[0-9a-f]{48}$/;
-
-import { hashApiKey } from '../src/keys/hash.js';
 
 const random = (n: number) => randomBytes(n);
 
@@ -127,87 +128,80 @@ describe('key format (docs/http-api.md §2, §5.2, §8)', () => {
   });
 });
 
-describe('cryptoRandomBytes', () => {
-  it('hands out fresh, distinct bytes across pool refills, small and large', async () => {
-    const { cryptoRandomBytes } = await import('@keyhook/core');
-    const seen = new Set<string>();
-    for (let i = 0; i < 2000; i++) seen.add(Buffer.from(cryptoRandomBytes(16)).toString('hex'));
-    expect(seen.size).toBe(2000);
-    const large = cryptoRandomBytes(5000);
-    expect(large).toHaveLength(5000);
-    expect(new Set(large).size).toBeGreaterThan(200); // every byte value shows up, roughly
-    const ones = [...cryptoRandomBytes(1024)].reduce(
-      (n, b) => n + b.toString(2).replaceAll('0', '').length,
-      0,
-    );
-    expect(ones / 8192).toBeGreaterThan(0.45);
-    expect(ones / 8192).toBeLessThan(0.55);
-  });
+/** A memory store that counts the credential lookups verification makes. */
+class CountingStore extends MemoryStore {
+  lookups = 0;
+  override async findApiKeyByCredential(keyLookup: string, keyHash: string) {
+    this.lookups++;
+    return super.findApiKeyByCredential(keyLookup, keyHash);
+  }
+}
+
+const options = (store: MemoryStore) => ({
+  ...TEST_CATALOG,
+  store,
+  adminSession: { secret: TEST_ADMIN_SECRET },
+  logger: silentLogger,
+  // Every verification reaches the format check and, past it, the store.
+  verifiedKeyCacheEntries: 0,
 });
 
-describe('ids (docs/decisions.md §1.4: opaque, prefixed, time-sortable)', () => {
-  it('sort by time, carry 80 random bits in 16 characters, and use every character of the alphabet', async () => {
-    const { newId, isWellFormedId } = await import('../src/ids.js');
-    const at = (ms: number) => ({ now: () => new Date(ms) });
-    const earlier = newId('key', at(1_000), (n) => randomBytes(n));
-    const later = newId('key', at(1_001), (n) => randomBytes(n));
-    expect(earlier < later).toBe(true);
-    expect(isWellFormedId(earlier, 'key')).toBe(true);
-    const tails = Array.from({ length: 2000 }, () => newId('req', at(5), (n) => randomBytes(n)).slice(14));
-    expect(new Set(tails).size).toBe(2000);
-    expect(new Set(tails.join('')).size).toBe(32);
-    // All-ones bytes map to the last character everywhere: the packing uses every bit.
-    expect(newId('evt', at(0), (n) => new Uint8Array(n).fill(255)).slice(14)).toBe('z'.repeat(16));
-  });
-});
-
-describe('request ids', () => {
-  it('have the id shape, sort by time and then by issue order, and never repeat', async () => {
-    const { RequestIds } = await import('../src/http/request-id.js');
-    const { isWellFormedId } = await import('../src/ids.js');
-    let ms = 1_000;
-    const ids = new RequestIds({ now: () => new Date(ms) }, (n) => randomBytes(n));
-    const seen = new Set<string>();
-    let previous = '';
-    for (let i = 0; i < 5000; i++) {
-      if (i % 700 === 0) ms++;
-      const id = ids.next();
-      expect(isWellFormedId(id, 'req')).toBe(true);
-      expect(id > previous).toBe(true); // across the counter's 1024 boundaries too
-      seen.add(id);
-      previous = id;
-    }
-    expect(seen.size).toBe(5000);
+describe('key formats of the host’s own', () => {
+  it('mints with the prefix and checksum; a mistyped key is refused with zero store reads', async () => {
+    const store = new CountingStore();
+    const keyhook = createKeyhook({ ...options(store), keyFormat: { prefix: 'acme_live_', checksum: true } });
+    const { key, secret } = await keyhook.keys.create('acme', { name: 'k', scopes: ['items:read'] });
+    expect(key.keyLookup).toMatch(/^acme_live_[0-9a-f]{16}$/);
+    expect(secret).toMatch(new RegExp(`^${keyhook.keyFormats[0]!.pattern}$`));
+    expect((await keyhook.guard({ authorization: `Bearer ${secret}` }, 'items:read')).ok).toBe(true);
+    expect(store.lookups).toBe(1);
+    // One character wrong, in the secret part: the checksum no longer matches.
+    const typo = `${secret.slice(0, 40)}${secret[40] === 'a' ? 'b' : 'a'}${secret.slice(41)}`;
+    const refused = await keyhook.guard({ authorization: `Bearer ${typo}` }, 'items:read');
+    expect(!refused.ok && JSON.parse(refused.response.body!).error.code).toBe('invalid_api_key');
+    expect(store.lookups).toBe(1);
+    // The same mistake without a checksum costs a lookup: that is what the checksum saves.
+    const plain = createKeyhook({ ...options(store), keyFormat: { prefix: 'plain_' } });
+    const minted = await plain.keys.create('acme', { name: 'p', scopes: ['items:read'] });
+    const plainTypo = `${minted.secret.slice(0, 40)}${minted.secret[40] === 'a' ? 'b' : 'a'}${minted.secret.slice(41)}`;
+    expect((await plain.guard({ authorization: `Bearer ${plainTypo}` }, 'items:read')).ok).toBe(false);
+    expect(store.lookups).toBe(2);
   });
 
-  it('carry the current time, then the random instance part, then the counter', async () => {
-    const { RequestIds } = await import('../src/http/request-id.js');
-    const { newId, systemClock } = await import('@keyhook/core');
-    const timePart = () => newId('req', systemClock, (n) => new Uint8Array(n)).slice(0, 14);
-    const ones = new RequestIds(systemClock, (n) => new Uint8Array(n).fill(255));
-    const before = timePart();
-    const first = ones.next();
-    const after = timePart();
-    expect(first.slice(0, 14) >= before && first.slice(0, 14) <= after).toBe(true);
-    // 40 all-ones bits: every instance character is the alphabet's last.
-    expect(first.slice(14, 22)).toBe('z'.repeat(8));
-    expect(first.slice(22)).toBe('00000000');
-    for (let i = 1; i < 1025; i++) ones.next();
-    expect(ones.next().slice(22)).toBe('00000101'); // 1025 = 32² + 1: base32 digits 1, 0, 1
+  it('keeps keys minted in an earlier format working, and rotates them in their own format', async () => {
+    const store = new CountingStore();
+    const before = createKeyhook(options(store));
+    const legacy = await before.keys.create('acme', { name: 'old', scopes: ['items:read'] });
+    const after = createKeyhook({
+      ...options(store),
+      keyFormat: { prefix: 'acme_live_', checksum: true },
+      acceptedKeyFormats: [{ prefix: 'sk_live_' }],
+    });
+    expect((await after.guard({ authorization: `Bearer ${legacy.secret}` }, 'items:read')).ok).toBe(true);
+    const rotated = await after.keys.rotate('acme', legacy.key.id);
+    expect(rotated.secret).toMatch(/^sk_live_[0-9a-f]{16}_[0-9a-f]{48}$/);
+    expect((await after.guard({ authorization: `Bearer ${rotated.secret}` }, 'items:read')).ok).toBe(true);
+    // Without the earlier format accepted, the old key is refused before the store.
+    const strict = createKeyhook({ ...options(store), keyFormat: { prefix: 'acme_live_', checksum: true } });
+    const lookups = store.lookups;
+    expect((await strict.guard({ authorization: `Bearer ${rotated.secret}` }, 'items:read')).ok).toBe(false);
+    expect(store.lookups).toBe(lookups);
+    // Rotating it there would give a secret no verification accepts: refused, the key as it was.
+    const error = await strict.keys.rotate('acme', legacy.key.id).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'key_format_not_accepted', status: 409 });
+    expect((await after.guard({ authorization: `Bearer ${rotated.secret}` }, 'items:read')).ok).toBe(true);
+    expect(after.keyFormats.map(({ prefix, checksum }) => [prefix, checksum])).toEqual([
+      ['acme_live_', true],
+      ['sk_live_', false],
+    ]);
   });
 
-  it('differ between two generators (two processes) at the same millisecond', async () => {
-    const { RequestIds } = await import('../src/http/request-id.js');
-    const clock = { now: () => new Date(5_000) };
-    const a = new RequestIds(clock, (n) => randomBytes(n));
-    const b = new RequestIds(clock, (n) => randomBytes(n));
-    const fromA = new Set(Array.from({ length: 100 }, () => a.next()));
-    const fromB = Array.from({ length: 100 }, () => b.next());
-    expect(fromB.some((id) => fromA.has(id))).toBe(false);
-    // The instance part uses the whole alphabet over many generators.
-    const instances = Array.from({ length: 200 }, () =>
-      new RequestIds(clock, (n) => randomBytes(n)).next().slice(14, 22),
+  it('refuses a bad prefix at setup', () => {
+    expect(() => createKeyhook({ ...options(new MemoryStore()), keyFormat: { prefix: 'ACME_' } })).toThrow(
+      /keyFormat.prefix must be lowercase/,
     );
-    expect(new Set(instances.join('')).size).toBe(32);
+    expect(() =>
+      createKeyhook({ ...options(new MemoryStore()), acceptedKeyFormats: [{ prefix: 'sk_live_' }] }),
+    ).toThrow(/configured twice/);
   });
 });

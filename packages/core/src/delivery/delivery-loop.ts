@@ -1,6 +1,6 @@
 import type { Clock, RandomBytes, TimerHandle, Timers } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryWorker } from '../services.js';
+import type { DeliveryWorker } from '../service-interfaces.js';
 import type {
   AttemptCompletion,
   DeliveryRecord,

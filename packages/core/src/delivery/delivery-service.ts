@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
-import type { Deliveries } from '../services.js';
+import type { Deliveries } from '../service-interfaces.js';
 import type { DeliveryDetail, DeliveryRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { DELIVERY_STATES, type DeliveryState } from './states.js';

@@ -4,9 +4,11 @@ import type { Clock, RandomBytes } from '../clock.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
-import type { IssuedWebhook, Webhooks } from '../services.js';
+import type { IssuedWebhook, Webhooks } from '../service-interfaces.js';
 import type { IdempotencyCompletion, Store, WebhookRecord, WebhookStatus } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
+import { mintWebhookSecret } from './signing-secret.js';
+import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
 import {
   type CreateWebhookInput,
   type RotateWebhookOptions,
@@ -14,9 +16,7 @@ import {
   type UpdateWebhookInput,
   updateWebhookSchemaFor,
   webhookSchemaFor,
-} from './schemas.js';
-import { mintWebhookSecret } from './secret.js';
-import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
+} from './webhook-schemas.js';
 
 export interface WebhooksDeps {
   store: Store;
