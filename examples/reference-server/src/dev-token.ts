@@ -1,5 +1,5 @@
 import { createAdminToken } from '@keyhook/core';
-import { SCOPES } from './staging/index.js';
+import { SCOPES } from './data-plane/index.js';
 
 /** docs/decisions.md §18.9: the ready token printed in development is for this tenant. */
 export const DEV_TENANT_ID = 'demo';

@@ -5,9 +5,9 @@ import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore, openDatabase } from '@keyhook/store-sqlite';
 import type { ReferenceKeyhook } from './catalog.js';
 import type { StoreConfig } from './config.js';
-import type { StagingDb } from './staging/db.js';
-import { postgresStagingDb } from './staging/postgres-db.js';
-import { sqliteStagingDb } from './staging/sqlite-db.js';
+import type { StagingDb } from './data-plane/db.js';
+import { postgresStagingDb } from './data-plane/postgres-db.js';
+import { sqliteStagingDb } from './data-plane/sqlite-db.js';
 
 /** keyhook's store, and the data plane's tables beside it in the same database. */
 export interface Storage {

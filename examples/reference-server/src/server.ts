@@ -20,8 +20,8 @@ import { registerHealthz } from './healthz.js';
 import { withLogRedaction } from './log-redaction.js';
 import { openStorage, type Storage } from './open-store.js';
 import { registerApiDocs } from './openapi.js';
-import { openDataPlane } from './staging/index.js';
-import type { StagingJobHooks, StagingJobs } from './staging/jobs.js';
+import { openDataPlane } from './data-plane/index.js';
+import type { StagingJobHooks, StagingJobs } from './data-plane/jobs.js';
 import { type ServerTelemetry, startTelemetry } from './telemetry.js';
 
 /** docs/decisions.md §1.1: the mount point. */

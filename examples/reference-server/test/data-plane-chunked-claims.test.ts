@@ -3,9 +3,9 @@ import { adminToken, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { buildServer } from '../src/server.js';
-import { CHUNK_ROWS } from '../src/staging/db.js';
-import type { ChunkStep, StagingJobHooks } from '../src/staging/jobs.js';
-import { CHUNKED_SNAPSHOT_MIN } from '../src/staging/sources.js';
+import { CHUNK_ROWS } from '../src/data-plane/db.js';
+import type { ChunkStep, StagingJobHooks } from '../src/data-plane/jobs.js';
+import { CHUNKED_SNAPSHOT_MIN } from '../src/data-plane/sources.js';
 import { Client, listen } from './client.js';
 import {
   ALL_SCOPES,

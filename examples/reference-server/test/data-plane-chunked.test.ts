@@ -1,6 +1,6 @@
 import { waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHUNKED_SNAPSHOT_MIN } from '../src/staging/sources.js';
+import { CHUNKED_SNAPSHOT_MIN } from '../src/data-plane/sources.js';
 import { type Backend, backends, type startDataPlane, startDataPlaneWithSql } from './data-plane.js';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA_PLANE_ROUTES, SCOPES, scopeFor } from '../src/staging/index.js';
+import { DATA_PLANE_ROUTES, SCOPES, scopeFor } from '../src/data-plane/index.js';
 import { type Backend, backends, DataPlaneClient, startDataPlane } from './data-plane.js';
 
 /**

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { type BuildServerOptions, buildServer } from '../src/server.js';
-import { SCOPES } from '../src/staging/index.js';
+import { SCOPES } from '../src/data-plane/index.js';
 import type { Reply } from './client.js';
 import { Client, listen } from './client.js';
 import { backendsFor, dropSchema, type Running, tempDir } from './instances.js';

@@ -7,7 +7,7 @@ import type { ReferenceKeyhook } from '../catalog.js';
 import { Serial, type SqlParam, type StagingDb, type Tx } from './db.js';
 
 /**
- * The staging data on SQLite, on the connection the keyhook store was given (`database`), so
+ * The data plane's tables on SQLite, on the connection the keyhook store was given (`database`), so
  * that an event joins the transaction of the state change that caused it (publishSync).
  * better-sqlite3 is synchronous: a transaction runs to its end without yielding to other
  * requests, and `Serial` keeps the async wrappers in call order, one transaction at a time.

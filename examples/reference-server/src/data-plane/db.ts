@@ -6,7 +6,7 @@ import type { ReferenceEvent } from '../catalog.js';
 export type SqlParam = string | number | null;
 
 /**
- * One transaction of the staging data, on SQLite or Postgres alike. The SQL is the subset both
+ * One transaction of the data plane's tables, on SQLite or Postgres alike. The SQL is the subset both
  * speak: `?` placeholders (numbered for Postgres by the adapter), `ON CONFLICT`, `RETURNING`,
  * integer milliseconds for time and TEXT for JSON.
  */
