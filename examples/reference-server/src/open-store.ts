@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Keyhook, Logger, Store } from '@keyhook/core';
+import type { Logger, Store } from '@keyhook/core';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore, openDatabase } from '@keyhook/store-sqlite';
 import type { ReferenceKeyhook } from './catalog.js';

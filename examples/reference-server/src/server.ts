@@ -5,7 +5,6 @@ import {
   createKeyhook,
   cryptoRandomBytes,
   type DeliveryWorkerOptions,
-  type Keyhook,
   newId,
   type Store,
   systemClock,
@@ -14,14 +13,14 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifySer
 import type { ReferenceKeyhook } from './catalog.js';
 import { REFERENCE_EVENTS, REFERENCE_HEADERS, REFERENCE_SCOPES } from './catalog.js';
 import { type AdminAuthConfig, DEFAULT_TIMEOUTS, type ServerConfig, type ServerTimeouts } from './config.js';
+import { openDataPlane } from './data-plane/index.js';
+import type { StagingJobHooks, StagingJobs } from './data-plane/jobs.js';
 import { encryptionKeyFor } from './encryption-key.js';
 import { clientErrorReply, frameworkErrorReply, registerErrorReplies } from './error-replies.js';
 import { registerHealthz } from './healthz.js';
 import { withLogRedaction } from './log-redaction.js';
 import { openStorage, type Storage } from './open-store.js';
 import { registerApiDocs } from './openapi.js';
-import { openDataPlane } from './data-plane/index.js';
-import type { StagingJobHooks, StagingJobs } from './data-plane/jobs.js';
 import { type ServerTelemetry, startTelemetry } from './telemetry.js';
 
 /** docs/decisions.md §1.1: the mount point. */

@@ -2,10 +2,10 @@ import { uniqueSchemaName } from '@keyhook/testing/postgres';
 import { adminToken, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { buildServer } from '../src/server.js';
 import { CHUNK_ROWS } from '../src/data-plane/db.js';
 import type { ChunkStep, StagingJobHooks } from '../src/data-plane/jobs.js';
 import { CHUNKED_SNAPSHOT_MIN } from '../src/data-plane/sources.js';
+import { buildServer } from '../src/server.js';
 import { Client, listen } from './client.js';
 import {
   ALL_SCOPES,

@@ -1,4 +1,4 @@
-import { cryptoRandomBytes, type Keyhook, type Logger, systemClock } from '@keyhook/core';
+import { cryptoRandomBytes, type Logger, systemClock } from '@keyhook/core';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ReferenceKeyhook } from '../catalog.js';
 import { ApplyStorage } from './apply.js';

@@ -1,4 +1,3 @@
-import type { Keyhook } from '@keyhook/core';
 import { toStoreError } from '@keyhook/store-postgres';
 import pg from 'pg';
 import type { ReferenceKeyhook } from '../catalog.js';

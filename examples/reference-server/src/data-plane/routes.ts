@@ -3,7 +3,6 @@ import {
   type ApiKeyContext,
   errorResponse,
   isKeyhookError,
-  type Keyhook,
   KeyhookError,
   type KeyhookResponse,
 } from '@keyhook/core';

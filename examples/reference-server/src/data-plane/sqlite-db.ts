@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { type Keyhook, type Logger, silentLogger } from '@keyhook/core';
+import { type Logger, silentLogger } from '@keyhook/core';
 import { toStoreError } from '@keyhook/store-sqlite';
 import type Database from 'better-sqlite3';
 import type { ReferenceKeyhook } from '../catalog.js';
