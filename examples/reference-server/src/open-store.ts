@@ -42,7 +42,7 @@ export async function openStorage(config: StoreConfig, logger: Logger): Promise<
       },
     };
   }
-  // docs/decisions.md §18.9: `./data/keyhook.db` must work on a fresh checkout, so its directory is
+  // data-plane.md §7.1: `./data/keyhook.db` must work on a fresh checkout, so its directory is
   // made here.
   mkdirSync(path.dirname(config.filename), { recursive: true });
   // One connection for keyhook and the data plane, so an event joins its state change's transaction.

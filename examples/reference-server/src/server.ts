@@ -65,11 +65,11 @@ export async function buildServer(
     // Every response carries an x-request-id (docs/decisions.md §1.3); a client cannot choose it.
     requestIdHeader: false,
     genReqId: () => newId('req', systemClock, cryptoRandomBytes),
-    // Item keys are up to 256 URL-safe characters (docs/decisions.md §18.3); Fastify's default
+    // Item keys are up to 256 URL-safe characters (data-plane.md §3.3); Fastify's default
     // stops at 100.
     // Under routerOptions since Fastify 5.5 (the top-level option is deprecated, FSTDEP022).
     routerOptions: { maxParamLength: 300 },
-    // README "Timeouts and hostile requests": what Fastify's router and Node's parser refuse
+    // data-plane.md §7.4: what Fastify's router and Node's parser refuse
     // answers in the envelope too.
     frameworkErrors: frameworkErrorReply,
     clientErrorHandler: clientErrorReply,
@@ -164,7 +164,7 @@ export async function buildServer(
 }
 
 /**
- * README "Timeouts". Node's `headersTimeout` and `requestTimeout` (Fastify's defaults leave the
+ * data-plane.md §7.4. Node's `headersTimeout` and `requestTimeout` (Fastify's defaults leave the
  * latter off: a client could send headers and then a body forever) answer 408 and close; they
  * are checked every `connectionsCheckingInterval` (Node's default 30 s, here at most 1 s late).
  * `connectionTimeout` is the socket's idle timeout: a connection on which nothing arrives for

@@ -19,7 +19,7 @@ import {
 import { dropSchema, postgresEnv } from './instances.js';
 
 /**
- * The claims of chunked work (README "Large snapshots and applies"): a job renews its claim on a
+ * The claims of chunked work (data-plane.md §5.4): a job renews its claim on a
  * run in every chunk, so work longer than the stale-claim time is not taken from a live job; a
  * job that lost its claim deletes nothing of the new holder's rows; an item write takes a stale
  * source claim away, so its holder's next chunk fails instead of making a stale set visible; a

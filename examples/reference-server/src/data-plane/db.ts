@@ -51,8 +51,8 @@ export function packageDir(moduleUrl: string): string {
 
 /**
  * Rows one chunk of a large write (a snapshot, a generation build, a clean-up) handles in one
- * short transaction; between chunks the work yields to the event loop (README "Large snapshots
- * and applies"), so no request waits behind more than one chunk.
+ * short transaction; between chunks the work yields to the event loop (data-plane.md §5), so no
+ * request waits behind more than one chunk.
  */
 export const CHUNK_ROWS = 500;
 
