@@ -5,7 +5,7 @@ import type { EventDefinition, Keyhook, PublishInput, ScopeNameOf } from '@keyho
  * scopes, events or header names of its own (docs/decisions.md §3.13). These are the spec's.
  */
 
-/** The seven scopes of the data plane, each guarding its operations (staging/operation-scopes.ts). */
+/** The seven scopes (data-plane.md §2.1), each guarding its operations (data-plane/operation-scopes.ts). */
 export const REFERENCE_SCOPES = [
   { name: 'sources:read', description: 'List / read sources' },
   { name: 'sources:write', description: 'Create / update / deactivate sources' },
@@ -16,7 +16,7 @@ export const REFERENCE_SCOPES = [
   { name: 'runs:apply', description: 'Apply (publish) a run' },
 ] as const;
 
-/** The five events the data plane publishes (staging/events.ts). */
+/** The five events the data plane publishes (data-plane.md §2.2; data-plane/events.ts). */
 export const REFERENCE_EVENTS = {
   'run.completed': { description: 'A run finished discovery successfully.' },
   'run.failed': { description: 'A run failed.' },

@@ -48,7 +48,7 @@ export interface ServerConfig {
   /** KEYHOOK_RETENTION: how long finished deliveries, their attempts and events are kept; null for 30 days. */
   retentionMs: number | null;
   /**
-   * How long a client may take (server.ts, README "Timeouts"): KEYHOOK_HEADERS_TIMEOUT for its
+   * How long a client may take (server.ts, data-plane.md §7.4): KEYHOOK_HEADERS_TIMEOUT for its
    * headers, KEYHOOK_REQUEST_TIMEOUT for the whole request (body included), KEYHOOK_IDLE_TIMEOUT
    * for a connection on which nothing arrives.
    */
@@ -136,7 +136,7 @@ export interface LoadConfigOptions {
 }
 
 /**
- * Reads the environment of docs/decisions.md §18.9. An empty variable counts as unset, as it does
+ * Reads the environment of data-plane.md §7.1. An empty variable counts as unset, as it does
  * in most `.env` tooling. Error messages never repeat a value that may hold a secret.
  */
 export function loadConfig(
@@ -385,7 +385,7 @@ export interface ServerTimeouts {
   idleMs: number;
 }
 
-/** README "Timeouts and hostile requests": like nginx's client and send timeouts. */
+/** data-plane.md §7.4: like nginx's client and send timeouts. */
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 60_000, idleMs: 60_000 };
 
 function parseTimeouts(read: (name: string) => string | undefined, problems: string[]): ServerTimeouts {

@@ -1,7 +1,7 @@
 import { createAdminToken } from '@keyhook/core';
-import { SCOPES } from './staging/index.js';
+import { SCOPES } from './data-plane/index.js';
 
-/** docs/decisions.md §18.9: the ready token printed in development is for this tenant. */
+/** data-plane.md §7.1: the ready token printed in development is for this tenant. */
 export const DEV_TENANT_ID = 'demo';
 export const DEV_SUBJECT = 'demo-admin';
 export const DEV_TOKEN_TTL_SECONDS = 12 * 60 * 60;

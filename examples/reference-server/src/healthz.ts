@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 /** A ping slower than this counts as a failure: a probe must answer, not hang. */
 export const HEALTH_PING_TIMEOUT_MS = 2000;
 
-/** docs/decisions.md §18.10: `GET /healthz`, outside the prefix, answers 200 while the store answers. */
+/** data-plane.md §7.2: `GET /healthz`, outside the prefix, answers 200 while the store answers. */
 export function registerHealthz(
   app: FastifyInstance,
   store: Store,

@@ -7,7 +7,7 @@ export interface LineSink {
 }
 
 /**
- * The process's one logger (docs/decisions.md §18.11), as `buildServer`'s `logger` option; the
+ * The process's one logger (data-plane.md §7.5), as `buildServer`'s `logger` option; the
  * same pino goes to keyhook, the stores and the data plane. Production: pino's JSON lines.
  * Otherwise: `readableLines` on stdout, which is written synchronously, so the lines and the
  * banner `main.ts` prints come out in the order they were made.

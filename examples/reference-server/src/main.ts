@@ -18,7 +18,7 @@ async function main(): Promise<void> {
 
   let server: Awaited<ReturnType<typeof buildServer>>;
   try {
-    // One logger for Fastify, keyhook, the stores and the data plane: one format (docs/decisions.md §18.11).
+    // One logger for Fastify, keyhook, the stores and the data plane: one format (data-plane.md §7.5).
     server = await buildServer(config, { logger: processLogger(config.production) });
   } catch (error) {
     // Said plainly, without a stack: the operator has a choice to make, not a bug to read.

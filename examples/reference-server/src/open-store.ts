@@ -1,13 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Keyhook, Logger, Store } from '@keyhook/core';
+import type { Logger, Store } from '@keyhook/core';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore, openDatabase } from '@keyhook/store-sqlite';
 import type { ReferenceKeyhook } from './catalog.js';
 import type { StoreConfig } from './config.js';
-import type { StagingDb } from './staging/db.js';
-import { postgresStagingDb } from './staging/postgres-db.js';
-import { sqliteStagingDb } from './staging/sqlite-db.js';
+import type { StagingDb } from './data-plane/db.js';
+import { postgresStagingDb } from './data-plane/postgres-db.js';
+import { sqliteStagingDb } from './data-plane/sqlite-db.js';
 
 /** keyhook's store, and the data plane's tables beside it in the same database. */
 export interface Storage {
@@ -42,7 +42,7 @@ export async function openStorage(config: StoreConfig, logger: Logger): Promise<
       },
     };
   }
-  // docs/decisions.md §18.9: `./data/keyhook.db` must work on a fresh checkout, so its directory is
+  // data-plane.md §7.1: `./data/keyhook.db` must work on a fresh checkout, so its directory is
   // made here.
   mkdirSync(path.dirname(config.filename), { recursive: true });
   // One connection for keyhook and the data plane, so an event joins its state change's transaction.

@@ -1,7 +1,7 @@
 import { type ApiOperation, type Keyhook, openApiDocument } from '@keyhook/core';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { DATA_PLANE_ROUTES, scopeFor } from './staging/index.js';
+import { DATA_PLANE_ROUTES, scopeFor } from './data-plane/index.js';
 
 export const OPENAPI_PATH = 'openapi.json';
 export const DOCS_PATH = 'docs';

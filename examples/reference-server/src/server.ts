@@ -11,14 +11,14 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifySer
 import type { ReferenceKeyhook } from './catalog.js';
 import { REFERENCE_EVENTS, REFERENCE_HEADERS, REFERENCE_SCOPES } from './catalog.js';
 import { type AdminAuthConfig, DEFAULT_TIMEOUTS, type ServerConfig, type ServerTimeouts } from './config.js';
+import { openDataPlane } from './data-plane/index.js';
+import type { StagingJobHooks, StagingJobs } from './data-plane/jobs.js';
 import { encryptionKeyFor } from './encryption-key.js';
 import { clientErrorReply, frameworkErrorReply, registerErrorReplies } from './error-replies.js';
 import { registerHealthz } from './healthz.js';
 import { withLogRedaction } from './log-redaction.js';
 import { openStorage, type Storage } from './open-store.js';
 import { registerApiDocs } from './openapi.js';
-import { openDataPlane } from './staging/index.js';
-import type { StagingJobHooks, StagingJobs } from './staging/jobs.js';
 import { type ServerTelemetry, startTelemetry } from './telemetry.js';
 
 /** docs/decisions.md §1.1: the mount point. */
@@ -63,11 +63,11 @@ export async function buildServer(
     // Every response carries an x-request-id (docs/decisions.md §1.3); a client cannot choose it.
     requestIdHeader: false,
     genReqId: () => newId('req'),
-    // Item keys are up to 256 URL-safe characters (docs/decisions.md §18.3); Fastify's default
+    // Item keys are up to 256 URL-safe characters (data-plane.md §3.3); Fastify's default
     // stops at 100.
     // Under routerOptions since Fastify 5.5 (the top-level option is deprecated, FSTDEP022).
     routerOptions: { maxParamLength: 300 },
-    // README "Timeouts and hostile requests": what Fastify's router and Node's parser refuse
+    // data-plane.md §7.4: what Fastify's router and Node's parser refuse
     // answers in the envelope too.
     frameworkErrors: frameworkErrorReply,
     clientErrorHandler: clientErrorReply,
@@ -162,7 +162,7 @@ export async function buildServer(
 }
 
 /**
- * README "Timeouts". Node's `headersTimeout` and `requestTimeout` (Fastify's defaults leave the
+ * data-plane.md §7.4. Node's `headersTimeout` and `requestTimeout` (Fastify's defaults leave the
  * latter off: a client could send headers and then a body forever) answer 408 and close; they
  * are checked every `connectionsCheckingInterval` (Node's default 30 s, here at most 1 s late).
  * `connectionTimeout` is the socket's idle timeout: a connection on which nothing arrives for

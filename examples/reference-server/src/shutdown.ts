@@ -9,7 +9,7 @@ export interface DrainOptions {
 }
 
 /**
- * docs/decisions.md §18.10: SIGTERM (and SIGINT) drain. The server stops taking connections,
+ * data-plane.md §7.2: SIGTERM (and SIGINT) drain. The server stops taking connections,
  * requests in flight finish, background writes flush, the store closes, and the process exits 0.
  * A second signal, or a drain past the timeout, exits 1 at once.
  */

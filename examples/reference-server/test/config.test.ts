@@ -18,7 +18,7 @@ function problemsOf(env: Record<string, string>): string[] {
   throw new Error('expected a ConfigError');
 }
 
-describe('loadConfig (docs/decisions.md §18.9)', () => {
+describe('loadConfig (data-plane.md §7.1)', () => {
   it('defaults: 127.0.0.1:3000, SQLite at ./data/keyhook.db, development with a generated admin secret', () => {
     const config = load({});
     expect(config).toMatchObject({

@@ -2,10 +2,10 @@ import { uniqueSchemaName } from '@keyhook/testing/postgres';
 import { adminToken, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { CHUNK_ROWS } from '../src/data-plane/db.js';
+import type { ChunkStep, StagingJobHooks } from '../src/data-plane/jobs.js';
+import { CHUNKED_SNAPSHOT_MIN } from '../src/data-plane/sources.js';
 import { buildServer } from '../src/server.js';
-import { CHUNK_ROWS } from '../src/staging/db.js';
-import type { ChunkStep, StagingJobHooks } from '../src/staging/jobs.js';
-import { CHUNKED_SNAPSHOT_MIN } from '../src/staging/sources.js';
 import { Client, listen } from './client.js';
 import {
   ALL_SCOPES,
@@ -19,7 +19,7 @@ import {
 import { dropSchema, postgresEnv } from './instances.js';
 
 /**
- * The claims of chunked work (README "Large snapshots and applies"): a job renews its claim on a
+ * The claims of chunked work (data-plane.md §5.4): a job renews its claim on a
  * run in every chunk, so work longer than the stale-claim time is not taken from a live job; a
  * job that lost its claim deletes nothing of the new holder's rows; an item write takes a stale
  * source claim away, so its holder's next chunk fails instead of making a stale set visible; a

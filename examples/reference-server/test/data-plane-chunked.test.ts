@@ -1,11 +1,11 @@
 import { waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHUNKED_SNAPSHOT_MIN } from '../src/staging/sources.js';
+import { CHUNKED_SNAPSHOT_MIN } from '../src/data-plane/sources.js';
 import { type Backend, backends, type startDataPlane, startDataPlaneWithSql } from './data-plane.js';
 
 /**
  * Large snapshots and applies are written in chunks, each a short transaction, and made visible
- * with one final one (README "Large snapshots and applies"). These tests show what that must
+ * with one final one (data-plane.md §5). These tests show what that must
  * keep: every item lands; a failure half-way (a real constraint violation, from a trigger this
  * test installs in the server's own database) leaves the previous state whole and visible, and
  * nothing of the unfinished write behind; a request on the same source during a chunked

@@ -1,7 +1,7 @@
 import { TestReceiver } from '@keyhook/testing/support';
 import { verify } from '@keyhook/webhook-verify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunRecord } from '../src/staging/model.js';
+import type { RunRecord } from '../src/data-plane/model.js';
 import { type Backend, backends, startDataPlane } from './data-plane.js';
 
 const KINDS = ['run.completed', 'run.failed', 'run.conflict', 'generation.published', 'apply.failed'];

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, backends, startDataPlane } from './data-plane.js';
 
 describe.each(backends)(
-  'the data plane end to end over HTTP on $name (docs/decisions.md §18.2)',
+  'the data plane end to end over HTTP on $name (data-plane.md §4.1)',
   (backend: Backend) => {
     let plane: Awaited<ReturnType<typeof startDataPlane>>;
 

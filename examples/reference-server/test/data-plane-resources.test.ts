@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES, type Backend, backends, DataPlaneClient, startDataPlane } from './data-plane.js';
 
 describe.each(backends)(
-  'data-plane resources over HTTP on $name (docs/decisions.md §18.2)',
+  'data-plane resources over HTTP on $name (data-plane.md §4.1)',
   (backend: Backend) => {
     let plane: Awaited<ReturnType<typeof startDataPlane>>;
     let api: DataPlaneClient;

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA_PLANE_ROUTES, SCOPES, scopeFor } from '../src/staging/index.js';
+import { DATA_PLANE_ROUTES, SCOPES, scopeFor } from '../src/data-plane/index.js';
 import { type Backend, backends, DataPlaneClient, startDataPlane } from './data-plane.js';
 
 /**
- * docs/http-api.md §5.4 for the whole data plane: every route (the same table the server registers)
+ * data-plane.md §2.1 and §3 for the whole data plane: every route (the same table the server registers)
  * refuses a key that holds every scope but its own with 403 insufficient_scope naming that
  * scope, and lets through a key that holds only its own.
  */
-describe.each(backends)('data-plane scopes on $name (docs/http-api.md §4.6, §5.4)', (backend: Backend) => {
+describe.each(backends)('data-plane scopes on $name (data-plane.md §2.1, §3)', (backend: Backend) => {
   let plane: Awaited<ReturnType<typeof startDataPlane>>;
   const paths = { sourceId: '', runId: '', key: 'a' };
 
@@ -39,7 +39,7 @@ describe.each(backends)('data-plane scopes on $name (docs/http-api.md §4.6, §5
     })[operation];
 
   it.skipIf(!backend.available)(
-    'guards each route with the scope docs/http-api.md §4.6 gives its operation, all seven in use',
+    'guards each route with the scope data-plane.md §3 gives its operation, all seven in use',
     () => {
       const guarded = Object.fromEntries(
         DATA_PLANE_ROUTES.map((route) => [`${route.method} ${route.path}`, scopeFor(route.operation)]),

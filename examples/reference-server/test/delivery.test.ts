@@ -6,7 +6,7 @@ import { backendsFor, type Running, start } from './instances.js';
 
 const withPostgres = await postgresAvailable();
 
-/** The server's own environment variables set the schedule and the timeout (docs/decisions.md §18.9). */
+/** The server's own environment variables set the schedule and the timeout (data-plane.md §7.1). */
 const DELIVERY_ENV = { KEYHOOK_RETRY_SCHEDULE: '60ms,120ms', KEYHOOK_DELIVERY_TIMEOUT: '1s' };
 
 const backends = backendsFor('ref_dlv', withPostgres);

@@ -4,7 +4,7 @@ import { dropSchema, postgresEnv, type Running, sqliteEnv, start, tempDir } from
 
 const withPostgres = await postgresAvailable();
 
-describe('GET /healthz when the store is gone (docs/decisions.md §18.10)', () => {
+describe('GET /healthz when the store is gone (data-plane.md §7.2)', () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -52,7 +52,7 @@ describe('the OpenAPI document (/api/v1/openapi.json) and its page (/api/v1/docs
     expect(document.paths['/healthz'].get.security).toBeUndefined();
   });
 
-  it('lists the five events of docs/http-api.md §6.1 under webhooks, signed with the x-chatbot headers', () => {
+  it('lists the five events of data-plane.md §2.2 under webhooks, signed with the x-chatbot headers', () => {
     expect(Object.keys(document.webhooks)).toEqual([
       'run.completed',
       'run.failed',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stagingMigrations } from '../src/staging/migrate.js';
+import { stagingMigrations } from '../src/data-plane/migrate.js';
 
 /**
  * The checksum of every released migration. A database records a migration's checksum when it

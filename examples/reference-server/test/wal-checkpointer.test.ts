@@ -4,11 +4,11 @@ import type { Keyhook } from '@keyhook/core';
 import { recordingLogger, waitUntil } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { CHECKPOINT_FAILURES_BEFORE_FALLBACK, sqliteStagingDb } from '../src/staging/sqlite-db.js';
+import { CHECKPOINT_FAILURES_BEFORE_FALLBACK, sqliteStagingDb } from '../src/data-plane/sqlite-db.js';
 import { tempDir } from './instances.js';
 
 /**
- * The staging layer's WAL checkpointer (a worker thread) must not fail in silence: a WAL that no
+ * The data plane's WAL checkpointer (a worker thread) must not fail in silence: a WAL that no
  * checkpoint moves grows without bound. It tells a failure, and past a few in a row gives the
  * checkpoints back to the connection.
  */

@@ -1,5 +1,5 @@
 import createClient from 'openapi-fetch';
-// Generated from the server's own /api/v1/openapi.json by test/typed-client.test.ts (not committed).
+// Generated from the server's own /api/v1/openapi.json by test/openapi-typed-client.test.ts (not committed).
 import type { paths } from './.generated/api.js';
 
 /** What the walkthrough saw, for the test to check. */

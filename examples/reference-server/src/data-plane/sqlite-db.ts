@@ -1,13 +1,13 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { type Keyhook, type Logger, silentLogger } from '@keyhook/core';
+import { type Logger, silentLogger } from '@keyhook/core';
 import { toStoreError } from '@keyhook/store-sqlite';
 import type Database from 'better-sqlite3';
 import type { ReferenceKeyhook } from '../catalog.js';
 import { Serial, type SqlParam, type StagingDb, type Tx } from './db.js';
 
 /**
- * The staging data on SQLite, on the connection the keyhook store was given (`database`), so
+ * The data plane's tables on SQLite, on the connection the keyhook store was given (`database`), so
  * that an event joins the transaction of the state change that caused it (publishSync).
  * better-sqlite3 is synchronous: a transaction runs to its end without yielding to other
  * requests, and `Serial` keeps the async wrappers in call order, one transaction at a time.
@@ -86,7 +86,7 @@ export interface CheckpointerOptions {
  * WAL checkpoints off the event loop. SQLite runs an automatic checkpoint inside the COMMIT that
  * takes the WAL past `wal_autocheckpoint` pages (1000): with better-sqlite3 that COMMIT copies
  * every page the WAL holds into the database file and fsyncs it on the event loop, 40–190 ms
- * during a large snapshot or apply (README "Large snapshots and applies"). So the connection's
+ * during a large snapshot or apply (data-plane.md §5.8). So the connection's
  * automatic checkpoints are turned off, and a worker thread with a connection of its own runs
  * `PRAGMA wal_checkpoint(PASSIVE)` every CHECKPOINT_INTERVAL_MS: a passive checkpoint takes no
  * lock a writer needs, so commits go on while it copies and syncs. If the worker cannot run,

@@ -44,7 +44,7 @@ const PRUNE_BLOBS_POSTGRES = `DELETE FROM staging_blobs WHERE tenant_id = ? AND 
                   AND (SELECT o.tenant_id FROM staging_sources AS o WHERE o.id = g.source_id) = staging_blobs.tenant_id OFFSET 0)`;
 
 /**
- * Applying runs and the generations they publish (docs/decisions.md §18.6).
+ * Applying runs and the generations they publish (data-plane.md §4.5).
  * Each state change commits in one transaction with the event it causes.
  */
 export class ApplyStorage {
@@ -54,7 +54,7 @@ export class ApplyStorage {
   ) {}
 
   /**
-   * The apply request (docs/decisions.md §18.6): the run must have completed discovery on an
+   * The apply request (data-plane.md §4.5): the run must have completed discovery on an
    * active source. A stale base conflicts the run (`run.conflict`); another run's apply on the
    * source refuses this one; a no-op run is applied at once, publishing nothing; otherwise the
    * run takes the source's apply slot (one at a time) and a job builds its generation.
@@ -125,12 +125,11 @@ export class ApplyStorage {
    * run is applied and `generation.published` goes out, in one final transaction. The build
    * before it runs in chunks of CHUNK_ROWS items, each a short transaction that renews this job's
    * claim on the run (renewClaim: a compare-and-swap on `claim.at`, which then moves on), yielding
-   * to the event loop between them (README "Large snapshots and
-   * applies"): its rows are for generation N+1, which no reader looks at before the final
-   * transaction writes the generation's row and moves the pointer. `beforeSwitch` runs inside
-   * that transaction: a throw there (an injected failure) leaves the active generation as it
-   * was, and the build's rows are dropped (here on failure, or by the next build of N+1). Once
-   * it is applied, the caller releases the run's pinned set and content (releasePinnedSet,
+   * to the event loop between them (data-plane.md §5.5): its rows are for generation N+1, which
+   * no reader looks at before the final transaction writes the generation's row and moves the
+   * pointer. `beforeSwitch` runs inside that transaction: a throw there (an injected failure)
+   * leaves the active generation as it was, and the build's rows are dropped (here on failure, or
+   * by the next build of N+1). Once it is applied, the caller releases the run's pinned set and content (releasePinnedSet,
    * pruneContent), off the job's path.
    */
   async publishGeneration(

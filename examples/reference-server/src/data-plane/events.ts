@@ -3,7 +3,7 @@ import type { ReferenceEvent } from '../catalog.js';
 import type { ChangeCounts, RunRecord } from './model.js';
 
 /**
- * The data plane's events (docs/http-api.md §6.1, docs/decisions.md §18.7), each naming the source,
+ * The data plane's events (data-plane.md §2.2), each naming the source,
  * the run, the generation and the reason. Ids are derived from the run, so a job that runs again
  * after a crash publishes the same event id, and keyhook's idempotency on `id` keeps it to one.
  */

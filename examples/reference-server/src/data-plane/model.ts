@@ -1,5 +1,5 @@
 /**
- * The reference data plane's records (docs/decisions.md §18.3): what a tenant stages in a source,
+ * The reference data plane's records (data-plane.md §4.2): what a tenant stages in a source,
  * the runs that discover what changed, and the generations an apply publishes. Ids are keyhook's
  * shape (`src_…`, `run_…`); timestamps are Dates here and ISO strings on the wire.
  */
@@ -22,7 +22,7 @@ export interface SourceRecord {
   updatedAt: Date;
 }
 
-/** An item's fields as the caller sends them (docs/decisions.md §18.3: keyed by the caller's `key`). */
+/** An item's fields as the caller sends them (data-plane.md §4.2: keyed by the caller's `key`). */
 export interface ItemFields {
   title: string | null;
   content: string;

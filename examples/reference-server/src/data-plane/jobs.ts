@@ -64,7 +64,7 @@ interface CleanUp {
 }
 
 /**
- * The data plane's jobs of its own (docs/decisions.md §18.4: discovery and the generation build run
+ * The data plane's jobs of its own (data-plane.md §4.3: discovery and the generation build run
  * asynchronously). A run is claimed by exactly one job at a time (a compare-and-set on its
  * status and claim time), so any number of instances share the work; each is kicked when its
  * own request queues work and sweeps every few seconds for the rest. One job runs at a time per
@@ -199,7 +199,7 @@ export class StagingJobs {
     if (!run) return; // another job has it, or it moved on
     const claim: JobClaim = { at: claimedAt.getTime() };
     try {
-      // In chunks that yield (README "Large snapshots and applies"), each renewing the claim;
+      // In chunks that yield (data-plane.md §5.4), each renewing the claim;
       // undefined: another job took the run.
       const counts = await this.deps.runs.diffInChunks(run, claim);
       if (!counts) return;

@@ -1,9 +1,9 @@
 import { storableText } from '@keyhook/core';
 import { z } from 'zod';
 
-/** docs/decisions.md §18.3: a key is the caller's, 1–256 URL-safe characters (RFC 3986 unreserved). */
+/** data-plane.md §4.2: a key is the caller's, 1–256 URL-safe characters (RFC 3986 unreserved). */
 export const ITEM_KEY = /^[A-Za-z0-9._~-]{1,256}$/;
-/** docs/decisions.md §18.3 limits: one item's content, and a whole data-plane body. */
+/** data-plane.md §3.3 limits: one item's content, and a whole data-plane body. */
 export const MAX_CONTENT_BYTES = 1024 * 1024;
 export const MAX_DATA_BODY_BYTES = 10 * 1024 * 1024;
 export const MAX_BATCH_OPERATIONS = 1000;

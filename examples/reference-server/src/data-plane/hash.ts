@@ -3,7 +3,7 @@ import { canonicalJson } from '@keyhook/core';
 import type { ItemFields } from './model.js';
 
 /**
- * The item's content hash (docs/decisions.md §18.3: it decides `unchanged`): SHA-256 over the
+ * The item's content hash (data-plane.md §4.2: it decides `unchanged`): SHA-256 over the
  * canonical JSON of every field the caller sends, so a new title or a reordered metadata object
  * with other values is a change, and the same fields in another key order are not.
  */

@@ -3,7 +3,6 @@ import {
   type ApiKeyContext,
   errorResponse,
   isKeyhookError,
-  type Keyhook,
   KeyhookError,
   type KeyhookResponse,
 } from '@keyhook/core';
@@ -63,7 +62,7 @@ export interface DataPlaneRoute {
 const LIST = ['limit', 'cursor'] as const;
 
 /**
- * docs/decisions.md §18.2: the data plane's routes under `/sources`, each guarded by its
+ * data-plane.md §4.1: the data plane's routes under `/sources`, each guarded by its
  * operation's scope.
  */
 export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [

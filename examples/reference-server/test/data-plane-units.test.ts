@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { PASSAGE_CHARS, passagesOf } from '../src/staging/chunk.js';
-import { countChanges, diffItems, isNoop } from '../src/staging/diff.js';
-import { contentHash } from '../src/staging/hash.js';
+import { PASSAGE_CHARS, passagesOf } from '../src/data-plane/chunk.js';
+import { countChanges, diffItems, isNoop } from '../src/data-plane/diff.js';
+import { contentHash } from '../src/data-plane/hash.js';
 
 describe('passages (what a generation gives a chatbot to index)', () => {
   it('keeps short paragraphs together, the title first, and every word in order', () => {

@@ -20,7 +20,7 @@ export type ItemOperation =
 
 /**
  * A snapshot of more operations than this is written in chunks into an item set of its own and
- * made visible with one final update (README "Large snapshots and applies"); a smaller one, and
+ * made visible with one final update (data-plane.md §5.1); a smaller one, and
  * every other item write, is one transaction as before.
  */
 export const CHUNKED_SNAPSHOT_MIN = 2 * CHUNK_ROWS;
@@ -68,7 +68,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 type Busy = { outcome: 'busy' };
 
-/** Sources and their staged items (docs/decisions.md §18.3). */
+/** Sources and their staged items (data-plane.md §4.2). */
 export class SourceStorage {
   constructor(
     private readonly db: StagingDb,
@@ -303,10 +303,10 @@ export class SourceStorage {
   }
 
   /**
-   * A large snapshot, without holding the event loop or the database for the whole of it (README
-   * "Large snapshots and applies"). It claims the source (`pending_set`: other item writes wait
-   * meanwhile), writes the complete new staged set under a set id of its own in short
-   * transactions of CHUNK_ROWS items, yielding between them, and makes it visible with one final
+   * A large snapshot, without holding the event loop or the database for the whole of it
+   * (data-plane.md §5.1). It claims the source (`pending_set`: other item writes wait meanwhile),
+   * writes the complete new staged set under a set id of its own in short transactions of
+   * CHUNK_ROWS items, yielding between them, and makes it visible with one final
    * transaction that points the source at it and moves the staged revision. Until then readers,
    * and runs that start, see the previous set whole; a failure or a crash before the flip leaves
    * it so, and the unfinished set's rows are dropped (by this call, or by the next snapshot
@@ -527,7 +527,7 @@ export async function dropUnusedSet(
 export const SET_SWEEP_STEP = 100;
 
 /**
- * The sweep for item sets nobody points to (README "Large snapshots and applies"): a snapshot
+ * The sweep for item sets nobody points to (data-plane.md §5.7): a snapshot
  * whose clean-up of the replaced set failed, or whose process died after the flip, leaves that
  * set's rows unreachable. Each call walks the next SET_SWEEP_STEP set ids of staging_items
  * (one index seek each, from `after`, the cursor the previous call returned) and drops the rows

@@ -1,7 +1,7 @@
 import { type ErrorDetail, errorEnvelope, type KeyhookResponse } from '@keyhook/core';
 
 /**
- * The data plane's own refusals (docs/decisions.md §18.5), beside keyhook's codes, in the same
+ * The data plane's own refusals (data-plane.md §3.2), beside keyhook's codes, in the same
  * envelope. Every one is a 409: the request is well formed, the resource's state refuses it.
  */
 export const STAGING_ERROR_STATUS = {

@@ -6,7 +6,7 @@ import type { ReferenceEvent } from '../catalog.js';
 export type SqlParam = string | number | null;
 
 /**
- * One transaction of the staging data, on SQLite or Postgres alike. The SQL is the subset both
+ * One transaction of the data plane's tables, on SQLite or Postgres alike. The SQL is the subset both
  * speak: `?` placeholders (numbered for Postgres by the adapter), `ON CONFLICT`, `RETURNING`,
  * integer milliseconds for time and TEXT for JSON.
  */
@@ -51,8 +51,8 @@ export function packageDir(moduleUrl: string): string {
 
 /**
  * Rows one chunk of a large write (a snapshot, a generation build, a clean-up) handles in one
- * short transaction; between chunks the work yields to the event loop (README "Large snapshots
- * and applies"), so no request waits behind more than one chunk.
+ * short transaction; between chunks the work yields to the event loop (data-plane.md §5), so no
+ * request waits behind more than one chunk.
  */
 export const CHUNK_ROWS = 500;
 

@@ -21,7 +21,7 @@ import type { SourceStorage } from './sources.js';
 import { changeView, generationView, runView } from './views.js';
 
 /**
- * Runs, their apply and the generations (docs/decisions.md §18.4, §18.6) as a host app writes them:
+ * Runs, their apply and the generations (data-plane.md §4.3, §4.5) as a host app writes them:
  * the rules here, storage in runs.ts and apply.ts, the jobs in jobs.ts, HTTP in routes.ts.
  */
 export class RunApi {
@@ -77,7 +77,7 @@ export class RunApi {
     return { run: runView(run), ...pageOf(rows, limit, changeView, (c) => c.key) };
   }
 
-  /** POST apply: 202 while the generation is built, or the refusal (docs/decisions.md §18.6). */
+  /** POST apply: 202 while the generation is built, or the refusal (data-plane.md §4.5). */
   async applyRun(tenantId: string, sourceId: string, runId: string) {
     if (!isSourceId(sourceId) || !isRunId(runId)) throw runNotFound();
     const outcome: ApplyOutcome = await this.deps.apply.requestApply(

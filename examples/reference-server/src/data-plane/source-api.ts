@@ -39,7 +39,7 @@ type BatchResult =
   | { key: string | null; error: { code: string; message: string; details?: unknown[] } };
 
 /**
- * Sources and their staged items (docs/decisions.md §18.3) as a host app writes them: the rules
+ * Sources and their staged items (data-plane.md §4.2) as a host app writes them: the rules
  * here, storage in sources.ts, HTTP in routes.ts. Tenants come from the caller's API key only.
  */
 export class SourceApi {

@@ -1,4 +1,3 @@
-import type { Keyhook } from '@keyhook/core';
 import { toStoreError } from '@keyhook/store-postgres';
 import pg from 'pg';
 import type { ReferenceKeyhook } from '../catalog.js';
@@ -13,7 +12,7 @@ export function numberPlaceholders(sql: string): string {
 }
 
 /**
- * The staging data on Postgres, in `schema`, through a pool of its own (the keyhook store has
+ * The data plane's tables on Postgres, in `schema`, through a pool of its own (the keyhook store has
  * its own). An event is published on the transaction's client, so it commits or rolls back
  * with the state change that caused it.
  */

@@ -25,7 +25,7 @@ export interface PendingRun {
 const RUN = 'SELECT * FROM staging_runs WHERE tenant_id = ? AND source_id = ? AND id = ?';
 
 /**
- * Runs and their discovery (docs/decisions.md §18.4, §18.5); apply.ts holds the apply.
+ * Runs and their discovery (data-plane.md §4.3, §4.4); apply.ts holds the apply.
  * Each state change commits in one transaction with the event it causes.
  */
 export class RunStorage {
@@ -43,7 +43,7 @@ export class RunStorage {
    * apply holds the source.
    *
    * The copy is made in chunks of CHUNK_ROWS rows, each a short transaction, with the event loop
-   * let in between (README "Large snapshots and applies"). Meanwhile the source is claimed
+   * let in between (data-plane.md §5.2). Meanwhile the source is claimed
    * (`pending_set = 'run:<id>'`, as a chunked snapshot claims it), so no item write changes the
    * set half-way: they wait, and so does a start that finds another claim. The run row is
    * written first, `queued` with `claimed_at` set: no job discovers it until the copy is whole
@@ -285,7 +285,7 @@ export class RunStorage {
    * Discovery's diff (the same result as diffItems): the pinned set against
    * the base generation's, written into staging_run_changes in chunks of CHUNK_ROWS keys, each a
    * short transaction that renews this job's claim on the run (renewClaim), with the event loop
-   * let in between (README "Large snapshots and applies"); on Postgres one statement per pass. The comparison is SQL, keyed in the
+   * let in between (data-plane.md §5.3); on Postgres one statement per pass. The comparison is SQL, keyed in the
    * database's own key order: every pinned key (added, updated, unchanged), then every key only
    * in the base (removed). Nobody reads a run's changes before it completes (`changes`), and a
    * discovery taken over from a dead job starts by dropping what that one wrote. Returns the

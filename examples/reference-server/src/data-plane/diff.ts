@@ -6,7 +6,7 @@ export interface KeyedHash {
 }
 
 /**
- * What a run changes (docs/decisions.md §18.4): its pinned item set against the base generation's.
+ * What a run changes (data-plane.md §4.3): its pinned item set against the base generation's.
  * A key only in the pinned set is added; in both with another hash, updated; with the same hash,
  * unchanged; only in the generation, removed. The result is in key order.
  */

@@ -5,7 +5,7 @@ export type { Scope };
 /** The seven scope names, in their declared order. */
 export const SCOPES: readonly Scope[] = REFERENCE_SCOPES.map((scope) => scope.name);
 
-/** The data plane's operations (docs/http-api.md §4.6), each with the one scope that guards it. */
+/** The data plane's operations (data-plane.md §3), each with the one scope that guards it. */
 export const OPERATION_SCOPES = {
   'sources.list': 'sources:read',
   'sources.read': 'sources:read',
