@@ -10,9 +10,9 @@
 // - source only: one's name is the other's plus more (`sign.ts`, `sign-async.ts`, `signing.ts`;
 //   tests may share a stem: `delivery.test.ts`, `delivery-crash.test.ts`);
 // - their names differ only by plurals (`key-formats.test.ts`, `keys-format.test.ts`).
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { trackedFiles } from './tracked-files.mjs';
 
 const CODE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 
@@ -93,14 +93,13 @@ function selfTest() {
   }
 }
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const PACKAGE_FILE = /^(packages\/[^/]+|examples\/[^/]+|benchmarks)\/((?:src|test)\/.+)$/;
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   selfTest();
-  const tracked = execFileSync('git', ['ls-files'], { cwd: root, encoding: 'utf8' }).split('\n');
   const packages = new Map();
-  for (const file of tracked) {
-    const match = /^(packages\/[^/]+|examples\/[^/]+|benchmarks)\/((?:src|test)\/.+)$/.exec(file);
-    if (!match) continue;
+  for (const file of trackedFiles((name) => PACKAGE_FILE.test(name))) {
+    const match = PACKAGE_FILE.exec(file);
     if (!packages.has(match[1])) packages.set(match[1], []);
     packages.get(match[1]).push(match[2]);
   }

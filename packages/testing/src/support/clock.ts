@@ -1,5 +1,4 @@
 import type { Clock, TimerHandle, TimerOptions, Timers } from '@keyhook/core';
-import { TEST_CATALOG } from './catalog.js';
 
 /** A clock that moves only when the test says so. */
 export class FakeClock implements Clock {
