@@ -4,12 +4,29 @@
  * name that nothing outside core imports and no document names. A store author uses
  * `@keyhook/core/store` (src/for-stores.ts) instead; no value is exported by both entries but the
  * two loggers.
+ *
+ * The groups, and why each is public (the exports are sorted by file, so they are named here):
+ * - createKeyhook and its options: the one function a host calls, and what it configures, with
+ *   the catalog types (scopes, events) that type it.
+ * - The services on a keyhook (`keys`, `webhooks`, `events`, `deliveries`, `createWorker()`), as
+ *   interfaces since only createKeyhook builds them, with their inputs.
+ * - The views a client is answered with, and their zod schemas: the services return records (a
+ *   key's hash, a sealed secret), which host code maps to a view before answering; the schema is
+ *   what the OpenAPI document is written from, for a host route that answers with that view.
+ * - The Store contract's types: `KeyhookOptions.store` names it and the services return its
+ *   records; `@keyhook/core/store` exports the same types (API Extractor needs each entry's
+ *   signatures exported from that entry) and every helper a store uses.
+ * - The errors: one type with a closed list of codes, and the table from code to status.
+ * - What the adapters translate: the request and response core speaks, the guard's result, and
+ *   the OpenAPI route they serve.
+ * - What a host's own routes use to answer as keyhook's do: the error envelope, the same 400 for
+ *   invalid input, the list conventions, ids of the same shape, and one OpenAPI document for
+ *   both (core's README, "Your own routes beside keyhook's").
+ * - Tools beside keyhook: a development admin token, the master key, the loggers, and the
+ *   in-memory store for tests and development.
  */
 
-// createKeyhook and its options: the one function a host calls, and what it configures.
 export type { AdminSessionOptions } from './admin/session.js';
-// Tools a host runs beside keyhook: a development admin token, the master key, the loggers, and
-// the in-memory store for tests and development.
 export { type AdminTokenOptions, createAdminToken } from './admin/token.js';
 export type {
   EventCatalog,
@@ -25,10 +42,6 @@ export type { EncryptionKeyInput } from './crypto/secret-box.js';
 export { generateEncryptionKey } from './crypto/secret-box.js';
 export type { DeliveryWorkerOptions } from './delivery/delivery-loop.js';
 export type { RecoverInput } from './delivery/delivery-service.js';
-// The views a client is answered with. The services return records (a key's hash, a sealed
-// secret); host code that answers a client with one maps it to its view first.
-// Each view's zod schema is the one the OpenAPI document is written from, for a host route that
-// answers with that view.
 export {
   type AttemptView,
   attemptViewSchema,
@@ -39,16 +52,10 @@ export {
   toDeliveryDetailView,
   toDeliveryView,
 } from './delivery/delivery-view.js';
-// The services on a keyhook (`keys`, `webhooks`, `events`, `deliveries`, `createWorker()`), as
-// interfaces since only createKeyhook builds them, with their inputs.
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 export type { AutoDisableRule } from './delivery/rules.js';
 export type { DeliveryHeaderNames } from './delivery/signature.js';
-// The Store contract: `KeyhookOptions.store` names it, and the services return its records. A
-// store implements it from `@keyhook/core/store`, which exports the same types (api-extractor
-// needs each entry's signatures exported from that entry) and every helper a store uses.
 export type { DeliveryState } from './delivery/states.js';
-// The errors: one type with a closed list of codes, and the table from code to status.
 export {
   ERROR_STATUS,
   type ErrorCode,
@@ -57,8 +64,6 @@ export {
   KeyhookError,
   type KeyhookErrorOptions,
 } from './errors.js';
-// What the adapters translate: the request and response core speaks, the guard's result, and
-// the OpenAPI route they serve.
 export type { ApiKeyContext, GuardResult } from './http/handler.js';
 export type {
   HttpMethod,
@@ -67,9 +72,6 @@ export type {
   RequestHeaders,
   RouteDefinition,
 } from './http/messages.js';
-// A host's own routes beside keyhook's answer as keyhook's do: the same error envelope, the same
-// 400 for invalid input, the same list conventions, ids of the same shape, and one OpenAPI
-// document for both (core's README, "Your own routes beside keyhook's").
 export {
   type ApiOperation,
   type ApiWebhooks,
