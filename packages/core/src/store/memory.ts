@@ -8,6 +8,7 @@ import type {
   ApiKeyRecord,
   AttemptCompletion,
   AttemptCompletionOutcome,
+  AttemptCounts,
   AttemptRecord,
   DeliveryDetail,
   DeliveryListPage,
@@ -19,6 +20,8 @@ import type {
   LeasedDelivery,
   LeaseRequest,
   ListPage,
+  PortalExchangeOutcome,
+  PortalSessionRecord,
   PublishLease,
   PublishOutcome,
   PurgeOutcome,
@@ -26,6 +29,7 @@ import type {
   RequeueOutcome,
   RotateOutcome,
   Store,
+  TestEventOutcome,
   WebhookDisabledReason,
   WebhookRecord,
   WebhookStatus,
@@ -78,6 +82,16 @@ const copyDelivery = (record: DeliveryRecord): DeliveryRecord => ({
   updatedAt: new Date(record.updatedAt.getTime()),
 });
 
+const copyPortalSession = (record: PortalSessionRecord): PortalSessionRecord => ({
+  ...record,
+  permissions: [...record.permissions],
+  scopes: record.scopes ? [...record.scopes] : null,
+  createdAt: new Date(record.createdAt.getTime()),
+  expiresAt: new Date(record.expiresAt.getTime()),
+  exchangedAt: date(record.exchangedAt),
+  revokedAt: date(record.revokedAt),
+});
+
 const copyAttempt = (record: AttemptRecord): AttemptRecord => ({
   ...record,
   startedAt: new Date(record.startedAt.getTime()),
@@ -103,6 +117,7 @@ export class MemoryStore implements Store {
   private readonly deliveries = new Map<string, DeliveryRecord>();
   private readonly attempts = new Map<string, AttemptRecord[]>();
   private readonly consecutiveFailures = new Map<string, number>();
+  private readonly portalSessions = new Map<string, PortalSessionRecord>();
   private closed = false;
   private changes = 0;
 
@@ -527,6 +542,72 @@ export class MemoryStore implements Store {
       delivery.updatedAt = new Date(at);
     }
     return due.length;
+  }
+
+  async publishTestEvent(event: EventRecord, webhookId: string, deliveryId: string): Promise<TestEventOutcome> {
+    this.assertOpen();
+    const webhook = this.webhooks.get(webhookId);
+    if (!webhook || webhook.tenantId !== event.tenantId) return { outcome: 'not_found' };
+    this.events.set(eventSlot(event.tenantId, event.id), copyEvent(event));
+    const delivery = newDeliveryRecord(event, webhook, deliveryId, undefined);
+    this.deliveries.set(delivery.id, copyDelivery(delivery));
+    return { outcome: 'published', event: copyEvent(event), delivery: copyDelivery(delivery) };
+  }
+
+  async countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]> {
+    this.assertOpen();
+    const counts = new Map<string, AttemptCounts>();
+    for (const [deliveryId, attempts] of this.attempts) {
+      const delivery = this.deliveries.get(deliveryId);
+      if (!delivery || delivery.tenantId !== tenantId) continue;
+      for (const attempt of attempts) {
+        if (attempt.startedAt.getTime() < since.getTime()) continue;
+        const entry = counts.get(delivery.webhookId) ?? { webhookId: delivery.webhookId, succeeded: 0, failed: 0 };
+        const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+        if (ok) entry.succeeded++;
+        else entry.failed++;
+        counts.set(delivery.webhookId, entry);
+      }
+    }
+    return [...counts.values()].sort((a, b) => (a.webhookId < b.webhookId ? -1 : 1));
+  }
+
+  async insertPortalSession(record: PortalSessionRecord, purgeBefore: Date): Promise<void> {
+    this.assertOpen();
+    for (const [id, session] of this.portalSessions) {
+      if (session.expiresAt.getTime() < purgeBefore.getTime()) this.portalSessions.delete(id);
+    }
+    this.portalSessions.set(record.id, copyPortalSession(record));
+  }
+
+  async exchangePortalLink(linkHash: string, sessionHash: string, now: Date): Promise<PortalExchangeOutcome> {
+    this.assertOpen();
+    const session = [...this.portalSessions.values()].find((candidate) => candidate.linkHash === linkHash);
+    if (!session) return { outcome: 'refused', reason: 'unknown' };
+    if (session.revokedAt !== null) return { outcome: 'refused', reason: 'revoked' };
+    if (session.exchangedAt !== null) return { outcome: 'refused', reason: 'used' };
+    if (session.expiresAt.getTime() <= now.getTime()) return { outcome: 'refused', reason: 'expired' };
+    session.sessionHash = sessionHash;
+    session.exchangedAt = new Date(now.getTime());
+    return { outcome: 'exchanged', session: copyPortalSession(session) };
+  }
+
+  async findPortalSession(sessionHash: string): Promise<PortalSessionRecord | null> {
+    this.assertOpen();
+    const session = [...this.portalSessions.values()].find((candidate) => candidate.sessionHash === sessionHash);
+    return session ? copyPortalSession(session) : null;
+  }
+
+  async revokePortalSessions(tenantId: string, id: string | undefined, at: Date): Promise<number> {
+    this.assertOpen();
+    let revoked = 0;
+    for (const session of this.portalSessions.values()) {
+      if (session.tenantId !== tenantId || session.revokedAt !== null) continue;
+      if (id !== undefined && session.id !== id) continue;
+      session.revokedAt = new Date(at.getTime());
+      revoked++;
+    }
+    return revoked;
   }
 
   watchDeliveries(_listener: () => void): () => void {

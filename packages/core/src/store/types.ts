@@ -279,6 +279,47 @@ export interface PurgeOutcome {
   skipped: boolean;
 }
 
+/** A portal session (docs/decisions.md §22): a one-time link and, once it is exchanged, the browser session it opened. */
+export interface PortalSessionRecord {
+  /** `ps_…`. */
+  id: string;
+  tenantId: string;
+  /** Lowercase hex SHA-256 of the one-time link token; unique across all tenants. */
+  linkHash: string;
+  /** Lowercase hex SHA-256 of the session token; null until the link is exchanged. Unique when set. */
+  sessionHash: string | null;
+  /** What the session may do (`keys:read`, `keys:write`, `webhooks:read`, `webhooks:write`), sorted. */
+  permissions: string[];
+  /** The scopes a key created in this session may carry, sorted; null: any scope of the host's. */
+  scopes: string[] | null;
+  createdAt: Date;
+  /** The link and the session it opens both end then. */
+  expiresAt: Date;
+  /** When the link was exchanged; null before. */
+  exchangedAt: Date | null;
+  /** When the host revoked it or its holder signed out; null while it stands. */
+  revokedAt: Date | null;
+}
+
+export type PortalExchangeOutcome =
+  | { outcome: 'exchanged'; session: PortalSessionRecord }
+  /** Nothing was written. `unknown`: no session has this link. */
+  | { outcome: 'refused'; reason: 'unknown' | 'used' | 'expired' | 'revoked' };
+
+/** One webhook's attempts within a window, for its recent success rate. */
+export interface AttemptCounts {
+  webhookId: string;
+  /** Attempts answered with a 2xx. */
+  succeeded: number;
+  /** Every other attempt: another status, or no answer. */
+  failed: number;
+}
+
+export type TestEventOutcome =
+  | { outcome: 'published'; event: EventRecord; delivery: DeliveryRecord }
+  /** The tenant has no webhook with this id: nothing was written. */
+  | { outcome: 'not_found' };
+
 export interface ListPage {
   /** At most this many records. */
   limit: number;
@@ -557,6 +598,43 @@ export interface Store {
    * it. A store with no such signal returns a no-op; workers then poll.
    */
   watchDeliveries(listener: () => void): () => void;
+
+  /**
+   * Writes a test event and one delivery of it, to this webhook only, in one transaction:
+   * `pending` and due at `event.createdAt` when the webhook is active, `held` since then when it
+   * is disabled, whatever events the webhook subscribes to. Read under the lock publishEvent
+   * takes, and announced as publishEvent announces its deliveries (Postgres: NOTIFY).
+   */
+  publishTestEvent(event: EventRecord, webhookId: string, deliveryId: string): Promise<TestEventOutcome>;
+
+  /**
+   * Per webhook of the tenant, the attempts started at or after `since` that succeeded (a 2xx
+   * status) and that failed. Webhooks without attempts in the window are left out.
+   */
+  countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]>;
+
+  /**
+   * Inserts a portal session not yet exchanged. In the same call, deletes every portal session,
+   * of any tenant, whose `expiresAt` is before `purgeBefore`, so the table stays bounded.
+   */
+  insertPortalSession(record: PortalSessionRecord, purgeBefore: Date): Promise<void>;
+
+  /**
+   * The link's one exchange, atomically: the session whose `linkHash` matches, when it is not
+   * exchanged, not revoked and `expiresAt > now`, takes `sessionHash` and `exchangedAt = now`.
+   * Of N concurrent exchanges of one link exactly one returns `exchanged`; the others are
+   * refused as `used`. Otherwise nothing is written, and the refusal says why.
+   */
+  exchangePortalLink(linkHash: string, sessionHash: string, now: Date): Promise<PortalExchangeOutcome>;
+
+  /** The session opened with this session hash, whatever its state (core judges expiry and revocation), or null. */
+  findPortalSession(sessionHash: string): Promise<PortalSessionRecord | null>;
+
+  /**
+   * Revokes, at `at`, the tenant's session `id` (every session of the tenant when `id` is
+   * undefined) that is not revoked yet. Returns how many it revoked.
+   */
+  revokePortalSessions(tenantId: string, id: string | undefined, at: Date): Promise<number>;
 
   /**
    * Claims an Idempotency-Key; the first writer wins. Atomically: when no record holds
