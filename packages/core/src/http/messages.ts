@@ -25,6 +25,12 @@ export interface KeyhookRequest {
    * limited per address (`rateLimit.failedAuth`); without it they are not limited.
    */
   clientAddress?: string | undefined;
+  /**
+   * The path the routes are mounted at, as the client sees it (`/api/v1/portal`): Express's
+   * `req.baseUrl`, Fastify's scope prefix. The portal's pages link their assets and scope their
+   * cookie by it.
+   */
+  basePath?: string | undefined;
 }
 
 export interface KeyhookResponse {
