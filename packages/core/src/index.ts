@@ -92,6 +92,7 @@ export {
   type EventsOf,
   type Keyhook,
   type KeyhookOptions,
+  type PortalOptions,
   type ScopeOf,
   type TelemetryOptions,
 } from './keyhook.js';
@@ -110,6 +111,14 @@ export type {
   IssuedWebhook,
   Webhooks,
 } from './service-interfaces.js';
+export {
+  type CreatePortalSessionInput,
+  type Mountable,
+  PORTAL_PERMISSIONS,
+  type Portal,
+  type PortalPermission,
+  type PortalSessionLink,
+} from './portal/portal-types.js';
 export { MemoryStore } from './store/memory.js';
 export type {
   ApiKeyChanges,
