@@ -28,11 +28,11 @@ CREATE INDEX keyhook_portal_sessions_expires_at_idx ON keyhook_portal_sessions (
 CREATE INDEX keyhook_portal_sessions_tenant_id_idx ON keyhook_portal_sessions (tenant_id);
 
 -- A tenant's attempts by start time, for its webhooks' recent success rates
--- (store.countRecentAttempts, src/portal-statements.ts). No index served it: the attempts are
--- keyed by delivery, so the count read every attempt of every tenant. With the delivery id and
--- the status code included, the count reads the window's entries (an index-only scan where the
--- visibility map allows) and each one's delivery by its key. Attempts are only inserted and
--- deleted, so this is one more entry written per attempt, and it costs no update its HOT path.
+-- (store.countRecentAttempts, src/portal-statements.ts). No index fitted it: the attempts are
+-- keyed by delivery, so the count would read every attempt of every tenant. With the delivery id
+-- and the status code included, the count reads the window's entries (an index-only scan where
+-- the visibility map allows) and each one's delivery by its key. Attempts are only inserted and
+-- deleted, so this is one more entry written per attempt, and no update loses its HOT path.
 -- CREATE INDEX takes a SHARE lock: recording attempts waits for the build, which scans the
 -- whole table; reads, leases and publishes go on.
 CREATE INDEX keyhook_delivery_attempts_tenant_started_idx

@@ -27,9 +27,10 @@ CREATE INDEX keyhook_portal_sessions_expires_at ON keyhook_portal_sessions (expi
 CREATE INDEX keyhook_portal_sessions_tenant_id ON keyhook_portal_sessions (tenant_id);
 
 -- A tenant's attempts by start time, for its webhooks' recent success rates
--- (store.countRecentAttempts). No index served it: the attempts table is keyed by delivery, so
--- the count read every attempt of every tenant. With the status code in it, the count reads the
--- window's entries and each one's delivery, not the attempt rows. Attempts are only inserted
+-- (store.countRecentAttempts, src/portal-statements.ts). No index fitted it: the attempts table
+-- is keyed by delivery, so the count would read every attempt of every tenant. With the status
+-- code in it (and, the table being WITHOUT ROWID, the delivery id), the count reads the window's
+-- entries and each one's delivery by its key, never an attempt row. Attempts are only inserted
 -- and deleted, so this is one more entry written per attempt, never rewritten. Built under the
 -- write lock, as every migration runs; readers of a WAL database go on meanwhile.
 CREATE INDEX keyhook_attempts_tenant_started ON keyhook_attempts (tenant_id, started_at, status_code);
