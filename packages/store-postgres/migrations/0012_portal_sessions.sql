@@ -31,8 +31,9 @@ CREATE INDEX keyhook_portal_sessions_tenant_id_idx ON keyhook_portal_sessions (t
 -- (store.countRecentAttempts, src/portal-statements.ts). No index fitted it: the attempts are
 -- keyed by delivery, so the count would read every attempt of every tenant. With the delivery id
 -- and the status code included, the count reads the window's entries (an index-only scan where
--- the visibility map allows) and each one's delivery by its key. Attempts are only inserted and
--- deleted, so this is one more entry written per attempt, and no update loses its HOT path.
+-- the visibility map allows) and each one's delivery by its key. The tenant leads, not the
+-- time, so a count reads its own tenant's window and never another's. Attempts are only inserted
+-- and deleted, so this is one more entry written per attempt, and no update loses its HOT path.
 -- CREATE INDEX takes a SHARE lock: recording attempts waits for the build, which scans the
 -- whole table; reads, leases and publishes go on.
 CREATE INDEX keyhook_delivery_attempts_tenant_started_idx

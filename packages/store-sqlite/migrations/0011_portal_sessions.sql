@@ -30,7 +30,10 @@ CREATE INDEX keyhook_portal_sessions_tenant_id ON keyhook_portal_sessions (tenan
 -- (store.countRecentAttempts, src/portal-statements.ts). No index fitted it: the attempts table
 -- is keyed by delivery, so the count would read every attempt of every tenant. With the status
 -- code in it (and, the table being WITHOUT ROWID, the delivery id), the count reads the window's
--- entries and each one's delivery by its key, never an attempt row. Attempts are only inserted
--- and deleted, so this is one more entry written per attempt, never rewritten. Built under the
--- write lock, as every migration runs; readers of a WAL database go on meanwhile.
+-- entries and each one's delivery by its key, never an attempt row. The tenant leads, not the
+-- time: with the time first a count would read every tenant's attempts in its window, and
+-- better-sqlite3 blocks the event loop while it reads. The price is on the write: attempts are
+-- only inserted and deleted, but each goes into its tenant's part of the index, so a commit that
+-- records attempts of many tenants writes a page more for each. Built under the write lock, as
+-- every migration runs; readers of a WAL database go on meanwhile.
 CREATE INDEX keyhook_attempts_tenant_started ON keyhook_attempts (tenant_id, started_at, status_code);
