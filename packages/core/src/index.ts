@@ -102,6 +102,14 @@ export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema, toApiKeyView 
 export type { RateLimit, RateLimitOptions } from './keys/rate-limit.js';
 export { type RateLimitState, rateLimitHeaders } from './keys/rate-limit.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
+export {
+  type CreatePortalSessionInput,
+  type Mountable,
+  PORTAL_PERMISSIONS,
+  type Portal,
+  type PortalPermission,
+  type PortalSessionLink,
+} from './portal/portal-types.js';
 export type {
   ApiKeys,
   Deliveries,
@@ -111,14 +119,6 @@ export type {
   IssuedWebhook,
   Webhooks,
 } from './service-interfaces.js';
-export {
-  type CreatePortalSessionInput,
-  type Mountable,
-  PORTAL_PERMISSIONS,
-  type Portal,
-  type PortalPermission,
-  type PortalSessionLink,
-} from './portal/portal-types.js';
 export { MemoryStore } from './store/memory.js';
 export type {
   ApiKeyChanges,
