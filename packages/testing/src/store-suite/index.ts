@@ -10,6 +10,7 @@ import { recoveryCases } from './recovery.js';
 import { restartCases } from './restart.js';
 import { rotationOverlapCases } from './rotation-overlap.js';
 import type { StoreHarness, SuiteContext } from './store-harness.js';
+import { testEventCases } from './test-events.js';
 import { timingCases } from './verification-timing.js';
 import { webhookCases } from './webhook-cases.js';
 
@@ -51,6 +52,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     idempotencyCases(context);
     deliveryCases(context, harness);
     recoveryCases(context);
+    testEventCases(context);
     migrationRefusalCases(context, harness);
   });
 }
