@@ -21,7 +21,9 @@ export interface EventDefinition {
 
 /** One event type as the event catalog page shows it (`keyhook.eventCatalog()`). */
 export interface EventCatalogEntry {
+  /** The event type, as declared. */
   type: string;
+  /** The declared description; absent when there is none. */
   description?: string;
   /** The JSON Schema (2020-12) of the `data` a receiver gets, as the OpenAPI document has it; null without a schema. */
   schema: Record<string, unknown> | null;

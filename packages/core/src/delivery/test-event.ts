@@ -19,6 +19,7 @@ export function testEventSchemaFor(catalog: EventTypeCatalog) {
 
 /** What `webhooks.sendTestEvent` takes: an event type of the catalog, whatever the endpoint subscribes to. */
 export interface TestEventInput {
+  /** Any event type of the catalog. */
   type: string;
   /** The event's `data`, checked by the type's schema. Default: the type's example. */
   data?: Record<string, unknown> | undefined;
@@ -26,7 +27,9 @@ export interface TestEventInput {
 
 /** A test event as written: the event, and its one delivery, to the endpoint named. */
 export interface SentTestEvent {
+  /** The event as stored: its minted `evt_` id and the body the receiver gets. */
   event: EventRecord;
+  /** Its one delivery: `pending` and due now, or `held` while the endpoint is disabled. */
   delivery: DeliveryRecord;
 }
 
