@@ -30,6 +30,7 @@ export type { AdminSessionOptions } from './admin/session.js';
 export { type AdminTokenOptions, createAdminToken } from './admin/token.js';
 export type {
   EventCatalog,
+  EventCatalogEntry,
   EventData,
   EventDefinition,
   EventDoc,
@@ -56,6 +57,7 @@ export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/pu
 export type { AutoDisableRule } from './delivery/rules.js';
 export type { DeliveryHeaderNames } from './delivery/signature.js';
 export type { DeliveryState } from './delivery/states.js';
+export type { SentTestEvent, TestEventInput } from './delivery/test-event.js';
 export {
   ERROR_STATUS,
   type ErrorCode,

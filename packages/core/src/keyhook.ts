@@ -1,6 +1,6 @@
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { type AdminSessionOptions, createAdminSessionVerifier } from './admin/session.js';
-import type { EventMap } from './catalog/events.js';
+import type { EventCatalogEntry, EventMap } from './catalog/events.js';
 import { type EventCatalog, type EventDefinition, EventTypeCatalog } from './catalog/events.js';
 import { ScopeCatalog, type ScopeInput, type ScopeNameOf } from './catalog/scopes.js';
 import {
@@ -20,6 +20,7 @@ import { checkRetention } from './delivery/retention.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, WebhookSender } from './delivery/sender.js';
 import { type DeliveryHeaderNames, deliveryHeaderNames } from './delivery/signature.js';
+import { TestEventSender } from './delivery/test-event.js';
 import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
 import { adminWebhookRoutes } from './http/admin-webhooks.js';
@@ -232,6 +233,12 @@ export interface Keyhook<out Scope extends string = string, out Catalog extends 
   operations(prefix?: string): ApiOperation[];
   /** The event catalog as the OpenAPI document's `webhooks` describes it (`openApiDocument`'s third argument). */
   eventDocs(): ApiWebhooks;
+  /**
+   * The event catalog for a page that shows it (the portal's, or your own): each type with its
+   * description, the JSON Schema of its data and an example, the host's or one made from the
+   * schema (docs/decisions.md §8.16).
+   */
+  eventCatalog(): EventCatalogEntry[];
   /** Adapters stop reading a body past this many bytes and pass `bodyError: 'too_large'`. */
   readonly maxBodyBytes: number;
   /** The key rules, for host code (seeding, scripts). */
@@ -336,15 +343,6 @@ export function createKeyhook<
   const wakeWorkers = () => {
     for (const worker of workers) worker.wake();
   };
-  const webhooks = new WebhookService({
-    store: options.store,
-    clock,
-    randomBytes,
-    secrets,
-    urlPolicy,
-    events: eventCatalog,
-    onEnabled: wakeWorkers,
-  });
   const events = new EventService<Catalog>({
     store: options.store,
     catalog: eventCatalog,
@@ -358,6 +356,23 @@ export function createKeyhook<
       }
       return undefined;
     },
+  });
+  const webhooks = new WebhookService({
+    store: options.store,
+    clock,
+    randomBytes,
+    secrets,
+    urlPolicy,
+    events: eventCatalog,
+    onEnabled: wakeWorkers,
+    testEvents: new TestEventSender({
+      store: options.store,
+      catalog: eventCatalog,
+      clock,
+      randomBytes,
+      prepare: (input) => events.prepare(input),
+      onPublished: wakeWorkers,
+    }),
   });
   const delivery = options.delivery ?? {};
   const retentionMs = checkRetention(delivery.retentionMs);
@@ -470,6 +485,7 @@ export function createKeyhook<
     eventTypes: eventCatalog.types,
     headerNames,
     eventDocs: () => ({ events: eventCatalog.docs(), headers: headerNames }),
+    eventCatalog: () => eventCatalog.entries(),
     routes: routes.map(({ method, path }) => ({ method, path })),
     operations: (prefix = DEFAULT_PREFIX) =>
       routes.map((route) => ({

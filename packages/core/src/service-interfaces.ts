@@ -1,6 +1,7 @@
 import type { EventCatalog } from './catalog/events.js';
 import type { RecoverInput } from './delivery/delivery-service.js';
 import type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
+import type { SentTestEvent, TestEventInput } from './delivery/test-event.js';
 import type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/key-schemas.js';
 import type { ApiKeyRecord, DeliveryDetail, DeliveryRecord, WebhookRecord } from './store/types.js';
 import type {
@@ -71,6 +72,13 @@ export interface Webhooks {
    */
   rotate(tenantId: string, id: string, options?: RotateWebhookOptions): Promise<IssuedWebhook>;
   delete(tenantId: string, id: string): Promise<void>;
+  /**
+   * A test event (`POST /admin/webhooks/{id}/test`): one event of any type of the catalog,
+   * whatever the endpoint subscribes to, delivered to this endpoint only (held while it is
+   * disabled). `data` is checked by the type's schema as at publish; without it, the type's
+   * example is sent (a 400 naming `data` when the type has none). Each call is a new event.
+   */
+  sendTestEvent(tenantId: string, id: string, input: TestEventInput): Promise<SentTestEvent>;
 }
 
 /** `keyhook.events`, typed by your event catalog. */

@@ -78,6 +78,35 @@ describe('keyhook.operations() and openApiDocument', () => {
     ]);
   });
 
+  it('describes the test event route: its body of the catalog’s types, 202 with the event and its delivery, no Idempotency-Key', () => {
+    const document = openApiDocument({ title: 't', version: '1' }, keyhook.operations()) as {
+      // biome-ignore lint/suspicious/noExplicitAny: asserted field by field
+      paths: Record<string, Record<string, any>>;
+    };
+    const test = document.paths['/api/v1/admin/webhooks/{webhookId}/test']!['post'];
+    expect(test.operationId).toBe('postAdminWebhooksByWebhookIdTest');
+    expect(test.tags).toEqual(['Webhooks']);
+    expect(test.requestBody.required).toBe(true);
+    expect(test.requestBody.content['application/json'].schema).toMatchObject({
+      type: 'object',
+      required: ['type'],
+      additionalProperties: false,
+      properties: {
+        type: { enum: Object.keys(TEST_CATALOG.events) },
+        data: { type: 'object', description: expect.stringContaining("the type's example") },
+      },
+    });
+    expect(Object.keys(test.responses)).toEqual(['202', '400', '401', '404', '413', '415', '500', '503']);
+    expect(test.responses['202'].content['application/json'].schema).toMatchObject({
+      required: ['event', 'delivery'],
+      properties: {
+        event: { required: ['id', 'type', 'createdAt'] },
+        delivery: { required: expect.arrayContaining(['id', 'webhookId', 'eventId', 'status']) },
+      },
+    });
+    expect(test.parameters.map((p: { name: string }) => p.name)).toEqual(['webhookId']);
+  });
+
   it("describes a host's operation by what it declares: optional body, several successes, its errors", () => {
     const document = openApiDocument({ title: 't', version: '1' }, [
       {

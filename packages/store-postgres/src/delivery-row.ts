@@ -129,6 +129,30 @@ export function toAttemptRecord(row: AttemptRow): AttemptRecord {
   };
 }
 
+/** An event's values in EVENT_COLUMNS order. */
+export function toEventParams(event: EventRecord): unknown[] {
+  return [event.tenantId, event.id, event.type, event.payload, event.createdAt, event.traceContext];
+}
+
+/** A delivery's values in DELIVERY_COLUMNS order. */
+export function toDeliveryParams(delivery: DeliveryRecord): unknown[] {
+  return [
+    delivery.id,
+    delivery.tenantId,
+    delivery.webhookId,
+    delivery.eventId,
+    delivery.eventType,
+    delivery.status,
+    delivery.attempts,
+    delivery.dueAt,
+    delivery.leaseId,
+    delivery.heldSince,
+    delivery.lastAttemptAt,
+    delivery.createdAt,
+    delivery.updatedAt,
+  ];
+}
+
 /** The attempt log row of a completion: it belongs to the delivery the lease holds. */
 export function toAttemptParams(deliveryId: string, attempt: AttemptRecord): unknown[] {
   return [

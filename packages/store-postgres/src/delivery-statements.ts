@@ -32,6 +32,7 @@ export const SUCCESS_INPUT =
 export interface DeliveryStatements {
   publish: string;
   getEvent: string;
+  insertTestEvent: string;
   notify: string;
   lease: string;
   deliveryWebhook: string;
@@ -218,6 +219,15 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
 
     // A new statement after the insert found a conflict, so its snapshot holds the committed winner.
     getEvent: `SELECT ${EVENT_COLUMNS} FROM ${events} WHERE tenant_id = $1 AND id = $2`,
+
+    // A test event and its one delivery (publishTestEvent), the delivery's columns from core's
+    // newDeliveryRecord. One statement: the delivery's foreign key is checked at its end, when
+    // the event is there. $1–$6 are the event's columns, $7–$19 the delivery's.
+    insertTestEvent: `WITH event AS (
+        INSERT INTO ${events} (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
+      )
+      INSERT INTO ${deliveries} (${DELIVERY_COLUMNS})
+      VALUES ($7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 
     // Sent inside the writing transaction: the server delivers it at commit, and never on rollback.
     notify: 'SELECT pg_notify($1, $2)',

@@ -24,6 +24,7 @@ import type {
   RequeueOutcome,
   RotateOutcome,
   Store,
+  TestEventOutcome,
   WebhookDisabledReason,
   WebhookRecord,
   WebhookStatus,
@@ -38,6 +39,7 @@ import {
   DELIVERY_RULES,
   holdsDeliveries,
   type Logger,
+  newDeliveryRecord,
   queuedOn,
 } from '@keyhook/core/store';
 import type pg from 'pg';
@@ -51,7 +53,9 @@ import {
   type LeaseRow,
   toAttemptParams,
   toAttemptRecord,
+  toDeliveryParams,
   toDeliveryRecord,
+  toEventParams,
   toEventRecord,
 } from './delivery-row.js';
 import {
@@ -506,6 +510,32 @@ export class PostgresStore implements Store {
     }
   }
 
+  /**
+   * A test event to one webhook (docs/decisions.md §8.16), in one transaction: the webhook is
+   * read with its tenant under FOR SHARE, the lock publishEvent's subscriber read takes, so a
+   * concurrent disable either committed first (the delivery is held) or waits for this commit
+   * and then holds it itself; then the event and its delivery, and a NOTIFY when it is due now.
+   */
+  async publishTestEvent(
+    event: EventRecord,
+    webhookId: string,
+    deliveryId: string,
+  ): Promise<TestEventOutcome> {
+    return this.transaction(async (client): Promise<TestEventOutcome> => {
+      const webhook = this.oneWebhook(
+        await client.query<WebhookRow>(`${this.webhookSql.get} FOR SHARE`, [event.tenantId, webhookId]),
+      );
+      if (!webhook) return { outcome: 'not_found' };
+      const delivery = newDeliveryRecord(event, webhook, deliveryId);
+      await client.query(this.deliverySql.insertTestEvent, [
+        ...toEventParams(event),
+        ...toDeliveryParams(delivery),
+      ]);
+      if (delivery.dueAt) await this.notifyDeliveries(client);
+      return { outcome: 'published', event: { ...event, createdAt: new Date(event.createdAt) }, delivery };
+    });
+  }
+
   /** Postgres has no synchronous queries: publish with `{ transaction: client }` instead. */
   publishEventSync(_event: EventRecord, _newDeliveryId: () => string, _transaction: unknown): PublishOutcome {
     throw new TypeError(
@@ -744,9 +774,9 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Hears the NOTIFY that publishEvent, requeueDelivery, recoverFailedDeliveries and an
-   * enabling setWebhookStatus send inside their transactions (so only committed work), from any
-   * instance on this schema, on the store's one LISTEN connection, which the first call opens.
+   * Hears the NOTIFY that publishEvent, publishTestEvent, requeueDelivery,
+   * recoverFailedDeliveries and an enabling setWebhookStatus send inside their transactions (so
+   * only committed work), from any instance on this schema, on the store's one LISTEN connection, which the first call opens.
    * Also called once that connection is listening, and after each reconnect: a notification
    * sent meanwhile is lost.
    */

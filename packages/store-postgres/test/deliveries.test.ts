@@ -674,6 +674,34 @@ async function oneDelivery(store: PostgresStore) {
       }
     });
 
+    it('another instance hears a test event to an active endpoint; none for one held on a disabled endpoint', async () => {
+      const store = await schemas.open('testwake');
+      const peer = await schemas.peerOf(store, { verifiedKeyCache: true });
+      try {
+        const active = webhookRecord({ events: ['run.failed'] });
+        const disabled = webhookRecord({ status: 'disabled', disabledReason: 'manual' });
+        await store.insertWebhook(active);
+        await store.insertWebhook(disabled);
+        const listener = await schemas.watch(peer);
+
+        const sent = await store.publishTestEvent(eventRecord(), active.id, deliveryId());
+        expect(sent).toMatchObject({ outcome: 'published', delivery: { status: 'pending' } });
+        await expect.poll(listener.calls, { timeout: 2000, interval: 2 }).toBe(1);
+
+        const held = await store.publishTestEvent(eventRecord(), disabled.id, deliveryId());
+        expect(held).toMatchObject({ outcome: 'published', delivery: { status: 'held' } });
+        expect(await store.publishTestEvent(eventRecord(), 'wh_unknown', deliveryId())).toEqual({
+          outcome: 'not_found',
+        });
+        await schemas.caughtUp(peer);
+        expect(listener.calls()).toBe(1);
+        listener.stop();
+      } finally {
+        await peer.close();
+        await store.close();
+      }
+    });
+
     it('listening for deliveries does not turn on the verified-key cache', async () => {
       const store = await schemas.open('wakekeys');
       try {

@@ -10,6 +10,7 @@ import type {
   PublishOutcome,
   PurgeOutcome,
   RequeueOutcome,
+  TestEventOutcome,
   WebhookDisabledReason,
   WebhookRecord,
   WebhookStatus,
@@ -383,6 +384,9 @@ export interface DeliveryTransactions {
     ) => number
   >;
   purgeFinished: Database.Transaction<(finishedBefore: number, limit: number) => PurgeOutcome>;
+  publishTestEvent: Database.Transaction<
+    (event: EventRecord, webhookId: string, deliveryId: string) => TestEventOutcome
+  >;
   getDelivery: Database.Transaction<
     (tenantId: string, webhookId: string, deliveryId: string) => DeliveryDetail | null
   >;
@@ -575,6 +579,22 @@ export function deliveryTransactions(
       for (const event of events) statements.deleteEvent.run(event.tenant_id, event.id);
       return { deliveries: ids.length, events: events.length, skipped: false };
     }),
+    // A test event to one webhook (docs/decisions.md §8.16), run under the write lock publishEvent's
+    // group takes (BEGIN IMMEDIATE), which setWebhookStatus takes too: the status read here is the
+    // one the delivery is written for. Read with the tenant: another tenant's id writes nothing.
+    publishTestEvent: db.transaction(
+      (event: EventRecord, webhookId: string, deliveryId: string): TestEventOutcome => {
+        const webhook = webhookSql.webhookById.get(event.tenantId, webhookId);
+        if (!webhook) return { outcome: 'not_found' };
+        // The id is freshly minted by core: a conflict is a fault, not a replay to answer.
+        if (statements.insertEvent.run(eventValues(event)).changes === 0) {
+          throw new Error(`keyhook: test event ${event.id} already exists`);
+        }
+        const delivery = newDeliveryRecord(event, webhook, deliveryId);
+        statements.insertDelivery.run(deliveryValues(delivery));
+        return { outcome: 'published', event, delivery };
+      },
+    ),
     // Reads only: run as a plain (deferred) transaction, one WAL snapshot for the three reads,
     // without the write lock, so a writer elsewhere never makes the detail unavailable.
     getDelivery: db.transaction((tenantId: string, webhookId: string, deliveryId: string) => {

@@ -24,6 +24,7 @@ import type {
   RequeueOutcome,
   RotateOutcome,
   Store,
+  TestEventOutcome,
   WebhookDisabledReason,
   WebhookRecord,
   WebhookStatus,
@@ -366,6 +367,15 @@ export class SqliteStore implements Store {
       );
     }
     return this.run(() => this.deliveryTransactions.publishEvent(event, newDeliveryId, undefined));
+  }
+
+  /** One immediate transaction: the write lock first, as publishEvent's group takes it. */
+  async publishTestEvent(
+    event: EventRecord,
+    webhookId: string,
+    deliveryId: string,
+  ): Promise<TestEventOutcome> {
+    return this.run(() => this.deliveryTransactions.publishTestEvent.immediate(event, webhookId, deliveryId));
   }
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {

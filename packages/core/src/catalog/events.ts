@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { jsonSchemaOf } from '../http/openapi-document.js';
+import { exampleDataFor } from './example-data.js';
 
 /** An event type a host publishes: what it means, and the schema its `data` must pass. */
 export interface EventDefinition {
@@ -9,6 +11,28 @@ export interface EventDefinition {
    * one, any JSON object is accepted.
    */
   data?: z.ZodType<Record<string, unknown>> | undefined;
+  /**
+   * An example `data` for the type: what the event catalog shows (`keyhook.eventCatalog()`) and
+   * a test event sends when it is given no data. It must pass `data`, checked at createKeyhook.
+   * Without one, an example is made from `data`'s JSON Schema (docs/decisions.md §8.16).
+   */
+  example?: Record<string, unknown> | undefined;
+}
+
+/** One event type as the event catalog page shows it (`keyhook.eventCatalog()`). */
+export interface EventCatalogEntry {
+  /** The event type, as declared. */
+  type: string;
+  /** The declared description; absent when there is none. */
+  description?: string;
+  /** The JSON Schema (2020-12) of the `data` a receiver gets, as the OpenAPI document has it; null without a schema. */
+  schema: Record<string, unknown> | null;
+  /**
+   * The `data` a receiver gets when the type's example is sent: the host's example or one made
+   * from the schema, through the schema. Null when the schema admits no example that can be
+   * made (a test event of the type then needs its data).
+   */
+  example: Record<string, unknown> | null;
 }
 
 /** A host's event types, each declared once: `{ 'invoice.paid': { description, data: z.object(…) } }`. */
@@ -52,6 +76,9 @@ export class EventTypeCatalog {
   /** One event type, as publish and the webhook routes validate it (400 names the allowed values). */
   readonly schema: z.ZodType<string>;
   private readonly definitions: ReadonlyMap<string, EventDefinition>;
+  /** Each type's example, the host's (checked at start) or one made on first use; null: none can be. */
+  private readonly examples = new Map<string, Example | null>();
+  private entryList: EventCatalogEntry[] | undefined;
 
   constructor(catalog: EventCatalog = {}) {
     if (typeof catalog !== 'object' || catalog === null || Array.isArray(catalog)) {
@@ -70,6 +97,7 @@ export class EventTypeCatalog {
       if (definition.data !== undefined && typeof (definition.data as z.ZodType).safeParse !== 'function') {
         throw new TypeError(`keyhook: event ${type}: data must be a zod schema`);
       }
+      if (definition.example !== undefined) this.examples.set(type, checkedExample(type, definition));
       definitions.set(type, definition);
     }
     this.definitions = definitions;
@@ -89,10 +117,83 @@ export class EventTypeCatalog {
     return this.definitions.get(type)?.data;
   }
 
+  /** The data a test event of `type` sends when given none (the schema's input); undefined when there is no example. */
+  exampleData(type: string): Record<string, unknown> | undefined {
+    return this.exampleOf(type)?.data;
+  }
+
+  /** The catalog as hosts and the portal show it: JSON Schemas made once, copies handed out. */
+  entries(): EventCatalogEntry[] {
+    this.entryList ??= this.types.map((type) => {
+      const { description, data } = this.definitions.get(type)!;
+      return {
+        type,
+        ...(description !== undefined && { description }),
+        schema: data ? jsonSchemaOf(data, 'output') : null,
+        example: this.exampleOf(type)?.sent ?? null,
+      };
+    });
+    return structuredClone(this.entryList);
+  }
+
+  private exampleOf(type: string): Example | undefined {
+    if (!this.examples.has(type)) {
+      const schema = this.dataSchema(type);
+      const data = exampleDataFor(schema);
+      const sent = data === undefined ? undefined : sentForm(schema, data);
+      this.examples.set(type, data === undefined || sent === undefined ? null : { data, sent });
+    }
+    return this.examples.get(type) ?? undefined;
+  }
+
   docs(): EventDoc[] {
     return this.types.map((type) => {
       const { description, data } = this.definitions.get(type)!;
       return { type, description, data };
     });
+  }
+}
+
+/** A type's example: the `data` a test event sends, and what a receiver gets of it. */
+interface Example {
+  data: Record<string, unknown>;
+  sent: Record<string, unknown>;
+}
+
+/** The host's example, or a TypeError naming the type: it must pass the schema and yield a JSON object. */
+function checkedExample(type: string, definition: EventDefinition): Example {
+  const { example, data: schema } = definition;
+  if (typeof example !== 'object' || example === null || Array.isArray(example)) {
+    throw new TypeError(`keyhook: event ${type}: example must be an object, the event's data`);
+  }
+  const result = schema?.safeParse(example);
+  if (result && !result.success) {
+    const issues = result.error.issues.map(
+      (issue) => `${['example', ...issue.path.map(String)].join('.')}: ${issue.message}`,
+    );
+    throw new TypeError(
+      `keyhook: event ${type}: example does not pass its data schema (${issues.join('; ')})`,
+    );
+  }
+  const sent = sentForm(schema, example);
+  if (sent === undefined) {
+    throw new TypeError(`keyhook: event ${type}: example must be sendable as a JSON object`);
+  }
+  return { data: example, sent };
+}
+
+/** What a receiver gets as `data` for `example`: the schema's output as JSON; undefined when that is not a JSON object. */
+function sentForm(
+  schema: z.ZodType<Record<string, unknown>> | undefined,
+  example: Record<string, unknown>,
+): Record<string, unknown> | undefined {
+  try {
+    const output = schema ? schema.parse(example) : example;
+    const json: unknown = JSON.parse(JSON.stringify(output));
+    return typeof json === 'object' && json !== null && !Array.isArray(json)
+      ? (json as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined; // refused, or not JSON (a cycle, a BigInt)
   }
 }

@@ -147,9 +147,10 @@ export class EventService<Catalog extends EventCatalog = EventCatalog> implement
 
   /**
    * The event as it will be stored and sent: validated (its data by the type's schema, whose
-   * output is what is sent), and its body serialised once. A refusal writes nothing.
+   * output is what is sent), and its body serialised once. A refusal writes nothing. A test
+   * event is made by it too (delivery/test-event.ts), so both follow one rule.
    */
-  private prepare(input: unknown): EventRecord {
+  prepare(input: unknown): EventRecord {
     const parsed = parseOrThrow(this.publishSchema, input);
     const data = this.checkData(parsed.type, parsed.data);
     const createdAt = this.deps.clock.now();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { deliveryViewSchema, toDeliveryView } from '../delivery/delivery-view.js';
 import type { Idempotency } from '../idempotency/idempotency-service.js';
 import type { IssuedWebhook } from '../service-interfaces.js';
 import { rotateWebhookSchema } from '../webhooks/webhook-schemas.js';
@@ -13,6 +14,12 @@ const issuedResponse = (status: number, { webhook, secret }: IssuedWebhook) =>
   jsonResponse(status, { webhook: toWebhookView(webhook), secret });
 
 const oneWebhook = z.object({ webhook: webhookViewSchema });
+
+/** A test event's answer: the event, and its delivery as the delivery routes show it. */
+const sentTestEvent = z.object({
+  event: z.object({ id: z.string(), type: z.string(), createdAt: z.iso.datetime() }),
+  delivery: deliveryViewSchema,
+});
 
 /**
  * The admin webhook endpoints (docs/http-api.md §4.2; success codes and bodies from
@@ -114,6 +121,30 @@ export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempo
           // No body is no options; a JSON `null` is a body, and refused as one.
           await webhooks.rotate(admin.tenantId, params.webhookId!, (body === undefined ? {} : body) as never),
         ),
+    },
+    {
+      method: 'POST',
+      path: '/admin/webhooks/:webhookId/test',
+      doc: {
+        summary: 'Send a test event of any catalog type to this endpoint only',
+        success: 202,
+        response: sentTestEvent,
+        requestBody: webhooks.testEventSchema,
+      },
+      auth: 'admin',
+      // Not idempotent (docs/decisions.md §8.16): each call is a new test, so no Idempotency-Key.
+      body: 'json',
+      run: async ({ admin, params, body }) => {
+        const { event, delivery } = await webhooks.sendTestEvent(
+          admin.tenantId,
+          params.webhookId!,
+          body as never,
+        );
+        return jsonResponse(202, {
+          event: { id: event.id, type: event.type, createdAt: event.createdAt.toISOString() },
+          delivery: toDeliveryView(delivery),
+        });
+      },
     },
     {
       method: 'DELETE',

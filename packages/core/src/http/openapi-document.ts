@@ -302,8 +302,11 @@ function operationId(operation: ApiOperation): string {
     .replace(/[^a-zA-Z0-9]+(.)/g, (_, next: string) => next.toUpperCase());
 }
 
-/** A zod schema embedded in the document, whose own dialect applies (3.1: JSON Schema 2020-12). */
-function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+/**
+ * A zod schema embedded in the document, whose own dialect applies (3.1: JSON Schema 2020-12).
+ * The event catalog (`keyhook.eventCatalog()`) describes event data with it too, so both agree.
+ */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _dialect, ...embedded } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
   return embedded;
 }

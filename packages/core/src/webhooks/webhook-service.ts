@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EventTypeCatalog } from '../catalog/events.js';
 import type { Clock, RandomBytes } from '../clock.js';
 import type { SecretBox } from '../crypto/secret-box.js';
+import type { SentTestEvent, TestEventInput, TestEventSender } from '../delivery/test-event.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import type { IssuedWebhook, Webhooks } from '../service-interfaces.js';
@@ -28,6 +29,8 @@ export interface WebhooksDeps {
   events: EventTypeCatalog;
   /** Called after an endpoint was enabled (its held deliveries released), to wake workers. */
   onEnabled?: (() => void) | undefined;
+  /** Test events, sent to one endpoint (docs/decisions.md §8.16). */
+  testEvents: TestEventSender;
 }
 
 const idempotencyInProgress = () =>
@@ -70,10 +73,13 @@ export class WebhookService implements Webhooks {
   readonly createSchema: ReturnType<typeof webhookSchemaFor>;
   /** The PATCH body, for the host's event types. */
   readonly updateSchema: ReturnType<typeof updateWebhookSchemaFor>;
+  /** The test event body, for the host's event types. */
+  readonly testEventSchema: TestEventSender['schema'];
 
   constructor(private readonly deps: WebhooksDeps) {
     this.createSchema = webhookSchemaFor(deps.events);
     this.updateSchema = updateWebhookSchemaFor(deps.events);
+    this.testEventSchema = deps.testEvents.schema;
   }
 
   /**
@@ -199,6 +205,14 @@ export class WebhookService implements Webhooks {
 
   async delete(tenantId: string, id: string): Promise<void> {
     if (!isWellFormedId(id, 'wh') || !(await this.deps.store.deleteWebhook(tenantId, id))) throw notFound();
+  }
+
+  /**
+   * One event of any catalog type, `data` or the type's example, delivered to this endpoint only
+   * (held while it is disabled); each call is a new test.
+   */
+  async sendTestEvent(tenantId: string, id: string, input: TestEventInput): Promise<SentTestEvent> {
+    return this.deps.testEvents.send(tenantId, id, input);
   }
 
   /** The plaintext signing secret, for the sender. */

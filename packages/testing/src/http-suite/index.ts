@@ -24,6 +24,7 @@ import { rateLimitCases } from './rate-limits.js';
 import { refusalBeforeBodyCases } from './refusals.js';
 import { GatedMemoryStore, InsertGate, RotationGate } from './rotation-gate.js';
 import type { HttpSuiteAdapter, StartedServer, SuiteContext } from './suite-context.js';
+import { testEventCases } from './test-event-route.js';
 import { validationCases } from './validation.js';
 import { webhookCases } from './webhook-routes.js';
 
@@ -110,6 +111,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       mountCases(ctx);
       webhookCases(ctx);
       deliveryCases(ctx);
+      testEventCases(ctx);
       refusalBeforeBodyCases(ctx);
       rateLimitCases(ctx);
       openApiDocumentCases(ctx);

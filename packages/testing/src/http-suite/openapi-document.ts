@@ -70,6 +70,14 @@ export function openApiDocumentCases(ctx: SuiteContext): void {
         'report.ready',
         'report.failed',
       ]);
+      // A test event takes any type of the host's catalog (docs/decisions.md §8.16).
+      expect(body('post', '/admin/webhooks/{webhookId}/test').properties.type.enum).toEqual([
+        'report.ready',
+        'report.failed',
+      ]);
+      expect(
+        document.paths[`${ctx.prefix}/admin/webhooks/{webhookId}/test`].post.responses['202'],
+      ).toBeDefined();
       expect(Object.keys(document.webhooks)).toEqual(['report.ready', 'report.failed']);
       expect(document.webhooks['report.ready'].post.summary).toBe('A report is ready.');
     });

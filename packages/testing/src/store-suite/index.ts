@@ -12,6 +12,7 @@ import { recoveryCases } from './recovery.js';
 import { restartCases } from './restart.js';
 import { rotationOverlapCases } from './rotation-overlap.js';
 import type { StoreHarness, SuiteContext } from './store-harness.js';
+import { testEventCases } from './test-events.js';
 import { timingCases } from './verification-timing.js';
 import { webhookCases } from './webhook-cases.js';
 
@@ -55,6 +56,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     recoveryCases(context);
     recentAttemptCases(context);
     portalSessionCases(context);
+    testEventCases(context);
     migrationRefusalCases(context, harness);
   });
 }
