@@ -452,7 +452,7 @@ export function createKeyhook<
     clock,
     scopes: scopeCatalog,
     adminRoutes: routes,
-    events: () => eventCatalog.docs().map(({ type, description }) => ({ type, description })),
+    events: () => eventCatalog.entries(),
     headers: headerNames,
     secureCookie: !development,
     cookiePath: new URL(portalUrl, 'http://localhost').pathname,

@@ -20,11 +20,11 @@ export interface AccessibilityViolation {
 export async function seriousViolations(page: Page): Promise<AccessibilityViolation[]> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: { run(context: unknown, options: unknown): Promise<{ violations: unknown[] }> };
-      }
-    ).axe;
+    // Runs in the page: its globals, not Node's (this package's types have no DOM).
+    const { axe, document } = globalThis as unknown as {
+      axe: { run(context: unknown, options: unknown): Promise<{ violations: unknown[] }> };
+      document: unknown;
+    };
     const result = await axe.run(document, {
       runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
     });
