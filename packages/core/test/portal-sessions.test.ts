@@ -12,7 +12,7 @@ function keyhookWith(store = new MemoryStore(), clock = new FakeClock()) {
   });
 }
 
-const valid: CreatePortalSessionInput = { tenantId: 'tenant_a', permissions: ['keys:read'] };
+const valid: CreatePortalSessionInput<'items:read'> = { tenantId: 'tenant_a', permissions: ['keys:read'] };
 
 describe('portal.createSession', () => {
   it('mints a link at the configured URL, with the default hour and a sorted record', async () => {
@@ -52,7 +52,7 @@ describe('portal.createSession', () => {
   for (const [name, change, path] of refused) {
     it(`refuses ${name} with validation_failed naming ${path || 'the option'}`, async () => {
       const keyhook = keyhookWith();
-      const error = await keyhook.portal.createSession({ ...valid, ...change }).catch((e: unknown) => e);
+      const error = await keyhook.portal.createSession({ ...valid, ...change } as CreatePortalSessionInput<'items:read'>).catch((e: unknown) => e);
       expect(isKeyhookError(error) && error.code).toBe('validation_failed');
       if (path) expect(isKeyhookError(error) && error.details?.map((d) => d.path)).toContain(path);
     });
