@@ -81,7 +81,6 @@ export class ApiClient {
         headers,
         body: body === undefined ? null : JSON.stringify(body),
         credentials: 'same-origin',
-        cache: 'no-store',
       });
     } catch {
       throw new ApiError(

@@ -4,9 +4,9 @@ import type { DeliveryDetailView, DeliveryView } from './api-types.js';
 import { CodeBlock } from './code-block.js';
 import { formatDate, formatPreciseDate } from './dates.js';
 import { stateLabel } from './endpoint-page.js';
-import { hrefOf } from './hash-route.js';
 import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
+import { hrefOf } from './routes.js';
 import { useLoader } from './use-loader.js';
 
 /** One delivery: its event as sent, every attempt, and a retry when it failed. */

@@ -4,12 +4,12 @@ import type { DeliveryView, Page, WebhookView } from './api-types.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { formatDate, isoToLocalInput, localInputToIso } from './dates.js';
 import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
+import { disabledReasonText } from './endpoint-health.js';
 import { Field } from './form-fields.js';
-import { hrefOf } from './hash-route.js';
 import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
+import { hrefOf } from './routes.js';
 import { useLoader } from './use-loader.js';
-import { disabledReasonText } from './webhooks-page.js';
 
 /** Every delivery state, as the filter offers them. */
 export const DELIVERY_STATES = [

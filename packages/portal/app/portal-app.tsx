@@ -7,10 +7,11 @@ import { DeliveryPage } from './delivery-page.js';
 import { RefusedLinkPage, SessionEndedPage, StartFailedPage } from './ended-page.js';
 import { EndpointPage } from './endpoint-page.js';
 import { EventsPage } from './events-page.js';
-import { hrefOf, parseRoute, type Route, useHashRoute } from './hash-route.js';
+import { useHashRoute } from './hash-route.js';
 import { KeysPage } from './keys-page.js';
 import { ErrorNotice } from './notices.js';
 import { PortalContext, usePortal } from './portal-context.js';
+import { hrefOf, parseRoute, type Route } from './routes.js';
 import { type SessionStart, startSession } from './session-start.js';
 import { WebhooksPage } from './webhooks-page.js';
 

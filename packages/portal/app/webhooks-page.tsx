@@ -4,24 +4,12 @@ import type { Page, WebhookStats, WebhookView } from './api-types.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { DialogBox } from './dialog-box.js';
 import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
+import { disabledReasonText, successRate } from './endpoint-health.js';
 import { Choice, ChoiceGroup, Field, toggled } from './form-fields.js';
-import { hrefOf } from './hash-route.js';
 import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
+import { hrefOf } from './routes.js';
 import { useLoader } from './use-loader.js';
-
-/** "97% of 120", or "No attempts", over the stats' window (the last 24 hours). */
-export function successRate(stats: WebhookStats | undefined, webhookId: string): string {
-  const row = stats?.data.find((item) => item.webhookId === webhookId);
-  const total = row ? row.succeeded + row.failed : 0;
-  if (!row || total === 0) return 'No attempts';
-  return `${Math.floor((row.succeeded / total) * 100)}% of ${total}`;
-}
-
-export function disabledReasonText(webhook: WebhookView): string {
-  if (webhook.status === 'active') return '—';
-  return webhook.disabledReason === 'failures' ? 'Too many failed deliveries' : 'Disabled by hand';
-}
 
 type PageAction = EndpointAction | { kind: 'create' };
 
