@@ -62,7 +62,12 @@ export function EndpointActionDialog({
     case 'secret':
       return (
         <DialogBox title={action.title} onClose={onClose}>
-          <SecretReveal label="Signing secret" secret={action.secret} onDone={onClose} />
+          <SecretReveal
+            label="Signing secret"
+            copyLabel="Copy secret"
+            secret={action.secret}
+            onDone={onClose}
+          />
         </DialogBox>
       );
   }

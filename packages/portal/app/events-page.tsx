@@ -26,8 +26,8 @@ export function EventsPage() {
 function EventType({ type }: { type: PortalEventType }) {
   return (
     <article class="event-type" aria-labelledby={`event-${type.type}`}>
-      <h2 id={`event-${type.type}`} class="mono">
-        {type.type}
+      <h2 id={`event-${type.type}`}>
+        <code>{type.type}</code>
       </h2>
       {type.description ? <p>{type.description}</p> : null}
       <h3>Schema of data</h3>

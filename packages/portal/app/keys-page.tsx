@@ -83,26 +83,28 @@ export function KeysPage() {
                   </td>
                   <td>{formatRateLimit(key.rateLimit)}</td>
                   {writable ? (
-                    <td class="row-actions">
-                      {key.status === 'active' ? (
-                        <button type="button" onClick={() => setAction({ kind: 'rotate', key })}>
-                          Rotate<span class="visually-hidden"> {key.name}</span>
-                        </button>
-                      ) : null}
-                      {key.status !== 'revoked' ? (
-                        <>
-                          <button type="button" onClick={() => setAction({ kind: 'rate-limit', key })}>
-                            Rate limit<span class="visually-hidden"> of {key.name}</span>
+                    <td>
+                      <div class="row-actions">
+                        {key.status === 'active' ? (
+                          <button type="button" onClick={() => setAction({ kind: 'rotate', key })}>
+                            Rotate<span class="visually-hidden"> {key.name}</span>
                           </button>
-                          <button
-                            type="button"
-                            class="danger"
-                            onClick={() => setAction({ kind: 'revoke', key })}
-                          >
-                            Revoke<span class="visually-hidden"> {key.name}</span>
-                          </button>
-                        </>
-                      ) : null}
+                        ) : null}
+                        {key.status !== 'revoked' ? (
+                          <>
+                            <button type="button" onClick={() => setAction({ kind: 'rate-limit', key })}>
+                              Rate limit<span class="visually-hidden"> of {key.name}</span>
+                            </button>
+                            <button
+                              type="button"
+                              class="danger"
+                              onClick={() => setAction({ kind: 'revoke', key })}
+                            >
+                              Revoke<span class="visually-hidden"> {key.name}</span>
+                            </button>
+                          </>
+                        ) : null}
+                      </div>
                     </td>
                   ) : null}
                 </tr>
@@ -149,7 +151,12 @@ export function KeysPage() {
       ) : null}
       {action?.kind === 'secret' ? (
         <DialogBox title={action.title} onClose={() => setAction(null)}>
-          <SecretReveal label="API key" secret={action.secret} onDone={() => setAction(null)} />
+          <SecretReveal
+            label="API key"
+            copyLabel="Copy key"
+            secret={action.secret}
+            onDone={() => setAction(null)}
+          />
         </DialogBox>
       ) : null}
     </section>

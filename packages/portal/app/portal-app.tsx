@@ -12,7 +12,7 @@ import { KeysPage } from './keys-page.js';
 import { ErrorNotice } from './notices.js';
 import { PortalContext, usePortal } from './portal-context.js';
 import { hrefOf, parseRoute, type Route } from './routes.js';
-import { type SessionStart, startSession } from './session-start.js';
+import { hasLinkToken, type SessionStart, startSession } from './session-start.js';
 import { WebhooksPage } from './webhooks-page.js';
 
 type Phase = SessionStart | { state: 'starting' } | { state: 'signed-out' };
@@ -38,19 +38,26 @@ export function PortalApp({ config }: { config: PortalPageConfig }) {
     [config.basePath],
   );
   useEffect(() => {
-    startSession(api).then(
-      (start) => {
-        if (start.state === 'ready' && parseRoute(location.hash).page === 'unknown') {
-          history.replaceState(
-            null,
-            '',
-            `${location.pathname}${location.search}${landingRoute(start.session)}`,
-          );
-        }
-        setPhase(start);
-      },
-      () => setPhase({ state: 'failed', message: 'Something went wrong while the portal started.' }),
-    );
+    const start = () =>
+      startSession(api).then(
+        (started) => {
+          if (started.state === 'ready' && parseRoute(location.hash).page === 'unknown') {
+            const landing = landingRoute(started.session);
+            history.replaceState(null, '', `${location.pathname}${location.search}${landing}`);
+          }
+          setPhase(started);
+        },
+        () => setPhase({ state: 'failed', message: 'Something went wrong while the portal started.' }),
+      );
+    // A new link opened in this tab changes only the fragment: no page load, so exchange it here.
+    const onHashChange = () => {
+      if (!hasLinkToken()) return;
+      setPhase({ state: 'starting' });
+      void start();
+    };
+    void start();
+    window.addEventListener('hashchange', onHashChange);
+    return () => window.removeEventListener('hashchange', onHashChange);
   }, [api]);
 
   const brandName = config.brand.name;

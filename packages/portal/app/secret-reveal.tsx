@@ -6,10 +6,13 @@ import { useId, useState } from 'preact/hooks';
  */
 export function SecretReveal({
   label,
+  copyLabel,
   secret,
   onDone,
 }: {
   label: string;
+  /** The copy button's text ("Copy key"), which names what it copies. */
+  copyLabel: string;
   secret: string;
   onDone: () => void;
 }) {
@@ -32,7 +35,7 @@ export function SecretReveal({
       <input id={id} class="mono" readOnly value={secret} onFocus={(event) => event.currentTarget.select()} />
       <div class="actions">
         <button type="button" class="primary" onClick={copy}>
-          Copy {label.toLowerCase()}
+          {copyLabel}
         </button>
         <button type="button" onClick={onDone}>
           Done

@@ -13,6 +13,11 @@ interface SessionAnswer {
   sessionToken?: string;
 }
 
+/** Whether the URL's fragment carries a portal link's token (`#token=kpl_…`). */
+export function hasLinkToken(): boolean {
+  return new URLSearchParams(location.hash.slice(1)).has('token');
+}
+
 /**
  * Opens the session: a `#token=` in the URL is exchanged once (and taken out of the URL and
  * the history at once, whatever the answer); without one, the standing session is asked for.

@@ -85,21 +85,23 @@ export function WebhooksPage() {
                   <td>{disabledReasonText(webhook)}</td>
                   <td>{stats.error ? 'Unknown' : successRate(stats.data, webhook.id)}</td>
                   {writable ? (
-                    <td class="row-actions">
-                      <button type="button" onClick={() => void toggle(webhook)}>
-                        {webhook.status === 'active' ? 'Disable' : 'Enable'}
-                        <span class="visually-hidden"> {webhook.url}</span>
-                      </button>
-                      <button type="button" onClick={() => setAction({ kind: 'rotate', webhook })}>
-                        Rotate secret<span class="visually-hidden"> of {webhook.url}</span>
-                      </button>
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() => setAction({ kind: 'delete', webhook })}
-                      >
-                        Delete<span class="visually-hidden"> {webhook.url}</span>
-                      </button>
+                    <td>
+                      <div class="row-actions">
+                        <button type="button" onClick={() => void toggle(webhook)}>
+                          {webhook.status === 'active' ? 'Disable' : 'Enable'}
+                          <span class="visually-hidden"> {webhook.url}</span>
+                        </button>
+                        <button type="button" onClick={() => setAction({ kind: 'rotate', webhook })}>
+                          Rotate secret<span class="visually-hidden"> of {webhook.url}</span>
+                        </button>
+                        <button
+                          type="button"
+                          class="danger"
+                          onClick={() => setAction({ kind: 'delete', webhook })}
+                        >
+                          Delete<span class="visually-hidden"> {webhook.url}</span>
+                        </button>
+                      </div>
                     </td>
                   ) : null}
                 </tr>
