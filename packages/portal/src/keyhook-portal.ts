@@ -14,11 +14,13 @@ export interface PortalMountable {
   readonly routes: readonly RouteDefinition[];
   /** Adapters stop reading a body past this many bytes and pass `bodyError: 'too_large'`. */
   readonly maxBodyBytes: number;
+  /** Answers one request below `path`; `request.basePath` is the path the browser used. */
   handle(request: KeyhookRequest): Promise<KeyhookResponse>;
 }
 
 /** What `keyhookPortal()` needs of a keyhook: the portal's JSON API, `keyhook.portal.api`. */
 export interface KeyhookWithPortal {
+  /** `keyhook.portal`: sessions, and the JSON API the pages call. */
   readonly portal: { readonly api: PortalMountable };
 }
 

@@ -17,6 +17,7 @@ export interface KeyhookPortalOptions {
    * left out: the adapter's default, `${prefix}/portal`.
    */
   path?: string | undefined;
+  /** Your name, logo, accent colour and theme; left out, a neutral page. */
   brand?: PortalBrand | undefined;
   /**
    * The CSP `frame-ancestors` sources: who may show the portal in an iframe (`'self'`,
