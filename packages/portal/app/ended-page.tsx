@@ -25,7 +25,8 @@ export function SessionEndedPage({
 }) {
   return (
     <main id="main" class="ended">
-      <h1>{signedOut ? 'You are signed out' : 'Your session has ended'}</h1>
+      <h1>Your session has ended</h1>
+      {signedOut ? <p>You signed out.</p> : null}
       <p>To come back, open a new link to the portal. {askForLink(brandName)}</p>
     </main>
   );
