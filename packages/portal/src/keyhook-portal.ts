@@ -44,7 +44,7 @@ export function keyhookPortal(
     );
   }
   return {
-    path: options.path,
+    path: pages.path,
     routes: [...pages.routes, ...api.routes],
     maxBodyBytes: api.maxBodyBytes,
     async handle(request) {

@@ -21,6 +21,8 @@ export const PAGE_ROUTES: readonly RouteDefinition[] = [
 const ASSET_CACHE = 'public, max-age=31536000, immutable';
 
 export interface PortalPages {
+  /** The `path` option as checked (no trailing slash); undefined: the adapter's default. */
+  path: string | undefined;
   routes: readonly RouteDefinition[];
   handle(request: KeyhookRequest): KeyhookResponse;
 }
@@ -37,6 +39,7 @@ export function portalPages(
   const headers = pageHeaders(resolved);
   const fallbackBase = `${DEFAULT_PREFIX}${resolved.path ?? '/portal'}`;
   return {
+    path: resolved.path,
     routes: PAGE_ROUTES,
     handle(request) {
       if (request.method === 'GET' && (request.path === '/' || request.path === '')) {

@@ -30,7 +30,7 @@ const request = (method: string, path: string, body?: unknown): KeyhookRequest =
 describe('keyhookPortal over a real keyhook', () => {
   it("lists the page routes and every route of keyhook.portal.api, and takes the API's body limit", () => {
     const keyhook = realKeyhook();
-    const portal = keyhookPortal(keyhook, { path: '/portal' });
+    const portal = keyhookPortal(keyhook, { path: '/portal/' });
     expect(portal.path).toBe('/portal');
     expect(portal.routes).toEqual([...PAGE_ROUTES, ...keyhook.portal.api.routes]);
     expect(keyhook.portal.api.routes.every((route) => route.path.startsWith('/api/'))).toBe(true);
