@@ -6,6 +6,7 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
+  type Mountable,
   type OpenApiRouteOptions,
   openApiRoute,
   rateLimitHeaders,
@@ -34,43 +35,21 @@ export interface KeyhookRouterOptions {
    * as `prefix`), or `{ path, info, operations, servers }`. Off by default.
    */
   openapi?: boolean | string | OpenApiRouteOptions;
+  /**
+   * The customer portal, from `@keyhook/portal`'s `keyhookPortal(keyhook, …)`: served at its
+   * `path` (from the same point as `prefix`), by default `<prefix>/portal`.
+   */
+  portal?: Mountable;
 }
 
 type BodyError = KeyhookRequest['bodyError'];
 
 /**
- * A router that serves keyhook's HTTP surface at `prefix`, and with `openapi` its OpenAPI
- * document; mount it with `app.use(...)`. Only keyhook's own routes read the body, as raw
- * bytes; everything else falls through.
+ * A router that serves keyhook's HTTP surface at `prefix`, with `openapi` its OpenAPI document,
+ * and with `portal` the customer portal; mount it with `app.use(...)`. Only keyhook's own routes
+ * read the body, as raw bytes; everything else falls through.
  */
 export function keyhookRouter(keyhook: AnyKeyhook, options: KeyhookRouterOptions = {}): Router {
-  const limit = keyhook.maxBodyBytes;
-
-  // Case-sensitive like core's own router, so `/ADMIN/KEYS` falls through to the host too.
-  const routes = Router({ caseSensitive: true });
-  for (const route of keyhook.routes) {
-    routes[route.method.toLowerCase() as Lowercase<HttpMethod>](route.path, async (req, res) => {
-      const bodyError = await readRawBody(req, limit);
-      // An app-wide parser that ran first left an object, not bytes: core hears "unreadable".
-      const consumed = req.body !== undefined && !Buffer.isBuffer(req.body);
-      // Below the mount point Express strips the prefix from `req.url`; the query stays raw.
-      const queryAt = req.url.indexOf('?');
-      send(
-        res,
-        await keyhook.handle({
-          method: req.method,
-          path: queryAt === -1 ? req.url : req.url.slice(0, queryAt),
-          query: queryAt === -1 ? undefined : req.url.slice(queryAt + 1),
-          headers: req.headers,
-          rawBody: Buffer.isBuffer(req.body) ? req.body : null,
-          bodyError: bodyError ?? (consumed ? 'unreadable' : undefined),
-          clientAddress: req.ip,
-        }),
-        req,
-      );
-    });
-  }
-
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const router = Router();
   const document = openApiRoute(keyhook, prefix, options.openapi);
@@ -83,8 +62,51 @@ export function keyhookRouter(keyhook: AnyKeyhook, options: KeyhookRouterOptions
       ),
     );
   }
-  router.use(prefix, routes);
+  if (options.portal !== undefined) {
+    router.use(options.portal.path ?? `${prefix}/portal`, routerFor(options.portal));
+  }
+  router.use(prefix, routerFor(keyhook));
   return router;
+}
+
+/**
+ * A router that serves a `Mountable` at the point it is mounted: the customer portal from
+ * `@keyhook/portal` at a path of the host's own (`app.use('/developers', portalRouter(portal))`),
+ * or any route set shaped like keyhook's.
+ */
+export function portalRouter(portal: Mountable): Router {
+  return routerFor(portal);
+}
+
+/** keyhook's routes, or the portal's: each read as raw bytes and answered by its `handle`. */
+function routerFor(mountable: Mountable): Router {
+  const limit = mountable.maxBodyBytes;
+  // Case-sensitive like core's own router, so `/ADMIN/KEYS` falls through to the host too.
+  const routes = Router({ caseSensitive: true });
+  for (const route of mountable.routes) {
+    routes[route.method.toLowerCase() as Lowercase<HttpMethod>](route.path, async (req, res) => {
+      const bodyError = await readRawBody(req, limit);
+      // An app-wide parser that ran first left an object, not bytes: core hears "unreadable".
+      const consumed = req.body !== undefined && !Buffer.isBuffer(req.body);
+      // Below the mount point Express strips the prefix from `req.url`; the query stays raw.
+      const queryAt = req.url.indexOf('?');
+      send(
+        res,
+        await mountable.handle({
+          method: req.method,
+          path: queryAt === -1 ? req.url : req.url.slice(0, queryAt),
+          query: queryAt === -1 ? undefined : req.url.slice(queryAt + 1),
+          headers: req.headers,
+          rawBody: Buffer.isBuffer(req.body) ? req.body : null,
+          bodyError: bodyError ?? (consumed ? 'unreadable' : undefined),
+          clientAddress: req.ip,
+          basePath: req.baseUrl,
+        }),
+        req,
+      );
+    });
+  }
+  return routes;
 }
 
 /**

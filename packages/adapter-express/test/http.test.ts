@@ -6,12 +6,13 @@ import express from 'express';
 
 runHttpSuite({
   name: 'express',
-  async start({ keyhook, prefix, openapi }) {
+  async start({ keyhook, prefix, openapi, portal }) {
     const app = express();
     app.use(
       keyhookRouter(keyhook, {
         ...(prefix !== '/api/v1' && { prefix }),
         ...(openapi !== undefined && { openapi }),
+        ...(portal !== undefined && { portal }),
       }),
     );
     app.get(

@@ -5,6 +5,7 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
+  type Mountable,
   type OpenApiRouteOptions,
   openApiRoute,
   rateLimitHeaders,
@@ -39,17 +40,25 @@ export interface KeyhookFastifyOptions {
    * as `prefix`), or `{ path, info, operations, servers }`. Off by default.
    */
   openapi?: boolean | string | OpenApiRouteOptions;
+  /**
+   * The customer portal, from `@keyhook/portal`'s `keyhookPortal(keyhook, …)`: served at its
+   * `path` (from the same point as `prefix`), by default `<prefix>/portal`.
+   */
+  portal?: Mountable;
 }
 
 type BodyError = KeyhookRequest['bodyError'];
 
-/** Keyhook's routes in their own encapsulated scope, so its raw-body parser never reaches the host's routes. */
-const keyhookRoutes: FastifyPluginAsync<{ keyhook: AnyKeyhook }> = async (scope, { keyhook }) => {
+/**
+ * keyhook's routes, or the portal's, in their own encapsulated scope, so their raw-body parser
+ * never reaches the host's routes.
+ */
+const mountableRoutes: FastifyPluginAsync<{ mountable: Mountable }> = async (scope, { mountable }) => {
   scope.removeAllContentTypeParsers();
   // Every media type, and none ('*' also serves a body without Content-Type): core judges the bytes.
   scope.addContentTypeParser(
     '*',
-    { parseAs: 'buffer', bodyLimit: keyhook.maxBodyBytes },
+    { parseAs: 'buffer', bodyLimit: mountable.maxBodyBytes },
     (_request, body, done) => done(null, body),
   );
 
@@ -65,6 +74,7 @@ const keyhookRoutes: FastifyPluginAsync<{ keyhook: AnyKeyhook }> = async (scope,
       rawBody: Buffer.isBuffer(request.body) ? request.body : null,
       bodyError,
       clientAddress: request.ip,
+      basePath: scope.prefix,
     };
   };
 
@@ -72,21 +82,21 @@ const keyhookRoutes: FastifyPluginAsync<{ keyhook: AnyKeyhook }> = async (scope,
     const bodyError = bodyErrorOf(error);
     // Not a body error (e.g. a host hook's): the host's own error handler answers it.
     if (bodyError === undefined) throw error;
-    return send(reply, await keyhook.handle(toCore(request, bodyError)), request);
+    return send(reply, await mountable.handle(toCore(request, bodyError)), request);
   });
 
-  for (const route of keyhook.routes) {
+  for (const route of mountable.routes) {
     scope.route({
       method: route.method,
       url: route.path,
-      handler: async (request, reply) => send(reply, await keyhook.handle(toCore(request)), request),
+      handler: async (request, reply) => send(reply, await mountable.handle(toCore(request)), request),
     });
   }
 };
 
 const mount: FastifyPluginAsync<KeyhookFastifyOptions> = async (
   fastify,
-  { keyhook, prefix = DEFAULT_PREFIX, openapi },
+  { keyhook, prefix = DEFAULT_PREFIX, openapi, portal },
 ) => {
   // Declared up front, so setting it per request keeps every request object the same shape.
   if (!fastify.hasRequestDecorator('apiKey')) fastify.decorateRequest('apiKey', undefined);
@@ -96,11 +106,24 @@ const mount: FastifyPluginAsync<KeyhookFastifyOptions> = async (
     const response = document.response(fastify.prefix);
     fastify.get(document.path, async (request, reply) => send(reply, response, request));
   }
-  await fastify.register(keyhookRoutes, { keyhook, prefix });
+  if (portal !== undefined) {
+    await fastify.register(mountableRoutes, { mountable: portal, prefix: portal.path ?? `${prefix}/portal` });
+  }
+  await fastify.register(mountableRoutes, { mountable: keyhook, prefix });
 };
 
-/** Mounts keyhook's HTTP surface at `prefix` (default `/api/v1`), and with `openapi` its OpenAPI document. */
+/**
+ * Mounts keyhook's HTTP surface at `prefix` (default `/api/v1`), with `openapi` its OpenAPI
+ * document, and with `portal` the customer portal.
+ */
 export const keyhookFastify = fastifyPlugin(mount, { fastify: '5.x', name: '@keyhook/adapter-fastify' });
+
+/**
+ * The customer portal from `@keyhook/portal` at a path of the host's own:
+ * `fastify.register(keyhookPortalFastify, { portal, prefix: '/developers' })`.
+ */
+export const keyhookPortalFastify: FastifyPluginAsync<{ portal: Mountable }> = async (scope, { portal }) =>
+  mountableRoutes(scope, { mountable: portal });
 
 /**
  * An `onRequest` hook for the host's own data-plane routes: it lets through a caller whose API

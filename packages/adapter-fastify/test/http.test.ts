@@ -4,12 +4,13 @@ import Fastify from 'fastify';
 
 runHttpSuite({
   name: 'fastify',
-  async start({ keyhook, prefix, openapi }) {
+  async start({ keyhook, prefix, openapi, portal }) {
     const app = Fastify();
     await app.register(keyhookFastify, {
       keyhook,
       ...(prefix !== '/api/v1' && { prefix }),
       ...(openapi !== undefined && { openapi }),
+      ...(portal !== undefined && { portal }),
     });
     app.get(
       `${prefix}/host/items`,

@@ -1,4 +1,4 @@
-import { keyhookFastify, requireScope } from '@keyhook/adapter-fastify';
+import { keyhookFastify, keyhookPortalFastify, requireScope } from '@keyhook/adapter-fastify';
 import { createKeyhook, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
 import { adminToken, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -125,5 +125,53 @@ describe('Fastify-specific mounting', () => {
     expect(inFirst.status).toBe(401);
     const inSecond = await fetch(`${base}/two/guarded`, { headers: { authorization: `Bearer ${secret}` } });
     expect(await inSecond.json()).toEqual({ keyId: key.id });
+  });
+
+  describe('the portal', () => {
+    /** Exchanges a fresh link at `portalUrl`: the cookie's Path is where the portal is mounted. */
+    async function cookiePathAt(keyhook: Keyhook, portalUrl: string): Promise<string | undefined> {
+      const { token } = await keyhook.portal.createSession({
+        tenantId: 'tenant_a',
+        permissions: ['keys:read'],
+      });
+      const reply = await fetch(`${portalUrl}/api/exchange`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: new URL(portalUrl).origin },
+        body: JSON.stringify({ token }),
+      });
+      expect(reply.status).toBe(200);
+      return /Path=([^;]+)/.exec(reply.headers.get('set-cookie') ?? '')?.[1];
+    }
+
+    it('is served at <prefix>/portal by default, inside a host scope with its own prefix', async () => {
+      const keyhook = newKeyhook();
+      app = Fastify();
+      await app.register(
+        async (scope) => {
+          await scope.register(keyhookFastify, { keyhook, prefix: '/v1', portal: keyhook.portal.api });
+        },
+        { prefix: '/outer' },
+      );
+      const base = await app.listen({ port: 0, host: '127.0.0.1' });
+      expect(await cookiePathAt(keyhook, `${base}/outer/v1/portal`)).toBe('/outer/v1/portal');
+    });
+
+    it("is served at the portal's own path when it names one", async () => {
+      const keyhook = newKeyhook();
+      app = Fastify();
+      await app.register(keyhookFastify, { keyhook, portal: { ...keyhook.portal.api, path: '/developers' } });
+      const base = await app.listen({ port: 0, host: '127.0.0.1' });
+      expect(await cookiePathAt(keyhook, `${base}/developers`)).toBe('/developers');
+      expect((await fetch(`${base}/api/v1/portal/api/session`)).status).toBe(404);
+    });
+
+    it('is served on its own by keyhookPortalFastify, at the prefix the host registers it with', async () => {
+      const keyhook = newKeyhook();
+      app = Fastify();
+      await app.register(keyhookFastify, { keyhook });
+      await app.register(keyhookPortalFastify, { portal: keyhook.portal.api, prefix: '/account/api-access' });
+      const base = await app.listen({ port: 0, host: '127.0.0.1' });
+      expect(await cookiePathAt(keyhook, `${base}/account/api-access`)).toBe('/account/api-access');
+    });
   });
 });

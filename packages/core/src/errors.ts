@@ -10,7 +10,13 @@ export const ERROR_STATUS = {
   key_expired: 401,
   key_revoked: 401,
   invalid_admin_session: 401,
+  /** A portal link that is unknown, used, expired or revoked (docs/decisions.md §22). */
+  invalid_portal_link: 401,
+  /** No portal session, or one that expired, was revoked or signed out. */
+  invalid_portal_session: 401,
   insufficient_scope: 403,
+  /** A portal session may not do this: a permission it lacks, a scope it may not grant, or a request from another origin. */
+  forbidden: 403,
   not_found: 404,
   /** The client did not send its request (headers or body) within the server's timeout. */
   request_timeout: 408,

@@ -4,7 +4,7 @@ import { type Clock, cryptoRandomBytes, type RandomBytes, systemClock } from './
 export const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /** The prefixes of keyhook's own ids. */
-export type IdPrefix = 'key' | 'wh' | 'evt' | 'dlv' | 'req';
+export type IdPrefix = 'key' | 'wh' | 'evt' | 'dlv' | 'req' | 'ps';
 
 /**
  * Opaque, prefixed, time-sortable ids (docs/decisions.md §1.4): 48 bits of milliseconds, then 80

@@ -92,6 +92,7 @@ export {
   type EventsOf,
   type Keyhook,
   type KeyhookOptions,
+  type PortalOptions,
   type ScopeOf,
   type TelemetryOptions,
 } from './keyhook.js';
@@ -101,6 +102,14 @@ export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema, toApiKeyView 
 export type { RateLimit, RateLimitOptions } from './keys/rate-limit.js';
 export { type RateLimitState, rateLimitHeaders } from './keys/rate-limit.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
+export {
+  type CreatePortalSessionInput,
+  type Mountable,
+  PORTAL_PERMISSIONS,
+  type Portal,
+  type PortalPermission,
+  type PortalSessionLink,
+} from './portal/portal-types.js';
 export type {
   ApiKeys,
   Deliveries,

@@ -33,6 +33,9 @@ import { ApiKeyService } from './keys/key-service.js';
 import { LastUsedRecorder } from './keys/last-used.js';
 import { type RateLimitOptions, RateLimits } from './keys/rate-limit.js';
 import { consoleLogger, type Logger } from './logger.js';
+import { portalApi } from './portal/portal-api.js';
+import { PortalSessions } from './portal/portal-sessions.js';
+import type { Portal } from './portal/portal-types.js';
 import { HOW_TO_MAKE, isBlank, missingOption } from './required-options.js';
 import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './service-interfaces.js';
 import type { Store } from './store/types.js';
@@ -134,6 +137,24 @@ export interface KeyhookOptions<
    * and the spans.
    */
   telemetry?: TelemetryOptions;
+  /** The customer portal's sessions (`keyhook.portal`; docs/decisions.md §22). */
+  portal?: PortalOptions;
+}
+
+/** `createKeyhook`'s `portal`. */
+export interface PortalOptions {
+  /**
+   * Where the portal is served, as the customer's browser reaches it: the links
+   * `portal.createSession` mints are this URL with a token in the fragment. Default
+   * `/api/v1/portal`, a path: give the full URL (`https://app.example.com/api/v1/portal`) when
+   * the link leaves your own pages.
+   */
+  url?: string | undefined;
+  /**
+   * The origins the portal's pages are served from, when a proxy in front of the app changes the
+   * `Host` header. Default: a request that changes something must come from its own `Host`.
+   */
+  origins?: readonly string[] | undefined;
 }
 
 /** `createKeyhook`'s `telemetry`: where metrics and spans go, and the opt-in `traceparent` header. */
@@ -188,6 +209,11 @@ export interface DeliveryOptions {
 export interface Keyhook<out Scope extends string = string, out Catalog extends EventCatalog = EventCatalog> {
   /** The scopes keys may carry, in declaration order. */
   readonly scopes: readonly Scope[];
+  /**
+   * The customer portal's sessions and JSON API: `portal.createSession(…)` mints a one-time link
+   * for one tenant; `@keyhook/portal` serves the pages that use it.
+   */
+  readonly portal: Portal<Scope>;
   /**
    * The key formats it mints (the first) and accepts, each with a regular expression that finds
    * such a key in text: register it with a secret-scanning program.
@@ -382,8 +408,7 @@ export function createKeyhook<
     ...adminDeliveryRoutes(deliveries),
     whoamiRoute,
   ];
-  const http = createHttpCore({
-    routes,
+  const httpDeps = {
     keys,
     verifyAdminSession,
     lastUsed,
@@ -392,7 +417,37 @@ export function createKeyhook<
     logger,
     maxBodyBytes,
     rateLimits: new RateLimits(options.rateLimit, (reason) => telemetry.rateLimitRefusal(reason)),
+  };
+  const http = createHttpCore({
+    ...httpDeps,
+    routes,
     onAuthOutcome: (outcome) => telemetry.authOutcome(outcome),
+  });
+  const portalUrl = options.portal?.url ?? `${DEFAULT_PREFIX}/portal`;
+  const portalSessions = new PortalSessions({
+    store: options.store,
+    clock,
+    randomBytes,
+    scopes: scopeCatalog,
+    url: portalUrl,
+  });
+  const portal = portalApi({
+    sessions: portalSessions,
+    store: options.store,
+    clock,
+    scopes: scopeCatalog,
+    adminRoutes: routes,
+    events: () => eventCatalog.docs().map(({ type, description }) => ({ type, description })),
+    headers: headerNames,
+    secureCookie: !development,
+    cookiePath: new URL(portalUrl, 'http://localhost').pathname,
+    origins: options.portal?.origins,
+  });
+  const portalHttp = createHttpCore({
+    ...httpDeps,
+    routes: portal.routes,
+    authorizeAdmin: portal.authorize,
+    noStore: true,
   });
   type Scope = ScopeNameOf<Scopes>;
   const guardFor = (scope?: Scope) => {
@@ -401,6 +456,16 @@ export function createKeyhook<
   };
   return {
     scopes: scopeCatalog.names as readonly Scope[],
+    portal: {
+      createSession: (input) => portalSessions.create(input),
+      revokeSession: async (tenantId, sessionId) => (await portalSessions.revoke(tenantId, sessionId)) > 0,
+      revokeSessions: (tenantId) => portalSessions.revoke(tenantId, undefined),
+      api: {
+        routes: portal.routes.map(({ method, path }) => ({ method, path })),
+        maxBodyBytes,
+        handle: portalHttp.handle,
+      },
+    },
     keyFormats: keyFormats.describe(),
     eventTypes: eventCatalog.types,
     headerNames,

@@ -27,8 +27,11 @@ export interface IssuedApiKey {
  * They return records, which hold the key's hash: answer a client with `toApiKeyView(record)`.
  */
 export interface ApiKeys {
-  /** Mints a key. The input is checked as `POST /admin/keys` checks it. */
-  create(tenantId: string, input: CreateApiKeyInput): Promise<IssuedApiKey>;
+  /**
+   * Mints a key. The input is checked as `POST /admin/keys` checks it. With `grantable`, a scope
+   * outside it is refused (`forbidden`): the cap a customer's portal session has.
+   */
+  create(tenantId: string, input: CreateApiKeyInput, grantable?: readonly string[]): Promise<IssuedApiKey>;
   /** The key, or `not_found` (also for another tenant's id). */
   get(tenantId: string, id: string): Promise<ApiKeyRecord>;
   /** Newest first; `before` is the id the previous page ended on. */

@@ -3,6 +3,7 @@ import type {
   ApiKeyRecord,
   AttemptCompletion,
   AttemptCompletionOutcome,
+  AttemptCounts,
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
@@ -14,6 +15,8 @@ import type {
   LeasedDelivery,
   LeaseRequest,
   ListPage,
+  PortalExchangeOutcome,
+  PortalSessionRecord,
   PublishLease,
   PublishOutcome,
   PurgeOutcome,
@@ -62,6 +65,13 @@ import { type IdempotencyRow, toClaimParams, toIdempotencyRecord } from './idemp
 import { type IdempotencyStatements, idempotencyStatements } from './idempotency-statements.js';
 import { type KeyRow, toKeyParams, toKeyRecord } from './key-row.js';
 import { type KeyStatements, keyStatements } from './key-statements.js';
+import {
+  exchangeRefusal,
+  type PortalSessionRow,
+  toPortalSessionParams,
+  toPortalSessionRecord,
+} from './portal-row.js';
+import { type PortalStatements, portalStatements } from './portal-statements.js';
 import { PreparedStatements } from './prepared.js';
 import { assertSchemaName, purgeLockKey } from './schema-name.js';
 import { toStoreError, unavailable } from './unavailable.js';
@@ -199,6 +209,7 @@ export class PostgresStore implements Store {
   private readonly webhookSql: WebhookStatements;
   private readonly idempotencySql: IdempotencyStatements;
   private readonly deliverySql: DeliveryStatements;
+  private readonly portalSql: PortalStatements;
   private readonly prepared: PreparedStatements;
   private readonly feed: KeyChangeFeed;
   private readonly logger: Logger;
@@ -217,10 +228,12 @@ export class PostgresStore implements Store {
     this.webhookSql = webhookStatements(this.schema);
     this.idempotencySql = idempotencyStatements(this.schema);
     this.deliverySql = deliveryStatements(this.schema);
+    this.portalSql = portalStatements(this.schema);
     const d = this.deliverySql;
-    // What runs for every delivery and every key verification; the rest is admin traffic. Not
-    // the lease: which plan serves it best depends on how many deliveries wait, so it is planned
-    // with its values each time rather than kept as one generic plan made on a smaller table.
+    // What runs for every delivery, every key verification and every request of a portal
+    // session (its lookup, as an API request's key); the rest is admin traffic. Not the lease:
+    // which plan serves it best depends on how many deliveries wait, so it is planned with its
+    // values each time rather than kept as one generic plan made on a smaller table.
     this.prepared = new PreparedStatements(
       [
         d.publish,
@@ -236,6 +249,7 @@ export class PostgresStore implements Store {
         d.setFailures,
         this.sql.findByCredential,
         this.sql.touch,
+        this.portalSql.sessionByHash,
       ],
       parts.preparedStatements ?? true,
     );
@@ -739,6 +753,52 @@ export class PostgresStore implements Store {
   watchDeliveries(listener: () => void): () => void {
     if (this.closed) return () => {};
     return this.feed.watchDeliveries(listener);
+  }
+
+  /** One statement, over the index of migration 0012 (see portalStatements). */
+  async countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]> {
+    const result = await this.query<AttemptCounts>(this.portalSql.countRecentAttempts, [tenantId, since]);
+    return result.rows;
+  }
+
+  /** The purge and the insert by one statement. */
+  async insertPortalSession(record: PortalSessionRecord, purgeBefore: Date): Promise<void> {
+    await this.query(this.portalSql.insertSession, [...toPortalSessionParams(record), purgeBefore]);
+  }
+
+  /**
+   * One guarded UPDATE decides (see portalStatements); when it wrote nothing, a new statement,
+   * with a new snapshot, reads the row only to say why. Exchanged and revoked are never undone,
+   * so a row that reads as exchangeable was inserted between the two: the exchange runs again.
+   */
+  async exchangePortalLink(linkHash: string, sessionHash: string, now: Date): Promise<PortalExchangeOutcome> {
+    for (let attempt = 0; attempt < RACE_ATTEMPTS; attempt++) {
+      const exchanged = await this.query<PortalSessionRow>(this.portalSql.exchangeLink, [
+        linkHash,
+        sessionHash,
+        now,
+      ]);
+      const row = exchanged.rows[0];
+      if (row) return { outcome: 'exchanged', session: toPortalSessionRecord(row) };
+      const current = await this.query<PortalSessionRow>(this.portalSql.sessionByLink, [linkHash]);
+      const reason = exchangeRefusal(current.rows[0], now);
+      if (reason !== null) return { outcome: 'refused', reason };
+    }
+    throw unavailable('The portal link changed too often to be exchanged; retry.');
+  }
+
+  async findPortalSession(sessionHash: string): Promise<PortalSessionRecord | null> {
+    const result = await this.query<PortalSessionRow>(this.portalSql.sessionByHash, [sessionHash]);
+    const row = result.rows[0];
+    return row ? toPortalSessionRecord(row) : null;
+  }
+
+  async revokePortalSessions(tenantId: string, id: string | undefined, at: Date): Promise<number> {
+    const result =
+      id === undefined
+        ? await this.query(this.portalSql.revokeTenantSessions, [tenantId, at])
+        : await this.query(this.portalSql.revokeSession, [tenantId, id, at]);
+    return result.rowCount ?? 0;
   }
 
   async claimIdempotencyKey(record: IdempotencyRecord, now: Date): Promise<IdempotencyClaimOutcome> {

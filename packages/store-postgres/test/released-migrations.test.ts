@@ -19,6 +19,7 @@ const RELEASED = [
   ['0009_failed_deliveries', 'c605daabc512c5d1de2f6f93703cfa10894fb4bb8ce5ee3653de845e91042dee'],
   ['0010_delivery_telemetry', '4fcd50c10bd0f3e3be8f5c2b9ee7432b775117ab65b2baba631ef47322293ec7'],
   ['0011_twin_claims', '6006613d9c75b11eeee1047fc2b8044fff433ca8ae812b348147655b78f42cd1'],
+  ['0012_portal_sessions', '527999a0ef6d159cb714a4802870d09fdd3e7a40605fa0d762f6d217d88ac694'],
 ];
 
 describe('released migrations', () => {

@@ -3,6 +3,7 @@ import type {
   ApiKeyRecord,
   AttemptCompletion,
   AttemptCompletionOutcome,
+  AttemptCounts,
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
@@ -14,6 +15,8 @@ import type {
   LeasedDelivery,
   LeaseRequest,
   ListPage,
+  PortalExchangeOutcome,
+  PortalSessionRecord,
   PublishLease,
   PublishOutcome,
   PurgeOutcome,
@@ -50,6 +53,13 @@ import { type KeyStatements, keyStatements, UNIQUE_VIOLATIONS } from './key-stat
 import { migrationsMode, refuseIfPending } from './migrate.js';
 import { applyMigrations, loadMigrations } from './migration-driver.js';
 import type { SqliteStoreOptions } from './options.js';
+import { toPortalSessionRecord } from './portal-row.js';
+import {
+  type PortalStatements,
+  type PortalTransactions,
+  portalStatements,
+  portalTransactions,
+} from './portal-statements.js';
 import { translateDriverError, unavailable } from './unavailable.js';
 import { toWebhookRecord, toWebhookRow, type WebhookRow } from './webhook-row.js';
 import {
@@ -87,6 +97,7 @@ export class SqliteStore implements Store {
   private readonly webhookSql: WebhookStatements;
   private readonly deliverySql: DeliveryStatements;
   private readonly idempotencySql: IdempotencyStatements;
+  private readonly portalSql: PortalStatements;
   private readonly statements: ReturnType<typeof storeStatements>;
   /**
    * The methods that are more than one statement. Each runs under `BEGIN IMMEDIATE`: the write lock
@@ -96,6 +107,7 @@ export class SqliteStore implements Store {
   private readonly webhookTransactions: WebhookTransactions;
   private readonly deliveryTransactions: DeliveryTransactions;
   private readonly idempotencyTransactions: IdempotencyTransactions;
+  private readonly portalTransactions: PortalTransactions;
   private readonly group: GroupCommit;
   private closed = false;
   private readonly changeCheckIntervalMs: number;
@@ -123,6 +135,7 @@ export class SqliteStore implements Store {
       this.webhookSql = webhookStatements(this.db);
       this.deliverySql = deliveryStatements(this.db);
       this.idempotencySql = idempotencyStatements(this.db);
+      this.portalSql = portalStatements(this.db);
       this.statements = storeStatements(this.db);
       this.webhookTransactions = webhookTransactions(
         this.db,
@@ -132,6 +145,7 @@ export class SqliteStore implements Store {
       );
       this.deliveryTransactions = deliveryTransactions(this.db, this.deliverySql, this.webhookSql);
       this.idempotencyTransactions = idempotencyTransactions(this.db, this.idempotencySql);
+      this.portalTransactions = portalTransactions(this.db, this.portalSql);
       this.group = new GroupCommit(this.db, translateDriverError);
     } catch (error) {
       if (this.ownsDatabase) this.db.close();
@@ -447,6 +461,38 @@ export class SqliteStore implements Store {
    */
   watchDeliveries(_listener: () => void): () => void {
     return () => {};
+  }
+
+  /** One statement, over the index of migration 0011 (see portalStatements). */
+  async countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]> {
+    return this.run(() => this.portalSql.countRecentAttempts.all(tenantId, since.getTime()));
+  }
+
+  /** The purge and the insert in one transaction under the write lock. */
+  async insertPortalSession(record: PortalSessionRecord, purgeBefore: Date): Promise<void> {
+    this.run(() => this.portalTransactions.insertSession.immediate(record, purgeBefore.getTime()));
+  }
+
+  /** The update and, when it wrote nothing, the read that says why, in one transaction under the write lock. */
+  async exchangePortalLink(linkHash: string, sessionHash: string, now: Date): Promise<PortalExchangeOutcome> {
+    return this.run(() =>
+      this.portalTransactions.exchangeLink.immediate(linkHash, sessionHash, now.getTime()),
+    );
+  }
+
+  async findPortalSession(sessionHash: string): Promise<PortalSessionRecord | null> {
+    return this.run(() => {
+      const row = this.portalSql.sessionByHash.get(sessionHash);
+      return row ? toPortalSessionRecord(row) : null;
+    });
+  }
+
+  async revokePortalSessions(tenantId: string, id: string | undefined, at: Date): Promise<number> {
+    return this.run(() =>
+      id === undefined
+        ? this.portalSql.revokeTenantSessions.run(at.getTime(), tenantId).changes
+        : this.portalSql.revokeSession.run(at.getTime(), tenantId, id).changes,
+    );
   }
 
   async claimIdempotencyKey(record: IdempotencyRecord, now: Date): Promise<IdempotencyClaimOutcome> {

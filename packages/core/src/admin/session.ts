@@ -38,6 +38,11 @@ export interface AdminSession {
   tenantId: string;
   subject: string;
   claims: JWTPayload;
+  /**
+   * The scopes a key created under this session may carry; absent: any of the host's. A portal
+   * session sets it (docs/decisions.md §22); an admin JWT does not.
+   */
+  grantableScopes?: readonly string[] | undefined;
 }
 
 /** Why a token was refused: for the log only, never for the client. */

@@ -32,7 +32,7 @@ export function adminKeyRoutes(keys: ApiKeyService, clock: Clock): RouteSpec[] {
       auth: 'admin',
       body: 'json',
       run: async ({ admin, body }) => {
-        const { key, secret } = await keys.create(admin.tenantId, body as never);
+        const { key, secret } = await keys.create(admin.tenantId, body as never, admin.grantableScopes);
         return jsonResponse(201, { key: view(key), secret });
       },
     },

@@ -1,4 +1,4 @@
-import { AdminSessionRejected, type AdminSessionVerifier } from '../admin/session.js';
+import { type AdminSession, AdminSessionRejected, type AdminSessionVerifier } from '../admin/session.js';
 import { type Clock, epochMs, type RandomBytes } from '../clock.js';
 import { isKeyhookError, KeyhookError } from '../errors.js';
 import type { ApiKeyService } from '../keys/key-service.js';
@@ -76,6 +76,13 @@ export interface HttpDeps {
   rateLimits: RateLimits;
   /** Counts each data-plane verification's outcome: `ok`, or the error code. */
   onAuthOutcome?: ((outcome: string) => void) | undefined;
+  /**
+   * Who may call the `admin` routes, in place of the admin JWT: the portal's session check
+   * (portal/portal-api.ts), which also refuses what the session may not do. Throws a KeyhookError.
+   */
+  authorizeAdmin?: ((request: KeyhookRequest, route: RouteSpec) => Promise<AdminSession>) | undefined;
+  /** Every answer carries `cache-control: no-store`, not only the admin routes'. */
+  noStore?: boolean | undefined;
 }
 
 export interface HttpCore {
@@ -248,19 +255,24 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
         };
         let response: KeyhookResponse;
         if (route.auth === 'admin') {
-          const admin = await verifyAdmin(request.headers, requestId);
+          const admin = deps.authorizeAdmin
+            ? await deps.authorizeAdmin(request, route)
+            : await verifyAdmin(request.headers, requestId);
           response = await route.run({ request, params, query, body: readBody(), admin });
           // Admin answers can carry one-time secrets: no cache may keep them.
           response.headers['cache-control'] = 'no-store';
+        } else if (route.auth === 'none') {
+          response = await route.run({ request, params, query, body: readBody() });
         } else {
           const { key, rate } = await verifyApiKey(request.headers, undefined, nowMs, request.clientAddress);
           response = await route.run({ request, params, query, body: readBody(), apiKey: key });
           if (rate !== undefined) Object.assign(response.headers, rateLimitHeaders(rate));
         }
+        if (deps.noStore) response.headers['cache-control'] = 'no-store';
         return finish(response, requestId);
       } catch (error) {
         const response = fail(error, requestId);
-        if (request.path.startsWith('/admin')) response.headers['cache-control'] = 'no-store';
+        if (deps.noStore || request.path.startsWith('/admin')) response.headers['cache-control'] = 'no-store';
         return response;
       }
     },

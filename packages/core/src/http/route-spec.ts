@@ -36,6 +36,13 @@ export type RouteSpec =
       run(context: BaseContext & { admin: AdminSession }): Promise<KeyhookResponse>;
     })
   | (RouteDefinition & {
+      /** Answered without credentials: the portal's link exchange, which checks its own. */
+      auth: 'none';
+      body: 'json' | 'none';
+      doc: RouteDoc;
+      run(context: BaseContext): Promise<KeyhookResponse>;
+    })
+  | (RouteDefinition & {
       auth: 'apiKey';
       body: 'json' | 'none';
       doc: RouteDoc;

@@ -49,8 +49,22 @@ export class ApiKeyService implements ApiKeys {
     this.cache = deps.cacheEntries === 0 ? null : new VerifiedKeyCache(deps.cacheEntries);
   }
 
-  async create(tenantId: string, input: CreateApiKeyInput): Promise<IssuedApiKey> {
+  /**
+   * `grantable`: the scopes the caller may put on a key (a portal session's cap); a scope
+   * outside it is refused with `forbidden`. Absent: any of the host's.
+   */
+  async create(
+    tenantId: string,
+    input: CreateApiKeyInput,
+    grantable?: readonly string[],
+  ): Promise<IssuedApiKey> {
     const { name, scopes, expiresAt, rateLimit } = parseOrThrow(this.createSchema, input);
+    const refused = grantable === undefined ? [] : scopes.filter((scope) => !grantable.includes(scope));
+    if (refused.length > 0) {
+      throw new KeyhookError('forbidden', `This session may not create keys with the scope ${refused[0]}.`, {
+        details: refused.map((scope) => ({ path: 'scopes', message: `may not grant ${scope}`, scope })),
+      });
+    }
     const now = this.deps.clock.now();
     const expiry = expiresAt ? new Date(expiresAt) : null;
     if (expiry && expiry.getTime() <= now.getTime()) {

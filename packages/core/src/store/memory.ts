@@ -544,7 +544,11 @@ export class MemoryStore implements Store {
     return due.length;
   }
 
-  async publishTestEvent(event: EventRecord, webhookId: string, deliveryId: string): Promise<TestEventOutcome> {
+  async publishTestEvent(
+    event: EventRecord,
+    webhookId: string,
+    deliveryId: string,
+  ): Promise<TestEventOutcome> {
     this.assertOpen();
     const webhook = this.webhooks.get(webhookId);
     if (!webhook || webhook.tenantId !== event.tenantId) return { outcome: 'not_found' };
@@ -562,7 +566,11 @@ export class MemoryStore implements Store {
       if (!delivery || delivery.tenantId !== tenantId) continue;
       for (const attempt of attempts) {
         if (attempt.startedAt.getTime() < since.getTime()) continue;
-        const entry = counts.get(delivery.webhookId) ?? { webhookId: delivery.webhookId, succeeded: 0, failed: 0 };
+        const entry = counts.get(delivery.webhookId) ?? {
+          webhookId: delivery.webhookId,
+          succeeded: 0,
+          failed: 0,
+        };
         const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
         if (ok) entry.succeeded++;
         else entry.failed++;
@@ -594,7 +602,9 @@ export class MemoryStore implements Store {
 
   async findPortalSession(sessionHash: string): Promise<PortalSessionRecord | null> {
     this.assertOpen();
-    const session = [...this.portalSessions.values()].find((candidate) => candidate.sessionHash === sessionHash);
+    const session = [...this.portalSessions.values()].find(
+      (candidate) => candidate.sessionHash === sessionHash,
+    );
     return session ? copyPortalSession(session) : null;
   }
 

@@ -19,6 +19,7 @@ import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
 import { deliveryCases } from './delivery-routes.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
 import { openApiDocumentCases } from './openapi-document.js';
+import { portalApiCases } from './portal-api.js';
 import { rateLimitCases } from './rate-limits.js';
 import { refusalBeforeBodyCases } from './refusals.js';
 import { GatedMemoryStore, InsertGate, RotationGate } from './rotation-gate.js';
@@ -59,7 +60,12 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
         });
         ctx.document ??= suiteDocument(ctx.keyhook, prefix);
         ctx.contract ??= await OpenApiContract.of(ctx.document);
-        server = await adapter.start({ keyhook: ctx.keyhook, prefix, hostRoutes: true });
+        server = await adapter.start({
+          keyhook: ctx.keyhook,
+          prefix,
+          hostRoutes: true,
+          portal: ctx.keyhook.portal.api,
+        });
         ctx.baseUrl = server.baseUrl;
         ctx.serve = async (options, openapi) => {
           // The suite's catalog unless `options` brings the host's own; the host routes check theirs at setup.
@@ -107,6 +113,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       refusalBeforeBodyCases(ctx);
       rateLimitCases(ctx);
       openApiDocumentCases(ctx);
+      portalApiCases(ctx);
     });
   }
 }

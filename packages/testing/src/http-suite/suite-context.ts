@@ -1,4 +1,11 @@
-import type { EventCatalog, Keyhook, KeyhookOptions, OpenApiRouteOptions, ScopeInput } from '@keyhook/core';
+import type {
+  EventCatalog,
+  Keyhook,
+  KeyhookOptions,
+  Mountable,
+  OpenApiRouteOptions,
+  ScopeInput,
+} from '@keyhook/core';
 import type { FakeClock } from '../support/clock.js';
 import type { OpenApiContract } from '../support/openapi-contract.js';
 import type { InsertGate, RotationGate } from './rotation-gate.js';
@@ -15,13 +22,15 @@ import type { InsertGate, RotationGate } from './rotation-gate.js';
  *
  * When `prefix` is `/api/v1` the adapter must be mounted without a prefix option, so the
  * default is what is tested. `openapi`, when present, is passed as the adapter's `openapi`
- * option; when absent, the adapter is given none.
+ * option; when absent, the adapter is given none. `portal` is passed as the adapter's `portal`
+ * option: the suite mounts keyhook's portal API itself there, at the default `{prefix}/portal`.
  */
 export interface HttpSuiteApp {
   keyhook: Keyhook;
   prefix: string;
   hostRoutes: true;
   openapi?: boolean | string | OpenApiRouteOptions;
+  portal?: Mountable;
 }
 
 export interface StartedServer {

@@ -3,6 +3,7 @@ import { newId } from '@keyhook/core';
 import {
   type ApiKeyRecord,
   type IdempotencyRecord,
+  type PortalSessionRecord,
   twinKeyOf,
   type WebhookRecord,
   type WebhookSubscription,
@@ -85,6 +86,26 @@ export function idempotencyRecord(overrides: Partial<IdempotencyRecord> = {}): I
     createdAt: T0,
     lockedUntil: new Date(T0.getTime() + 60_000),
     expiresAt: new Date(T0.getTime() + 86_400_000),
+    ...overrides,
+  };
+}
+
+/**
+ * A portal session as core mints it at T0: not exchanged, open for an hour, its link hash random
+ * (so unique across the suite), every permission, any of the host's scopes.
+ */
+export function portalSessionRecord(overrides: Partial<PortalSessionRecord> = {}): PortalSessionRecord {
+  return {
+    id: newId('ps'),
+    tenantId: 'tenant_a',
+    linkHash: sha256(`kpl_${randomBytes(24).toString('hex')}`),
+    sessionHash: null,
+    permissions: ['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write'],
+    scopes: null,
+    createdAt: T0,
+    expiresAt: new Date(T0.getTime() + 3_600_000),
+    exchangedAt: null,
+    revokedAt: null,
     ...overrides,
   };
 }

@@ -6,6 +6,8 @@ import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
 import { lifecycleCases } from './lifecycle.js';
 import { migrationRefusalCases } from './migration-refusals.js';
+import { portalSessionCases } from './portal-sessions.js';
+import { recentAttemptCases } from './recent-attempts.js';
 import { recoveryCases } from './recovery.js';
 import { restartCases } from './restart.js';
 import { rotationOverlapCases } from './rotation-overlap.js';
@@ -51,6 +53,8 @@ export function runStoreConformance(harness: StoreHarness): void {
     idempotencyCases(context);
     deliveryCases(context, harness);
     recoveryCases(context);
+    recentAttemptCases(context);
+    portalSessionCases(context);
     migrationRefusalCases(context, harness);
   });
 }

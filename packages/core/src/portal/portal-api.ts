@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import type { AdminSession } from '../admin/session.js';
+import type { ScopeCatalog } from '../catalog/scopes.js';
+import type { Clock } from '../clock.js';
+import { KeyhookError } from '../errors.js';
+import { header } from '../http/headers.js';
+import type { KeyhookRequest } from '../http/messages.js';
+import { emptyResponse, jsonResponse } from '../http/response.js';
+import type { RouteSpec } from '../http/route-spec.js';
+import type { Store } from '../store/types.js';
+import { parseOrThrow } from '../validation.js';
+import { csrfTokenMatches, csrfTokenOf, type PortalGrant, type PortalSessions } from './portal-sessions.js';
+import type { PortalPermission } from './portal-types.js';
+
+/** The session cookie. Path-scoped to the portal, HttpOnly, SameSite=Strict (docs/decisions.md §22.3). */
+export const PORTAL_COOKIE = 'keyhook_portal';
+/** The header a portal page sends its CSRF token in, on every request that changes something. */
+export const CSRF_HEADER = 'x-csrf-token';
+
+/** A webhook's recent success rate is over its attempts of this window. */
+const RECENT_ATTEMPTS_MS = 24 * 3_600_000;
+
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+const exchangeSchema = z.strictObject({
+  token: z.string().max(200),
+  /** The page is inside a frame: it keeps the session token in memory, not in a cookie. */
+  embedded: z.boolean().optional(),
+});
+
+export interface PortalApiDeps {
+  sessions: PortalSessions;
+  store: Store;
+  clock: Clock;
+  scopes: ScopeCatalog;
+  /** The admin routes the portal serves again under a session: keys, webhooks and deliveries. */
+  adminRoutes: readonly RouteSpec[];
+  /** The host's event catalog as the portal shows it. */
+  events: () => readonly unknown[];
+  /** The host's delivery header names, for the catalog page's verification snippet. */
+  headers: Readonly<{ signature: string; eventId: string }>;
+  /** Send the cookie with `Secure` (outside development). */
+  secureCookie: boolean;
+  /** Where the cookie is scoped when the adapter does not say where the portal is mounted. */
+  cookiePath: string;
+  /** Origins allowed to send state-changing requests; default: the request's own (its `Host`). */
+  origins: readonly string[] | undefined;
+}
+
+/**
+ * The portal's JSON API (docs/decisions.md §22), mounted at the portal's path: the link exchange,
+ * the session, sign-out, and keyhook's admin routes for keys, webhooks and deliveries at
+ * `/api/keys…` and `/api/webhooks…`, run under the session's tenant and permissions.
+ */
+export function portalApi(deps: PortalApiDeps) {
+  const permissionOf = new Map<RouteSpec, PortalPermission | null>();
+  /** The grant `authorize` found for a request, for the routes that answer with it. */
+  const grants = new WeakMap<KeyhookRequest, PortalGrant>();
+  const grantOf = (request: KeyhookRequest) => grants.get(request)!;
+
+  const sessionView = (grant: PortalGrant) => ({
+    id: grant.sessionId,
+    tenantId: grant.tenantId,
+    expiresAt: grant.expiresAt.toISOString(),
+    permissions: grant.permissions,
+    scopes: (grant.scopes ?? deps.scopes.names)
+      .filter((name) => deps.scopes.has(name))
+      .map((name) => ({ name, description: deps.scopes.descriptions.get(name) })),
+    events: deps.events(),
+    headers: deps.headers,
+  });
+
+  const cookie = (request: KeyhookRequest, value: string, maxAgeSeconds: number) =>
+    [
+      `${PORTAL_COOKIE}=${value}`,
+      `Path=${request.basePath || deps.cookiePath}`,
+      `Max-Age=${maxAgeSeconds}`,
+      'HttpOnly',
+      'SameSite=Strict',
+      ...(deps.secureCookie ? ['Secure'] : []),
+    ].join('; ');
+
+  const own: RouteSpec[] = [
+    {
+      method: 'POST',
+      path: '/api/exchange',
+      doc: { summary: "Exchange a portal link for a session (the link's one use)", success: 200 },
+      auth: 'none',
+      body: 'json',
+      run: async ({ request, body }) => {
+        assertSameOrigin(request, deps.origins);
+        const { token, embedded } = parseOrThrow(exchangeSchema, body);
+        const { grant, csrfToken } = await deps.sessions.exchange(token);
+        const answer = { session: sessionView(grant), csrfToken };
+        if (embedded) return jsonResponse(200, { ...answer, sessionToken: grant.token });
+        const seconds = Math.max(
+          0,
+          Math.floor((grant.expiresAt.getTime() - deps.clock.now().getTime()) / 1000),
+        );
+        return jsonResponse(200, answer, { 'set-cookie': cookie(request, grant.token, seconds) });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/session',
+      doc: { summary: 'The session: who, what it may do, the host catalog', success: 200 },
+      auth: 'admin',
+      body: 'none',
+      run: async ({ request }) => {
+        const grant = grantOf(request);
+        return jsonResponse(200, { session: sessionView(grant), csrfToken: csrfTokenOf(grant.token) });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sign-out',
+      doc: { summary: 'End the session', success: 204 },
+      auth: 'admin',
+      body: 'none',
+      run: async ({ request, admin }) => {
+        await deps.sessions.revoke(admin.tenantId, grantOf(request).sessionId);
+        return emptyResponse(204, { 'set-cookie': cookie(request, '', 0) });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/webhooks/stats',
+      doc: { summary: "Each endpoint's attempts of the last 24 hours", success: 200 },
+      auth: 'admin',
+      body: 'none',
+      run: async ({ admin }) => {
+        const since = new Date(deps.clock.now().getTime() - RECENT_ATTEMPTS_MS);
+        const data = await deps.store.countRecentAttempts(admin.tenantId, since);
+        return jsonResponse(200, { since: since.toISOString(), data });
+      },
+    },
+  ];
+  for (const route of own)
+    permissionOf.set(route, route.path === '/api/webhooks/stats' ? 'webhooks:read' : null);
+
+  const reused = deps.adminRoutes.flatMap((route): RouteSpec[] => {
+    if (route.auth !== 'admin') return [];
+    const resource = route.path.startsWith('/admin/keys') ? 'keys' : 'webhooks';
+    const portalRoute = { ...route, path: route.path.replace(/^\/admin/, '/api') };
+    permissionOf.set(portalRoute, `${resource}:${route.method === 'GET' ? 'read' : 'write'}`);
+    return [portalRoute];
+  });
+
+  return {
+    routes: [...own, ...reused],
+    /** The handler's admin check, for the portal: the session, the origin and CSRF token, the permission. */
+    authorize: async (request: KeyhookRequest, route: RouteSpec): Promise<AdminSession> => {
+      // A framed page sends its session token as a bearer token; any other page, its cookie.
+      const grant = await deps.sessions.authenticate(sessionTokenOf(request));
+      grants.set(request, grant);
+      if (!SAFE_METHODS.has(request.method.toUpperCase())) {
+        assertSameOrigin(request, deps.origins);
+        if (!csrfTokenMatches(grant, header(request.headers, CSRF_HEADER))) {
+          throw new KeyhookError(
+            'forbidden',
+            'This request has no valid CSRF token: send the session’s x-csrf-token.',
+          );
+        }
+      }
+      const permission = permissionOf.get(route);
+      if (permission && !grant.permissions.includes(permission)) {
+        throw new KeyhookError(
+          'forbidden',
+          `This portal session does not have the ${permission} permission.`,
+          {
+            details: [{ message: `missing permission ${permission}`, permission }],
+          },
+        );
+      }
+      return {
+        tenantId: grant.tenantId,
+        subject: `portal:${grant.sessionId}`,
+        claims: {},
+        grantableScopes: grant.scopes ?? undefined,
+      };
+    },
+  };
+}
+
+/** `Authorization: Bearer kps_…` (a framed page), else the session cookie. */
+function sessionTokenOf(request: KeyhookRequest): string | undefined {
+  const authorization = header(request.headers, 'authorization');
+  if (authorization !== undefined) {
+    return authorization.startsWith('Bearer ') ? authorization.slice(7).trim() : undefined;
+  }
+  const cookies = header(request.headers, 'cookie');
+  if (cookies === undefined) return undefined;
+  for (const part of cookies.split(';')) {
+    const at = part.indexOf('=');
+    if (at !== -1 && part.slice(0, at).trim() === PORTAL_COOKIE) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+/**
+ * A request that changes something must come from the portal's own page: an `Origin` of the
+ * request's own host (or one of `origins`), and no `Sec-Fetch-Site` other than `same-origin`.
+ */
+function assertSameOrigin(request: KeyhookRequest, origins: readonly string[] | undefined): void {
+  const origin = header(request.headers, 'origin');
+  const site = header(request.headers, 'sec-fetch-site');
+  let allowed = origin !== undefined && (site === undefined || site === 'same-origin');
+  if (allowed && origins !== undefined) allowed = origins.includes(origin!);
+  else if (allowed) allowed = hostOf(origin!) === header(request.headers, 'host')?.toLowerCase();
+  if (!allowed) {
+    throw new KeyhookError('forbidden', 'This request did not come from the portal’s own page.');
+  }
+}
+
+function hostOf(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,82 @@
+import { FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
+import { describe, expect, it } from 'vitest';
+import { type CreatePortalSessionInput, createKeyhook, isKeyhookError, MemoryStore } from '../src/index.js';
+
+function keyhookWith(store = new MemoryStore(), clock = new FakeClock()) {
+  return createKeyhook({
+    ...TEST_CATALOG,
+    store,
+    clock,
+    adminSession: { secret: TEST_ADMIN_SECRET },
+    portal: { url: 'https://app.example.com/developers' },
+  });
+}
+
+const valid: CreatePortalSessionInput = { tenantId: 'tenant_a', permissions: ['keys:read'] };
+
+describe('portal.createSession', () => {
+  it('mints a link at the configured URL, with the default hour and a sorted record', async () => {
+    const store = new MemoryStore();
+    const clock = new FakeClock('2026-03-01T00:00:00.000Z');
+    const keyhook = keyhookWith(store, clock);
+    const link = await keyhook.portal.createSession({
+      tenantId: 'tenant_a',
+      permissions: ['webhooks:write', 'keys:read'],
+      scopes: ['items:write', 'items:read', 'items:read'],
+    });
+    expect(link.url).toBe(`https://app.example.com/developers#token=${link.token}`);
+    expect(link.id).toMatch(/^ps_[0-9a-z]{26}$/);
+    expect(link.expiresAt.toISOString()).toBe('2026-03-01T01:00:00.000Z');
+    const exchanged = await store.exchangePortalLink(
+      (await import('node:crypto')).hash('sha256', link.token, 'hex'),
+      'f'.repeat(64),
+      clock.now(),
+    );
+    expect(exchanged).toMatchObject({
+      outcome: 'exchanged',
+      session: { permissions: ['keys:read', 'webhooks:write'], scopes: ['items:read', 'items:write'] },
+    });
+  });
+
+  const refused: [string, Partial<CreatePortalSessionInput> & Record<string, unknown>, string][] = [
+    ['no tenant', { tenantId: '' }, 'tenantId'],
+    ['no permission', { permissions: [] }, 'permissions'],
+    ['an unknown permission', { permissions: ['keys:admin' as never] }, 'permissions.0'],
+    ['a repeated permission', { permissions: ['keys:read', 'keys:read'] }, 'permissions'],
+    ['a life under a minute', { expiresIn: 59 }, 'expiresIn'],
+    ['a life over a day', { expiresIn: 86_401 }, 'expiresIn'],
+    ['a fractional life', { expiresIn: 90.5 }, 'expiresIn'],
+    ['a scope the host does not declare', { scopes: ['items:delete'] }, 'scopes.0'],
+    ['an unknown option', { admin: true }, ''],
+  ];
+  for (const [name, change, path] of refused) {
+    it(`refuses ${name} with validation_failed naming ${path || 'the option'}`, async () => {
+      const keyhook = keyhookWith();
+      const error = await keyhook.portal.createSession({ ...valid, ...change }).catch((e: unknown) => e);
+      expect(isKeyhookError(error) && error.code).toBe('validation_failed');
+      if (path) expect(isKeyhookError(error) && error.details?.map((d) => d.path)).toContain(path);
+    });
+  }
+
+  it('deletes sessions a day past their expiry when it mints, and keeps the rest', async () => {
+    const store = new MemoryStore();
+    const clock = new FakeClock('2026-03-01T00:00:00.000Z');
+    const keyhook = keyhookWith(store, clock);
+    const old = await keyhook.portal.createSession({ ...valid, expiresIn: 60 });
+    const recent = await keyhook.portal.createSession({ ...valid, expiresIn: 86_400 });
+    clock.advance(24 * 3_600_000 + 61_000);
+    await keyhook.portal.createSession(valid);
+    const origin = { origin: 'https://app.example.com', host: 'app.example.com' };
+    const exchange = (token: string) =>
+      keyhook.portal.api.handle({
+        method: 'POST',
+        path: '/api/exchange',
+        headers: { ...origin, 'content-type': 'application/json' },
+        rawBody: Buffer.from(JSON.stringify({ token })),
+      });
+    const gone = JSON.parse((await exchange(old.token)).body!);
+    expect(gone.error.details[0].reason).toBe('unknown');
+    const expired = JSON.parse((await exchange(recent.token)).body!);
+    expect(expired.error.details[0].reason).toBe('expired');
+  });
+});

@@ -1,0 +1,296 @@
+import type { CreatePortalSessionInput } from '@keyhook/core';
+import { describe, expect, it } from 'vitest';
+import { type JsonReply, type JsonRequestOptions, requestJson } from '../support/http.js';
+import { admin, call, createKey } from './client.js';
+import type { SuiteContext } from './suite-context.js';
+
+const ALL = ['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write'] as const;
+
+/** A browser's session in the portal: its cookie (or framed token), its CSRF token and its origin. */
+interface Browser {
+  cookie: string;
+  csrfToken: string;
+  origin: string;
+  setCookie: string;
+  link: string;
+  sessionId: string;
+}
+
+const portalPath = (ctx: SuiteContext) => `${ctx.prefix}/portal`;
+
+/** One request to the portal's JSON API, as its page sends it. */
+function portal(
+  ctx: SuiteContext,
+  method: string,
+  path: string,
+  browser: Partial<Browser> & { bearer?: string },
+  options: JsonRequestOptions = {},
+): Promise<JsonReply> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (browser.cookie) headers['cookie'] = browser.cookie;
+  if (browser.bearer) headers['authorization'] = `Bearer ${browser.bearer}`;
+  if (browser.csrfToken) headers['x-csrf-token'] = browser.csrfToken;
+  if (browser.origin) headers['origin'] = browser.origin;
+  return requestJson(method, `${ctx.baseUrl}${portalPath(ctx)}/api${path}`, { ...options, headers });
+}
+
+/** Mints a link for `input` and exchanges it as a page of the portal would. */
+async function signIn(ctx: SuiteContext, input: Partial<CreatePortalSessionInput> = {}): Promise<Browser> {
+  const link = await ctx.keyhook.portal.createSession({ tenantId: 'tenant_a', permissions: ALL, ...input });
+  const origin = ctx.baseUrl;
+  const reply = await portal(ctx, 'POST', '/exchange', { origin }, { json: { token: link.token } });
+  expect(reply.status, reply.text).toBe(200);
+  const setCookie = reply.headers.get('set-cookie') ?? '';
+  const body = reply.body as { csrfToken: string };
+  return {
+    cookie: setCookie.split(';')[0]!,
+    csrfToken: body.csrfToken,
+    origin,
+    setCookie,
+    link: link.token,
+    sessionId: link.id,
+  };
+}
+
+/** The portal's JSON API, mounted by the adapter's `portal` option (docs/decisions.md §22). */
+export function portalApiCases(ctx: SuiteContext): void {
+  describe('the portal API', () => {
+    it('mints a link whose URL carries its token in the fragment', async () => {
+      const link = await ctx.keyhook.portal.createSession({
+        tenantId: 'tenant_a',
+        permissions: ['keys:read'],
+      });
+      expect(link.url).toBe(`/api/v1/portal#token=${link.token}`);
+      expect(link.token).toMatch(/^kpl_[A-Za-z0-9_-]{43}$/);
+      expect(link.expiresAt.getTime() - ctx.clock.now().getTime()).toBe(3_600_000);
+    });
+
+    it('exchanges a link once, setting an HttpOnly, Strict, Secure cookie scoped to the portal', async () => {
+      const browser = await signIn(ctx);
+      const attributes = browser.setCookie.split('; ');
+      expect(attributes[0]).toMatch(/^keyhook_portal=kps_[A-Za-z0-9_-]{43}$/);
+      expect(attributes.slice(1).sort()).toEqual(
+        ['HttpOnly', 'Max-Age=3600', `Path=${portalPath(ctx)}`, 'SameSite=Strict', 'Secure'].sort(),
+      );
+      const again = await portal(ctx, 'POST', '/exchange', browser, { json: { token: browser.link } });
+      expect(again.status).toBe(401);
+      expect(again.body).toMatchObject({
+        error: { code: 'invalid_portal_link', details: [{ reason: 'used' }] },
+      });
+      expect(again.headers.get('set-cookie')).toBeNull();
+    });
+
+    it('refuses an expired link, and a session past its expiry', async () => {
+      const link = await ctx.keyhook.portal.createSession({
+        tenantId: 'tenant_a',
+        permissions: ALL,
+        expiresIn: 60,
+      });
+      const browser = await signIn(ctx, { expiresIn: 120 });
+      ctx.clock.advance(61_000);
+      const late = await portal(
+        ctx,
+        'POST',
+        '/exchange',
+        { origin: ctx.baseUrl },
+        { json: { token: link.token } },
+      );
+      expect(late.status).toBe(401);
+      expect(late.body).toMatchObject({
+        error: { code: 'invalid_portal_link', message: 'This link has expired.' },
+      });
+      expect((await portal(ctx, 'GET', '/session', browser)).status).toBe(200);
+      ctx.clock.advance(60_000);
+      const ended = await portal(ctx, 'GET', '/session', browser);
+      expect(ended.status).toBe(401);
+      expect(ended.body).toMatchObject({ error: { code: 'invalid_portal_session' } });
+    });
+
+    it('answers the session with its tenant, permissions, grantable scopes and the host catalog', async () => {
+      const browser = await signIn(ctx, { permissions: ['keys:read', 'keys:write'], scopes: ['items:read'] });
+      const reply = await portal(ctx, 'GET', '/session', browser);
+      expect(reply.status).toBe(200);
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+      expect(reply.body).toMatchObject({
+        csrfToken: browser.csrfToken,
+        session: {
+          id: browser.sessionId,
+          tenantId: 'tenant_a',
+          permissions: ['keys:read', 'keys:write'],
+          scopes: [{ name: 'items:read' }],
+          headers: ctx.keyhook.headerNames,
+        },
+      });
+      const events = (reply.body as { session: { events: { type: string }[] } }).session.events;
+      expect(events.map((event) => event.type)).toEqual(ctx.keyhook.eventTypes);
+    });
+
+    it("creates a key under the session's tenant that the host's guarded route accepts", async () => {
+      const browser = await signIn(ctx);
+      const created = await portal(ctx, 'POST', '/keys', browser, {
+        json: { name: 'from the portal', scopes: ['items:read'] },
+      });
+      expect(created.status, created.text).toBe(201);
+      const { key, secret } = created.body as { key: { id: string }; secret: string };
+      const guarded = await call(ctx, 'GET', '/host/items', { token: secret });
+      expect(guarded.status).toBe(200);
+      expect(guarded.body).toMatchObject({ apiKey: { tenantId: 'tenant_a', keyId: key.id } });
+      // The secret is shown once: no later read has it.
+      const read = await portal(ctx, 'GET', `/keys/${key.id}`, browser);
+      expect(read.status).toBe(200);
+      expect(read.text).not.toContain(secret.slice(-48));
+    });
+
+    it("refuses a key with a scope outside the session's scopes", async () => {
+      const browser = await signIn(ctx, { scopes: ['items:read'] });
+      const reply = await portal(ctx, 'POST', '/keys', browser, {
+        json: { name: 'k', scopes: ['items:read', 'items:write'] },
+      });
+      expect(reply.status).toBe(403);
+      expect(reply.body).toMatchObject({
+        error: { code: 'forbidden', details: [{ path: 'scopes', scope: 'items:write' }] },
+      });
+      const list = await portal(ctx, 'GET', '/keys', browser);
+      expect((list.body as { data: unknown[] }).data).toEqual([]);
+    });
+
+    it('refuses what the session has no permission for', async () => {
+      const browser = await signIn(ctx, { permissions: ['keys:read'] });
+      expect((await portal(ctx, 'GET', '/keys', browser)).status).toBe(200);
+      const write = await portal(ctx, 'POST', '/keys', browser, { json: { name: 'k', scopes: ['items:read'] } });
+      expect(write.status).toBe(403);
+      expect(write.body).toMatchObject({
+        error: { code: 'forbidden', details: [{ permission: 'keys:write' }] },
+      });
+      const webhooks = await portal(ctx, 'GET', '/webhooks', browser);
+      expect(webhooks.status).toBe(403);
+      expect((await portal(ctx, 'GET', '/webhooks/stats', browser)).status).toBe(403);
+    });
+
+    it('refuses a state-changing request from another origin, or without its CSRF token', async () => {
+      const browser = await signIn(ctx);
+      const body = { json: { name: 'k', scopes: ['items:read'] } };
+      const cases: [string, Partial<Browser>, Record<string, string>][] = [
+        ['another origin', { ...browser, origin: 'https://evil.example' }, {}],
+        ['no origin', { ...browser, origin: '' }, {}],
+        ['a cross-site fetch', browser, { 'sec-fetch-site': 'cross-site' }],
+        ['no CSRF token', { ...browser, csrfToken: '' }, {}],
+        ['a wrong CSRF token', { ...browser, csrfToken: 'a'.repeat(64) }, {}],
+      ];
+      for (const [name, as, headers] of cases) {
+        const reply = await portal(ctx, 'POST', '/keys', as, { ...body, headers });
+        expect(reply.status, name).toBe(403);
+        expect(reply.body, name).toMatchObject({ error: { code: 'forbidden' } });
+      }
+      const link = await ctx.keyhook.portal.createSession({ tenantId: 'tenant_a', permissions: ALL });
+      const forged = await portal(
+        ctx,
+        'POST',
+        '/exchange',
+        { origin: 'https://evil.example' },
+        { json: { token: link.token } },
+      );
+      expect(forged.status).toBe(403);
+      expect((await portal(ctx, 'GET', '/keys', browser)).body).toMatchObject({ data: [] });
+    });
+
+    it("gives nothing of another tenant's, and lists only its own", async () => {
+      const theirs = await createKey(ctx, { name: 'tenant b key' }, 'tenant_b');
+      const mine = await createKey(ctx, { name: 'tenant a key' }, 'tenant_a');
+      const browser = await signIn(ctx);
+      for (const [method, path] of [
+        ['GET', `/keys/${theirs.key.id}`],
+        ['DELETE', `/keys/${theirs.key.id}`],
+        ['POST', `/keys/${theirs.key.id}/rotate`],
+      ] as const) {
+        const reply = await portal(ctx, method, path, browser);
+        expect(reply.status, `${method} ${path}`).toBe(404);
+      }
+      const list = (await portal(ctx, 'GET', '/keys', browser)).body as { data: { id: string }[] };
+      expect(list.data.map((key) => key.id)).toEqual([mine.key.id]);
+      const still = await call(ctx, 'GET', `/admin/keys/${theirs.key.id}`, {
+        token: await admin(ctx, 'tenant_b'),
+      });
+      expect(still.body).toMatchObject({ key: { status: 'active' } });
+    });
+
+    it('a framed page keeps its session token in memory: no cookie, a bearer token instead', async () => {
+      const link = await ctx.keyhook.portal.createSession({ tenantId: 'tenant_a', permissions: ALL });
+      const reply = await portal(
+        ctx,
+        'POST',
+        '/exchange',
+        { origin: ctx.baseUrl },
+        {
+          json: { token: link.token, embedded: true },
+        },
+      );
+      expect(reply.status).toBe(200);
+      expect(reply.headers.get('set-cookie')).toBeNull();
+      const { sessionToken, csrfToken } = reply.body as { sessionToken: string; csrfToken: string };
+      expect(sessionToken).toMatch(/^kps_/);
+      const framed = { bearer: sessionToken, csrfToken, origin: ctx.baseUrl };
+      const created = await portal(ctx, 'POST', '/keys', framed, { json: { name: 'k', scopes: ['items:read'] } });
+      expect(created.status, created.text).toBe(201);
+    });
+
+    it('ends a session by sign-out, and every session of a tenant when the host revokes them', async () => {
+      const first = await signIn(ctx);
+      const out = await portal(ctx, 'POST', '/sign-out', first);
+      expect(out.status).toBe(204);
+      expect(out.headers.get('set-cookie')).toContain('Max-Age=0');
+      expect((await portal(ctx, 'GET', '/session', first)).status).toBe(401);
+
+      const second = await signIn(ctx);
+      const third = await signIn(ctx);
+      const other = await signIn(ctx, { tenantId: 'tenant_b' });
+      expect(await ctx.keyhook.portal.revokeSessions('tenant_a')).toBe(2);
+      expect((await portal(ctx, 'GET', '/session', second)).status).toBe(401);
+      expect((await portal(ctx, 'GET', '/session', third)).status).toBe(401);
+      expect((await portal(ctx, 'GET', '/session', other)).status).toBe(200);
+      expect(await ctx.keyhook.portal.revokeSession('tenant_a', other.sessionId)).toBe(false);
+      expect(await ctx.keyhook.portal.revokeSession('tenant_b', other.sessionId)).toBe(true);
+      expect((await portal(ctx, 'GET', '/session', other)).status).toBe(401);
+    });
+
+    it("is not a way into the admin API: the session's cookie and token open no admin route", async () => {
+      const browser = await signIn(ctx);
+      const viaCookie = await call(ctx, 'GET', '/admin/keys', { headers: { cookie: browser.cookie } });
+      expect(viaCookie.status).toBe(401);
+      const token = browser.cookie.slice('keyhook_portal='.length);
+      expect((await call(ctx, 'GET', '/admin/keys', { token })).status).toBe(401);
+    });
+
+    it('logs no link, session or key secret', async () => {
+      const browser = await signIn(ctx);
+      const created = await portal(ctx, 'POST', '/keys', browser, { json: { name: 'k', scopes: ['items:read'] } });
+      await portal(ctx, 'POST', '/exchange', browser, { json: { token: browser.link } });
+      const logged = ctx.logs.join('\n');
+      const secrets = [
+        browser.link,
+        browser.cookie.split('=')[1]!,
+        (created.body as { secret: string }).secret,
+      ];
+      for (const secret of secrets) expect(logged).not.toContain(secret);
+    });
+
+    it('refuses a malformed exchange with the envelope', async () => {
+      const origin = ctx.baseUrl;
+      const cases: [JsonRequestOptions, number, string][] = [
+        [
+          { body: new TextEncoder().encode('{'), headers: { 'content-type': 'application/json' } },
+          400,
+          'invalid_json',
+        ],
+        [{ json: { token: 42 } }, 400, 'validation_failed'],
+        [{ json: { token: 'kpl_nope' } }, 401, 'invalid_portal_link'],
+      ];
+      for (const [options, status, code] of cases) {
+        const reply = await portal(ctx, 'POST', '/exchange', { origin }, options);
+        expect(reply.status).toBe(status);
+        expect(reply.body).toMatchObject({ error: { code } });
+        expect(reply.headers.get('x-request-id')).toMatch(/^req_/);
+      }
+    });
+  });
+}
