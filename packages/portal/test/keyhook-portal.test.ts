@@ -1,8 +1,4 @@
-/*
- * keyhookPortal() over a real keyhook: the pages beside keyhook.portal.api. These cases need
- * core's `keyhook.portal` (packages/core/src/portal/portal-types.ts); until core has it, this
- * file does not type-check and its cases fail.
- */
+// keyhookPortal() over a real keyhook: the pages beside keyhook.portal.api.
 import { createKeyhook, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
 import { TEST_ADMIN_SECRET, TEST_CATALOG, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
@@ -19,10 +15,13 @@ function realKeyhook() {
   });
 }
 
+// As a browser sends them from the portal's own page: the API refuses a change from elsewhere.
+const SAME_ORIGIN = { host: 'app.example', origin: 'http://app.example', 'sec-fetch-site': 'same-origin' };
+
 const request = (method: string, path: string, body?: unknown): KeyhookRequest => ({
   method,
   path,
-  headers: body === undefined ? {} : { 'content-type': 'application/json' },
+  headers: body === undefined ? { ...SAME_ORIGIN } : { ...SAME_ORIGIN, 'content-type': 'application/json' },
   rawBody: body === undefined ? null : new TextEncoder().encode(JSON.stringify(body)),
   basePath: '/api/v1/portal',
 });
