@@ -28,25 +28,44 @@ const keyhook = createKeyhook({
   mode: 'development',
 });
 
+const EVERY_PERMISSION: PortalPermission[] = ['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write'];
+
 let server: Server;
 let base: string;
 let browser: Browser;
+/** A page of the host's dashboard, on another site (localhost, not 127.0.0.1), that frames the portal. */
+let dashboard: Server;
 
 beforeAll(async () => {
   const app = express();
-  app.use(keyhookRouter(keyhook, { portal: keyhookPortal(keyhook, { brand: { name: 'Acme & Co' } }) }));
+  const portal = keyhookPortal(keyhook, {
+    brand: { name: 'Acme & Co' },
+    frameAncestors: ["'self'", 'http://localhost:*'],
+  });
+  app.use(keyhookRouter(keyhook, { portal }));
   server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = express();
+  host.get('/dashboard', async (_req, res) => {
+    const link = await keyhook.portal.createSession({ tenantId: TENANT, permissions: EVERY_PERMISSION });
+    res
+      .type('html')
+      .send(
+        `<!doctype html><title>Dashboard</title><iframe title="Developer portal" src="${base}${link.url}" width="1000" height="700"></iframe>`,
+      );
+  });
+  dashboard = await new Promise<Server>((resolve) => {
+    const listening = host.listen(0, '127.0.0.1', () => resolve(listening));
+  });
 });
 
 afterAll(async () => {
   await browser?.close();
   await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await new Promise<void>((resolve) => dashboard?.close(() => resolve()));
 });
-
-const EVERY_PERMISSION: PortalPermission[] = ['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write'];
 
 async function openLink(page: Page, permissions: PortalPermission[] = EVERY_PERMISSION) {
   const link = await keyhook.portal.createSession({ tenantId: TENANT, permissions });
@@ -135,5 +154,27 @@ describeInBrowser('the portal in Chromium', () => {
     await page.getByRole('heading', { name: 'Your session has ended' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     await page.close();
+  });
+
+  it('works inside a cross-site iframe with third-party cookies blocked: the session token stays in memory', async () => {
+    const blocking = await launchChromium({ blockThirdPartyCookies: true });
+    try {
+      const page = await blocking.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      await page.goto(`http://localhost:${(dashboard.address() as AddressInfo).port}/dashboard`);
+      const frame = page.frameLocator('iframe[title="Developer portal"]');
+      await frame.getByRole('heading', { name: 'API keys' }).waitFor();
+      await frame.getByRole('button', { name: 'Create key' }).click();
+      await frame.getByLabel('Name').fill('Framed key');
+      await frame.getByRole('checkbox', { name: 'invoices:write' }).check();
+      await frame.getByRole('dialog').getByRole('button', { name: 'Create key' }).click();
+      expect(await frame.getByLabel('API key', { exact: true }).inputValue()).toMatch(/^sk_live_/);
+      // Here a framed page may not even read localStorage: an app that tried would have thrown.
+      expect(errors).toEqual([]);
+      expect(await page.context().cookies(base)).toEqual([]);
+    } finally {
+      await blocking.close();
+    }
   });
 });
