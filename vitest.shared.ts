@@ -20,6 +20,7 @@ export default defineConfig({
       { find: /^@keyhook\/adapter-express$/, replacement: source('adapter-express') },
       { find: /^@keyhook\/adapter-fastify$/, replacement: source('adapter-fastify') },
       { find: /^@keyhook\/webhook-verify$/, replacement: source('webhook-verify') },
+      { find: /^@keyhook\/portal$/, replacement: source('portal') },
     ],
   },
   test: {

@@ -16,6 +16,7 @@ const MAY_IMPORT = {
   'adapter-express': ['@keyhook/core'],
   'adapter-fastify': ['@keyhook/core'],
   'webhook-verify': [],
+  portal: ['@keyhook/core'],
   cli: ['@keyhook/core', '@keyhook/store-sqlite', '@keyhook/store-postgres'],
   testing: ['@keyhook/core', '@keyhook/core/store'],
 };

@@ -1,0 +1,46 @@
+import type { ApiKeyView, DeliveryDetailView, DeliveryView, RateLimit } from '@keyhook/core';
+
+// The views core answers with; type imports only, so nothing of core reaches the bundle.
+export type { ApiKeyView, DeliveryDetailView, DeliveryView, RateLimit };
+
+/** A webhook endpoint as the portal API answers it (core's webhook view). */
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: string[];
+  status: 'active' | 'disabled';
+  disabledReason: 'manual' | 'failures' | null;
+  previousSecretExpiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type PortalPermission = 'keys:read' | 'keys:write' | 'webhooks:read' | 'webhooks:write';
+
+export interface PortalEventType {
+  type: string;
+  description?: string;
+  schema: Record<string, unknown> | null;
+  example: Record<string, unknown> | null;
+}
+
+/** `GET /api/session`'s `session`, and the exchange's. */
+export interface PortalSession {
+  id: string;
+  tenantId: string;
+  expiresAt: string;
+  permissions: PortalPermission[];
+  scopes: { name: string; description?: string }[];
+  events: PortalEventType[];
+  headers: { signature: string; eventId: string };
+}
+
+export interface Page<Item> {
+  data: Item[];
+  nextCursor: string | null;
+}
+
+export interface WebhookStats {
+  since: string;
+  data: { webhookId: string; succeeded: number; failed: number }[];
+}

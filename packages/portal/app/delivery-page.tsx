@@ -1,0 +1,121 @@
+import { useState } from 'preact/hooks';
+import type { ApiError } from './api-client.js';
+import type { DeliveryDetailView, DeliveryView } from './api-types.js';
+import { CodeBlock } from './code-block.js';
+import { formatDate, formatPreciseDate } from './dates.js';
+import { stateLabel } from './endpoint-page.js';
+import { ErrorNotice, Loading, StatusLine } from './notices.js';
+import { usePortal } from './portal-context.js';
+import { hrefOf } from './routes.js';
+import { useLoader } from './use-loader.js';
+
+/** One delivery: its event as sent, every attempt, and a retry when it failed. */
+export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; deliveryId: string }) {
+  const { api, can } = usePortal();
+  const path = `/webhooks/${webhookId}/deliveries/${deliveryId}`;
+  const detail = useLoader(() => api.get<DeliveryDetailView>(path), [path]);
+  const [status, setStatus] = useState('');
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const retry = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await api.post<{ delivery: DeliveryView }>(`${path}/retry`);
+      setStatus('Delivery queued again: it is sent in a moment.');
+      detail.reload();
+    } catch (caught) {
+      setStatus('');
+      setError(caught as ApiError);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const data = detail.data;
+
+  return (
+    <section aria-labelledby="delivery-heading">
+      <p>
+        <a href={hrefOf({ page: 'webhook', webhookId })}>Back to the endpoint</a>
+      </p>
+      <h1 id="delivery-heading">
+        Delivery <span class="mono">{deliveryId}</span>
+      </h1>
+      <StatusLine message={status} />
+      <ErrorNotice error={error ?? detail.error} />
+      {data ? (
+        <>
+          <dl class="facts">
+            <dt>Event</dt>
+            <dd>
+              {data.event.type} <span class="mono muted">{data.event.id}</span>
+            </dd>
+            <dt>Status</dt>
+            <dd>
+              <span class={`badge badge-${data.delivery.status}`}>{stateLabel(data.delivery.status)}</span>
+            </dd>
+            <dt>Attempts</dt>
+            <dd>{data.delivery.attemptCount}</dd>
+            <dt>Next attempt</dt>
+            <dd>{formatDate(data.delivery.nextAttemptAt)}</dd>
+            <dt>Created</dt>
+            <dd>{formatDate(data.delivery.createdAt)}</dd>
+          </dl>
+          {can('webhooks:write') && data.delivery.status === 'failed' ? (
+            <div class="actions">
+              <button type="button" class="primary" onClick={() => void retry()} disabled={busy}>
+                Retry delivery
+              </button>
+            </div>
+          ) : null}
+          <h2>Event payload</h2>
+          <CodeBlock label="Event payload" text={JSON.stringify(data.event, null, 2)} />
+          <h2>Attempts</h2>
+          {data.attempts.length === 0 ? (
+            <p>No attempts yet.</p>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <caption class="visually-hidden">Every attempt, oldest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Attempt</th>
+                    <th scope="col">Time</th>
+                    <th scope="col">Status code</th>
+                    <th scope="col">Duration</th>
+                    <th scope="col">Error</th>
+                    <th scope="col">Response body</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.attempts.map((attempt) => (
+                    <tr key={attempt.attempt}>
+                      <th scope="row">{attempt.attempt}</th>
+                      <td>{formatPreciseDate(attempt.startedAt)}</td>
+                      <td>{attempt.statusCode ?? 'No answer'}</td>
+                      <td>{attempt.durationMs} ms</td>
+                      <td>{attempt.error ?? '—'}</td>
+                      <td>
+                        {attempt.responseBody ? (
+                          <CodeBlock
+                            small
+                            label={`Response body of attempt ${attempt.attempt}`}
+                            text={attempt.responseBody}
+                          />
+                        ) : (
+                          '—'
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      ) : detail.loading ? (
+        <Loading what="the delivery" />
+      ) : null}
+    </section>
+  );
+}

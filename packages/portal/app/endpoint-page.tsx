@@ -1,0 +1,375 @@
+import { useState } from 'preact/hooks';
+import type { ApiError } from './api-client.js';
+import type { DeliveryView, Page, WebhookView } from './api-types.js';
+import { PagerControls, useCursorPager } from './cursor-pager.js';
+import { formatDate, isoToLocalInput, localInputToIso } from './dates.js';
+import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
+import { disabledReasonText } from './endpoint-health.js';
+import { Field } from './form-fields.js';
+import { ErrorNotice, Loading, StatusLine } from './notices.js';
+import { usePortal } from './portal-context.js';
+import { hrefOf } from './routes.js';
+import { useLoader } from './use-loader.js';
+
+/** Every delivery state, as the filter offers them. */
+export const DELIVERY_STATES = [
+  'pending',
+  'in_flight',
+  'retry_scheduled',
+  'succeeded',
+  'failed',
+  'held',
+] as const;
+
+export function stateLabel(state: string): string {
+  return state.replace(/_/g, ' ');
+}
+
+export function EndpointPage({ webhookId }: { webhookId: string }) {
+  const { api, can } = usePortal();
+  const webhook = useLoader(() => api.get<{ webhook: WebhookView }>(`/webhooks/${webhookId}`), [webhookId]);
+  const [status, setStatus] = useState('');
+  const [error, setError] = useState<ApiError | null>(null);
+  const [action, setAction] = useState<EndpointAction | null>(null);
+  const [deliveriesRound, setDeliveriesRound] = useState(0);
+  const [deleted, setDeleted] = useState(false);
+  const writable = can('webhooks:write');
+  const endpoint = webhook.data?.webhook;
+
+  const done = (message: string, next: EndpointAction | null = null) => {
+    setStatus(message);
+    setError(null);
+    setAction(next);
+    if (!deleted) webhook.reload();
+  };
+  const toggle = async (current: WebhookView) => {
+    try {
+      done(await setEndpointStatus(api, current, current.status === 'active' ? 'disabled' : 'active'));
+    } catch (caught) {
+      setStatus('');
+      setError(caught as ApiError);
+    }
+  };
+
+  if (deleted) {
+    return (
+      <section aria-labelledby="endpoint-heading">
+        <h1 id="endpoint-heading">Endpoint deleted</h1>
+        <StatusLine message={status} />
+        <p>
+          <a href={hrefOf({ page: 'webhooks' })}>Back to all endpoints</a>
+        </p>
+      </section>
+    );
+  }
+  return (
+    <section aria-labelledby="endpoint-heading">
+      <p>
+        <a href={hrefOf({ page: 'webhooks' })}>All endpoints</a>
+      </p>
+      <h1 id="endpoint-heading">
+        Endpoint <span class="mono break">{endpoint?.url ?? webhookId}</span>
+      </h1>
+      <StatusLine message={status} />
+      <ErrorNotice error={error ?? webhook.error} />
+      {endpoint ? (
+        <>
+          <dl class="facts">
+            <dt>Status</dt>
+            <dd>
+              <span class={`badge badge-${endpoint.status}`}>{endpoint.status}</span>
+              {endpoint.status === 'disabled' ? ` (${disabledReasonText(endpoint)})` : null}
+            </dd>
+            <dt>Events</dt>
+            <dd>{endpoint.events.join(', ')}</dd>
+            <dt>Created</dt>
+            <dd>{formatDate(endpoint.createdAt)}</dd>
+            {endpoint.previousSecretExpiresAt ? (
+              <>
+                <dt>Old secret signs until</dt>
+                <dd>{formatDate(endpoint.previousSecretExpiresAt)}</dd>
+              </>
+            ) : null}
+          </dl>
+          {writable ? (
+            <div class="actions">
+              <button type="button" onClick={() => void toggle(endpoint)}>
+                {endpoint.status === 'active' ? 'Disable endpoint' : 'Enable endpoint'}
+              </button>
+              <button type="button" onClick={() => setAction({ kind: 'rotate', webhook: endpoint })}>
+                Rotate secret
+              </button>
+              <button
+                type="button"
+                class="danger"
+                onClick={() => setAction({ kind: 'delete', webhook: endpoint })}
+              >
+                Delete endpoint
+              </button>
+            </div>
+          ) : null}
+          <DeliveryLog webhookId={webhookId} round={deliveriesRound} />
+          {writable ? (
+            <>
+              <SendTestEvent webhook={endpoint} onSent={() => setDeliveriesRound((n) => n + 1)} />
+              <RecoverFailed webhookId={webhookId} onQueued={() => setDeliveriesRound((n) => n + 1)} />
+            </>
+          ) : null}
+        </>
+      ) : webhook.loading ? (
+        <Loading what="the endpoint" />
+      ) : null}
+      {action ? (
+        <EndpointActionDialog
+          action={action}
+          onClose={() => setAction(null)}
+          onDone={done}
+          onDeleted={() => setDeleted(true)}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+/** The endpoint's deliveries, newest first, filtered by state; `round` changes to load them afresh. */
+function DeliveryLog({ webhookId, round }: { webhookId: string; round: number }) {
+  const { api } = usePortal();
+  const pager = useCursorPager();
+  const [state, setState] = useState('');
+  const [seenRound, setSeenRound] = useState(round);
+  // A new round (a test event sent, a recovery queued) starts again from the newest page.
+  if (round !== seenRound) {
+    setSeenRound(round);
+    pager.reset();
+  }
+  const deliveries = useLoader(
+    () =>
+      api.get<Page<DeliveryView>>(`/webhooks/${webhookId}/deliveries`, {
+        status: state || null,
+        cursor: pager.cursor,
+      }),
+    [webhookId, state, pager.cursor, round],
+  );
+  return (
+    <section aria-labelledby="deliveries-heading">
+      <h2 id="deliveries-heading">Deliveries</h2>
+      <div class="toolbar">
+        <Field label="Show">
+          {(props) => (
+            <select
+              {...props}
+              value={state}
+              onChange={(event) => {
+                setState(event.currentTarget.value);
+                pager.reset();
+              }}
+            >
+              <option value="">All deliveries</option>
+              {DELIVERY_STATES.map((option) => (
+                <option key={option} value={option}>
+                  {stateLabel(option)}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="button" onClick={deliveries.reload}>
+          Refresh
+        </button>
+      </div>
+      <ErrorNotice error={deliveries.error} />
+      {deliveries.data === undefined ? (
+        deliveries.loading ? (
+          <Loading what="deliveries" />
+        ) : null
+      ) : deliveries.data.data.length === 0 ? (
+        <p>No deliveries{state ? ` in the state “${stateLabel(state)}”` : ''}.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">Deliveries to this endpoint, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Last attempt</th>
+                <th scope="col">Next attempt</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.data.data.map((delivery) => (
+                <tr key={delivery.id}>
+                  <th scope="row">
+                    <a href={hrefOf({ page: 'delivery', webhookId, deliveryId: delivery.id })}>
+                      {delivery.eventType}
+                      <span class="visually-hidden">, delivery {delivery.id}</span>
+                    </a>
+                    <div class="mono muted small">{delivery.eventId}</div>
+                  </th>
+                  <td>
+                    <span class={`badge badge-${delivery.status}`}>{stateLabel(delivery.status)}</span>
+                  </td>
+                  <td>{delivery.attemptCount}</td>
+                  <td>{formatDate(delivery.lastAttemptAt, 'None yet')}</td>
+                  <td>{formatDate(delivery.nextAttemptAt)}</td>
+                  <td>{formatDate(delivery.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <PagerControls pager={pager} nextCursor={deliveries.data?.nextCursor} label="Delivery pages" />
+    </section>
+  );
+}
+
+/** Sends one event of a chosen type to this endpoint, its example pre-filled and editable. */
+function SendTestEvent({ webhook, onSent }: { webhook: WebhookView; onSent: () => void }) {
+  const { api, session } = usePortal();
+  const types = session.events.filter((type) => webhook.events.includes(type.type));
+  const exampleOf = (name: string) =>
+    JSON.stringify(types.find((type) => type.type === name)?.example ?? {}, null, 2);
+  const [type, setType] = useState(types[0]?.type ?? '');
+  const [data, setData] = useState(() => exampleOf(types[0]?.type ?? ''));
+  const [jsonError, setJsonError] = useState<string | undefined>();
+  const [error, setError] = useState<ApiError | null>(null);
+  const [status, setStatus] = useState('');
+  const [busy, setBusy] = useState(false);
+  if (types.length === 0) return null;
+
+  const send = async (event: Event) => {
+    event.preventDefault();
+    setStatus('');
+    setError(null);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch (caught) {
+      setJsonError(`This is not valid JSON: ${(caught as Error).message}`);
+      return;
+    }
+    setJsonError(undefined);
+    setBusy(true);
+    try {
+      const answer = await api.post<{ event: { id: string }; delivery: DeliveryView }>(
+        `/webhooks/${webhook.id}/test`,
+        {
+          type,
+          data: parsed,
+        },
+      );
+      setStatus(`Test event ${answer.event.id} sent: it is at the top of the deliveries.`);
+      onSent();
+    } catch (caught) {
+      setError(caught as ApiError);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="test-event-heading">
+      <h2 id="test-event-heading">Send a test event</h2>
+      <form onSubmit={send} noValidate>
+        <StatusLine message={status} />
+        <ErrorNotice error={error} />
+        <Field label="Event type">
+          {(props) => (
+            <select
+              {...props}
+              value={type}
+              onChange={(e) => {
+                setType(e.currentTarget.value);
+                setData(exampleOf(e.currentTarget.value));
+              }}
+            >
+              {types.map((option) => (
+                <option key={option.type} value={option.type}>
+                  {option.type}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Event data (JSON)" error={jsonError ?? error?.fieldMessage('data')}>
+          {(props) => (
+            <textarea
+              {...props}
+              class="mono"
+              rows={10}
+              spellcheck={false}
+              value={data}
+              onInput={(e) => setData(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>
+            Send test event
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** Queues again every failed delivery of this endpoint since a chosen time. */
+function RecoverFailed({ webhookId, onQueued }: { webhookId: string; onQueued: () => void }) {
+  const { api } = usePortal();
+  const [since, setSince] = useState(() => isoToLocalInput(new Date(Date.now() - 24 * 3_600_000)));
+  const [error, setError] = useState<ApiError | null>(null);
+  const [status, setStatus] = useState('');
+  const [busy, setBusy] = useState(false);
+  const recover = async (event: Event) => {
+    event.preventDefault();
+    setStatus('');
+    setError(null);
+    setBusy(true);
+    try {
+      const answer = await api.post<{ queued: number }>(`/webhooks/${webhookId}/recover`, {
+        since: localInputToIso(since),
+      });
+      setStatus(
+        answer.queued === 0
+          ? 'No failed deliveries in that time.'
+          : `${answer.queued} failed ${answer.queued === 1 ? 'delivery' : 'deliveries'} queued again.`,
+      );
+      onQueued();
+    } catch (caught) {
+      setError(caught as ApiError);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="recover-heading">
+      <h2 id="recover-heading">Recover failed deliveries</h2>
+      <form onSubmit={recover} noValidate>
+        <StatusLine message={status} />
+        <ErrorNotice error={error} />
+        <Field
+          label="Failed since"
+          hint="Every failed delivery of an event since then is sent again."
+          error={error?.fieldMessage('since')}
+        >
+          {(props) => (
+            <input
+              {...props}
+              type="datetime-local"
+              required
+              value={since}
+              onInput={(e) => setSince(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <div class="actions">
+          <button type="submit" disabled={busy}>
+            Recover failed deliveries
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,47 @@
+import type { PortalEventType } from './api-types.js';
+import { CodeBlock } from './code-block.js';
+import { usePortal } from './portal-context.js';
+import { verifySnippet } from './verify-snippet.js';
+
+export function EventsPage() {
+  const { session } = usePortal();
+  return (
+    <section aria-labelledby="events-heading">
+      <h1 id="events-heading">Event catalog</h1>
+      <p>The events your endpoints can receive. Each delivery is signed; verify it before you trust it.</p>
+      <h2>Verify it in your receiver</h2>
+      <p>
+        With <span class="mono">npm install @keyhook/webhook-verify</span>, in an Express app (it throws on a
+        forged, altered or replayed delivery):
+      </p>
+      <CodeBlock label="Verification example" text={verifySnippet(session.headers)} />
+      {session.events.length === 0 ? <p>No event types are declared.</p> : null}
+      {session.events.map((type) => (
+        <EventType key={type.type} type={type} />
+      ))}
+    </section>
+  );
+}
+
+function EventType({ type }: { type: PortalEventType }) {
+  return (
+    <article class="event-type" aria-labelledby={`event-${type.type}`}>
+      <h2 id={`event-${type.type}`}>
+        <code>{type.type}</code>
+      </h2>
+      {type.description ? <p>{type.description}</p> : null}
+      <h3>Schema of data</h3>
+      {type.schema ? (
+        <CodeBlock label={`JSON Schema of ${type.type}`} text={JSON.stringify(type.schema, null, 2)} />
+      ) : (
+        <p class="muted">No schema: data is any JSON object.</p>
+      )}
+      <h3>Example</h3>
+      {type.example ? (
+        <CodeBlock label={`Example of ${type.type}`} text={JSON.stringify(type.example, null, 2)} />
+      ) : (
+        <p class="muted">No example.</p>
+      )}
+    </article>
+  );
+}

@@ -1,0 +1,114 @@
+import type { ComponentChildren } from 'preact';
+import { useId } from 'preact/hooks';
+
+/**
+ * A labelled field with its hint and its error tied to it (aria-describedby), and aria-invalid
+ * while the error stands. `children` gets the input's id and description ids.
+ */
+export function Field({
+  label,
+  hint,
+  error,
+  children,
+}: {
+  label: string;
+  hint?: string | undefined;
+  error?: string | undefined;
+  children: (props: {
+    id: string;
+    'aria-describedby'?: string;
+    'aria-invalid'?: boolean;
+  }) => ComponentChildren;
+}) {
+  const id = useId();
+  const hintId = `${id}-hint`;
+  const errorId = `${id}-error`;
+  const describedBy = [hint ? hintId : '', error ? errorId : ''].filter(Boolean).join(' ');
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {hint ? (
+        <p id={hintId} class="hint">
+          {hint}
+        </p>
+      ) : null}
+      {children({
+        id,
+        ...(describedBy ? { 'aria-describedby': describedBy } : {}),
+        ...(error ? { 'aria-invalid': true } : {}),
+      })}
+      {error ? (
+        <p id={errorId} class="field-error">
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** A checkbox with its label and an optional description, for lists of choices (scopes, events). */
+export function Choice({
+  name,
+  value,
+  checked,
+  description,
+  onToggle,
+}: {
+  name: string;
+  value: string;
+  checked: boolean;
+  description?: string | undefined;
+  onToggle: (value: string, checked: boolean) => void;
+}) {
+  const id = useId();
+  return (
+    <div class="choice">
+      <input
+        type="checkbox"
+        id={id}
+        name={name}
+        value={value}
+        checked={checked}
+        aria-describedby={description ? `${id}-description` : undefined}
+        onChange={(event) => onToggle(value, event.currentTarget.checked)}
+      />
+      <label for={id} class="mono">
+        {value}
+      </label>
+      {description ? (
+        <p id={`${id}-description`} class="hint">
+          {description}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** A group of choices under a legend, with the group's error. */
+export function ChoiceGroup({
+  legend,
+  error,
+  children,
+}: {
+  legend: string;
+  error?: string | undefined;
+  children: ComponentChildren;
+}) {
+  const id = useId();
+  return (
+    <fieldset aria-describedby={error ? id : undefined}>
+      <legend>{legend}</legend>
+      {children}
+      {error ? (
+        <p id={id} class="field-error">
+          {error}
+        </p>
+      ) : null}
+    </fieldset>
+  );
+}
+
+/** Adds or removes `value` in a list of choices. */
+export function toggled(list: string[], value: string, on: boolean): string[] {
+  return on ? [...new Set([...list, value])] : list.filter((item) => item !== value);
+}

@@ -1,0 +1,202 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { PortalPageConfig } from '../src/page-config.js';
+import { ApiClient, ApiError } from './api-client.js';
+import type { PortalPermission, PortalSession } from './api-types.js';
+import { formatDate } from './dates.js';
+import { DeliveryPage } from './delivery-page.js';
+import { RefusedLinkPage, SessionEndedPage, StartFailedPage } from './ended-page.js';
+import { EndpointPage } from './endpoint-page.js';
+import { EventsPage } from './events-page.js';
+import { useHashRoute } from './hash-route.js';
+import { KeysPage } from './keys-page.js';
+import { ErrorNotice } from './notices.js';
+import { PortalContext, usePortal } from './portal-context.js';
+import { hrefOf, parseRoute, type Route } from './routes.js';
+import { hasLinkToken, type SessionStart, startSession } from './session-start.js';
+import { WebhooksPage } from './webhooks-page.js';
+
+type Phase = SessionStart | { state: 'starting' } | { state: 'signed-out' };
+
+/** What each page needs: a page the session may not read is not offered. */
+const PAGE_PERMISSION: Record<Route['page'], PortalPermission | null> = {
+  keys: 'keys:read',
+  webhooks: 'webhooks:read',
+  webhook: 'webhooks:read',
+  delivery: 'webhooks:read',
+  events: 'webhooks:read',
+  unknown: null,
+};
+
+function landingRoute(session: PortalSession): string {
+  return session.permissions.includes('keys:read') ? hrefOf({ page: 'keys' }) : hrefOf({ page: 'webhooks' });
+}
+
+export function PortalApp({ config }: { config: PortalPageConfig }) {
+  const [phase, setPhase] = useState<Phase>({ state: 'starting' });
+  const api = useMemo(
+    () => new ApiClient({ basePath: config.basePath, onSessionEnded: () => setPhase({ state: 'ended' }) }),
+    [config.basePath],
+  );
+  useEffect(() => {
+    const start = () =>
+      startSession(api).then(
+        (started) => {
+          if (started.state === 'ready' && parseRoute(location.hash).page === 'unknown') {
+            const landing = landingRoute(started.session);
+            history.replaceState(null, '', `${location.pathname}${location.search}${landing}`);
+          }
+          setPhase(started);
+        },
+        () => setPhase({ state: 'failed', message: 'Something went wrong while the portal started.' }),
+      );
+    // A new link opened in this tab changes only the fragment: no page load, so exchange it here.
+    const onHashChange = () => {
+      if (!hasLinkToken()) return;
+      setPhase({ state: 'starting' });
+      void start();
+    };
+    void start();
+    window.addEventListener('hashchange', onHashChange);
+    return () => window.removeEventListener('hashchange', onHashChange);
+  }, [api]);
+
+  const brandName = config.brand.name;
+  switch (phase.state) {
+    case 'starting':
+      return (
+        <main id="main" class="ended" aria-busy="true">
+          <p>Opening the portal…</p>
+        </main>
+      );
+    case 'refused':
+      return <RefusedLinkPage message={phase.message} brandName={brandName} />;
+    case 'ended':
+      return <SessionEndedPage brandName={brandName} />;
+    case 'signed-out':
+      return <SessionEndedPage brandName={brandName} signedOut />;
+    case 'failed':
+      return <StartFailedPage message={phase.message} />;
+    case 'ready':
+      return (
+        <PortalContext.Provider
+          value={{ api, session: phase.session, brandName: brandName ?? 'Developer portal' }}
+        >
+          <Shell config={config} onSignedOut={() => setPhase({ state: 'signed-out' })} />
+        </PortalContext.Provider>
+      );
+  }
+}
+
+const PAGE_TITLES: Record<Route['page'], string> = {
+  keys: 'API keys',
+  webhooks: 'Webhook endpoints',
+  webhook: 'Endpoint',
+  delivery: 'Delivery',
+  events: 'Event catalog',
+  unknown: 'Page not found',
+};
+
+function Shell({ config, onSignedOut }: { config: PortalPageConfig; onSignedOut: () => void }) {
+  const { api, session, brandName, can } = usePortal();
+  const route = useHashRoute();
+  const main = useRef<HTMLElement>(null);
+  const first = useRef(true);
+  const [signOutError, setSignOutError] = useState<ApiError | null>(null);
+
+  useEffect(() => {
+    document.title = `${PAGE_TITLES[route.page]} · ${brandName}`;
+    // After a navigation (not the first page), focus the new page, as a page load would.
+    if (first.current) first.current = false;
+    else main.current?.focus();
+  }, [route, brandName]);
+
+  const signOut = async () => {
+    try {
+      await api.post('/sign-out');
+      api.forgetSession();
+      onSignedOut();
+    } catch (error) {
+      setSignOutError(error instanceof ApiError ? error : null);
+    }
+  };
+  const links: { route: Exclude<Route, { page: 'unknown' }>; label: string; permission: PortalPermission }[] =
+    [
+      { route: { page: 'keys' }, label: 'API keys', permission: 'keys:read' },
+      { route: { page: 'webhooks' }, label: 'Webhooks', permission: 'webhooks:read' },
+      { route: { page: 'events' }, label: 'Event catalog', permission: 'webhooks:read' },
+    ];
+  const current = route.page === 'webhook' || route.page === 'delivery' ? 'webhooks' : route.page;
+  const permission = PAGE_PERMISSION[route.page];
+
+  return (
+    <>
+      <button type="button" class="skip-link" onClick={() => main.current?.focus()}>
+        Skip to content
+      </button>
+      <header class="top">
+        <div class="brand">
+          {config.brand.logoUrl ? <img src={config.brand.logoUrl} alt="" class="logo" /> : null}
+          <span class="brand-name">{brandName}</span>
+        </div>
+        <nav aria-label="Portal">
+          <ul>
+            {links
+              .filter((link) => can(link.permission))
+              .map((link) => (
+                <li key={link.label}>
+                  <a
+                    href={hrefOf(link.route)}
+                    aria-current={current === link.route.page ? 'page' : undefined}
+                  >
+                    {link.label}
+                  </a>
+                </li>
+              ))}
+          </ul>
+        </nav>
+        <button type="button" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </header>
+      <ErrorNotice error={signOutError} />
+      <main id="main" ref={main} tabIndex={-1}>
+        {permission !== null && !can(permission) ? (
+          <NotAllowed />
+        ) : route.page === 'keys' ? (
+          <KeysPage />
+        ) : route.page === 'webhooks' ? (
+          <WebhooksPage />
+        ) : route.page === 'webhook' ? (
+          <EndpointPage key={route.webhookId} webhookId={route.webhookId} />
+        ) : route.page === 'delivery' ? (
+          <DeliveryPage key={route.deliveryId} webhookId={route.webhookId} deliveryId={route.deliveryId} />
+        ) : route.page === 'events' ? (
+          <EventsPage />
+        ) : (
+          <NotFound landing={landingRoute(session)} />
+        )}
+      </main>
+      <footer class="bottom muted">This session ends {formatDate(session.expiresAt)}.</footer>
+    </>
+  );
+}
+
+function NotAllowed() {
+  return (
+    <section>
+      <h1>Not available</h1>
+      <p>This link does not allow this page.</p>
+    </section>
+  );
+}
+
+function NotFound({ landing }: { landing: string }) {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        <a href={landing}>Go to the portal's first page</a>
+      </p>
+    </section>
+  );
+}

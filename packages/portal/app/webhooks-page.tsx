@@ -1,0 +1,195 @@
+import { useState } from 'preact/hooks';
+import type { ApiError } from './api-client.js';
+import type { Page, WebhookStats, WebhookView } from './api-types.js';
+import { PagerControls, useCursorPager } from './cursor-pager.js';
+import { DialogBox } from './dialog-box.js';
+import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
+import { disabledReasonText, successRate } from './endpoint-health.js';
+import { Choice, ChoiceGroup, Field, toggled } from './form-fields.js';
+import { ErrorNotice, Loading, StatusLine } from './notices.js';
+import { usePortal } from './portal-context.js';
+import { hrefOf } from './routes.js';
+import { useLoader } from './use-loader.js';
+
+type PageAction = EndpointAction | { kind: 'create' };
+
+export function WebhooksPage() {
+  const { api, can } = usePortal();
+  const pager = useCursorPager();
+  const webhooks = useLoader(
+    () => api.get<Page<WebhookView>>('/webhooks', { cursor: pager.cursor }),
+    [pager.cursor],
+  );
+  const stats = useLoader(() => api.get<WebhookStats>('/webhooks/stats'), []);
+  const [action, setAction] = useState<PageAction | null>(null);
+  const [status, setStatus] = useState('');
+  const [error, setError] = useState<ApiError | null>(null);
+  const writable = can('webhooks:write');
+  const done = (message: string, next: PageAction | null = null) => {
+    setStatus(message);
+    setError(null);
+    setAction(next);
+    webhooks.reload();
+  };
+  const toggle = async (webhook: WebhookView) => {
+    try {
+      done(await setEndpointStatus(api, webhook, webhook.status === 'active' ? 'disabled' : 'active'));
+    } catch (caught) {
+      setStatus('');
+      setError(caught as ApiError);
+    }
+  };
+
+  return (
+    <section aria-labelledby="webhooks-heading">
+      <div class="page-head">
+        <h1 id="webhooks-heading">Webhook endpoints</h1>
+        {writable ? (
+          <button type="button" class="primary" onClick={() => setAction({ kind: 'create' })}>
+            Add endpoint
+          </button>
+        ) : null}
+      </div>
+      <StatusLine message={status} />
+      <ErrorNotice error={error ?? webhooks.error} />
+      {webhooks.data === undefined ? (
+        webhooks.loading ? (
+          <Loading what="endpoints" />
+        ) : null
+      ) : webhooks.data.data.length === 0 ? (
+        <p>No endpoints yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">Your webhook endpoints</caption>
+            <thead>
+              <tr>
+                <th scope="col">URL</th>
+                <th scope="col">Events</th>
+                <th scope="col">Status</th>
+                <th scope="col">Disabled because</th>
+                <th scope="col">Succeeded, last 24 h</th>
+                {writable ? <th scope="col">Actions</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {webhooks.data.data.map((webhook) => (
+                <tr key={webhook.id}>
+                  <th scope="row" class="mono">
+                    <a href={hrefOf({ page: 'webhook', webhookId: webhook.id })}>{webhook.url}</a>
+                  </th>
+                  <td>{webhook.events.join(', ')}</td>
+                  <td>
+                    <span class={`badge badge-${webhook.status}`}>{webhook.status}</span>
+                  </td>
+                  <td>{disabledReasonText(webhook)}</td>
+                  <td>{stats.error ? 'Unknown' : successRate(stats.data, webhook.id)}</td>
+                  {writable ? (
+                    <td>
+                      <div class="row-actions">
+                        <button type="button" onClick={() => void toggle(webhook)}>
+                          {webhook.status === 'active' ? 'Disable' : 'Enable'}
+                          <span class="visually-hidden"> {webhook.url}</span>
+                        </button>
+                        <button type="button" onClick={() => setAction({ kind: 'rotate', webhook })}>
+                          Rotate secret<span class="visually-hidden"> of {webhook.url}</span>
+                        </button>
+                        <button
+                          type="button"
+                          class="danger"
+                          onClick={() => setAction({ kind: 'delete', webhook })}
+                        >
+                          Delete<span class="visually-hidden"> {webhook.url}</span>
+                        </button>
+                      </div>
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <PagerControls pager={pager} nextCursor={webhooks.data?.nextCursor} label="Endpoint pages" />
+      {action?.kind === 'create' ? (
+        <CreateEndpointDialog
+          onClose={() => setAction(null)}
+          onCreated={(webhook, secret) =>
+            done(`Endpoint ${webhook.url} added.`, { kind: 'secret', title: 'Endpoint added', secret })
+          }
+        />
+      ) : action ? (
+        <EndpointActionDialog action={action} onClose={() => setAction(null)} onDone={done} />
+      ) : null}
+    </section>
+  );
+}
+
+function CreateEndpointDialog({
+  onClose,
+  onCreated,
+}: {
+  onClose: () => void;
+  onCreated: (webhook: WebhookView, secret: string) => void;
+}) {
+  const { api, session } = usePortal();
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<string[]>([]);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await api.post<{ webhook: WebhookView; secret: string }>('/webhooks', { url, events });
+      onCreated(answer.webhook, answer.secret);
+    } catch (caught) {
+      setError(caught as ApiError);
+      setBusy(false);
+    }
+  };
+  return (
+    <DialogBox title="Add a webhook endpoint" onClose={onClose}>
+      <form onSubmit={submit} noValidate>
+        <ErrorNotice error={error} />
+        <Field
+          label="Endpoint URL"
+          hint="An https:// URL of yours that receives the events."
+          error={error?.fieldMessage('url')}
+        >
+          {(props) => (
+            <input
+              {...props}
+              type="url"
+              required
+              placeholder="https://example.com/webhooks"
+              value={url}
+              onInput={(e) => setUrl(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <ChoiceGroup legend="Events to send" error={error?.fieldMessage('events')}>
+          {session.events.map((type) => (
+            <Choice
+              key={type.type}
+              name="events"
+              value={type.type}
+              description={type.description}
+              checked={events.includes(type.type)}
+              onToggle={(value, on) => setEvents((list) => toggled(list, value, on))}
+            />
+          ))}
+        </ChoiceGroup>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>
+            Add endpoint
+          </button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </DialogBox>
+  );
+}

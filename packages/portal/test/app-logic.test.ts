@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { contrastsMoreWithBlack } from '../app/accent-contrast.js';
+import { disabledReasonText, successRate } from '../app/endpoint-health.js';
+import { hrefOf, parseRoute } from '../app/routes.js';
+import { verifySnippet } from '../app/verify-snippet.js';
+
+describe('hash routes', () => {
+  it('reads each page of the portal from the hash, and writes it back', () => {
+    const routes = [
+      ['#/keys', { page: 'keys' }],
+      ['#/webhooks', { page: 'webhooks' }],
+      [
+        '#/webhooks/wh_01JGXA7Q0000000000000000',
+        { page: 'webhook', webhookId: 'wh_01JGXA7Q0000000000000000' },
+      ],
+      ['#/webhooks/wh_1/deliveries/dlv_2', { page: 'delivery', webhookId: 'wh_1', deliveryId: 'dlv_2' }],
+      ['#/events', { page: 'events' }],
+    ] as const;
+    for (const [hash, route] of routes) {
+      expect(parseRoute(hash)).toEqual(route);
+      expect(hrefOf(route)).toBe(hash);
+    }
+  });
+
+  it('reads anything else as an unknown page, a token fragment included', () => {
+    for (const hash of ['', '#', '#token=kpl_abc', '#/keys/extra', '#/webhooks/../keys', '#/webhooks/a b']) {
+      expect(parseRoute(hash)).toEqual({ page: 'unknown' });
+    }
+  });
+});
+
+describe('the accent colour', () => {
+  it('puts black text on a light accent and white text on a dark one, whichever contrasts more', () => {
+    expect(contrastsMoreWithBlack('#ffff00')).toBe(true);
+    expect(contrastsMoreWithBlack('#fff')).toBe(true);
+    expect(contrastsMoreWithBlack('#5b5bd6')).toBe(false);
+    expect(contrastsMoreWithBlack('#000080')).toBe(false);
+    // Mid-grey: #777 has 4.48:1 with white and 4.69:1 with black.
+    expect(contrastsMoreWithBlack('#777777')).toBe(true);
+  });
+});
+
+describe('endpoint health', () => {
+  const stats = {
+    since: '2026-01-01T00:00:00.000Z',
+    data: [
+      { webhookId: 'wh_1', succeeded: 97, failed: 3 },
+      { webhookId: 'wh_2', succeeded: 0, failed: 0 },
+    ],
+  };
+  it('gives the success rate of the last 24 hours, or "No attempts"', () => {
+    expect(successRate(stats, 'wh_1')).toBe('97% of 100');
+    expect(successRate(stats, 'wh_2')).toBe('No attempts');
+    expect(successRate(stats, 'wh_3')).toBe('No attempts');
+    expect(successRate(undefined, 'wh_1')).toBe('No attempts');
+  });
+
+  it('says why an endpoint is disabled', () => {
+    const endpoint = {
+      id: 'wh_1',
+      url: 'https://example.com/hooks',
+      events: ['run.completed'],
+      previousSecretExpiresAt: null,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    };
+    expect(disabledReasonText({ ...endpoint, status: 'disabled', disabledReason: 'failures' })).toBe(
+      'Too many failed deliveries',
+    );
+    expect(disabledReasonText({ ...endpoint, status: 'disabled', disabledReason: 'manual' })).toBe(
+      'Disabled by hand',
+    );
+    expect(disabledReasonText({ ...endpoint, status: 'active', disabledReason: null })).toBe('—');
+  });
+});
+
+describe('the verify snippet', () => {
+  it("names the host's delivery headers in @keyhook/webhook-verify's headers option", () => {
+    const snippet = verifySnippet({ signature: 'x-acme-signature', eventId: 'x-acme-event-id' });
+    expect(snippet).toContain("import { verify } from '@keyhook/webhook-verify';");
+    expect(snippet).toContain(
+      "verify(req.body, req.headers, secret, {\n    headers: { signature: 'x-acme-signature', eventId: 'x-acme-event-id' },",
+    );
+  });
+});
