@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
 import type { DeliveryDetailView, DeliveryView } from './api-types.js';
+import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
 import { CodeBlock } from './code-block.js';
 import { formatDate, formatPreciseDate } from './dates.js';
 import { stateLabel } from './endpoint-page.js';
@@ -14,6 +15,7 @@ export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; del
   const { api, can } = usePortal();
   const path = `/webhooks/${webhookId}/deliveries/${deliveryId}`;
   const detail = useLoader(() => api.get<DeliveryDetailView>(path), [path]);
+  useRefreshWhile(detail.data !== undefined && settlesSoon(detail.data.delivery), detail.data, detail.reload);
   const [status, setStatus] = useState('');
   const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);

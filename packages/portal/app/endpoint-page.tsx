@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
 import type { DeliveryView, Page, WebhookView } from './api-types.js';
+import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { formatDate, isoToLocalInput, localInputToIso } from './dates.js';
 import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
@@ -150,6 +151,8 @@ function DeliveryLog({ webhookId, round }: { webhookId: string; round: number })
       }),
     [webhookId, state, pager.cursor, round],
   );
+  const moving = deliveries.data?.data.some((delivery) => settlesSoon(delivery)) ?? false;
+  useRefreshWhile(moving, deliveries.data, deliveries.reload);
   return (
     <section aria-labelledby="deliveries-heading">
       <h2 id="deliveries-heading">Deliveries</h2>
@@ -229,7 +232,9 @@ function DeliveryLog({ webhookId, round }: { webhookId: string; round: number })
 /** Sends one event of a chosen type to this endpoint, its example pre-filled and editable. */
 function SendTestEvent({ webhook, onSent }: { webhook: WebhookView; onSent: () => void }) {
   const { api, session } = usePortal();
-  const types = session.events.filter((type) => webhook.events.includes(type.type));
+  // Any type of the catalog, subscribed or not: a test shows what the endpoint would get (docs/decisions.md §8.16).
+  const subscribed = (type: { type: string }) => webhook.events.includes(type.type);
+  const types = [...session.events.filter(subscribed), ...session.events.filter((type) => !subscribed(type))];
   const exampleOf = (name: string) =>
     JSON.stringify(types.find((type) => type.type === name)?.example ?? {}, null, 2);
   const [type, setType] = useState(types[0]?.type ?? '');

@@ -1,0 +1,556 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { requireScope as expressScope, keyhookRouter } from '@keyhook/adapter-express';
+import { requireScope as fastifyScope, keyhookFastify } from '@keyhook/adapter-fastify';
+import { type Clock, createKeyhook, type Keyhook, type Logger, type PortalPermission } from '@keyhook/core';
+import { createPostgresStore } from '@keyhook/store-postgres';
+import { createSqliteStore } from '@keyhook/store-sqlite';
+import { describeInBrowser, launchChromium, seriousViolations } from '@keyhook/testing/browser';
+import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, waitUntil } from '@keyhook/testing/support';
+import { verify } from '@keyhook/webhook-verify';
+import express from 'express';
+import Fastify from 'fastify';
+import pg from 'pg';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { keyhookPortal } from '../src/index.js';
+
+/*
+ * The portal end to end, as a customer uses it (issue 31's browser suite): a host app serves
+ * keyhook, its portal and a guarded route of its own; Chromium opens a minted link; the test
+ * acts through roles, labels and the keyboard; a real receiver gets and verifies the deliveries.
+ * It runs through Express with SQLite and through Fastify with PostgreSQL. Each page is scanned
+ * with axe-core under its own CSP. Screenshots go to a temporary folder, or to
+ * packages/portal/screenshots with KEYHOOK_UPDATE_SCREENSHOTS=1 (the README shows those).
+ */
+
+const SCOPES = [
+  { name: 'items:read', description: 'Read the items of your account' },
+  { name: 'items:write', description: 'Create and change items' },
+] as const;
+const EVENTS = {
+  'item.created': {
+    description: 'An item was created.',
+    data: z.object({ itemId: z.string(), name: z.string() }),
+    example: { itemId: 'itm_1001', name: 'First item' },
+  },
+  'item.deleted': { description: 'An item was deleted.', data: z.object({ itemId: z.string() }) },
+};
+const HEADERS = { signature: 'x-acme-signature', eventId: 'x-acme-event-id' };
+const ALL: PortalPermission[] = ['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write'];
+const TENANT = 'acme_customer';
+
+const SCREENSHOTS =
+  process.env['KEYHOOK_UPDATE_SCREENSHOTS'] === '1'
+    ? join(import.meta.dirname, '..', 'screenshots')
+    : join(tmpdir(), 'keyhook-portal-screenshots');
+
+/** keyhook's clock, which a test moves ahead to let a link expire; the worker's waits stay real. */
+class SkewedClock implements Clock {
+  skewMs = 0;
+  now(): Date {
+    return new Date(Date.now() + this.skewMs);
+  }
+}
+
+/** A webhook receiver on 127.0.0.1 that answers `status`, and keeps every delivery's raw bytes. */
+class Receiver {
+  status = 200;
+  readonly received: { headers: IncomingHttpHeaders; body: string }[] = [];
+  private readonly server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res
+        .writeHead(this.status, { 'content-type': 'text/plain' })
+        .end(this.status === 200 ? 'ok' : 'down for maintenance');
+    });
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+interface Host {
+  keyhook: Keyhook;
+  clock: SkewedClock;
+  /** `http://127.0.0.1:<port>`. */
+  base: string;
+  /** Every line keyhook logged, as JSON. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+function recordingLogger(lines: string[]): Logger {
+  const record = (level: string) => (context: object, message: string) => {
+    lines.push(JSON.stringify({ level, message, ...context }));
+  };
+  return { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
+}
+
+function hostKeyhook(store: Parameters<typeof createKeyhook>[0]['store'], clock: Clock, logs: string[]) {
+  return createKeyhook({
+    scopes: SCOPES,
+    events: EVENTS,
+    store,
+    clock,
+    adminSession: { secret: TEST_ADMIN_SECRET },
+    encryptionKey: TEST_ENCRYPTION_KEY,
+    logger: recordingLogger(logs),
+    // http:// receivers on 127.0.0.1; the cookie without Secure, since the page is plain HTTP.
+    mode: 'development',
+    delivery: { headers: HEADERS, retrySchedule: [200, 200], timeoutMs: 2_000 },
+  });
+}
+
+const BRAND = { name: 'Acme Items', accentColor: '#5b3cc4' };
+
+async function expressWithSqlite(): Promise<Host> {
+  const clock = new SkewedClock();
+  const logs: string[] = [];
+  const store = createSqliteStore({
+    filename: join(tmpdir(), `keyhook-portal-${process.pid}-${Date.now()}.db`),
+  });
+  const keyhook = hostKeyhook(store, clock, logs);
+  const app = express();
+  app.use(keyhookRouter(keyhook, { portal: keyhookPortal(keyhook, { brand: BRAND }) }));
+  app.get('/api/v1/items', expressScope(keyhook, 'items:read'), (req, res) => {
+    res.json({ tenantId: req.apiKey!.tenantId, items: [] });
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  const worker = keyhook.createWorker({ pollIntervalMs: 100 });
+  worker.start();
+  return {
+    keyhook,
+    clock,
+    logs,
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      await keyhook.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await store.close();
+    },
+  };
+}
+
+async function fastifyWithPostgres(): Promise<Host> {
+  const clock = new SkewedClock();
+  const logs: string[] = [];
+  const schema = uniqueSchemaName('portal');
+  const store = await createPostgresStore({
+    connectionString: POSTGRES_TEST_URL,
+    schema,
+    logger: recordingLogger([]),
+  });
+  const keyhook = hostKeyhook(store, clock, logs);
+  const app = Fastify();
+  await app.register(keyhookFastify, { keyhook, portal: keyhookPortal(keyhook, { brand: BRAND }) });
+  app.get('/api/v1/items', { onRequest: fastifyScope(keyhook, 'items:read') }, async (request) => ({
+    tenantId: request.apiKey!.tenantId,
+    items: [],
+  }));
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  const worker = keyhook.createWorker({ pollIntervalMs: 100 });
+  worker.start();
+  return {
+    keyhook,
+    clock,
+    logs,
+    base: address,
+    async close() {
+      await keyhook.close();
+      await app.close();
+      await store.close();
+      const admin = new pg.Client({ connectionString: POSTGRES_TEST_URL });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    },
+  };
+}
+
+/** Tabs forward until the focused element's accessible name is `name`: the keyboard-only path to it. */
+async function tabTo(page: Page, name: string | RegExp, limit = 60): Promise<void> {
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const element = document.activeElement as HTMLElement | null;
+      if (!element) return '';
+      const labelled = element.id ? document.querySelector(`label[for="${element.id}"]`)?.textContent : null;
+      return (element.getAttribute('aria-label') ?? labelled ?? element.textContent ?? '').trim();
+    });
+    if (typeof name === 'string' ? focused === name : name.test(focused)) return;
+  }
+  throw new Error(`no element named ${name} within ${limit} tabs`);
+}
+
+/** A request the page itself makes, with its cookie: what a customer could send by hand. */
+function fromPage(page: Page, method: string, path: string, body?: unknown, csrfToken?: string) {
+  return page.evaluate(
+    async ({ method, path, body, csrfToken }) => {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (csrfToken) headers['x-csrf-token'] = csrfToken;
+      const reply = await fetch(`/api/v1/portal/api${path}`, {
+        method,
+        headers,
+        credentials: 'same-origin',
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+      return { status: reply.status, text: await reply.text() };
+    },
+    { method, path, body, csrfToken },
+  );
+}
+
+async function expectAccessible(page: Page, where: string): Promise<void> {
+  expect(await seriousViolations(page), where).toEqual([]);
+}
+
+const BACKENDS: [string, () => Promise<Host>, () => Promise<boolean>][] = [
+  ['Express with SQLite', expressWithSqlite, async () => true],
+  ['Fastify with PostgreSQL', fastifyWithPostgres, postgresAvailable],
+];
+
+describeInBrowser('the portal end to end', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  for (const [name, start, available] of BACKENDS) {
+    describe(name, async () => {
+      const runs = await available();
+      let host: Host;
+      let receiver: Receiver;
+      let receiverUrl: string;
+      let context: BrowserContext;
+      let page: Page;
+      /** What the UI showed once: the key's and the endpoint's secrets, and the link's token. */
+      const shown = { apiKey: '', signingSecret: '', rotatedSecret: '', link: '' };
+      const pageErrors: string[] = [];
+
+      beforeAll(async () => {
+        if (!runs) return;
+        host = await start();
+        receiver = new Receiver();
+        receiverUrl = await receiver.start();
+        context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+        page = await context.newPage();
+        page.on('pageerror', (error) => pageErrors.push(error.message));
+        page.on('console', (message) => {
+          if (/Content Security Policy|Refused to/i.test(message.text())) pageErrors.push(message.text());
+        });
+      });
+      afterAll(async () => {
+        if (!runs) return;
+        await context?.close();
+        await receiver?.close();
+        await host?.close();
+      });
+
+      it.runIf(runs)('opens from a minted link, into a session cookie with the stated flags', async () => {
+        const link = await host.keyhook.portal.createSession({
+          tenantId: TENANT,
+          permissions: ALL,
+          scopes: ['items:read'],
+        });
+        shown.link = link.token;
+        await page.goto(`${host.base}${link.url}`);
+        await page.getByRole('heading', { name: 'API keys' }).waitFor();
+        expect(page.url()).not.toContain(link.token);
+        const [cookie] = await context.cookies(`${host.base}/api/v1/portal/`);
+        expect(cookie).toMatchObject({
+          name: 'keyhook_portal',
+          path: '/api/v1/portal',
+          httpOnly: true,
+          sameSite: 'Strict',
+          secure: false, // development, over plain HTTP; production sets Secure (the HTTP suite)
+        });
+        await expectAccessible(page, 'the keys page, empty');
+      });
+
+      it.runIf(runs)(
+        'creates a key by keyboard alone; its secret is shown once and opens the host route',
+        async () => {
+          await tabTo(page, 'Create key');
+          await page.keyboard.press('Enter');
+          await page.getByRole('dialog').waitFor();
+          await expectAccessible(page, 'the create-key dialog');
+          await tabTo(page, 'Name');
+          await page.keyboard.type('Deploy bot');
+          await tabTo(page, /^items:read/);
+          await page.keyboard.press('Space');
+          // The session may grant items:read only: items:write is not offered.
+          expect(await page.getByRole('checkbox', { name: /items:write/ }).count()).toBe(0);
+          await tabTo(page, 'Create key');
+          await page.keyboard.press('Enter');
+          const secretField = page.getByLabel('API key', { exact: true });
+          await secretField.waitFor();
+          shown.apiKey = await secretField.inputValue();
+          expect(await page.getByRole('dialog').innerText()).toContain('It is shown only this once');
+          await expectAccessible(page, 'the key secret dialog');
+          await page.keyboard.press('Escape');
+          await page.getByRole('row', { name: /Deploy bot/ }).waitFor();
+
+          const guarded = await fetch(`${host.base}/api/v1/items`, {
+            headers: { authorization: `Bearer ${shown.apiKey}` },
+          });
+          expect(guarded.status).toBe(200);
+          expect(await guarded.json()).toEqual({ tenantId: TENANT, items: [] });
+          expect(await page.content()).not.toContain(shown.apiKey);
+          await page.screenshot({ path: join(SCREENSHOTS, 'keys.png') });
+        },
+      );
+
+      it.runIf(runs)("refuses a key with a scope outside the session's, sent by hand", async () => {
+        const session = JSON.parse((await fromPage(page, 'GET', '/session')).text) as { csrfToken: string };
+        const refused = await fromPage(
+          page,
+          'POST',
+          '/keys',
+          { name: 'sneaky', scopes: ['items:write'] },
+          session.csrfToken,
+        );
+        expect(refused.status).toBe(403);
+        expect(JSON.parse(refused.text)).toMatchObject({ error: { code: 'forbidden' } });
+      });
+
+      it.runIf(runs)(
+        'adds an endpoint by keyboard alone, at a real receiver; its signing secret is shown once',
+        async () => {
+          await page.getByRole('link', { name: 'Webhooks' }).click();
+          await page.getByRole('heading', { name: 'Webhook endpoints' }).waitFor();
+          await tabTo(page, 'Add endpoint');
+          await page.keyboard.press('Enter');
+          await page.getByRole('dialog').waitFor();
+          await tabTo(page, 'Endpoint URL');
+          await page.keyboard.type(receiverUrl);
+          await tabTo(page, /^item\.created/);
+          await page.keyboard.press('Space');
+          await tabTo(page, 'Add endpoint');
+          await page.keyboard.press('Enter');
+          const secretField = page.getByLabel('Signing secret', { exact: true });
+          await secretField.waitFor();
+          shown.signingSecret = await secretField.inputValue();
+          expect(shown.signingSecret).toMatch(/^whsec_/);
+          await tabTo(page, 'Done');
+          await page.keyboard.press('Enter');
+          await page.getByRole('link', { name: receiverUrl }).waitFor();
+          expect(await page.content()).not.toContain(shown.signingSecret);
+          await expectAccessible(page, 'the endpoints page');
+        },
+      );
+
+      it.runIf(runs)('sends a test event and watches it succeed in the log, with its attempt', async () => {
+        await page.getByRole('link', { name: receiverUrl }).click();
+        await page.getByRole('heading', { name: 'Deliveries', exact: true }).waitFor();
+        await expectAccessible(page, 'the endpoint page');
+        await page.getByLabel('Event type').selectOption('item.created');
+        expect(JSON.parse(await page.getByLabel('Event data (JSON)').inputValue())).toEqual(
+          EVENTS['item.created'].example,
+        );
+        await page.getByRole('button', { name: 'Send test event' }).click();
+        const row = page.getByRole('row', { name: /item\.created/ }).first();
+        await expect.poll(() => row.innerText(), { timeout: 10_000 }).toMatch(/succeeded/i);
+
+        const [delivery] = receiver.received;
+        const event = verify(
+          delivery!.body,
+          delivery!.headers as Record<string, string>,
+          shown.signingSecret,
+          { headers: HEADERS },
+        );
+        expect(event).toMatchObject({ type: 'item.created', data: EVENTS['item.created'].example });
+
+        await row.getByRole('link').click();
+        await page.getByRole('heading', { name: /^Delivery / }).waitFor();
+        const attempts = page.getByRole('table', { name: 'Every attempt, oldest first' });
+        await expect.poll(() => attempts.getByRole('row').count()).toBe(2);
+        expect(await attempts.getByRole('row').nth(1).innerText()).toMatch(/^1\s.*\s200\s/s);
+        await expectAccessible(page, 'the delivery page');
+        await page.screenshot({ path: join(SCREENSHOTS, 'delivery.png'), fullPage: true });
+      });
+
+      it.runIf(runs)(
+        'shows failed attempts with their status codes, retries once the receiver is back, and recovers',
+        async () => {
+          receiver.status = 503;
+          await page.getByRole('link', { name: 'Back to the endpoint' }).click();
+          await page.getByRole('button', { name: 'Send test event' }).click();
+          const failing = page.getByRole('row', { name: /item\.created/ }).first();
+          await expect.poll(() => failing.innerText(), { timeout: 15_000 }).toMatch(/failed/i);
+          await failing.getByRole('link').click();
+          const attempts = page.getByRole('table', { name: 'Every attempt, oldest first' });
+          await expect.poll(() => attempts.getByRole('row').count()).toBe(4);
+          for (const n of [1, 2, 3]) {
+            expect(await attempts.getByRole('row').nth(n).innerText()).toMatch(
+              new RegExp(`^${n}\\s.*\\s503\\s`, 's'),
+            );
+          }
+          expect(await attempts.innerText()).toContain('down for maintenance');
+
+          receiver.status = 200;
+          await page.getByRole('button', { name: 'Retry delivery' }).click();
+          await expect.poll(() => attempts.getByRole('row').count(), { timeout: 10_000 }).toBe(5);
+          expect(await attempts.getByRole('row').nth(4).innerText()).toMatch(/^4\s.*\s200\s/s);
+          await expectAccessible(page, 'the delivery page with failed attempts');
+
+          // A second failure, recovered in bulk once the receiver is back.
+          receiver.status = 503;
+          await page.getByRole('link', { name: 'Back to the endpoint' }).click();
+          await page.getByRole('button', { name: 'Send test event' }).click();
+          const second = page.getByRole('row', { name: /item\.created/ }).first();
+          await expect.poll(() => second.innerText(), { timeout: 15_000 }).toMatch(/failed/i);
+          receiver.status = 200;
+          await page.getByRole('button', { name: 'Recover failed deliveries' }).click();
+          await page.getByText('1 failed delivery queued again.').waitFor();
+          await expect.poll(() => second.innerText(), { timeout: 10_000 }).toMatch(/succeeded/i);
+        },
+      );
+
+      it.runIf(runs)(
+        'rotates the signing secret with an overlap: the receiver verifies with both secrets',
+        async () => {
+          await page.getByRole('button', { name: 'Rotate secret' }).click();
+          await page.getByLabel('Keep the old secret signing for').selectOption({ label: '1 hour' });
+          await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+          const secretField = page.getByLabel('Signing secret', { exact: true });
+          await secretField.waitFor();
+          shown.rotatedSecret = await secretField.inputValue();
+          expect(shown.rotatedSecret).not.toBe(shown.signingSecret);
+          await page.getByRole('button', { name: 'Done' }).click();
+
+          const before = receiver.received.length;
+          await page.getByRole('button', { name: 'Send test event' }).click();
+          await waitUntil(() => receiver.received.length > before);
+          const delivery = receiver.received.at(-1)!;
+          const headers = delivery.headers as Record<string, string>;
+          expect(headers[HEADERS.signature]!.match(/v1=/g)).toHaveLength(2);
+          for (const secret of [shown.signingSecret, shown.rotatedSecret]) {
+            expect(verify(delivery.body, headers, secret, { headers: HEADERS }).type).toBe('item.created');
+          }
+        },
+      );
+
+      it.runIf(runs)('lists the endpoint with its recent success rate', async () => {
+        await page.getByRole('link', { name: 'Webhooks' }).click();
+        const row = page.getByRole('row', { name: new RegExp(receiverUrl) });
+        // 10 attempts: the first test, the retry, the recovery and the rotation's test succeeded;
+        // the two failing deliveries were answered 503 three times each.
+        await expect.poll(() => row.innerText()).toContain('40% of 10');
+        await expectAccessible(page, 'the endpoints page with attempts');
+        await page.screenshot({ path: join(SCREENSHOTS, 'endpoints.png') });
+      });
+
+      it.runIf(runs)('shows the event catalog with the host header names', async () => {
+        await page.getByRole('link', { name: 'Event catalog' }).click();
+        await page.getByRole('heading', { name: 'item.created' }).waitFor();
+        const text = await page.getByRole('main').innerText();
+        expect(text).toContain('x-acme-signature');
+        expect(text).toContain('An item was created.');
+        await expectAccessible(page, 'the event catalog');
+      });
+
+      it.runIf(runs)("gives nothing of another tenant's, in the pages or by hand", async () => {
+        const { webhook } = await host.keyhook.webhooks.create('another_customer', {
+          url: 'http://127.0.0.1:9/theirs',
+          events: ['item.created'],
+        });
+        await page.goto(`${host.base}/api/v1/portal/#/webhooks/${webhook.id}`);
+        await page.getByRole('alert').waitFor();
+        expect(await page.getByRole('main').innerText()).not.toContain('/theirs');
+        const byHand = await fromPage(page, 'GET', `/webhooks/${webhook.id}`);
+        expect(byHand.status).toBe(404);
+        const list = await fromPage(page, 'GET', '/webhooks');
+        expect(list.text).not.toContain(webhook.id);
+      });
+
+      it.runIf(runs)('refuses a state-changing request from another origin', async () => {
+        const before = (await host.keyhook.keys.list(TENANT, 100)).length;
+        const evil = createServer((_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>elsewhere</title>');
+        });
+        await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+        try {
+          const other = await context.newPage();
+          // localhost is another site than 127.0.0.1: the browser is signed in to the portal there.
+          await other.goto(`http://localhost:${(evil.address() as AddressInfo).port}/`);
+          const target = `${host.base}/api/v1/portal/api/keys`;
+          await other.evaluate(async (url) => {
+            await fetch(url, {
+              method: 'POST',
+              mode: 'no-cors',
+              credentials: 'include',
+              headers: { 'content-type': 'text/plain' },
+              body: JSON.stringify({ name: 'forged', scopes: ['items:read'] }),
+            }).catch(() => undefined);
+          }, target);
+          await other.close();
+        } finally {
+          evil.closeAllConnections();
+          await new Promise((resolve) => evil.close(resolve));
+        }
+        expect((await host.keyhook.keys.list(TENANT, 100)).length).toBe(before);
+      });
+
+      it.runIf(runs)('refuses a used link and an expired one in plain words', async () => {
+        const again = await context.newPage();
+        await again.goto(`${host.base}/api/v1/portal#token=${shown.link}`);
+        await again.getByRole('heading', { name: 'This link does not open the portal' }).waitFor();
+        expect(await again.getByRole('main').innerText()).toContain('This link was already used.');
+        await expectAccessible(again, 'the used-link page');
+
+        const link = await host.keyhook.portal.createSession({
+          tenantId: TENANT,
+          permissions: ALL,
+          expiresIn: 60,
+        });
+        host.clock.skewMs = 61_000;
+        try {
+          await again.goto(`${host.base}${link.url}`);
+          await again.getByText('This link has expired.').waitFor();
+        } finally {
+          host.clock.skewMs = 0;
+        }
+        await again.close();
+      });
+
+      it.runIf(runs)('kept every secret out of the pages, the later reads and the server log', async () => {
+        const reads = [
+          await fromPage(page, 'GET', '/keys'),
+          await fromPage(page, 'GET', '/webhooks'),
+          await fromPage(page, 'GET', '/session'),
+        ];
+        const secrets = [shown.apiKey, shown.signingSecret, shown.rotatedSecret, shown.link];
+        const cookie = (await context.cookies(`${host.base}/api/v1/portal/`))[0]!.value;
+        for (const secret of [...secrets, cookie]) {
+          expect(secret.length).toBeGreaterThan(20);
+          for (const read of reads) expect(read.text).not.toContain(secret);
+          expect(await page.content()).not.toContain(secret);
+          expect(host.logs.join('\n')).not.toContain(secret);
+        }
+        expect(pageErrors).toEqual([]);
+      });
+    });
+  }
+});
