@@ -26,6 +26,7 @@ export type { RateLimit } from './keys/rate-limit.js';
 // A store's default logger (`consoleLogger`) and its migrate()'s (`silentLogger`): the one pair of
 // values the root entry exports too, since a host passes the same loggers to keyhook and its store.
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
+export { type PortalLinkRefusal, portalLinkRefusal } from './portal/link-refusal.js';
 export type {
   ApiKeyChanges,
   ApiKeyRecord,

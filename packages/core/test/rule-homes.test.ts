@@ -100,6 +100,19 @@ describe('each delivery rule has one home, in core (docs/decisions.md §10.4)', 
     });
   }
 
+  for (const [pkg, files] of stores) {
+    it(`${pkg} spells neither what an attempt succeeds with nor why a portal link is refused`, () => {
+      const all = [...files.values()].join('\n');
+      expect(all).not.toMatch(/\b(?:200|299|300)\b(?!\s*(?:ms|attempts|rows|deliveries))/);
+      // An API key's status is 'revoked' too: the reasons are looked for where portal sessions are kept.
+      const portal = [...files].filter(([file]) => file.startsWith('portal-')).map(([, text]) => text);
+      expect(portal.length).toBeGreaterThan(0);
+      for (const reason of ['unknown', 'revoked', 'used', 'expired'])
+        expect(portal.join('\n')).not.toMatch(quoted(reason));
+      for (const rule of ['DELIVERY_RULES.success', 'portalLinkRefusal(']) expect(all, rule).toContain(rule);
+    });
+  }
+
   it('the memory store names no status or reason of the rules, and asks core the same way', () => {
     const text = memoryWebhookPart();
     for (const word of [...RULE_WORDS, DELIVERY_RULES.hold.state]) expect(text).not.toMatch(quoted(word));

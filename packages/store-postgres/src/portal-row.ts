@@ -1,4 +1,4 @@
-import type { PortalExchangeOutcome, PortalSessionRecord } from '@keyhook/core/store';
+import type { PortalSessionRecord } from '@keyhook/core/store';
 
 /** The keyhook_portal_sessions columns, in the order `toPortalSessionParams` binds them. */
 export const PORTAL_SESSION_COLUMNS =
@@ -46,18 +46,4 @@ export function toPortalSessionRecord(row: PortalSessionRow): PortalSessionRecor
     exchangedAt: row.exchanged_at,
     revokedAt: row.revoked_at,
   };
-}
-
-type Refusal = Extract<PortalExchangeOutcome, { outcome: 'refused' }>['reason'];
-
-/**
- * Why an exchange at `now` wrote nothing, from the link's row read after it, in the order core's
- * memory store gives (unknown, revoked, used, expired); null when the row could be exchanged.
- */
-export function exchangeRefusal(row: PortalSessionRow | undefined, now: Date): Refusal | null {
-  if (!row) return 'unknown';
-  if (row.revoked_at !== null) return 'revoked';
-  if (row.exchanged_at !== null) return 'used';
-  if (row.expires_at.getTime() <= now.getTime()) return 'expired';
-  return null;
 }

@@ -45,12 +45,12 @@ export function portalStatements(schema: string): PortalStatements {
     // read from its delivery by primary key: the work is the window's rows, with statistics or
     // without (docs/decisions.md §8.14). The webhook is a scalar subquery, not a join: analysed,
     // a join hashed all 20,000 deliveries of two tenants to count 200 attempts (measured on
-    // the rows of test/portal-storage.test.ts). A 2xx is a success and everything else, no answer
-    // included, a failure: the Store contract's definition. webhook_id is COLLATE "C", so the
-    // order is JavaScript's.
+    // the rows of test/portal-storage.test.ts). Success is core's DELIVERY_RULES.success, bound as
+    // $3 and $4; everything else, no answer included, is a failure. webhook_id is COLLATE "C", so
+    // the order is JavaScript's.
     countRecentAttempts: `SELECT webhook_id AS "webhookId",
-        (count(*) FILTER (WHERE status_code BETWEEN 200 AND 299))::integer AS succeeded,
-        (count(*) - count(*) FILTER (WHERE status_code BETWEEN 200 AND 299))::integer AS failed
+        (count(*) FILTER (WHERE status_code BETWEEN $3 AND $4))::integer AS succeeded,
+        (count(*) - count(*) FILTER (WHERE status_code BETWEEN $3 AND $4))::integer AS failed
       FROM (
         SELECT a.status_code,
           (SELECT d.webhook_id FROM ${quoteSchema(schema)}.keyhook_deliveries AS d

@@ -40,6 +40,7 @@ import {
   holdsDeliveries,
   type Logger,
   newDeliveryRecord,
+  portalLinkRefusal,
   queuedOn,
 } from '@keyhook/core/store';
 import type pg from 'pg';
@@ -69,12 +70,7 @@ import { type IdempotencyRow, toClaimParams, toIdempotencyRecord } from './idemp
 import { type IdempotencyStatements, idempotencyStatements } from './idempotency-statements.js';
 import { type KeyRow, toKeyParams, toKeyRecord } from './key-row.js';
 import { type KeyStatements, keyStatements } from './key-statements.js';
-import {
-  exchangeRefusal,
-  type PortalSessionRow,
-  toPortalSessionParams,
-  toPortalSessionRecord,
-} from './portal-row.js';
+import { type PortalSessionRow, toPortalSessionParams, toPortalSessionRecord } from './portal-row.js';
 import { type PortalStatements, portalStatements } from './portal-statements.js';
 import { PreparedStatements } from './prepared.js';
 import { assertSchemaName, purgeLockKey } from './schema-name.js';
@@ -787,7 +783,13 @@ export class PostgresStore implements Store {
 
   /** One statement, over the index of migration 0012 (see portalStatements). */
   async countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]> {
-    const result = await this.query<AttemptCounts>(this.portalSql.countRecentAttempts, [tenantId, since]);
+    const { min, max } = DELIVERY_RULES.success;
+    const result = await this.query<AttemptCounts>(this.portalSql.countRecentAttempts, [
+      tenantId,
+      since,
+      min,
+      max,
+    ]);
     return result.rows;
   }
 
@@ -811,7 +813,8 @@ export class PostgresStore implements Store {
       const row = exchanged.rows[0];
       if (row) return { outcome: 'exchanged', session: toPortalSessionRecord(row) };
       const current = await this.query<PortalSessionRow>(this.portalSql.sessionByLink, [linkHash]);
-      const reason = exchangeRefusal(current.rows[0], now);
+      const found = current.rows[0];
+      const reason = portalLinkRefusal(found ? toPortalSessionRecord(found) : null, now);
       if (reason !== null) return { outcome: 'refused', reason };
     }
     throw unavailable('The portal link changed too often to be exchanged; retry.');

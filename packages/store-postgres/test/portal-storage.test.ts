@@ -128,7 +128,7 @@ async function attemptsOf(store: PostgresStore, tenantId: string, webhookId: str
           await admin.query(`ANALYZE "${store.schema}".keyhook_delivery_attempts`);
           await admin.query(`ANALYZE "${store.schema}".keyhook_deliveries`);
         }
-        const nodes = await planNodes(sql, ['tenant_a', since]);
+        const nodes = await planNodes(sql, ['tenant_a', since, 200, 299]);
         const shape = JSON.stringify(
           nodes.map((n) => [n['Node Type'], n['Index Name'] ?? n['Relation Name']]),
         );

@@ -1,4 +1,4 @@
-import type { PortalExchangeOutcome, PortalSessionRecord } from '@keyhook/core/store';
+import type { PortalSessionRecord } from '@keyhook/core/store';
 import { toDate, toMillis } from './timestamps.js';
 
 /** A row of `keyhook_portal_sessions`. Lists are JSON text, timestamps epoch milliseconds. */
@@ -47,18 +47,4 @@ export function toPortalSessionRecord(row: PortalSessionRow): PortalSessionRecor
     exchangedAt: toDate(row.exchanged_at),
     revokedAt: toDate(row.revoked_at),
   };
-}
-
-type Refusal = Extract<PortalExchangeOutcome, { outcome: 'refused' }>['reason'];
-
-/**
- * Why an exchange at `now` wrote nothing, from the link's row read after it, in the order core's
- * memory store gives (unknown, revoked, used, expired); null when the row could be exchanged.
- */
-export function exchangeRefusal(row: PortalSessionRow | undefined, now: number): Refusal | null {
-  if (!row) return 'unknown';
-  if (row.revoked_at !== null) return 'revoked';
-  if (row.exchanged_at !== null) return 'used';
-  if (row.expires_at <= now) return 'expired';
-  return null;
 }

@@ -1,7 +1,12 @@
-import type { AttemptCounts, PortalExchangeOutcome, PortalSessionRecord } from '@keyhook/core/store';
+import {
+  type AttemptCounts,
+  DELIVERY_RULES,
+  type PortalExchangeOutcome,
+  type PortalSessionRecord,
+  portalLinkRefusal,
+} from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import {
-  exchangeRefusal,
   PORTAL_SESSION_COLUMNS,
   type PortalSessionRow,
   toPortalSessionRecord,
@@ -23,7 +28,7 @@ export interface PortalStatements {
   sessionByHash: Database.Statement<[string], PortalSessionRow>;
   revokeSession: Database.Statement<[number, string, string]>;
   revokeTenantSessions: Database.Statement<[number, string]>;
-  countRecentAttempts: Database.Statement<[string, number], AttemptCountRow>;
+  countRecentAttempts: Database.Statement<[number, number, number, number, string, number], AttemptCountRow>;
 }
 
 export function portalStatements(db: Database.Database): PortalStatements {
@@ -56,12 +61,12 @@ export function portalStatements(db: Database.Database): PortalStatements {
     ),
     // The tenant's attempts in the window, from the index of migration 0011 (it holds the status
     // code), each joined to its delivery by primary key for the webhook: the window's rows, never
-    // another tenant's. A 2xx is a success and everything else, no answer included, a failure:
-    // the Store contract's definition. INDEXED BY and CROSS JOIN make that the only plan.
-    countRecentAttempts: db.prepare<[string, number], AttemptCountRow>(
+    // another tenant's. Success is core's DELIVERY_RULES.success, bound here; everything else, no
+    // answer included, is a failure. INDEXED BY and CROSS JOIN make that the only plan.
+    countRecentAttempts: db.prepare<[number, number, number, number, string, number], AttemptCountRow>(
       `SELECT d.webhook_id AS webhookId,
-          count(*) FILTER (WHERE a.status_code BETWEEN 200 AND 299) AS succeeded,
-          count(*) - count(*) FILTER (WHERE a.status_code BETWEEN 200 AND 299) AS failed
+          count(*) FILTER (WHERE a.status_code BETWEEN ? AND ?) AS succeeded,
+          count(*) - count(*) FILTER (WHERE a.status_code BETWEEN ? AND ?) AS failed
         FROM keyhook_attempts AS a INDEXED BY keyhook_attempts_tenant_started
         CROSS JOIN keyhook_deliveries AS d ON d.id = a.delivery_id AND d.tenant_id = a.tenant_id
         WHERE a.tenant_id = ? AND a.started_at >= ?
@@ -90,7 +95,8 @@ export function portalTransactions(db: Database.Database, statements: PortalStat
         const row = statements.exchangeLink.get(sessionHash, now, linkHash, now);
         if (row) return { outcome: 'exchanged', session: toPortalSessionRecord(row) };
         // The update wrote nothing; this read, under the same lock, only says why.
-        const reason = exchangeRefusal(statements.sessionByLink.get(linkHash), now);
+        const current = statements.sessionByLink.get(linkHash);
+        const reason = portalLinkRefusal(current ? toPortalSessionRecord(current) : null, new Date(now));
         if (reason === null) throw new Error('keyhook: a portal link that could be exchanged was not');
         return { outcome: 'refused', reason };
       },

@@ -32,7 +32,7 @@ import type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from '@keyhook/core/store';
-import { consoleLogger } from '@keyhook/core/store';
+import { consoleLogger, DELIVERY_RULES } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import { openDatabase, openFailure } from './connection.js';
 import { toDeliveryRecord } from './delivery-row.js';
@@ -475,7 +475,10 @@ export class SqliteStore implements Store {
 
   /** One statement, over the index of migration 0011 (see portalStatements). */
   async countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]> {
-    return this.run(() => this.portalSql.countRecentAttempts.all(tenantId, since.getTime()));
+    const { min, max } = DELIVERY_RULES.success;
+    return this.run(() =>
+      this.portalSql.countRecentAttempts.all(min, max, min, max, tenantId, since.getTime()),
+    );
   }
 
   /** The purge and the insert in one transaction under the write lock. */

@@ -119,7 +119,7 @@ describe('how portal sessions are stored', () => {
     const purge = planOf(raw, sql.purgeSessions.source, 0);
     const revokeOne = planOf(raw, sql.revokeSession.source, 0, 'tenant_a', 'ps_1');
     const revokeAll = planOf(raw, sql.revokeTenantSessions.source, 0, 'tenant_a');
-    const counts = planOf(raw, sql.countRecentAttempts.source, 'tenant_a', 0);
+    const counts = planOf(raw, sql.countRecentAttempts.source, 200, 299, 200, 299, 'tenant_a', 0);
     raw.close();
     // The UNIQUE columns' own indexes.
     expect(exchange).toMatch(

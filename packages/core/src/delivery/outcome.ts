@@ -1,3 +1,4 @@
+import { attemptSucceeded } from './rules.js';
 import { parseRetryAfter } from './schedule.js';
 
 /** What one attempt came to, as the sender saw it. */
@@ -18,7 +19,7 @@ export type AttemptVerdict =
  */
 export function judgeAttempt(result: AttemptResult, now: Date): AttemptVerdict {
   if (result.kind === 'error') return { verdict: 'retry', retryAfterMs: null };
-  if (result.status >= 200 && result.status < 300) return { verdict: 'succeeded' };
+  if (attemptSucceeded(result.status)) return { verdict: 'succeeded' };
   if (result.status === 410) return { verdict: 'failed_permanently' };
   const honoured = result.status === 429 || result.status === 503;
   return { verdict: 'retry', retryAfterMs: honoured ? parseRetryAfter(result.retryAfter, now) : null };

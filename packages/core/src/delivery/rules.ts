@@ -25,13 +25,21 @@ export interface HoldRule {
 export interface DeliveryRules {
   readonly autoDisable: AutoDisableRule;
   readonly hold: HoldRule;
+  /** docs/http-api.md §6.3: an attempt answered with a status in `[min, max]` succeeded; any other answer, or none, failed. */
+  readonly success: { readonly min: number; readonly max: number };
 }
 
 /** The rules, once: five consecutive permanent failures (docs/http-api.md §6.5); a disabled endpoint's work is held. */
 export const DELIVERY_RULES: DeliveryRules = Object.freeze({
   autoDisable: Object.freeze({ after: 5, reason: 'failures' }),
   hold: Object.freeze({ endpointStatus: 'disabled', state: 'held' }),
+  success: Object.freeze({ min: 200, max: 299 }),
 });
+
+/** Whether an attempt answered with `status` (null: no answer) succeeded (DELIVERY_RULES.success). */
+export function attemptSucceeded(status: number | null): boolean {
+  return status !== null && status >= DELIVERY_RULES.success.min && status <= DELIVERY_RULES.success.max;
+}
 
 /** Whether an endpoint with this status holds its deliveries (docs/decisions.md §10.2). */
 export function holdsDeliveries(status: WebhookStatus): boolean {

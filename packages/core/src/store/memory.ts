@@ -1,7 +1,8 @@
 import { leasedSubscribers, newDeliveryRecord, queuedOn } from '../delivery/records.js';
-import { autoDisables, DELIVERY_RULES, holdsDeliveries } from '../delivery/rules.js';
+import { attemptSucceeded, autoDisables, DELIVERY_RULES, holdsDeliveries } from '../delivery/rules.js';
 import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
 import { KeyhookError } from '../errors.js';
+import { portalLinkRefusal } from '../portal/link-refusal.js';
 import { twinClaimOf } from '../webhooks/webhook-service.js';
 import type {
   ApiKeyChanges,
@@ -571,8 +572,7 @@ export class MemoryStore implements Store {
           succeeded: 0,
           failed: 0,
         };
-        const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
-        if (ok) entry.succeeded++;
+        if (attemptSucceeded(attempt.statusCode)) entry.succeeded++;
         else entry.failed++;
         counts.set(delivery.webhookId, entry);
       }
@@ -591,10 +591,8 @@ export class MemoryStore implements Store {
   async exchangePortalLink(linkHash: string, sessionHash: string, now: Date): Promise<PortalExchangeOutcome> {
     this.assertOpen();
     const session = [...this.portalSessions.values()].find((candidate) => candidate.linkHash === linkHash);
-    if (!session) return { outcome: 'refused', reason: 'unknown' };
-    if (session.revokedAt !== null) return { outcome: 'refused', reason: 'revoked' };
-    if (session.exchangedAt !== null) return { outcome: 'refused', reason: 'used' };
-    if (session.expiresAt.getTime() <= now.getTime()) return { outcome: 'refused', reason: 'expired' };
+    const refusal = portalLinkRefusal(session ?? null, now);
+    if (refusal !== null || !session) return { outcome: 'refused', reason: refusal ?? 'unknown' };
     session.sessionHash = sessionHash;
     session.exchangedAt = new Date(now.getTime());
     return { outcome: 'exchanged', session: copyPortalSession(session) };
