@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { keyhookRouter } from '@keyhook/adapter-express';
+import { keyhookRouter, portalRouter } from '@keyhook/adapter-express';
 import { createKeyhook, MemoryStore, type PortalPermission, silentLogger } from '@keyhook/core';
 import { describeInBrowser, launchChromium, seriousViolations } from '@keyhook/testing/browser';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
@@ -43,6 +43,11 @@ beforeAll(async () => {
     frameAncestors: ["'self'", 'http://localhost:*'],
   });
   app.use(keyhookRouter(keyhook, { portal }));
+  // The same portal in the dark theme, with a light accent, at a path of its own.
+  const dark = keyhookPortal(keyhook, {
+    brand: { name: 'Acme Dark', theme: 'dark', accentColor: '#f5c400' },
+  });
+  app.use('/dark-portal', portalRouter(dark));
   server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -176,5 +181,64 @@ describeInBrowser('the portal in Chromium', () => {
     } finally {
       await blocking.close();
     }
+  });
+
+  it("pages through a long list, and shows dates in the viewer's time zone", async () => {
+    const tenantId = 'tenant_with_many_keys';
+    for (let i = 1; i <= 23; i++) {
+      await keyhook.keys.create(tenantId, {
+        name: `key ${String(i).padStart(2, '0')}`,
+        scopes: ['invoices:read'],
+      });
+    }
+    const zone = 'Pacific/Chatham'; // UTC+13:45: no machine's own zone by accident
+    const context = await browser.newContext({ timezoneId: zone, locale: 'en-GB' });
+    try {
+      const page = await context.newPage();
+      const link = await keyhook.portal.createSession({ tenantId, permissions: ['keys:read'] });
+      await page.goto(`${base}${link.url}`);
+      // Keys made in one millisecond have no order among them: the pages are checked as sets.
+      const names = page.getByRole('table').getByRole('row').locator('th[scope="row"]');
+      const pages = page.getByRole('navigation', { name: 'API key pages' });
+      await expect.poll(() => names.count()).toBe(20);
+      const first = await names.allInnerTexts();
+      await pages.getByRole('button', { name: 'Next page' }).click();
+      await expect.poll(() => names.count()).toBe(3);
+      const second = await names.allInnerTexts();
+      expect(new Set([...first, ...second]).size).toBe(23);
+      expect(await pages.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+      await pages.getByRole('button', { name: 'Previous page' }).click();
+      await expect.poll(() => names.count()).toBe(20);
+
+      const [newest] = await keyhook.keys.list(tenantId, 1);
+      const shown = new Intl.DateTimeFormat('en-GB', {
+        dateStyle: 'medium',
+        timeStyle: 'short',
+        timeZone: zone,
+      });
+      const row = page.getByRole('row', { name: new RegExp(newest!.name) });
+      expect(await row.innerText()).toContain(shown.format(newest!.createdAt));
+      expect(await seriousViolations(page)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('reads as well in the dark theme with a light accent', async () => {
+    const page = await browser.newPage();
+    const link = await keyhook.portal.createSession({ tenantId: TENANT, permissions: EVERY_PERMISSION });
+    await page.goto(`${base}/dark-portal/#token=${link.token}`);
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.dataset['theme'])).toBe('dark');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.keyboard.press('Escape');
+    for (const name of ['Webhooks', 'Event catalog']) {
+      await page.getByRole('link', { name }).click();
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      expect(await seriousViolations(page), name).toEqual([]);
+    }
+    await page.close();
   });
 });
