@@ -52,7 +52,9 @@ describe('portal.createSession', () => {
   for (const [name, change, path] of refused) {
     it(`refuses ${name} with validation_failed naming ${path || 'the option'}`, async () => {
       const keyhook = keyhookWith();
-      const error = await keyhook.portal.createSession({ ...valid, ...change } as CreatePortalSessionInput<'items:read'>).catch((e: unknown) => e);
+      const error = await keyhook.portal
+        .createSession({ ...valid, ...change } as CreatePortalSessionInput<'items:read'>)
+        .catch((e: unknown) => e);
       expect(isKeyhookError(error) && error.code).toBe('validation_failed');
       if (path) expect(isKeyhookError(error) && error.details?.map((d) => d.path)).toContain(path);
     });

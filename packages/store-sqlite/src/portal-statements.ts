@@ -1,6 +1,5 @@
 import {
   type AttemptCounts,
-  DELIVERY_RULES,
   type PortalExchangeOutcome,
   type PortalSessionRecord,
   portalLinkRefusal,

@@ -157,7 +157,9 @@ export function portalApiCases(ctx: SuiteContext): void {
     it('refuses what the session has no permission for', async () => {
       const browser = await signIn(ctx, { permissions: ['keys:read'] });
       expect((await portal(ctx, 'GET', '/keys', browser)).status).toBe(200);
-      const write = await portal(ctx, 'POST', '/keys', browser, { json: { name: 'k', scopes: ['items:read'] } });
+      const write = await portal(ctx, 'POST', '/keys', browser, {
+        json: { name: 'k', scopes: ['items:read'] },
+      });
       expect(write.status).toBe(403);
       expect(write.body).toMatchObject({
         error: { code: 'forbidden', details: [{ permission: 'keys:write' }] },
@@ -230,7 +232,9 @@ export function portalApiCases(ctx: SuiteContext): void {
       const { sessionToken, csrfToken } = reply.body as { sessionToken: string; csrfToken: string };
       expect(sessionToken).toMatch(/^kps_/);
       const framed = { bearer: sessionToken, csrfToken, origin: ctx.baseUrl };
-      const created = await portal(ctx, 'POST', '/keys', framed, { json: { name: 'k', scopes: ['items:read'] } });
+      const created = await portal(ctx, 'POST', '/keys', framed, {
+        json: { name: 'k', scopes: ['items:read'] },
+      });
       expect(created.status, created.text).toBe(201);
     });
 
@@ -263,7 +267,9 @@ export function portalApiCases(ctx: SuiteContext): void {
 
     it('logs no link, session or key secret', async () => {
       const browser = await signIn(ctx);
-      const created = await portal(ctx, 'POST', '/keys', browser, { json: { name: 'k', scopes: ['items:read'] } });
+      const created = await portal(ctx, 'POST', '/keys', browser, {
+        json: { name: 'k', scopes: ['items:read'] },
+      });
       await portal(ctx, 'POST', '/exchange', browser, { json: { token: browser.link } });
       const logged = ctx.logs.join('\n');
       const secrets = [
