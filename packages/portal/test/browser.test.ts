@@ -229,7 +229,7 @@ describeInBrowser('the portal in Chromium', () => {
     const link = await keyhook.portal.createSession({ tenantId: TENANT, permissions: EVERY_PERMISSION });
     await page.goto(`${base}/dark-portal/#token=${link.token}`);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
-    expect(await page.evaluate(() => document.documentElement.dataset['theme'])).toBe('dark');
+    expect(await page.locator('html').getAttribute('data-theme')).toBe('dark');
     expect(await seriousViolations(page)).toEqual([]);
     await page.getByRole('button', { name: 'Create key' }).click();
     expect(await seriousViolations(page)).toEqual([]);

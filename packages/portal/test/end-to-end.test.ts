@@ -189,12 +189,15 @@ async function fastifyWithPostgres(): Promise<Host> {
 async function tabTo(page: Page, name: string | RegExp, limit = 60): Promise<void> {
   for (let i = 0; i < limit; i++) {
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => {
-      const element = document.activeElement as HTMLElement | null;
-      if (!element) return '';
-      const labelled = element.id ? document.querySelector(`label[for="${element.id}"]`)?.textContent : null;
-      return (element.getAttribute('aria-label') ?? labelled ?? element.textContent ?? '').trim();
-    });
+    const element = page.locator(':focus');
+    const id = await element.getAttribute('id');
+    const labelled = id ? await page.locator(`label[for="${id}"]`).textContent() : null;
+    const focused = (
+      (await element.getAttribute('aria-label')) ??
+      labelled ??
+      (await element.textContent()) ??
+      ''
+    ).trim();
     if (typeof name === 'string' ? focused === name : name.test(focused)) return;
   }
   throw new Error(`no element named ${name} within ${limit} tabs`);
