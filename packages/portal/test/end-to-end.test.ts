@@ -185,19 +185,22 @@ async function fastifyWithPostgres(): Promise<Host> {
   };
 }
 
+/**
+ * The focused element's name: its aria-label, its label's text, or its own text. Source text,
+ * evaluated in the page, because these tests' types are Node's, without the DOM's.
+ */
+const FOCUSED_NAME = `(() => {
+  const element = document.activeElement;
+  if (!element || element === document.body) return '';
+  const label = element.id ? document.querySelector('label[for="' + element.id + '"]') : null;
+  return (element.getAttribute('aria-label') ?? label?.textContent ?? element.textContent ?? '').trim();
+})()`;
+
 /** Tabs forward until the focused element's accessible name is `name`: the keyboard-only path to it. */
 async function tabTo(page: Page, name: string | RegExp, limit = 60): Promise<void> {
   for (let i = 0; i < limit; i++) {
     await page.keyboard.press('Tab');
-    const element = page.locator(':focus');
-    const id = await element.getAttribute('id');
-    const labelled = id ? await page.locator(`label[for="${id}"]`).textContent() : null;
-    const focused = (
-      (await element.getAttribute('aria-label')) ??
-      labelled ??
-      (await element.textContent()) ??
-      ''
-    ).trim();
+    const focused = await page.evaluate<string>(FOCUSED_NAME);
     if (typeof name === 'string' ? focused === name : name.test(focused)) return;
   }
   throw new Error(`no element named ${name} within ${limit} tabs`);
