@@ -47,6 +47,8 @@ describeInBrowser('the root README, "The same in the browser", as written', () =
     receiver = await TestReceiver.start();
     browser = await launchChromium();
     page = await browser.newPage();
+    // A step that cannot happen fails naming its locator, well inside the test's own timeout.
+    page.setDefaultTimeout(15_000);
   });
   afterAll(async () => {
     await browser?.close();
@@ -88,7 +90,8 @@ describeInBrowser('the root README, "The same in the browser", as written', () =
     await dialog.getByRole('checkbox', { name: /^sources:read/ }).check();
     await dialog.getByRole('button', { name: 'Create key' }).click();
     const secret = await page.getByLabel('API key', { exact: true }).inputValue();
-    await page.keyboard.press('Escape');
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'hidden' });
     await page.getByRole('row', { name: /from the browser/ }).waitFor();
     expect(await page.content()).not.toContain(secret);
     const sources = await requestJson('GET', `${baseUrl}/api/v1/sources`, { token: secret });
@@ -104,7 +107,8 @@ describeInBrowser('the root README, "The same in the browser", as written', () =
     await dialog.getByRole('checkbox', { name: /^run\.completed/ }).check();
     await dialog.getByRole('button', { name: 'Add endpoint' }).click();
     const signingSecret = await page.getByLabel('Signing secret', { exact: true }).inputValue();
-    await page.getByRole('button', { name: 'Done' }).click();
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'hidden' });
 
     await page.getByRole('link', { name: url }).click();
     await page.getByLabel('Event type').selectOption('run.completed');
