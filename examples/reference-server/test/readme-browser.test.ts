@@ -9,7 +9,7 @@ import { tempDir } from './instances.js';
 import { ServerProcess } from './server-process.js';
 
 /**
- * The root README's "The same in the browser", run as written: `npm start` (the real process, in
+ * The root README's browser walkthrough (SECTION), run as written: `npm start` (the real process, in
  * development), the portal link its banner prints, opened in Chromium; there, what the section
  * says a reader can do: create a key that works on the data plane, add an endpoint at a
  * receiver, send it a test event, and read the delivery with its attempt.
@@ -32,7 +32,7 @@ function shownBanner(base: string): RegExp[] {
     .map((line) => new RegExp(`^${literal(line.replace(README_BASE, base)).replace(/…/g, '[\\w-]+')}$`));
 }
 
-describeInBrowser('the root README, "The same in the browser", as written', () => {
+describeInBrowser("the root README's browser walkthrough, as written", () => {
   let browser: Awaited<ReturnType<typeof launchChromium>>;
   let page: Awaited<ReturnType<typeof browser.newPage>>;
   let server: ServerProcess;
