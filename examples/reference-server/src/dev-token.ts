@@ -1,10 +1,12 @@
-import { createAdminToken } from '@keyhook/core';
+import { createAdminToken, isKeyhookError, PORTAL_PERMISSIONS, type Portal } from '@keyhook/core';
 import { SCOPES } from './data-plane/index.js';
 
 /** data-plane.md §7.1: the ready token printed in development is for this tenant. */
 export const DEV_TENANT_ID = 'demo';
 export const DEV_SUBJECT = 'demo-admin';
 export const DEV_TOKEN_TTL_SECONDS = 12 * 60 * 60;
+/** The printed portal link lives as long as the printed token, but never more than an hour. */
+export const DEV_PORTAL_LINK_MAX_SECONDS = 60 * 60;
 
 export interface DevTokenOptions {
   secret: string;
@@ -29,17 +31,53 @@ export async function mintDevAdminToken(options: DevTokenOptions): Promise<strin
   });
 }
 
-/** What a developer reads at start: the token and a curl line that creates a first key. */
+/** A one-time link to the customer portal, as the banner prints it. */
+export interface DevPortalLink {
+  /** `<portal url>#token=kpl_…`: relative to the server unless `createKeyhook({ portal: { url } })` says otherwise. */
+  url: string;
+  ttlSeconds: number;
+  expiresAt: Date;
+}
+
+/**
+ * A link that opens the portal once for the development tenant, with every permission, living
+ * as long as the printed admin token or an hour, whichever is less. Undefined when the token
+ * lives less than the shortest link core mints (docs/decisions.md §22.2): then none is printed.
+ */
+export async function mintDevPortalLink(
+  portal: Pick<Portal, 'createSession'>,
+  tokenTtlSeconds: number,
+): Promise<DevPortalLink | undefined> {
+  const ttlSeconds = Math.min(DEV_PORTAL_LINK_MAX_SECONDS, tokenTtlSeconds);
+  try {
+    const link = await portal.createSession({
+      tenantId: DEV_TENANT_ID,
+      permissions: PORTAL_PERMISSIONS,
+      expiresIn: ttlSeconds,
+    });
+    return { url: link.url, ttlSeconds, expiresAt: link.expiresAt };
+  } catch (error) {
+    // Core decides the shortest link; its refusal of this one is the answer, not a failed start.
+    if (isKeyhookError(error) && error.code === 'validation_failed') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * What a developer reads at start: the admin token, a curl line that creates a first key, and
+ * the portal link when there is one.
+ */
 export function devTokenBanner(
   token: string,
   baseUrl: string,
   ttlSeconds: number = DEV_TOKEN_TTL_SECONDS,
+  portalLink?: DevPortalLink,
 ): string {
   const body = JSON.stringify({ name: 'my first key', scopes: SCOPES });
   return [
     '',
     'Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL is set, so this process',
-    'generated a throwaway admin secret. Tokens below stop working when the process exits.',
+    'generated a throwaway admin secret. The admin token below stops working when the process exits.',
     '',
     `Admin token (tenant "${DEV_TENANT_ID}", sub "${DEV_SUBJECT}", valid ${describeSeconds(ttlSeconds)}):`,
     `  KEYHOOK_ADMIN_TOKEN=${token}`,
@@ -50,6 +88,14 @@ export function devTokenBanner(
     'Then use the data plane with the returned secret (the docs: ' + `${baseUrl}/api/v1/docs):`,
     `  curl -sS -X POST ${baseUrl}/api/v1/sources -H 'Authorization: Bearer <API_KEY>' -H 'Content-Type: application/json' -d '{"name":"docs"}'`,
     '',
+    // Last: the curl lines stay on a first screen of 24 rows (log-stream.test.ts).
+    ...(portalLink === undefined
+      ? []
+      : [
+          `Or in a browser: the customer portal (tenant "${DEV_TENANT_ID}", every permission, valid ${describeSeconds(portalLink.ttlSeconds)}; the link works once):`,
+          `  ${baseUrl}${portalLink.url}`,
+          '',
+        ]),
   ].join('\n');
 }
 

@@ -1,5 +1,11 @@
 import { ConfigError, loadConfig } from './config.js';
-import { DEV_TOKEN_TTL_SECONDS, devTokenBanner, mintDevAdminToken, reachableBaseUrl } from './dev-token.js';
+import {
+  DEV_TOKEN_TTL_SECONDS,
+  devTokenBanner,
+  mintDevAdminToken,
+  mintDevPortalLink,
+  reachableBaseUrl,
+} from './dev-token.js';
 import { DevEncryptionKeyMissingError } from './encryption-key.js';
 import { processLogger } from './log-format.js';
 import { buildServer } from './server.js';
@@ -46,6 +52,7 @@ async function main(): Promise<void> {
   if (server.metricsUrl) app.log.info(`metrics (Prometheus text) at ${server.metricsUrl}`);
 
   // Only a secret this process made up is ever used for a printed token; an operator's never.
+  // So a portal link is printed in development only, beside that token.
   if (config.admin.kind === 'secret' && config.admin.generated) {
     // Never longer than the server accepts (KEYHOOK_ADMIN_JWT_MAX_LIFETIME).
     const ttlSeconds = Math.min(DEV_TOKEN_TTL_SECONDS, config.adminMaxTokenLifetimeSeconds);
@@ -55,7 +62,8 @@ async function main(): Promise<void> {
       ...(config.admin.issuer !== undefined && { issuer: config.admin.issuer }),
       ...(config.admin.audience !== undefined && { audience: config.admin.audience }),
     });
-    console.log(devTokenBanner(token, baseUrl, ttlSeconds));
+    const portalLink = await mintDevPortalLink(server.keyhook.portal, ttlSeconds);
+    console.log(devTokenBanner(token, baseUrl, ttlSeconds, portalLink));
   }
 }
 

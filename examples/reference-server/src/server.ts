@@ -7,6 +7,7 @@ import {
   newId,
   type Store,
 } from '@keyhook/core';
+import { keyhookPortal } from '@keyhook/portal';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ReferenceKeyhook } from './catalog.js';
 import { REFERENCE_EVENTS, REFERENCE_HEADERS, REFERENCE_SCOPES } from './catalog.js';
@@ -23,6 +24,10 @@ import { type ServerTelemetry, startTelemetry } from './telemetry.js';
 
 /** docs/decisions.md §1.1: the mount point. */
 export const API_PREFIX = '/api/v1';
+/** Where keyhookFastify serves the customer portal by default, below the prefix (README "The portal"). */
+export const PORTAL_PATH = `${API_PREFIX}/portal`;
+/** The portal's brand: its page title and header. */
+export const PORTAL_BRAND_NAME = 'keyhook reference server';
 
 export interface BuildServerOptions {
   /** Fastify's `logger` option: `false` (default) for silence, `true` or pino options to log. */
@@ -102,6 +107,8 @@ export async function buildServer(
       // The RateLimit fields on every answer to a limited key: the data plane's routes do real work beside them.
       rateLimit: { default: config.keyRateLimit, failedAuth: config.failedAuthLimit, successHeaders: true },
       telemetry: telemetry.keyhookOptions,
+      // The links portal.createSession mints name the portal where it is mounted below.
+      portal: { url: PORTAL_PATH },
       delivery: {
         headers: REFERENCE_HEADERS,
         ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
@@ -134,7 +141,9 @@ export async function buildServer(
       if (draining || bodyUnread(request)) reply.header('connection', 'close');
     });
     registerErrorReplies(app);
-    await app.register(keyhookFastify, { keyhook, prefix: API_PREFIX });
+    // The customer portal at keyhookFastify's default, PORTAL_PATH; never framed (frame-ancestors 'none').
+    const portal = keyhookPortal(keyhook, { brand: { name: PORTAL_BRAND_NAME } });
+    await app.register(keyhookFastify, { keyhook, prefix: API_PREFIX, portal });
     const dataPlane = await openDataPlane(storage.staging(keyhook.events), keyhook, app.log, options.staging);
     await app.register(dataPlane.routes, { prefix: API_PREFIX });
     registerHealthz(app, store);

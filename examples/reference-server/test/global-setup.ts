@@ -6,30 +6,63 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const self = fileURLToPath(new URL('../', import.meta.url));
 
+interface Dependency {
+  name: string;
+  /** The folders it is built from. */
+  sources: string[];
+  /** What its build writes last: missing or older than a source, the build is stale. */
+  built: string;
+  /** Run after tsup, in the package's folder. */
+  afterTsup?: string[];
+}
+
+const PACKAGE: Omit<Dependency, 'name'> = { sources: ['src'], built: 'dist/index.js' };
+
 // What dist/main.js imports at run time, in build order.
-const DEPENDENCIES = ['core', 'store-sqlite', 'store-postgres', 'adapter-fastify'];
+const DEPENDENCIES: Dependency[] = [
+  { name: 'core', ...PACKAGE },
+  { name: 'store-sqlite', ...PACKAGE },
+  { name: 'store-postgres', ...PACKAGE },
+  { name: 'adapter-fastify', ...PACKAGE },
+  // The portal's pages are an app of their own (app/), built after tsup into dist/assets; even
+  // the tests, which run the portal's sources, serve that build.
+  {
+    name: 'portal',
+    sources: ['src', 'app'],
+    built: 'dist/assets/manifest.json',
+    afterTsup: ['node', 'scripts/build-app.mjs'],
+  },
+];
 
 /**
  * The process test runs `node dist/main.js`, which loads the packages' builds, not their
  * sources. Rebuild any package whose dist is missing or older than its sources, then this one.
  */
 export default function setup(): void {
-  for (const name of DEPENDENCIES) {
-    const dir = path.join(root, 'packages', name);
-    if (isStale(dir)) build(dir, `@keyhook/${name} (its dist was missing or older than src)`);
+  for (const dependency of DEPENDENCIES) {
+    const dir = path.join(root, 'packages', dependency.name);
+    if (isStale(dir, dependency)) {
+      build(dir, `@keyhook/${dependency.name} (its dist was missing or older than its sources)`);
+      if (dependency.afterTsup) run(dir, dependency.afterTsup);
+    }
   }
   build(self, '@keyhook/reference-server');
 }
 
 function build(dir: string, label: string): void {
   console.log(`[global-setup] building ${label}`);
-  execFileSync('npx', ['tsup', '--silent'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  run(dir, ['npx', 'tsup', '--silent']);
 }
 
-function isStale(dir: string): boolean {
-  const built = path.join(dir, 'dist', 'index.js');
-  if (!existsSync(built)) return true;
-  return newestMtime(path.join(dir, 'src')) > statSync(built).mtimeMs;
+function run(dir: string, [command, ...args]: string[]): void {
+  execFileSync(command!, args, { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+function isStale(dir: string, { sources, built }: Dependency): boolean {
+  const output = path.join(dir, built);
+  if (!existsSync(output)) return true;
+  const newest = Math.max(...sources.map((source) => newestMtime(path.join(dir, source))));
+  return newest > statSync(output).mtimeMs;
 }
 
 function newestMtime(dir: string): number {

@@ -15,6 +15,7 @@ const DEV_LINE = /^\d{2}:\d{2}:\d{2} (TRACE|DEBUG|INFO |WARN |ERROR|FATAL) \S/;
 /** The rows of a small terminal: the token and the curl line must be on it at a first start. */
 const FIRST_SCREEN = 24;
 const ADMIN_CURL = /curl -sS -X POST \S+\/api\/v1\/admin\/keys /;
+const PORTAL_LINK = /^ {2}http:\/\/127\.0\.0\.1:\d+\/api\/v1\/portal#token=kpl_[\w-]{43}$/;
 
 /** Every migration the file records, keyhook's then the data plane's, in order. */
 function recordedMigrations(filename: string): string[] {
@@ -45,7 +46,7 @@ async function firstStart(
 }
 
 describe('one log stream: node dist/main.js', () => {
-  it('development, first start: readable lines, one per migration, and the banner on the first screen', () =>
+  it('development, first start: readable lines, one per migration, the banner on the first screen, the portal link at its end', () =>
     firstStart({}, async (server, filename) => {
       await server.waitFor(new RegExp(`${ADMIN_CURL.source}.*\\n`), 'the curl line');
 
@@ -60,6 +61,15 @@ describe('one log stream: node dist/main.js', () => {
       expect(before.at(-1)).toMatch(
         /INFO {2}keyhook reference server listening on http:\/\/127\.0\.0\.1:\d+ {2}store: /,
       );
+      // The banner ends with the portal link: tenant demo, every permission, an hour, once.
+      await server.waitFor(new RegExp(`${PORTAL_LINK.source}\\n`, 'm'), 'the portal link');
+      const banner = server.stdout.split('\n').slice(bannerAt);
+      const linkAt = banner.findIndex((line) => PORTAL_LINK.test(line));
+      expect(banner[linkAt - 1]).toBe(
+        'Or in a browser: the customer portal (tenant "demo", every permission, valid 1 h; the link works once):',
+      );
+      expect(banner[linkAt + 1]).toBe('');
+      expect(linkAt).toBeGreaterThan(banner.findIndex((line) => ADMIN_CURL.test(line)));
 
       expect(await server.stop()).toBe(0);
       expect(server.stderr).toBe('');
@@ -70,7 +80,7 @@ describe('one log stream: node dist/main.js', () => {
       ).toEqual(recordedMigrations(filename));
     }));
 
-  it('production: nothing but JSON lines on stdout, the migrations one line each at info', () =>
+  it('production: nothing but JSON lines on stdout (no token, no portal link), the migrations one line each at info', () =>
     firstStart(
       {
         NODE_ENV: 'production',
@@ -82,6 +92,8 @@ describe('one log stream: node dist/main.js', () => {
         expect(await server.stop()).toBe(0);
         expect(server.stderr).toBe('');
 
+        // No banner, so no token and no portal link.
+        expect(server.stdout).not.toMatch(/KEYHOOK_ADMIN_TOKEN|#token=|kpl_/);
         const lines = server.stdout.trimEnd().split('\n');
         for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
         const entries: { level: number; msg: string; name?: string }[] = lines.map((line) =>

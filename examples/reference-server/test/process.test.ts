@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { PORTAL_PERMISSIONS } from '@keyhook/core';
+import { requestJson } from '@keyhook/testing/support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from './client.js';
 import { tempDir } from './instances.js';
@@ -20,7 +22,7 @@ describe('the process: node dist/main.js', () => {
     return p;
   };
 
-  it('development: creates the SQLite directory, prints a dev admin token and a curl line that work', async () => {
+  it('development: creates the SQLite directory, prints a dev admin token, a curl line and a portal link that work', async () => {
     expect(existsSync(MAIN), 'dist/main.js is built by the global setup').toBe(true);
     const temp = tempDir();
     temps.push(temp);
@@ -51,6 +53,45 @@ describe('the process: node dist/main.js', () => {
       source.body.source.id,
     ]);
     expect((await client.request('GET', '/healthz')).status).toBe(200);
+
+    // The printed portal link: tenant demo, every permission, an hour (less than the token's 12 h).
+    const [, link] = await server.waitFor(/^ {2}(http:\S+#token=kpl_\S+)$/m, 'the portal link');
+    expect(link!.startsWith(`${baseUrl}/api/v1/portal#token=kpl_`), link).toBe(true);
+    const portal = `${baseUrl}/api/v1/portal`;
+    const linkToken = new URLSearchParams(new URL(link!).hash.slice(1)).get('token');
+    const exchange = () =>
+      requestJson('POST', `${portal}/api/exchange`, {
+        json: { token: linkToken },
+        headers: { origin: baseUrl! },
+      });
+    const opened = await exchange();
+    expect(opened.status, opened.text).toBe(200);
+    expect(opened.body.session).toMatchObject({
+      tenantId: 'demo',
+      permissions: [...PORTAL_PERMISSIONS].sort(),
+    });
+    expect(Math.abs(Date.parse(opened.body.session.expiresAt) / 1000 - (claims.iat + 3600))).toBeLessThan(10);
+    const cookie = opened.headers.get('set-cookie')!;
+    expect(cookie).toMatch(
+      /^keyhook_portal=kps_[\w-]+; Path=\/api\/v1\/portal; Max-Age=\d+; HttpOnly; SameSite=Strict$/,
+    );
+    const session = await requestJson('GET', `${portal}/api/session`, {
+      headers: { cookie: cookie.split(';')[0]! },
+    });
+    expect(session.status).toBe(200);
+    expect(session.body.session.tenantId).toBe('demo');
+    // It works once.
+    const again = await exchange();
+    expect(again.status).toBe(401);
+    expect(again.body.error.code).toBe('invalid_portal_link');
+    // The page it opens, under its strict CSP, never framed.
+    const page = await fetch(`${portal}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toMatch(
+      /^default-src 'none'; script-src 'self';.*frame-ancestors 'none'$/,
+    );
+    expect(await page.text()).toContain('<title>keyhook reference server</title>');
 
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
@@ -113,7 +154,7 @@ describe('the process: node dist/main.js', () => {
     expect(server.stdout).not.toMatch(/KEYHOOK_ADMIN_TOKEN/);
   });
 
-  it('an operator-set secret is never printed, and no token is made from it', async () => {
+  it('an operator-set secret is never printed, and no token or portal link is made from it', async () => {
     const temp = tempDir();
     temps.push(temp);
     const secret = 'operator-secret-0123456789abcdef-0123456789';
@@ -125,6 +166,6 @@ describe('the process: node dist/main.js', () => {
     server.child.kill('SIGINT');
     expect(await server.exited).toBe(0);
     expect(server.stdout + server.stderr).not.toContain(secret);
-    expect(server.stdout).not.toMatch(/KEYHOOK_ADMIN_TOKEN|Bearer ey/);
+    expect(server.stdout).not.toMatch(/KEYHOOK_ADMIN_TOKEN|Bearer ey|#token=|kpl_/);
   });
 });

@@ -12,6 +12,7 @@ import { type Running, sqliteEnv, start, tempDir } from './instances.js';
  * the README says `VAR=<…>` (copy a value from the answer above), the runner copies it from
  * the last answer. Lines that start the server or the receiver are the test's to do. An answer
  * the README shows (`# → 200 {…}`) is held to its status, its error code, and the fields it shows.
+ * "The same in the browser" is run in Chromium, by readme-browser.test.ts.
  */
 const README = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
 
