@@ -82,3 +82,15 @@ describe('portal.createSession', () => {
     expect(expired.error.details[0].reason).toBe('expired');
   });
 });
+
+describe('the portal API', () => {
+  it("is a route table of its own: keyhook's routes, which adapters always mount, hold none of it", () => {
+    const keyhook = keyhookWith();
+    const mounted = new Set(keyhook.routes.map((route) => `${route.method} ${route.path}`));
+    expect(keyhook.portal.api.routes.length).toBeGreaterThan(20);
+    for (const route of keyhook.portal.api.routes) {
+      expect(route.path.startsWith('/api/')).toBe(true);
+      expect(mounted.has(`${route.method} ${route.path}`)).toBe(false);
+    }
+  });
+});
