@@ -1,9 +1,10 @@
 import { once } from 'node:events';
-import net, { type AddressInfo, type Socket } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { adminToken, keepWriting, type RawReply, rawRequest } from '@keyhook/testing/support';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { type Backend, backends, startDataPlane } from './data-plane.js';
+import { expectEnvelope as expectEnvelopeOf, hostileServer, requestHead } from './hostile-server.js';
 
 const TEN_MB = 10 * 1024 * 1024;
 const SECRET = 'kh_live_do-not-echo-me';
@@ -15,58 +16,19 @@ const SECRET = 'kh_live_do-not-echo-me';
  * credential, and stalled requests are closed by the configured timeouts.
  */
 describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
-  let plane: Awaited<ReturnType<typeof startDataPlane>>;
-  let port: number;
-  let sockets: Socket[] = [];
-
-  beforeAll(async () => {
-    if (!backend.available) return;
-    plane = await startDataPlane(backend, {
-      worker: false,
-      // Short, so a stalled request is closed in a test's time; idle stays longer than both.
-      env: {
-        KEYHOOK_HEADERS_TIMEOUT: '300ms',
-        KEYHOOK_REQUEST_TIMEOUT: '600ms',
-        KEYHOOK_IDLE_TIMEOUT: '10s',
-      },
-    });
-    const { app } = plane.running.server;
-    port = (app.server.address() as AddressInfo).port;
-    app.server.on('connection', (socket: Socket) => sockets.push(socket));
-  });
-  afterAll(async () => {
-    await plane?.close();
-  });
-  beforeEach(() => {
-    sockets = [];
-  });
-
+  const server = hostileServer(backend);
   const request = (method: string, path: string, headers: Record<string, string | number> = {}) =>
-    `${method} ${path} HTTP/1.1\r\nHost: x\r\n${Object.entries(headers)
-      .map(([name, value]) => `${name}: ${value}\r\n`)
-      .join('')}\r\n`;
-  const bytesRead = () => sockets.reduce((sum, socket) => sum + socket.bytesRead, 0);
-
-  /** keyhook's envelope, a request id, nothing of the request echoed. */
-  function expectEnvelope(reply: RawReply, status: number, code: string) {
-    expect(reply.status, reply.body).toBe(status);
-    expect(reply.headers['content-type']).toMatch(/^application\/json/);
-    expect(reply.headers['x-request-id']).toMatch(/^req_/);
-    const body = JSON.parse(reply.body);
-    expect(Object.keys(body)).toEqual(['error']);
-    expect(body.error.code).toBe(code);
-    expect(typeof body.error.message).toBe('string');
-    expect(reply.body).not.toContain('/api');
-    expect(reply.body).not.toContain('zz');
-    expect(reply.body).not.toContain(SECRET);
-  }
+    requestHead(method, path, headers);
+  const bytesRead = server.bytesRead;
+  const expectEnvelope = (reply: RawReply, status: number, code: string) =>
+    expectEnvelopeOf(reply, status, code, [SECRET]);
 
   describe('authentication before the body', () => {
     it.skipIf(!backend.available)(
       'no credentials and a malformed body: 401, not 400 invalid_json',
       async () => {
         const reply = await rawRequest(
-          port,
+          server.port,
           request('POST', '/api/v1/sources', { 'content-type': 'application/json', 'content-length': 1 }),
           '{',
         );
@@ -80,7 +42,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
         const chunk = Buffer.alloc(256 * 1024, 0x20);
         let written = () => 0;
         const reply = await rawRequest(
-          port,
+          server.port,
           request('PUT', '/api/v1/sources/src_x/items', {
             'content-type': 'application/json',
             authorization: `Bearer ${SECRET}`,
@@ -99,7 +61,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
 
     it.skipIf(!backend.available)('no credentials and a compressed body: 401 before the 415', async () => {
       const reply = await rawRequest(
-        port,
+        server.port,
         request('POST', '/api/v1/sources', {
           'content-type': 'application/json',
           'content-encoding': 'gzip',
@@ -115,7 +77,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
       async () => {
         const chunk = Buffer.alloc(256 * 1024, 0x20);
         const reply = await rawRequest(
-          port,
+          server.port,
           request('POST', '/api/v1/admin/keys', {
             'content-type': 'application/json',
             'content-length': TEN_MB,
@@ -131,7 +93,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
 
     it.skipIf(!backend.available)('an admin route: no session and a malformed body is 401', async () => {
       const reply = await rawRequest(
-        port,
+        server.port,
         request('POST', '/api/v1/admin/keys', { 'content-type': 'application/json', 'content-length': 1 }),
         '{',
         { closeWithinMs: 50 },
@@ -145,7 +107,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
       'a bad percent-encoding in the path: 400, the path not echoed',
       async () => {
         const reply = await rawRequest(
-          port,
+          server.port,
           request('GET', '/api/v1/sources/%zz', { authorization: `Bearer ${SECRET}` }),
         );
         expectEnvelope(reply, 400, 'validation_failed');
@@ -156,8 +118,10 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
       'a path parameter over the limit: 414 uri_too_long, not echoed',
       async () => {
         const reply = await rawRequest(
-          port,
-          request('GET', `/api/v1/sources/zz${'a'.repeat(400)}`, { authorization: `Bearer ${plane.key}` }),
+          server.port,
+          request('GET', `/api/v1/sources/zz${'a'.repeat(400)}`, {
+            authorization: `Bearer ${server.plane.key}`,
+          }),
         );
         expectEnvelope(reply, 414, 'uri_too_long');
         expect(reply.body).not.toContain('aaaa');
@@ -166,7 +130,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
 
     it.skipIf(!backend.available)('headers too large: 431 headers_too_large', async () => {
       const reply = await rawRequest(
-        port,
+        server.port,
         request('GET', '/api/v1/sources', { authorization: `Bearer ${SECRET}`, 'x-pad': 'p'.repeat(20_000) }),
       );
       expectEnvelope(reply, 431, 'headers_too_large');
@@ -175,7 +139,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
 
     it.skipIf(!backend.available)('a control byte in a header: 400 in the envelope', async () => {
       const reply = await rawRequest(
-        port,
+        server.port,
         request('GET', '/api/v1/sources', { authorization: `Bearer ${SECRET}`, 'x-bad': 'a\u0001b' }),
       );
       expectEnvelope(reply, 400, 'validation_failed');
@@ -184,7 +148,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
 
     it.skipIf(!backend.available)('Transfer-Encoding with Content-Length: 400 in the envelope', async () => {
       const reply = await rawRequest(
-        port,
+        server.port,
         request('POST', '/api/v1/sources', {
           authorization: `Bearer ${SECRET}`,
           'content-type': 'application/json',
@@ -199,7 +163,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
 
     it.skipIf(!backend.available)('an unknown path: 404 in the envelope, not echoed', async () => {
       const reply = await rawRequest(
-        port,
+        server.port,
         request('GET', '/api/v1/nozz', { authorization: `Bearer ${SECRET}` }),
         '',
         {
@@ -213,7 +177,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
   describe('timeouts', () => {
     it.skipIf(!backend.available)('headers that never end: 408 request_timeout, closed', async () => {
       const reply = await rawRequest(
-        port,
+        server.port,
         `GET /api/v1/sources HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${SECRET}\r\n`,
       );
       expectEnvelope(reply, 408, 'request_timeout');
@@ -224,9 +188,9 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
       'a stalled body on an authenticated data-plane route: 408, closed',
       async () => {
         const reply = await rawRequest(
-          port,
+          server.port,
           request('POST', '/api/v1/sources', {
-            authorization: `Bearer ${plane.key}`,
+            authorization: `Bearer ${server.plane.key}`,
             'content-type': 'application/json',
             'content-length': 1000,
           }),
@@ -239,7 +203,7 @@ describe.each(backends)('hostile HTTP on $name', (backend: Backend) => {
 
     it.skipIf(!backend.available)('a stalled body on an admin route: 408, closed', async () => {
       const reply = await rawRequest(
-        port,
+        server.port,
         request('POST', '/api/v1/admin/keys', {
           authorization: `Bearer ${await adminToken({ tenantId: 'acme' })}`,
           'content-type': 'application/json',

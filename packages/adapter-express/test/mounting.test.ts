@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keyhookRouter, portalRouter } from '@keyhook/adapter-express';
-import { createKeyhook, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { adminToken, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
+import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import { adminToken, portalCookiePath, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import express, { type Express } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -88,27 +88,12 @@ describe('Express-specific mounting', () => {
   });
 
   describe('the portal', () => {
-    /** Exchanges a fresh link at `portalUrl`: the cookie's Path is where the portal is mounted. */
-    async function cookiePathAt(keyhook: Keyhook, portalUrl: string): Promise<string | undefined> {
-      const { token } = await keyhook.portal.createSession({
-        tenantId: 'tenant_a',
-        permissions: ['keys:read'],
-      });
-      const reply = await fetch(`${portalUrl}/api/exchange`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', origin: new URL(portalUrl).origin },
-        body: JSON.stringify({ token }),
-      });
-      expect(reply.status).toBe(200);
-      return /Path=([^;]+)/.exec(reply.headers.get('set-cookie') ?? '')?.[1];
-    }
-
     it('is served at <prefix>/portal by default, below the host mount path', async () => {
       const keyhook = newKeyhook();
       const app = express();
       app.use('/outer', keyhookRouter(keyhook, { prefix: '/v1', portal: keyhook.portal.api }));
       const base = await listen(app);
-      expect(await cookiePathAt(keyhook, `${base}/outer/v1/portal`)).toBe('/outer/v1/portal');
+      expect(await portalCookiePath(keyhook, `${base}/outer/v1/portal`)).toBe('/outer/v1/portal');
     });
 
     it("is served at the portal's own path when it names one", async () => {
@@ -116,7 +101,7 @@ describe('Express-specific mounting', () => {
       const app = express();
       app.use('/outer', keyhookRouter(keyhook, { portal: { ...keyhook.portal.api, path: '/developers' } }));
       const base = await listen(app);
-      expect(await cookiePathAt(keyhook, `${base}/outer/developers`)).toBe('/outer/developers');
+      expect(await portalCookiePath(keyhook, `${base}/outer/developers`)).toBe('/outer/developers');
       expect((await fetch(`${base}/outer/api/v1/portal/api/session`)).status).toBe(404);
     });
 
@@ -126,7 +111,7 @@ describe('Express-specific mounting', () => {
       app.use(keyhookRouter(keyhook));
       app.use('/account/api-access', portalRouter(keyhook.portal.api));
       const base = await listen(app);
-      expect(await cookiePathAt(keyhook, `${base}/account/api-access`)).toBe('/account/api-access');
+      expect(await portalCookiePath(keyhook, `${base}/account/api-access`)).toBe('/account/api-access');
     });
   });
 });

@@ -1,6 +1,6 @@
 import { keyhookFastify, keyhookPortalFastify, requireScope } from '@keyhook/adapter-fastify';
 import { createKeyhook, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
-import { adminToken, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
+import { adminToken, portalCookiePath, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -128,21 +128,6 @@ describe('Fastify-specific mounting', () => {
   });
 
   describe('the portal', () => {
-    /** Exchanges a fresh link at `portalUrl`: the cookie's Path is where the portal is mounted. */
-    async function cookiePathAt(keyhook: Keyhook, portalUrl: string): Promise<string | undefined> {
-      const { token } = await keyhook.portal.createSession({
-        tenantId: 'tenant_a',
-        permissions: ['keys:read'],
-      });
-      const reply = await fetch(`${portalUrl}/api/exchange`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', origin: new URL(portalUrl).origin },
-        body: JSON.stringify({ token }),
-      });
-      expect(reply.status).toBe(200);
-      return /Path=([^;]+)/.exec(reply.headers.get('set-cookie') ?? '')?.[1];
-    }
-
     it('is served at <prefix>/portal by default, inside a host scope with its own prefix', async () => {
       const keyhook = newKeyhook();
       app = Fastify();
@@ -153,7 +138,7 @@ describe('Fastify-specific mounting', () => {
         { prefix: '/outer' },
       );
       const base = await app.listen({ port: 0, host: '127.0.0.1' });
-      expect(await cookiePathAt(keyhook, `${base}/outer/v1/portal`)).toBe('/outer/v1/portal');
+      expect(await portalCookiePath(keyhook, `${base}/outer/v1/portal`)).toBe('/outer/v1/portal');
     });
 
     it("is served at the portal's own path when it names one", async () => {
@@ -161,7 +146,7 @@ describe('Fastify-specific mounting', () => {
       app = Fastify();
       await app.register(keyhookFastify, { keyhook, portal: { ...keyhook.portal.api, path: '/developers' } });
       const base = await app.listen({ port: 0, host: '127.0.0.1' });
-      expect(await cookiePathAt(keyhook, `${base}/developers`)).toBe('/developers');
+      expect(await portalCookiePath(keyhook, `${base}/developers`)).toBe('/developers');
       expect((await fetch(`${base}/api/v1/portal/api/session`)).status).toBe(404);
     });
 
@@ -171,7 +156,7 @@ describe('Fastify-specific mounting', () => {
       await app.register(keyhookFastify, { keyhook });
       await app.register(keyhookPortalFastify, { portal: keyhook.portal.api, prefix: '/account/api-access' });
       const base = await app.listen({ port: 0, host: '127.0.0.1' });
-      expect(await cookiePathAt(keyhook, `${base}/account/api-access`)).toBe('/account/api-access');
+      expect(await portalCookiePath(keyhook, `${base}/account/api-access`)).toBe('/account/api-access');
     });
   });
 });

@@ -1,5 +1,4 @@
 import { useState } from 'preact/hooks';
-import type { ApiError } from './api-client.js';
 import type { DeliveryDetailView, DeliveryView } from './api-types.js';
 import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
 import { CodeBlock } from './code-block.js';
@@ -9,6 +8,7 @@ import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
 import { hrefOf } from './routes.js';
 import { useLoader } from './use-loader.js';
+import { useSubmit } from './use-submit.js';
 
 /** One delivery: its event as sent, every attempt, and a retry when it failed. */
 export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; deliveryId: string }) {
@@ -17,21 +17,14 @@ export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; del
   const detail = useLoader(() => api.get<DeliveryDetailView>(path), [path]);
   useRefreshWhile(detail.data !== undefined && settlesSoon(detail.data.delivery), detail.data, detail.reload);
   const [status, setStatus] = useState('');
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
   const retry = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+    setStatus('');
+    await run(async () => {
       await api.post<{ delivery: DeliveryView }>(`${path}/retry`);
       setStatus('Delivery queued again: it is sent in a moment.');
       detail.reload();
-    } catch (caught) {
-      setStatus('');
-      setError(caught as ApiError);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   const data = detail.data;
 

@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
-import type { ApiError } from './api-client.js';
 import type { WebhookView } from './api-types.js';
 import { ConfirmDialog, DialogBox } from './dialog-box.js';
 import { Field } from './form-fields.js';
 import { ErrorNotice } from './notices.js';
 import { usePortal } from './portal-context.js';
 import { SecretReveal } from './secret-reveal.js';
+import { useSubmit } from './use-submit.js';
 
 /** The overlaps a rotation offers: how long the old secret keeps signing beside the new one. */
 export const OVERLAPS = [
@@ -84,12 +84,10 @@ function RotateSecretDialog({
 }) {
   const { api } = usePortal();
   const [overlap, setOverlap] = useState<number>(0);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
   const rotate = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    try {
+    await run(async () => {
       const answer = await api.post<{ webhook: WebhookView; secret: string }>(
         `/webhooks/${webhook.id}/rotate`,
         {
@@ -101,10 +99,7 @@ function RotateSecretDialog({
         title: 'New signing secret',
         secret: answer.secret,
       });
-    } catch (caught) {
-      setError(caught as ApiError);
-      setBusy(false);
-    }
+    });
   };
   return (
     <DialogBox title="Rotate the signing secret" onClose={onClose}>
@@ -152,17 +147,12 @@ function DeleteEndpointDialog({
   onDone: (message: string) => void;
 }) {
   const { api } = usePortal();
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
   const remove = async () => {
-    setBusy(true);
-    try {
+    await run(async () => {
       await api.delete(`/webhooks/${webhook.id}`);
       onDone(`Endpoint ${webhook.url} deleted.`);
-    } catch (caught) {
-      setError(caught as ApiError);
-      setBusy(false);
-    }
+    });
   };
   return (
     <ConfirmDialog

@@ -1,3 +1,4 @@
+import type { DeliveryState } from '@keyhook/core';
 import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
 import type { DeliveryView, Page, WebhookView } from './api-types.js';
@@ -11,16 +12,23 @@ import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
 import { hrefOf } from './routes.js';
 import { useLoader } from './use-loader.js';
+import { useSubmit } from './use-submit.js';
 
-/** Every delivery state, as the filter offers them. */
-export const DELIVERY_STATES = [
-  'pending',
-  'in_flight',
-  'retry_scheduled',
-  'succeeded',
-  'failed',
-  'held',
-] as const;
+/**
+ * Every delivery state, in the filter's order. A record of core's `DeliveryState`, so a state
+ * added to or taken from core does not compile here until the filter follows.
+ */
+const STATE_ORDER: Record<DeliveryState, number> = {
+  pending: 0,
+  in_flight: 1,
+  retry_scheduled: 2,
+  succeeded: 3,
+  failed: 4,
+  held: 5,
+};
+export const DELIVERY_STATES = (Object.keys(STATE_ORDER) as DeliveryState[]).sort(
+  (a, b) => STATE_ORDER[a] - STATE_ORDER[b],
+);
 
 export function stateLabel(state: string): string {
   return state.replace(/_/g, ' ');
@@ -240,15 +248,13 @@ function SendTestEvent({ webhook, onSent }: { webhook: WebhookView; onSent: () =
   const [type, setType] = useState(types[0]?.type ?? '');
   const [data, setData] = useState(() => exampleOf(types[0]?.type ?? ''));
   const [jsonError, setJsonError] = useState<string | undefined>();
-  const [error, setError] = useState<ApiError | null>(null);
   const [status, setStatus] = useState('');
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
   if (types.length === 0) return null;
 
   const send = async (event: Event) => {
     event.preventDefault();
     setStatus('');
-    setError(null);
     let parsed: unknown;
     try {
       parsed = JSON.parse(data);
@@ -257,8 +263,7 @@ function SendTestEvent({ webhook, onSent }: { webhook: WebhookView; onSent: () =
       return;
     }
     setJsonError(undefined);
-    setBusy(true);
-    try {
+    await run(async () => {
       const answer = await api.post<{ event: { id: string }; delivery: DeliveryView }>(
         `/webhooks/${webhook.id}/test`,
         {
@@ -268,11 +273,7 @@ function SendTestEvent({ webhook, onSent }: { webhook: WebhookView; onSent: () =
       );
       setStatus(`Test event ${answer.event.id} sent: it is at the top of the deliveries.`);
       onSent();
-    } catch (caught) {
-      setError(caught as ApiError);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <section aria-labelledby="test-event-heading">
@@ -324,15 +325,12 @@ function SendTestEvent({ webhook, onSent }: { webhook: WebhookView; onSent: () =
 function RecoverFailed({ webhookId, onQueued }: { webhookId: string; onQueued: () => void }) {
   const { api } = usePortal();
   const [since, setSince] = useState(() => isoToLocalInput(new Date(Date.now() - 24 * 3_600_000)));
-  const [error, setError] = useState<ApiError | null>(null);
   const [status, setStatus] = useState('');
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
   const recover = async (event: Event) => {
     event.preventDefault();
     setStatus('');
-    setError(null);
-    setBusy(true);
-    try {
+    await run(async () => {
       const answer = await api.post<{ queued: number }>(`/webhooks/${webhookId}/recover`, {
         since: localInputToIso(since),
       });
@@ -342,11 +340,7 @@ function RecoverFailed({ webhookId, onQueued }: { webhookId: string; onQueued: (
           : `${answer.queued} failed ${answer.queued === 1 ? 'delivery' : 'deliveries'} queued again.`,
       );
       onQueued();
-    } catch (caught) {
-      setError(caught as ApiError);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <section aria-labelledby="recover-heading">

@@ -9,6 +9,7 @@ import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
 import { SecretReveal } from './secret-reveal.js';
 import { useLoader } from './use-loader.js';
+import { useSubmit } from './use-submit.js';
 
 type KeyAction =
   | { kind: 'create' }
@@ -176,23 +177,17 @@ function CreateKeyDialog({
   const [expiresAt, setExpiresAt] = useState('');
   const [limit, setLimit] = useState('');
   const [seconds, setSeconds] = useState('');
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     const body: Record<string, unknown> = { name, scopes };
     if (expiresAt) body['expiresAt'] = localInputToIso(expiresAt);
     if (limit || seconds) body['rateLimit'] = { limit: Number(limit), window: Number(seconds) };
-    try {
+    await run(async () => {
       const answer = await api.post<{ key: ApiKeyView; secret: string }>('/keys', body);
       onCreated(answer.key, answer.secret);
-    } catch (caught) {
-      setError(caught as ApiError);
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -320,17 +315,12 @@ function RotateKeyDialog({
   onRotated: (secret: string) => void;
 }) {
   const { api } = usePortal();
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
   const rotate = async () => {
-    setBusy(true);
-    try {
+    await run(async () => {
       const answer = await api.post<{ key: ApiKeyView; secret: string }>(`/keys/${apiKey.id}/rotate`);
       onRotated(answer.secret);
-    } catch (caught) {
-      setError(caught as ApiError);
-      setBusy(false);
-    }
+    });
   };
   return (
     <ConfirmDialog
@@ -356,17 +346,12 @@ function RevokeKeyDialog({
   onRevoked: () => void;
 }) {
   const { api } = usePortal();
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
   const revoke = async () => {
-    setBusy(true);
-    try {
+    await run(async () => {
       await api.delete(`/keys/${apiKey.id}`);
       onRevoked();
-    } catch (caught) {
-      setError(caught as ApiError);
-      setBusy(false);
-    }
+    });
   };
   return (
     <ConfirmDialog
@@ -395,18 +380,12 @@ function RateLimitDialog({
   const { api } = usePortal();
   const [limit, setLimit] = useState(apiKey.rateLimit ? String(apiKey.rateLimit.limit) : '');
   const [seconds, setSeconds] = useState(apiKey.rateLimit ? String(apiKey.rateLimit.window) : '');
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
   const save = async (rateLimit: RateLimit | null) => {
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const answer = await api.patch<{ key: ApiKeyView }>(`/keys/${apiKey.id}`, { rateLimit });
       onSaved(answer.key);
-    } catch (caught) {
-      setError(caught as ApiError);
-      setBusy(false);
-    }
+    });
   };
   return (
     <DialogBox title={`Rate limit of “${apiKey.name}”`} onClose={onClose}>

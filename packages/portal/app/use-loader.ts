@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api-client.js';
+import type { ApiError } from './api-client.js';
+import { asApiError } from './use-submit.js';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -25,11 +26,7 @@ export function useLoader<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T>
       (data) => call === latest.current && setState({ data, error: null, loading: false }),
       (error: unknown) => {
         if (call !== latest.current) return;
-        const apiError =
-          error instanceof ApiError
-            ? error
-            : new ApiError(0, 'unexpected', 'Something went wrong. Reload the page.');
-        setState((previous) => ({ ...previous, error: apiError, loading: false }));
+        setState((previous) => ({ ...previous, error: asApiError(error), loading: false }));
       },
     );
   }, [...deps, round]);

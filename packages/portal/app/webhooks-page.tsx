@@ -10,6 +10,7 @@ import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
 import { hrefOf } from './routes.js';
 import { useLoader } from './use-loader.js';
+import { useSubmit } from './use-submit.js';
 
 type PageAction = EndpointAction | { kind: 'create' };
 
@@ -135,19 +136,13 @@ function CreateEndpointDialog({
   const { api, session } = usePortal();
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>([]);
-  const [error, setError] = useState<ApiError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useSubmit();
   const submit = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const answer = await api.post<{ webhook: WebhookView; secret: string }>('/webhooks', { url, events });
       onCreated(answer.webhook, answer.secret);
-    } catch (caught) {
-      setError(caught as ApiError);
-      setBusy(false);
-    }
+    });
   };
   return (
     <DialogBox title="Add a webhook endpoint" onClose={onClose}>

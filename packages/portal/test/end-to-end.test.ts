@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,14 @@ import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore } from '@keyhook/store-sqlite';
 import { describeInBrowser, launchChromium, seriousViolations } from '@keyhook/testing/browser';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, waitUntil } from '@keyhook/testing/support';
+import {
+  type LoggedLine,
+  recordingLogger,
+  TEST_ADMIN_SECRET,
+  TEST_ENCRYPTION_KEY,
+  TestReceiver,
+  waitUntil,
+} from '@keyhook/testing/support';
 import { verify } from '@keyhook/webhook-verify';
 import express from 'express';
 import Fastify from 'fastify';
@@ -58,50 +65,17 @@ class SkewedClock implements Clock {
   }
 }
 
-/** A webhook receiver on 127.0.0.1 that answers `status`, and keeps every delivery's raw bytes. */
-class Receiver {
-  status = 200;
-  readonly received: { headers: IncomingHttpHeaders; body: string }[] = [];
-  private readonly server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res
-        .writeHead(this.status, { 'content-type': 'text/plain' })
-        .end(this.status === 200 ? 'ok' : 'down for maintenance');
-    });
-  });
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
 interface Host {
   keyhook: Keyhook;
   clock: SkewedClock;
   /** `http://127.0.0.1:<port>`. */
   base: string;
-  /** Every line keyhook logged, as JSON. */
-  logs: string[];
+  /** Every line keyhook logged. */
+  logs: LoggedLine[];
   close(): Promise<void>;
 }
 
-function recordingLogger(lines: string[]): Logger {
-  const record = (level: string) => (context: object, message: string) => {
-    lines.push(JSON.stringify({ level, message, ...context }));
-  };
-  return { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
-}
-
-function hostKeyhook(store: Parameters<typeof createKeyhook>[0]['store'], clock: Clock, logs: string[]) {
+function hostKeyhook(store: Parameters<typeof createKeyhook>[0]['store'], clock: Clock, logger: Logger) {
   return createKeyhook({
     scopes: SCOPES,
     events: EVENTS,
@@ -109,7 +83,7 @@ function hostKeyhook(store: Parameters<typeof createKeyhook>[0]['store'], clock:
     clock,
     adminSession: { secret: TEST_ADMIN_SECRET },
     encryptionKey: TEST_ENCRYPTION_KEY,
-    logger: recordingLogger(logs),
+    logger,
     // http:// receivers on 127.0.0.1; the cookie without Secure, since the page is plain HTTP.
     mode: 'development',
     delivery: { headers: HEADERS, retrySchedule: [200, 200], timeoutMs: 2_000 },
@@ -120,11 +94,11 @@ const BRAND = { name: 'Acme Items', accentColor: '#5b3cc4' };
 
 async function expressWithSqlite(): Promise<Host> {
   const clock = new SkewedClock();
-  const logs: string[] = [];
+  const logger = recordingLogger();
   const store = createSqliteStore({
     filename: join(tmpdir(), `keyhook-portal-${process.pid}-${Date.now()}.db`),
   });
-  const keyhook = hostKeyhook(store, clock, logs);
+  const keyhook = hostKeyhook(store, clock, logger);
   const app = express();
   app.use(keyhookRouter(keyhook, { portal: keyhookPortal(keyhook, { brand: BRAND }) }));
   app.get('/api/v1/items', expressScope(keyhook, 'items:read'), (req, res) => {
@@ -138,7 +112,7 @@ async function expressWithSqlite(): Promise<Host> {
   return {
     keyhook,
     clock,
-    logs,
+    logs: logger.lines,
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     async close() {
       await keyhook.close();
@@ -151,14 +125,14 @@ async function expressWithSqlite(): Promise<Host> {
 
 async function fastifyWithPostgres(): Promise<Host> {
   const clock = new SkewedClock();
-  const logs: string[] = [];
+  const logger = recordingLogger();
   const schema = uniqueSchemaName('portal');
   const store = await createPostgresStore({
     connectionString: POSTGRES_TEST_URL,
     schema,
-    logger: recordingLogger([]),
+    logger: recordingLogger(),
   });
-  const keyhook = hostKeyhook(store, clock, logs);
+  const keyhook = hostKeyhook(store, clock, logger);
   const app = Fastify();
   await app.register(keyhookFastify, { keyhook, portal: keyhookPortal(keyhook, { brand: BRAND }) });
   app.get('/api/v1/items', { onRequest: fastifyScope(keyhook, 'items:read') }, async (request) => ({
@@ -171,7 +145,7 @@ async function fastifyWithPostgres(): Promise<Host> {
   return {
     keyhook,
     clock,
-    logs,
+    logs: logger.lines,
     base: address,
     async close() {
       await keyhook.close();
@@ -247,7 +221,8 @@ describeInBrowser('the portal end to end', () => {
     describe(name, async () => {
       const runs = await available();
       let host: Host;
-      let receiver: Receiver;
+      let receiver: TestReceiver;
+      let receiverStatus = 200;
       let receiverUrl: string;
       let context: BrowserContext;
       let page: Page;
@@ -258,8 +233,13 @@ describeInBrowser('the portal end to end', () => {
       beforeAll(async () => {
         if (!runs) return;
         host = await start();
-        receiver = new Receiver();
-        receiverUrl = await receiver.start();
+        receiver = await TestReceiver.start();
+        receiver.on('/hooks', (_request, _index, res) => {
+          res
+            .writeHead(receiverStatus, { 'content-type': 'text/plain' })
+            .end(receiverStatus === 200 ? 'ok' : 'down for maintenance');
+        });
+        receiverUrl = receiver.url('/hooks');
         context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
         page = await context.newPage();
         page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -379,7 +359,7 @@ describeInBrowser('the portal end to end', () => {
         const row = page.getByRole('row', { name: /item\.created/ }).first();
         await expect.poll(() => row.innerText(), { timeout: 10_000 }).toMatch(/succeeded/i);
 
-        const [delivery] = receiver.received;
+        const [delivery] = receiver.requests;
         const event = verify(
           delivery!.body,
           delivery!.headers as Record<string, string>,
@@ -400,7 +380,7 @@ describeInBrowser('the portal end to end', () => {
       it.runIf(runs)(
         'shows failed attempts with their status codes, retries once the receiver is back, and recovers',
         async () => {
-          receiver.status = 503;
+          receiverStatus = 503;
           await page.getByRole('link', { name: 'Back to the endpoint' }).click();
           await page.getByRole('button', { name: 'Send test event' }).click();
           const failing = page.getByRole('row', { name: /item\.created/ }).first();
@@ -415,19 +395,19 @@ describeInBrowser('the portal end to end', () => {
           }
           expect(await attempts.innerText()).toContain('down for maintenance');
 
-          receiver.status = 200;
+          receiverStatus = 200;
           await page.getByRole('button', { name: 'Retry delivery' }).click();
           await expect.poll(() => attempts.getByRole('row').count(), { timeout: 10_000 }).toBe(5);
           expect(await attempts.getByRole('row').nth(4).innerText()).toMatch(/^4\s.*\s200\s/s);
           await expectAccessible(page, 'the delivery page with failed attempts');
 
           // A second failure, recovered in bulk once the receiver is back.
-          receiver.status = 503;
+          receiverStatus = 503;
           await page.getByRole('link', { name: 'Back to the endpoint' }).click();
           await page.getByRole('button', { name: 'Send test event' }).click();
           const second = page.getByRole('row', { name: /item\.created/ }).first();
           await expect.poll(() => second.innerText(), { timeout: 15_000 }).toMatch(/failed/i);
-          receiver.status = 200;
+          receiverStatus = 200;
           await page.getByRole('button', { name: 'Recover failed deliveries' }).click();
           await page.getByText('1 failed delivery queued again.').waitFor();
           await expect.poll(() => second.innerText(), { timeout: 10_000 }).toMatch(/succeeded/i);
@@ -446,10 +426,10 @@ describeInBrowser('the portal end to end', () => {
           expect(shown.rotatedSecret).not.toBe(shown.signingSecret);
           await page.getByRole('button', { name: 'Done' }).click();
 
-          const before = receiver.received.length;
+          const before = receiver.requests.length;
           await page.getByRole('button', { name: 'Send test event' }).click();
-          await waitUntil(() => receiver.received.length > before);
-          const delivery = receiver.received.at(-1)!;
+          await waitUntil(() => receiver.requests.length > before);
+          const delivery = receiver.requests.at(-1)!;
           const headers = delivery.headers as Record<string, string>;
           expect(headers[HEADERS.signature]!.match(/v1=/g)).toHaveLength(2);
           for (const secret of [shown.signingSecret, shown.rotatedSecret]) {
@@ -553,7 +533,7 @@ describeInBrowser('the portal end to end', () => {
           expect(secret.length).toBeGreaterThan(20);
           for (const read of reads) expect(read.text).not.toContain(secret);
           expect(await page.content()).not.toContain(secret);
-          expect(host.logs.join('\n')).not.toContain(secret);
+          expect(JSON.stringify(host.logs)).not.toContain(secret);
         }
         expect(pageErrors).toEqual([]);
       });

@@ -6,6 +6,7 @@ export { keysOn, scopedKeyhooks } from './keyhooks.js';
 export { type LoggedLine, migrationLogLines, migrationLogProblems, recordingLogger } from './logger.js';
 export { medianTimeRatio } from './median-ratio.js';
 export { deliverOneEvent, type OneDelivery } from './one-delivery.js';
+export { portalCookiePath } from './portal-cookie.js';
 export { keepWriting, type RawReply, rawRequest } from './raw-http.js';
 export { answer, type ReceivedRequest, type Responder, TestReceiver } from './receiver.js';
 export { waitUntil } from './wait-until.js';
