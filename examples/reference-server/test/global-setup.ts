@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { announceBrowserSuites } from '@keyhook/testing/browser-plan';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const self = fileURLToPath(new URL('../', import.meta.url));
@@ -39,6 +40,8 @@ const DEPENDENCIES: Dependency[] = [
  * sources. Rebuild any package whose dist is missing or older than its sources, then this one.
  */
 export default function setup(): void {
+  // Once per run, before any file: the browser walkthrough is skipped when Chromium is missing.
+  announceBrowserSuites();
   for (const dependency of DEPENDENCIES) {
     const dir = path.join(root, 'packages', dependency.name);
     if (isStale(dir, dependency)) {

@@ -1,9 +1,6 @@
-import { existsSync } from 'node:fs';
 import { type Browser, chromium, type LaunchOptions } from 'playwright-core';
 import { describe, it } from 'vitest';
-
-/** Debian's Chromium (`apt-get install chromium`); `KEYHOOK_CHROMIUM` names another. No browser is downloaded. */
-export const CHROMIUM_PATH = process.env['KEYHOOK_CHROMIUM'] ?? '/usr/bin/chromium';
+import { browserSuitePlan, CHROMIUM_PATH } from './suite-plan.js';
 
 /**
  * Flags for a headless Chromium on a machine without a network beyond loopback: without the
@@ -31,32 +28,21 @@ export function launchChromium(options: ChromiumOptions = {}): Promise<Browser> 
   return chromium.launch(launch);
 }
 
-let told = false;
-
 /**
  * `describe` for a suite that drives Chromium. Without Chromium, the suite is skipped locally
- * with one line that says so; under `CI=true` a missing Chromium is a failing test instead.
+ * (`announceBrowserSuites` says so once); under `CI=true` a missing Chromium is a failing test.
  */
 export function describeInBrowser(name: string, suite: () => void): void {
-  if (existsSync(CHROMIUM_PATH)) {
+  const plan = browserSuitePlan(CHROMIUM_PATH, process.env);
+  if (plan.action === 'run') {
     describe(name, suite);
-    return;
-  }
-  if (process.env['CI'] === 'true') {
+  } else if (plan.action === 'fail') {
     describe(name, () => {
       it('has Chromium to run in', () => {
-        throw new Error(
-          `Chromium is not installed at ${CHROMIUM_PATH} (apt-get install chromium); CI must run the browser suites`,
-        );
+        throw new Error(plan.message);
       });
     });
-    return;
+  } else {
+    describe.skip(name, suite);
   }
-  if (!told) {
-    told = true;
-    console.warn(
-      `Chromium is not installed at ${CHROMIUM_PATH}: skipping the browser suites (apt-get install chromium).`,
-    );
-  }
-  describe.skip(name, suite);
 }

@@ -1,2 +1,8 @@
 export { type AccessibilityViolation, seriousViolations } from './accessibility.js';
-export { CHROMIUM_PATH, type ChromiumOptions, describeInBrowser, launchChromium } from './chromium.js';
+export { type ChromiumOptions, describeInBrowser, launchChromium } from './chromium.js';
+export {
+  announceBrowserSuites,
+  type BrowserSuitePlan,
+  browserSuitePlan,
+  CHROMIUM_PATH,
+} from './suite-plan.js';

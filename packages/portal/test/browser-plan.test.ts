@@ -1,0 +1,24 @@
+import { browserSuitePlan } from '@keyhook/testing/browser';
+import { describe, expect, it } from 'vitest';
+
+describe('the browser suites without Chromium', () => {
+  const missing = () => false;
+
+  it('run where Chromium is installed', () => {
+    expect(browserSuitePlan('/usr/bin/chromium', { CI: 'true' }, () => true)).toEqual({ action: 'run' });
+  });
+
+  it('are skipped locally, with one line that says why and how to install it', () => {
+    const plan = browserSuitePlan('/nowhere/chromium', {}, missing);
+    expect(plan).toEqual({
+      action: 'skip',
+      message:
+        'Chromium is not installed at /nowhere/chromium: skipping the browser suites (apt-get install chromium).',
+    });
+  });
+
+  it('fail under CI=true', () => {
+    const plan = browserSuitePlan('/nowhere/chromium', { CI: 'true' }, missing);
+    expect(plan.action).toBe('fail');
+  });
+});
