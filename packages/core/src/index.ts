@@ -99,6 +99,7 @@ export {
   type TelemetryOptions,
 } from './keyhook.js';
 export type { ApiKeyFormat } from './keys/format.js';
+export type { KeyGrant } from './keys/key-grant.js';
 export type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/key-schemas.js';
 export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema, toApiKeyView } from './keys/key-view.js';
 export type { RateLimit, RateLimitOptions } from './keys/rate-limit.js';

@@ -423,6 +423,7 @@ export function createKeyhook<
     ...adminDeliveryRoutes(deliveries),
     whoamiRoute,
   ];
+  const rateLimits = new RateLimits(options.rateLimit, (reason) => telemetry.rateLimitRefusal(reason));
   const httpDeps = {
     keys,
     verifyAdminSession,
@@ -431,7 +432,7 @@ export function createKeyhook<
     randomBytes,
     logger,
     maxBodyBytes,
-    rateLimits: new RateLimits(options.rateLimit, (reason) => telemetry.rateLimitRefusal(reason)),
+    rateLimits,
   };
   const http = createHttpCore({
     ...httpDeps,
@@ -457,6 +458,8 @@ export function createKeyhook<
     secureCookie: !development,
     cookiePath: new URL(portalUrl, 'http://localhost').pathname,
     origins: options.portal?.origins,
+    rateCeiling: (tenantId) => rateLimits.defaultFor(tenantId),
+    logger,
   });
   const portalHttp = createHttpCore({
     ...httpDeps,

@@ -2,6 +2,7 @@ import type { EventCatalog } from './catalog/events.js';
 import type { RecoverInput } from './delivery/delivery-service.js';
 import type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 import type { SentTestEvent, TestEventInput } from './delivery/test-event.js';
+import type { KeyGrant } from './keys/key-grant.js';
 import type { CreateApiKeyInput, UpdateApiKeyInput } from './keys/key-schemas.js';
 import type { ApiKeyRecord, DeliveryDetail, DeliveryRecord, WebhookRecord } from './store/types.js';
 import type {
@@ -29,18 +30,18 @@ export interface IssuedApiKey {
  */
 export interface ApiKeys {
   /**
-   * Mints a key. The input is checked as `POST /admin/keys` checks it. With `grantable`, a scope
-   * outside it is refused (`forbidden`): the cap a customer's portal session has.
+   * Mints a key. The input is checked as `POST /admin/keys` checks it. With a `grant` (the caps a
+   * customer's portal session has), a scope or rate limit past it is refused with `forbidden`.
    */
-  create(tenantId: string, input: CreateApiKeyInput, grantable?: readonly string[]): Promise<IssuedApiKey>;
+  create(tenantId: string, input: CreateApiKeyInput, grant?: KeyGrant): Promise<IssuedApiKey>;
   /** The key, or `not_found` (also for another tenant's id). */
   get(tenantId: string, id: string): Promise<ApiKeyRecord>;
   /** Newest first; `before` is the id the previous page ended on. */
   list(tenantId: string, limit: number, before?: string): Promise<ApiKeyRecord[]>;
-  /** Changes the key's name or rate limit (`PATCH /admin/keys/{id}`), whatever its status. */
-  update(tenantId: string, id: string, input: UpdateApiKeyInput): Promise<ApiKeyRecord>;
-  /** A new secret for the same key id; the old one is invalid at once. */
-  rotate(tenantId: string, id: string): Promise<IssuedApiKey>;
+  /** Changes the key's name or rate limit (`PATCH /admin/keys/{id}`), whatever its status; a rate limit past `grant`'s ceiling is refused. */
+  update(tenantId: string, id: string, input: UpdateApiKeyInput, grant?: KeyGrant): Promise<ApiKeyRecord>;
+  /** A new secret for the same key id; the old one is invalid at once. A key with scopes `grant` does not hold is refused. */
+  rotate(tenantId: string, id: string, grant?: KeyGrant): Promise<IssuedApiKey>;
   /** Revokes the key; revoking again changes nothing. */
   revoke(tenantId: string, id: string): Promise<ApiKeyRecord>;
   /** The key a presented secret belongs to, or `invalid_api_key`, `key_revoked`, `key_expired`. */

@@ -1,6 +1,12 @@
-import { FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
+import { FakeClock, recordingLogger, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
-import { type CreatePortalSessionInput, createKeyhook, isKeyhookError, MemoryStore } from '../src/index.js';
+import {
+  type CreatePortalSessionInput,
+  createKeyhook,
+  isKeyhookError,
+  MemoryStore,
+  silentLogger,
+} from '../src/index.js';
 
 function keyhookWith(store = new MemoryStore(), clock = new FakeClock()) {
   return createKeyhook({
@@ -92,5 +98,65 @@ describe('the portal API', () => {
       expect(route.path.startsWith('/api/')).toBe(true);
       expect(mounted.has(`${route.method} ${route.path}`)).toBe(false);
     }
+  });
+
+  it('names a permission for every admin route it serves: one without refuses to start', async () => {
+    const { portalApi } = await import('../src/portal/portal-api.js');
+    const keyhook = keyhookWith();
+    const unnamed = {
+      method: 'GET' as const,
+      path: '/admin/tenants',
+      auth: 'admin' as const,
+      body: 'none' as const,
+      doc: { summary: 'a route added later', success: 200 },
+      run: async () => ({ status: 200, headers: {}, body: null }),
+    };
+    expect(() =>
+      portalApi({
+        sessions: undefined as never,
+        store: new MemoryStore(),
+        clock: new FakeClock(),
+        scopes: undefined as never,
+        adminRoutes: [unnamed],
+        events: () => [],
+        headers: keyhook.headerNames,
+        secureCookie: true,
+        cookiePath: '/api/v1/portal',
+        origins: undefined,
+        rateCeiling: () => null,
+        logger: silentLogger,
+      }),
+    ).toThrow('the portal names no permission for GET /admin/tenants');
+  });
+
+  it('warns once when it is mounted at another path than its links point to', async () => {
+    const logger = recordingLogger();
+    const keyhook = createKeyhook({
+      ...TEST_CATALOG,
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      logger,
+    });
+    for (let i = 0; i < 2; i++) {
+      const { token } = await keyhook.portal.createSession({
+        tenantId: 'tenant_a',
+        permissions: ['keys:read'],
+      });
+      const reply = await keyhook.portal.api.handle({
+        method: 'POST',
+        path: '/api/exchange',
+        basePath: '/developers',
+        headers: {
+          origin: 'https://app.example.com',
+          host: 'app.example.com',
+          'content-type': 'application/json',
+        },
+        rawBody: Buffer.from(JSON.stringify({ token })),
+      });
+      expect(reply.status).toBe(200);
+    }
+    const warnings = logger.lines.filter((line) => line.level === 'warn');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.context).toEqual({ mountedAt: '/developers', linksTo: '/api/v1/portal' });
   });
 });

@@ -271,7 +271,11 @@ function SendTestEvent({ webhook, onSent }: { webhook: WebhookView; onSent: () =
           data: parsed,
         },
       );
-      setStatus(`Test event ${answer.event.id} sent: it is at the top of the deliveries.`);
+      setStatus(
+        answer.delivery.status === 'held'
+          ? `Test event ${answer.event.id} is held: this endpoint is disabled. Enable it to send it.`
+          : `Test event ${answer.event.id} sent: it is at the top of the deliveries.`,
+      );
       onSent();
     });
   };

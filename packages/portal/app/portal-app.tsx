@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { PortalPageConfig } from '../src/page-config.js';
-import { ApiClient, ApiError } from './api-client.js';
+import { ApiClient, type ApiError } from './api-client.js';
 import type { PortalPermission, PortalSession } from './api-types.js';
 import { formatDate } from './dates.js';
 import { DeliveryPage } from './delivery-page.js';
@@ -13,6 +13,7 @@ import { ErrorNotice } from './notices.js';
 import { PortalContext, usePortal } from './portal-context.js';
 import { hrefOf, parseRoute, type Route } from './routes.js';
 import { hasLinkToken, type SessionStart, startSession } from './session-start.js';
+import { asApiError } from './use-submit.js';
 import { WebhooksPage } from './webhooks-page.js';
 
 type Phase = SessionStart | { state: 'starting' } | { state: 'signed-out' };
@@ -116,7 +117,7 @@ function Shell({ config, onSignedOut }: { config: PortalPageConfig; onSignedOut:
       api.forgetSession();
       onSignedOut();
     } catch (error) {
-      setSignOutError(error instanceof ApiError ? error : null);
+      setSignOutError(asApiError(error));
     }
   };
   const links: { route: Exclude<Route, { page: 'unknown' }>; label: string; permission: PortalPermission }[] =
@@ -176,7 +177,10 @@ function Shell({ config, onSignedOut }: { config: PortalPageConfig; onSignedOut:
           <NotFound landing={landingRoute(session)} />
         )}
       </main>
-      <footer class="bottom muted">This session ends {formatDate(session.expiresAt)}.</footer>
+      <footer class="bottom muted">
+        Account <span class="mono">{session.tenantId}</span>. This session ends{' '}
+        {formatDate(session.expiresAt)}.
+      </footer>
     </>
   );
 }

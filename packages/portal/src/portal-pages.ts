@@ -37,7 +37,8 @@ export function portalPages(
 ): PortalPages {
   const resolved = resolvePortalOptions(options);
   const headers = pageHeaders(resolved);
-  const fallbackBase = `${DEFAULT_PREFIX}${resolved.path ?? '/portal'}`;
+  // As the adapters mount it: its own path, from the same point as the prefix, or `<prefix>/portal`.
+  const fallbackBase = resolved.path ?? `${DEFAULT_PREFIX}/portal`;
   return {
     path: resolved.path,
     routes: PAGE_ROUTES,

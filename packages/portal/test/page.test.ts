@@ -100,10 +100,12 @@ describe('the page', () => {
     expect(configOf(html).basePath).toBe('/p"><script>x</script>');
   });
 
-  it('falls back to the configured path below the default prefix when the adapter gives no base path', () => {
+  it('falls back to where the adapters mount it when the adapter gives no base path', () => {
     const { basePath: _, ...request } = get('/');
-    const html = portalPages({ path: '/customer-portal' }).handle(request).body!;
-    expect(configOf(html).basePath).toBe('/api/v1/customer-portal');
+    expect(configOf(portalPages({ path: '/customer-portal' }).handle(request).body!).basePath).toBe(
+      '/customer-portal',
+    );
+    expect(configOf(portalPages().handle(request).body!).basePath).toBe('/api/v1/portal');
   });
 
   it('answers another method or an unknown page with the 404 envelope', () => {

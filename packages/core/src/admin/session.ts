@@ -1,6 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import type { Clock } from '../clock.js';
+import type { KeyGrant } from '../keys/key-grant.js';
 import { HOW_TO_MAKE, isBlank, missingOption } from '../required-options.js';
 import { isStorableText } from '../validation.js';
 
@@ -38,11 +39,8 @@ export interface AdminSession {
   tenantId: string;
   subject: string;
   claims: JWTPayload;
-  /**
-   * The scopes a key created under this session may carry; absent: any of the host's. A portal
-   * session sets it (docs/decisions.md §22); an admin JWT does not.
-   */
-  grantableScopes?: readonly string[] | undefined;
+  /** What keys made or changed under this session may be given: a portal session's caps (docs/decisions.md §22.5). */
+  grant?: KeyGrant | undefined;
 }
 
 /** Why a token was refused: for the log only, never for the client. */

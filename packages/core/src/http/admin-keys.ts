@@ -32,7 +32,7 @@ export function adminKeyRoutes(keys: ApiKeyService, clock: Clock): RouteSpec[] {
       auth: 'admin',
       body: 'json',
       run: async ({ admin, body }) => {
-        const { key, secret } = await keys.create(admin.tenantId, body as never, admin.grantableScopes);
+        const { key, secret } = await keys.create(admin.tenantId, body as never, admin.grant);
         return jsonResponse(201, { key: view(key), secret });
       },
     },
@@ -74,7 +74,9 @@ export function adminKeyRoutes(keys: ApiKeyService, clock: Clock): RouteSpec[] {
       auth: 'admin',
       body: 'json',
       run: async ({ admin, params, body }) =>
-        jsonResponse(200, { key: view(await keys.update(admin.tenantId, params.keyId!, body as never)) }),
+        jsonResponse(200, {
+          key: view(await keys.update(admin.tenantId, params.keyId!, body as never, admin.grant)),
+        }),
     },
     {
       method: 'POST',
@@ -89,7 +91,7 @@ export function adminKeyRoutes(keys: ApiKeyService, clock: Clock): RouteSpec[] {
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) => {
-        const { key, secret } = await keys.rotate(admin.tenantId, params.keyId!);
+        const { key, secret } = await keys.rotate(admin.tenantId, params.keyId!, admin.grant);
         return jsonResponse(200, { key: view(key), secret });
       },
     },

@@ -8,6 +8,7 @@ import { parseOrThrow, validationFailed } from '../validation.js';
 import { VerifiedKeyCache } from './cache.js';
 import { ApiKeyFormats } from './format.js';
 import { cacheDigest, digestsEqual, hashApiKey, hexOfCacheDigest } from './hash.js';
+import { assertGrantsScopes, assertWithinCeiling, type KeyGrant } from './key-grant.js';
 import {
   apiKeySchemaFor,
   type CreateApiKeyInput,
@@ -49,22 +50,11 @@ export class ApiKeyService implements ApiKeys {
     this.cache = deps.cacheEntries === 0 ? null : new VerifiedKeyCache(deps.cacheEntries);
   }
 
-  /**
-   * `grantable`: the scopes the caller may put on a key (a portal session's cap); a scope
-   * outside it is refused with `forbidden`. Absent: any of the host's.
-   */
-  async create(
-    tenantId: string,
-    input: CreateApiKeyInput,
-    grantable?: readonly string[],
-  ): Promise<IssuedApiKey> {
+  /** `grant`: what the caller may grant (a portal session's caps); a key past it is refused with `forbidden`. */
+  async create(tenantId: string, input: CreateApiKeyInput, grant?: KeyGrant): Promise<IssuedApiKey> {
     const { name, scopes, expiresAt, rateLimit } = parseOrThrow(this.createSchema, input);
-    const refused = grantable === undefined ? [] : scopes.filter((scope) => !grantable.includes(scope));
-    if (refused.length > 0) {
-      throw new KeyhookError('forbidden', `This session may not create keys with the scope ${refused[0]}.`, {
-        details: refused.map((scope) => ({ path: 'scopes', message: `may not grant ${scope}`, scope })),
-      });
-    }
+    assertGrantsScopes(grant, scopes, 'create');
+    assertWithinCeiling(grant, rateLimit);
     const now = this.deps.clock.now();
     const expiry = expiresAt ? new Date(expiresAt) : null;
     if (expiry && expiry.getTime() <= now.getTime()) {
@@ -106,8 +96,10 @@ export class ApiKeyService implements ApiKeys {
    * Mints a new secret for the same key id (docs/http-api.md §3: the old secret is invalid at
    * once). Of two concurrent rotations exactly one wins; the other gets 409 `rotation_conflict`.
    */
-  async rotate(tenantId: string, id: string): Promise<IssuedApiKey> {
+  async rotate(tenantId: string, id: string, grant?: KeyGrant): Promise<IssuedApiKey> {
     const current = await this.get(tenantId, id);
+    // A new secret for a key is that key's scopes, granted again.
+    assertGrantsScopes(grant, current.scopes, 'rotate');
     this.assertRotatable(current);
     const minted = this.formats.remint(this.deps.randomBytes, current.keyLookup);
     if (!minted) {
@@ -137,8 +129,14 @@ export class ApiKeyService implements ApiKeys {
    * Changes a key's name or rate limit, whatever its status. A new limit applies from the
    * key's next request on every instance; a new window starts a new count.
    */
-  async update(tenantId: string, id: string, input: UpdateApiKeyInput): Promise<ApiKeyRecord> {
+  async update(
+    tenantId: string,
+    id: string,
+    input: UpdateApiKeyInput,
+    grant?: KeyGrant,
+  ): Promise<ApiKeyRecord> {
     const changes = parseOrThrow(updateApiKeySchema, input);
+    assertWithinCeiling(grant, changes.rateLimit);
     const key = isWellFormedId(id, 'key') ? await this.deps.store.updateApiKey(tenantId, id, changes) : null;
     if (!key) throw notFound();
     return key;

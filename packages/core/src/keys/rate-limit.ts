@@ -293,7 +293,8 @@ export class RateLimits {
     this.known.add(digest);
   }
 
-  private defaultFor(tenantId: string): RateLimit | null {
+  /** The host's default for the tenant's keys without a limit of their own: its plan; null when none. */
+  defaultFor(tenantId: string): RateLimit | null {
     const fallback = this.defaultLimit;
     if (typeof fallback !== 'function') return fallback;
     const limit = fallback(tenantId);

@@ -7,6 +7,8 @@ import { header } from '../http/headers.js';
 import type { KeyhookRequest } from '../http/messages.js';
 import { emptyResponse, jsonResponse } from '../http/response.js';
 import type { RouteSpec } from '../http/route-spec.js';
+import type { RateLimit } from '../keys/rate-limit.js';
+import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { parseOrThrow } from '../validation.js';
 import { csrfTokenMatches, csrfTokenOf, type PortalGrant, type PortalSessions } from './portal-sessions.js';
@@ -45,7 +47,35 @@ export interface PortalApiDeps {
   cookiePath: string;
   /** Origins allowed to send state-changing requests; default: the request's own (its `Host`). */
   origins: readonly string[] | undefined;
+  /** The host's default rate limit for a tenant: the most a key's own limit set in the portal may allow. */
+  rateCeiling: (tenantId: string) => RateLimit | null;
+  logger: Logger;
 }
+
+/**
+ * What each admin route the portal serves again needs (docs/decisions.md §22.5). Every admin
+ * route is named here: one added without a line refuses to start, so none reaches the portal
+ * by default.
+ */
+const ADMIN_PERMISSIONS: Readonly<Record<string, PortalPermission>> = {
+  'POST /admin/keys': 'keys:write',
+  'GET /admin/keys': 'keys:read',
+  'GET /admin/keys/:keyId': 'keys:read',
+  'PATCH /admin/keys/:keyId': 'keys:write',
+  'POST /admin/keys/:keyId/rotate': 'keys:write',
+  'DELETE /admin/keys/:keyId': 'keys:write',
+  'POST /admin/webhooks': 'webhooks:write',
+  'GET /admin/webhooks': 'webhooks:read',
+  'GET /admin/webhooks/:webhookId': 'webhooks:read',
+  'PATCH /admin/webhooks/:webhookId': 'webhooks:write',
+  'DELETE /admin/webhooks/:webhookId': 'webhooks:write',
+  'POST /admin/webhooks/:webhookId/rotate': 'webhooks:write',
+  'POST /admin/webhooks/:webhookId/test': 'webhooks:write',
+  'GET /admin/webhooks/:webhookId/deliveries': 'webhooks:read',
+  'GET /admin/webhooks/:webhookId/deliveries/:deliveryId': 'webhooks:read',
+  'POST /admin/webhooks/:webhookId/deliveries/:deliveryId/retry': 'webhooks:write',
+  'POST /admin/webhooks/:webhookId/recover': 'webhooks:write',
+};
 
 /**
  * The portal's JSON API (docs/decisions.md §22), mounted at the portal's path: the link exchange,
@@ -70,10 +100,24 @@ export function portalApi(deps: PortalApiDeps) {
     headers: deps.headers,
   });
 
+  /** Where the portal answers, as the browser sees it: the adapter's mount (`/` at the root), else the configured URL's. */
+  const cookiePathOf = (request: KeyhookRequest) =>
+    request.basePath === undefined ? deps.cookiePath : request.basePath || '/';
+  let warnedOfMismatch = false;
+  /** Links minted for one path and a portal mounted at another never meet: said once, at the first exchange. */
+  const warnIfLinksPointElsewhere = (request: KeyhookRequest) => {
+    if (warnedOfMismatch || request.basePath === undefined || cookiePathOf(request) === deps.cookiePath)
+      return;
+    warnedOfMismatch = true;
+    deps.logger.warn(
+      { mountedAt: cookiePathOf(request), linksTo: deps.cookiePath },
+      'the portal is mounted at another path than its links point to: set createKeyhook({ portal: { url } }) to where it is served',
+    );
+  };
   const cookie = (request: KeyhookRequest, value: string, maxAgeSeconds: number) =>
     [
       `${PORTAL_COOKIE}=${value}`,
-      `Path=${request.basePath || deps.cookiePath}`,
+      `Path=${cookiePathOf(request)}`,
       `Max-Age=${maxAgeSeconds}`,
       'HttpOnly',
       'SameSite=Strict',
@@ -89,6 +133,7 @@ export function portalApi(deps: PortalApiDeps) {
       body: 'json',
       run: async ({ request, body }) => {
         assertSameOrigin(request, deps.origins);
+        warnIfLinksPointElsewhere(request);
         const { token, embedded } = parseOrThrow(exchangeSchema, body);
         const { grant, csrfToken } = await deps.sessions.exchange(token);
         const answer = { session: sessionView(grant), csrfToken };
@@ -140,9 +185,12 @@ export function portalApi(deps: PortalApiDeps) {
 
   const reused = deps.adminRoutes.flatMap((route): RouteSpec[] => {
     if (route.auth !== 'admin') return [];
-    const resource = route.path.startsWith('/admin/keys') ? 'keys' : 'webhooks';
+    const permission = ADMIN_PERMISSIONS[`${route.method} ${route.path}`];
+    if (permission === undefined) {
+      throw new TypeError(`keyhook: the portal names no permission for ${route.method} ${route.path}`);
+    }
     const portalRoute = { ...route, path: route.path.replace(/^\/admin/, '/api') };
-    permissionOf.set(portalRoute, `${resource}:${route.method === 'GET' ? 'read' : 'write'}`);
+    permissionOf.set(portalRoute, permission);
     return [portalRoute];
   });
 
@@ -162,8 +210,10 @@ export function portalApi(deps: PortalApiDeps) {
           );
         }
       }
+      // Only the routes built here reach this check; one without an entry is refused, never let through.
       const permission = permissionOf.get(route);
-      if (permission && !grant.permissions.includes(permission)) {
+      if (permission === undefined) throw new KeyhookError('forbidden', 'The portal does not serve this.');
+      if (permission !== null && !grant.permissions.includes(permission)) {
         throw new KeyhookError(
           'forbidden',
           `This portal session does not have the ${permission} permission.`,
@@ -176,7 +226,7 @@ export function portalApi(deps: PortalApiDeps) {
         tenantId: grant.tenantId,
         subject: `portal:${grant.sessionId}`,
         claims: {},
-        grantableScopes: grant.scopes ?? undefined,
+        grant: { scopes: grant.scopes ?? undefined, rateCeiling: deps.rateCeiling(grant.tenantId) },
       };
     },
   };
@@ -184,10 +234,9 @@ export function portalApi(deps: PortalApiDeps) {
 
 /** `Authorization: Bearer kps_…` (a framed page), else the session cookie. */
 function sessionTokenOf(request: KeyhookRequest): string | undefined {
+  // Only a portal session token: a page behind HTTP Basic auth still sends its cookie beside it.
   const authorization = header(request.headers, 'authorization');
-  if (authorization !== undefined) {
-    return authorization.startsWith('Bearer ') ? authorization.slice(7).trim() : undefined;
-  }
+  if (authorization?.startsWith('Bearer kps_')) return authorization.slice(7).trim();
   const cookies = header(request.headers, 'cookie');
   if (cookies === undefined) return undefined;
   for (const part of cookies.split(';')) {

@@ -160,7 +160,12 @@ export function csrfTokenOf(sessionToken: string): string {
 
 /** Constant-time: the presented CSRF token is the session's. */
 export function csrfTokenMatches(grant: PortalGrant, presented: string | undefined): boolean {
-  return presented !== undefined && digestsEqual(csrfTokenOf(grant.token), presented);
+  // Exactly 64 lowercase hex digits: hex decoding would otherwise overlook what follows them.
+  return (
+    presented !== undefined &&
+    /^[0-9a-f]{64}$/.test(presented) &&
+    digestsEqual(csrfTokenOf(grant.token), presented)
+  );
 }
 
 function tokenHash(token: string): string {

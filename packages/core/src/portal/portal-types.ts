@@ -52,7 +52,7 @@ export interface Portal<Scope extends string = string> {
    * backend, for a customer the host has signed in, and hand `url` to that browser only.
    */
   createSession(input: CreatePortalSessionInput<Scope>): Promise<PortalSessionLink>;
-  /** Ends one session of the tenant at once; false when there is no such session standing. */
+  /** Ends one session of the tenant at once; false when the tenant has no such session that is not revoked already. */
   revokeSession(tenantId: string, sessionId: string): Promise<boolean>;
   /** Ends every standing session of the tenant at once; returns how many. */
   revokeSessions(tenantId: string): Promise<number>;

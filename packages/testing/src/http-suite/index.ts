@@ -80,7 +80,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
             encryptionKey: TEST_ENCRYPTION_KEY,
             ...options,
           }) as Keyhook;
-          const app = { keyhook, prefix, hostRoutes: true as const };
+          const app = { keyhook, prefix, hostRoutes: true as const, portal: keyhook.portal.api };
           const started = await adapter.start(openapi === undefined ? app : { ...app, openapi });
           extra.push({ server: started, keyhook });
           return { ...ctx, keyhook, baseUrl: started.baseUrl };

@@ -298,5 +298,69 @@ export function portalApiCases(ctx: SuiteContext): void {
         expect(reply.headers.get('x-request-id')).toMatch(/^req_/);
       }
     });
+
+    it("refuses to rotate a key whose scopes are outside the session's: a new secret would grant them", async () => {
+      const wide = await createKey(ctx, { name: 'host key', scopes: ['items:read', 'items:write'] });
+      const browser = await signIn(ctx, { scopes: ['items:read'] });
+      const reply = await portal(ctx, 'POST', `/keys/${wide.key.id}/rotate`, browser);
+      expect(reply.status).toBe(403);
+      expect(reply.body).toMatchObject({ error: { code: 'forbidden', details: [{ scope: 'items:write' }] } });
+      expect((await call(ctx, 'GET', '/host/items', { token: wide.secret })).status).toBe(200);
+      const narrow = await createKey(ctx, { name: 'narrow', scopes: ['items:read'] });
+      expect((await portal(ctx, 'POST', `/keys/${narrow.key.id}/rotate`, browser)).status).toBe(200);
+    });
+
+    it("refuses a key rate limit above the host's default for the tenant, on create and on change", async () => {
+      const served = await ctx.serve({ rateLimit: { default: { limit: 10, window: 1 } } });
+      const browser = await signIn(served);
+      const create = (rateLimit: { limit: number; window: number }) =>
+        portal(served, 'POST', '/keys', browser, { json: { name: 'k', scopes: ['items:read'], rateLimit } });
+      const above = await create({ limit: 11, window: 1 });
+      expect(above.status).toBe(403);
+      expect(above.body).toMatchObject({ error: { code: 'forbidden', details: [{ path: 'rateLimit' }] } });
+      const slower = await create({ limit: 60, window: 60 });
+      expect(slower.status, slower.text).toBe(201);
+      const { key } = slower.body as { key: { id: string } };
+      const raise = await portal(served, 'PATCH', `/keys/${key.id}`, browser, {
+        json: { rateLimit: { limit: 1000, window: 10 } },
+      });
+      expect(raise.status).toBe(403);
+      const lower = await portal(served, 'PATCH', `/keys/${key.id}`, browser, {
+        json: { rateLimit: { limit: 5, window: 1 } },
+      });
+      expect(lower.status, lower.text).toBe(200);
+      // The host's admin API is not capped: the plan is the host's to change.
+      const byHost = await call(served, 'PATCH', `/admin/keys/${key.id}`, {
+        token: await admin(served),
+        json: { rateLimit: { limit: 1000, window: 1 } },
+      });
+      expect(byHost.status).toBe(200);
+    });
+
+    it('reads its cookie beside an Authorization header of another scheme (a page behind HTTP Basic auth)', async () => {
+      const browser = await signIn(ctx);
+      const reply = await portal(ctx, 'GET', '/session', browser, {
+        headers: { authorization: 'Basic dXNlcjpwYXNz' },
+      });
+      expect(reply.status).toBe(200);
+    });
+
+    it('refuses a CSRF token with anything after it', async () => {
+      const browser = await signIn(ctx);
+      for (const csrfToken of [
+        `${browser.csrfToken}zz`,
+        `${browser.csrfToken}0`,
+        browser.csrfToken.toUpperCase(),
+      ]) {
+        const reply = await portal(
+          ctx,
+          'POST',
+          '/keys',
+          { ...browser, csrfToken },
+          { json: { name: 'k', scopes: ['items:read'] } },
+        );
+        expect(reply.status).toBe(403);
+      }
+    });
   });
 }

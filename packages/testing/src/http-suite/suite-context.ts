@@ -61,7 +61,7 @@ export interface SuiteContext {
   document: Record<string, unknown>;
   /**
    * A second keyhook with these options on a fresh MemoryStore and the suite's clock, served by
-   * the same adapter at the same prefix (with `openapi` when given); closed after the test. Its
+   * the same adapter at the same prefix (with `openapi` when given, and its portal API); closed after the test. Its
    * context for `call`. A catalog of the host's own keeps `items:read` and `items:write`, which
    * the host routes require.
    */
