@@ -1,10 +1,12 @@
 import { createHmac } from 'node:crypto';
 import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
+import { hmacKey } from './scheme.js';
 import {
   eventBody,
   prepareSigning,
   type SignEventOptions,
   type SignedDelivery,
+  type SigningInput,
   type SignOptions,
   signatureHeaderText,
   signedDelivery,
@@ -26,14 +28,12 @@ import {
 
 /**
  * The signature header keyhook would send with `rawBody`, for a receiver's own tests (node:crypto).
- * Several secrets give one `v1` each, as during a rotation.
+ * Several secrets give one `v1` each, as during a rotation. With `scheme: 'standard-webhooks'`
+ * and `id`, the `webhook-signature` value.
  */
 export function sign(rawBody: string | Uint8Array, secret: WebhookSecret, options: SignOptions = {}): string {
-  const { secrets, timestamp } = prepareSigning(rawBody, secret, options);
-  return signatureHeaderText(
-    timestamp,
-    secrets.map((key) => hmacHex(key, timestamp, rawBody)),
-  );
+  const signing = prepareSigning(rawBody, secret, options);
+  return signatureHeaderText(signing, digests(signing, rawBody));
 }
 
 /**
@@ -47,7 +47,9 @@ export function signEvent<Events extends WebhookEventMap<Events> = AnyWebhookEve
   options: SignEventOptions = {},
 ): SignedDelivery<Events> {
   const delivery = eventBody(event as WebhookEventInput, options);
-  return signedDelivery<Events>(delivery, sign(delivery.body, secret, options));
+  const id = options.scheme === 'standard-webhooks' ? delivery.event.id : undefined;
+  const signing = prepareSigning(delivery.body, secret, { now: options.now, scheme: options.scheme, id });
+  return signedDelivery<Events>(delivery, signing, digests(signing, delivery.body));
 }
 
 /**
@@ -82,18 +84,29 @@ export function verifySignature(
 }
 
 function signatureMatches(prepared: PreparedVerification, rawBody: string | Uint8Array): boolean {
-  const { secrets, signatures, timestamp } = prepared;
-  if (typeof secrets === 'string') return matchesAny(hmacHex(secrets, timestamp, rawBody), signatures);
+  const { secrets, signatures, signedPrefix, scheme } = prepared;
+  if (typeof secrets === 'string') {
+    return matchesAny(hmacHex(hmacKey(secrets, scheme), signedPrefix, rawBody), signatures);
+  }
   let matched = false;
   // The call comes before `||`, so every secret is compared even after a match.
-  for (const key of secrets) matched = matchesAny(hmacHex(key, timestamp, rawBody), signatures) || matched;
+  for (const secret of secrets) {
+    matched = matchesAny(hmacHex(hmacKey(secret, scheme), signedPrefix, rawBody), signatures) || matched;
+  }
   return matched;
 }
 
+function digests(signing: SigningInput, rawBody: string | Uint8Array): string[] {
+  return signing.secrets.map((secret) =>
+    hmacHex(hmacKey(secret, signing.scheme), signing.signedPrefix, rawBody),
+  );
+}
+
 /**
- * The lowercase hex HMAC-SHA256 of `<t>.<body>` (docs/http-api.md §6.4 rule 1). A string key is
- * used as its UTF-8 bytes, `whsec_` included (docs/decisions.md §6.2).
+ * The lowercase hex HMAC-SHA256 of `<prefix><body>`: `<t>.<body>` (docs/http-api.md §6.4 rule 1)
+ * or Standard Webhooks' `<id>.<t>.<body>`. A string key is used as its UTF-8 bytes, `whsec_`
+ * included (docs/decisions.md §6.2).
  */
-function hmacHex(secret: string, timestamp: number, body: string | Uint8Array): string {
-  return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
+function hmacHex(key: string | Uint8Array, prefix: string, body: string | Uint8Array): string {
+  return createHmac('sha256', key).update(prefix).update(body).digest('hex');
 }

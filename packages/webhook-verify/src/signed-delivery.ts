@@ -1,5 +1,11 @@
 import { headerNames, type WebhookHeaderNames } from './header-names.js';
 import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
+import { checkScheme, type WebhookScheme } from './scheme.js';
+import {
+  STANDARD_WEBHOOKS_HEADERS,
+  standardSignatureHeaderText,
+  standardWebhooksPrefix,
+} from './standard-webhooks.js';
 import {
   checkSecrets,
   checkTime,
@@ -16,10 +22,17 @@ import {
 export interface SignOptions {
   /** The signing time, `t`. Default `Date.now`. */
   now?: TimeInput;
+  /** The signing scheme. Default `'keyhook'`. */
+  scheme?: WebhookScheme;
+  /** The `webhook-id` signed with the body: required by `'standard-webhooks'`, refused by `'keyhook'`. */
+  id?: string;
 }
 
-export interface SignEventOptions extends SignOptions {
-  /** The header names of the delivery. Default `keyhook-signature` and `keyhook-event-id`. */
+export interface SignEventOptions extends Omit<SignOptions, 'id'> {
+  /**
+   * The header names of the delivery. Default `keyhook-signature` and `keyhook-event-id`; keyhook's
+   * scheme only, as Standard Webhooks fixes its own.
+   */
   headers?: Partial<WebhookHeaderNames>;
 }
 
@@ -44,6 +57,11 @@ export interface SignedDelivery<Events extends WebhookEventMap<Events> = AnyWebh
 export interface SigningInput {
   secrets: readonly string[];
   timestamp: number;
+  scheme: WebhookScheme;
+  /** The text signed before the body: `<t>.`, or `<id>.<t>.` for Standard Webhooks. */
+  signedPrefix: string;
+  /** The `webhook-id`, for Standard Webhooks. */
+  id?: string;
 }
 
 export function prepareSigning(rawBody: unknown, secret: WebhookSecret, options: SignOptions): SigningInput {
@@ -57,12 +75,26 @@ export function prepareSigning(rawBody: unknown, secret: WebhookSecret, options:
   if (!Number.isSafeInteger(timestamp) || timestamp <= 0) {
     throw new TypeError('now must be after 1970-01-01T00:00:01Z: t is positive unix seconds');
   }
-  return { secrets: typeof checked === 'string' ? [checked] : checked, timestamp };
+  const secrets = typeof checked === 'string' ? [checked] : checked;
+  const scheme = checkScheme(options.scheme) ?? 'keyhook';
+  if (scheme === 'keyhook') {
+    if (options.id !== undefined) throw new TypeError("id is signed by scheme 'standard-webhooks' only");
+    return { secrets, timestamp, scheme, signedPrefix: `${timestamp}.` };
+  }
+  const { id } = options;
+  if (typeof id !== 'string' || id === '') {
+    throw new TypeError("scheme 'standard-webhooks' signs a webhook-id: pass options.id, a non-empty string");
+  }
+  return { secrets, timestamp, scheme, signedPrefix: standardWebhooksPrefix(id, timestamp), id };
 }
 
-/** `t=<unix seconds>,v1=<hex>`, one `v1` per secret (as a sender rotating its secret sends). */
-export function signatureHeaderText(timestamp: number, digests: readonly string[]): string {
-  return `t=${timestamp},${digests.map((digest) => `v1=${digest}`).join(',')}`;
+/**
+ * The signature header's value for one lowercase hex digest per secret: keyhook's
+ * `t=<unix seconds>,v1=<hex>,…` or Standard Webhooks' `v1,<base64> …`.
+ */
+export function signatureHeaderText(signing: SigningInput, digests: readonly string[]): string {
+  if (signing.scheme === 'standard-webhooks') return standardSignatureHeaderText(digests);
+  return `t=${signing.timestamp},${digests.map((digest) => `v1=${digest}`).join(',')}`;
 }
 
 /** The event's body as keyhook serialises it: `id`, `type`, `createdAt`, `data`, in that order. */
@@ -80,6 +112,9 @@ export function eventBody(
   if (typeof id !== 'string' || id === '') throw new TypeError('event.id must be a non-empty string');
   const createdAt = input.createdAt ?? new Date(currentMillis(checkTime(options.now))).toISOString();
   if (typeof createdAt !== 'string') throw new TypeError('event.createdAt must be an ISO 8601 string');
+  if (options.headers !== undefined && options.scheme === 'standard-webhooks') {
+    throw new TypeError('headers names keyhook’s headers; Standard Webhooks fixes its own');
+  }
   const event = { id, type, createdAt, data };
   return { event, body: JSON.stringify(event), names: headerNames(options.headers) };
 }
@@ -87,14 +122,21 @@ export function eventBody(
 /** The delivery of a serialised event once its signature header is made. */
 export function signedDelivery<Events extends WebhookEventMap<Events>>(
   serialised: ReturnType<typeof eventBody>,
-  signature: string,
+  signing: SigningInput,
+  digests: readonly string[],
 ): SignedDelivery<Events> {
   const { event, body, names } = serialised;
-  return {
-    event: event as WebhookEvent<Events>,
-    body,
-    headers: { 'content-type': 'application/json', [names.eventId]: event.id, [names.signature]: signature },
-  };
+  const signature = signatureHeaderText(signing, digests);
+  const headers: Record<string, string> =
+    signing.scheme === 'standard-webhooks'
+      ? {
+          'content-type': 'application/json',
+          [STANDARD_WEBHOOKS_HEADERS.id]: event.id,
+          [STANDARD_WEBHOOKS_HEADERS.timestamp]: String(signing.timestamp),
+          [STANDARD_WEBHOOKS_HEADERS.signature]: signature,
+        }
+      : { 'content-type': 'application/json', [names.eventId]: event.id, [names.signature]: signature };
+  return { event: event as WebhookEvent<Events>, body, headers };
 }
 
 function randomHex(bytes: number): string {

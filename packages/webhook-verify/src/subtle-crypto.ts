@@ -1,9 +1,11 @@
 import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
+import { hmacKey, type WebhookScheme } from './scheme.js';
 import {
   eventBody,
   prepareSigning,
   type SignEventOptions,
   type SignedDelivery,
+  type SigningInput,
   type SignOptions,
   signatureHeaderText,
   signedDelivery,
@@ -27,8 +29,8 @@ export async function signAsync(
   secret: WebhookSecret,
   options: SignOptions = {},
 ): Promise<string> {
-  const { secrets, timestamp } = prepareSigning(rawBody, secret, options);
-  return signatureHeaderText(timestamp, await hmacHexAsync(secrets, timestamp, rawBody));
+  const signing = prepareSigning(rawBody, secret, options);
+  return signatureHeaderText(signing, await digests(signing, rawBody));
 }
 
 /** `signEvent` with WebCrypto. */
@@ -39,7 +41,9 @@ export async function signEventAsync<Events extends WebhookEventMap<Events> = An
   options: SignEventOptions = {},
 ): Promise<SignedDelivery<Events>> {
   const delivery = eventBody(event as WebhookEventInput, options);
-  return signedDelivery<Events>(delivery, await signAsync(delivery.body, secret, options));
+  const id = options.scheme === 'standard-webhooks' ? delivery.event.id : undefined;
+  const signing = prepareSigning(delivery.body, secret, { now: options.now, scheme: options.scheme, id });
+  return signedDelivery<Events>(delivery, signing, await digests(signing, delivery.body));
 }
 
 /**
@@ -54,37 +58,41 @@ export async function verifyAsync<Events extends WebhookEventMap<Events> = AnyWe
 ): Promise<WebhookEvent<Events>> {
   const prepared = prepareVerification(rawBody, headers, secret, options);
   const secrets = typeof prepared.secrets === 'string' ? [prepared.secrets] : prepared.secrets;
-  const digests = await hmacHexAsync(secrets, prepared.timestamp, rawBody);
+  const computed = await hmacHexAsync(secrets, prepared.scheme, prepared.signedPrefix, rawBody);
   let matched = false;
   // Every secret's digest against every v1, with no early exit (docs/http-api.md §6.4 rule 4).
-  for (const digest of digests) matched = matchesAny(digest, prepared.signatures) || matched;
+  for (const digest of computed) matched = matchesAny(digest, prepared.signatures) || matched;
   return finishVerification<Events>(matched, prepared, rawBody);
 }
 
 const encoder = new TextEncoder();
 
+function digests(signing: SigningInput, rawBody: string | Uint8Array): Promise<string[]> {
+  return hmacHexAsync(signing.secrets, signing.scheme, signing.signedPrefix, rawBody);
+}
+
 /** The HMAC of node-crypto.ts with WebCrypto: one lowercase hex digest per secret, in the order given. */
 async function hmacHexAsync(
   secrets: readonly string[],
-  timestamp: number,
+  scheme: WebhookScheme,
+  signedPrefix: string,
   body: string | Uint8Array,
 ): Promise<string[]> {
   const subtle = globalThis.crypto?.subtle;
   if (subtle === undefined) throw new TypeError('crypto.subtle is not available in this runtime');
   const bytes = typeof body === 'string' ? encoder.encode(body) : body;
-  const prefix = encoder.encode(`${timestamp}.`);
+  const prefix = encoder.encode(signedPrefix);
   const message = new Uint8Array(prefix.length + bytes.length);
   message.set(prefix);
   message.set(bytes, prefix.length);
+  // Keys first, synchronously: a secret that has no key under the scheme is a TypeError, not a rejection race.
+  const keys = secrets.map((secret) => {
+    const key = hmacKey(secret, scheme);
+    return typeof key === 'string' ? encoder.encode(key) : key;
+  });
   return Promise.all(
-    secrets.map(async (secret) => {
-      const key = await subtle.importKey(
-        'raw',
-        encoder.encode(secret),
-        { name: 'HMAC', hash: 'SHA-256' },
-        false,
-        ['sign'],
-      );
+    keys.map(async (bytes) => {
+      const key = await subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
       return toHex(new Uint8Array(await subtle.sign('HMAC', key, message)));
     }),
   );

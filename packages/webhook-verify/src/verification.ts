@@ -8,11 +8,17 @@ import {
   type WebhookHeaderNames,
 } from './header-names.js';
 import { parseEvent, type WebhookEvent, type WebhookEventMap } from './payload.js';
+import { checkScheme, detectScheme, type WebhookScheme } from './scheme.js';
 import {
   readSignatureHeader,
   type SignatureHeaderText,
   type SignatureHeaderValue,
 } from './signature-header.js';
+import {
+  readStandardWebhooksHeaders,
+  STANDARD_WEBHOOKS_HEADERS,
+  standardWebhooksPrefix,
+} from './standard-webhooks.js';
 
 /** One signing secret, or several while a receiver rotates: any of them may match. */
 export type WebhookSecret = string | readonly string[];
@@ -30,6 +36,11 @@ export interface VerifyOptions {
    * whole set of headers. Default `keyhook-signature` and `keyhook-event-id`.
    */
   headers?: Partial<WebhookHeaderNames>;
+  /**
+   * The signing scheme to verify. Default: the one whose signature header the delivery carries
+   * (`webhook-signature` → `'standard-webhooks'`, the keyhook signature header → `'keyhook'`).
+   */
+  scheme?: WebhookScheme;
 }
 
 /** What `verify` takes as its second argument: the request's headers, or the signature header's value. */
@@ -44,7 +55,16 @@ export interface PreparedVerification extends SignatureHeaderText {
   names: Readonly<WebhookHeaderNames>;
   /** The event-id header, when whole headers were given: it must then equal the signed id. */
   eventIdHeader: SignatureHeaderValue;
+  scheme: WebhookScheme;
+  /** What is signed before the body: `<t>.`, or `<webhook-id>.<t>.` for Standard Webhooks. */
+  signedPrefix: string;
 }
+
+// For Standard Webhooks the `names` in messages are its own, and `webhook-id` is the event id.
+const STANDARD_NAMES: Readonly<WebhookHeaderNames> = Object.freeze({
+  signature: STANDARD_WEBHOOKS_HEADERS.signature,
+  eventId: STANDARD_WEBHOOKS_HEADERS.id,
+});
 
 /** Argument mistakes throw TypeError first, so a misconfigured receiver fails loudly, not as a 400. */
 export function prepareVerification(
@@ -67,6 +87,7 @@ export function prepareVerification(
   }
   const now = checkTime(options.now);
   const names = headerNames(options.headers);
+  const chosen = checkScheme(options.scheme);
   // After the arguments, before the header: such a string cannot be the bytes that were signed.
   if (!isWellFormed(rawBody)) {
     throw new WebhookVerificationError(
@@ -74,14 +95,50 @@ export function prepareVerification(
       'the body string holds a lone surrogate, so it cannot be the UTF-8 bytes that were signed',
     );
   }
-  let signatureHeader: SignatureHeaderValue = headers as SignatureHeaderValue;
-  let eventIdHeader: SignatureHeaderValue;
-  if (isHeaders(headers)) {
-    signatureHeader = headerValue(headers, names.signature);
-    eventIdHeader = headerValue(headers, names.eventId);
+  const common = { secrets, toleranceSeconds, now };
+  if (!isHeaders(headers)) {
+    if (chosen === 'standard-webhooks') {
+      throw new TypeError(
+        'a Standard Webhooks delivery is verified from the request headers (webhook-id, webhook-timestamp, ' +
+          'webhook-signature), not from one header value',
+      );
+    }
+    const { timestamp, signatures } = readSignatureHeader(headers, names.signature);
+    const signedPrefix = `${timestamp}.`;
+    return {
+      ...common,
+      timestamp,
+      signatures,
+      names,
+      eventIdHeader: undefined,
+      scheme: 'keyhook',
+      signedPrefix,
+    };
   }
-  const { timestamp, signatures } = readSignatureHeader(signatureHeader, names.signature);
-  return { timestamp, signatures, secrets, toleranceSeconds, now, names, eventIdHeader };
+  const scheme = chosen ?? detectScheme(headers, names);
+  if (scheme === 'standard-webhooks') {
+    const { id, timestamp, signatures } = readStandardWebhooksHeaders({
+      id: headerValue(headers, STANDARD_WEBHOOKS_HEADERS.id),
+      timestamp: headerValue(headers, STANDARD_WEBHOOKS_HEADERS.timestamp),
+      signature: headerValue(headers, STANDARD_WEBHOOKS_HEADERS.signature),
+    });
+    const signedPrefix = standardWebhooksPrefix(id, timestamp);
+    return {
+      ...common,
+      timestamp,
+      signatures,
+      names: STANDARD_NAMES,
+      eventIdHeader: id,
+      scheme,
+      signedPrefix,
+    };
+  }
+  const { timestamp, signatures } = readSignatureHeader(
+    headerValue(headers, names.signature),
+    names.signature,
+  );
+  const eventIdHeader = headerValue(headers, names.eventId);
+  return { ...common, timestamp, signatures, names, eventIdHeader, scheme, signedPrefix: `${timestamp}.` };
 }
 
 /** After the HMAC: the signature first, so a stale timestamp is only reported for authentic bytes. */

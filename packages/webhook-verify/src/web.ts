@@ -18,6 +18,7 @@ export {
 export type { HeadersLike, WebhookHeaderNames } from './header-names.js';
 export type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
 export { type RequestLike, verifyRequest } from './request.js';
+export type { WebhookScheme } from './scheme.js';
 export {
   type ParsedSignatureHeader,
   parseSignatureHeader,
