@@ -141,7 +141,7 @@ describe('interop with the standardwebhooks and svix packages, with a keyhook se
   });
 
   describe('refused by ours and by both libraries', () => {
-    const delivery = (): ReturnType<typeof signEvent> => signEvent<Events>(paid, SECRET, SW);
+    const delivery = () => signEvent<Events>(paid, SECRET, SW);
     const WRONG = `whsec_${'0'.repeat(64)}`;
     const cases = [
       [
