@@ -53,6 +53,7 @@ export type {
   QueueDepth,
   RequeueOutcome,
   RotateOutcome,
+  SignatureScheme,
   Store,
   TestEventOutcome,
   WebhookDisabledReason,

@@ -149,6 +149,7 @@ export type {
   QueueDepth,
   RequeueOutcome,
   RotateOutcome,
+  SignatureScheme,
   Store,
   TestEventOutcome,
   WebhookDisabledReason,

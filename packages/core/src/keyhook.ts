@@ -19,7 +19,11 @@ import { EventService } from './delivery/publish.js';
 import { checkRetention } from './delivery/retention.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, WebhookSender } from './delivery/sender.js';
-import { type DeliveryHeaderNames, deliveryHeaderNames } from './delivery/signature.js';
+import {
+  type DeliveryHeaderNames,
+  deliveryHeaderNames,
+  signatureSchemeOption,
+} from './delivery/signature.js';
 import { TestEventSender } from './delivery/test-event.js';
 import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
@@ -39,7 +43,7 @@ import { PortalSessions } from './portal/portal-sessions.js';
 import type { Portal } from './portal/portal-types.js';
 import { HOW_TO_MAKE, isBlank, missingOption } from './required-options.js';
 import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './service-interfaces.js';
-import type { Store } from './store/types.js';
+import type { SignatureScheme, Store } from './store/types.js';
 import { KeyhookMetrics } from './telemetry.js';
 import { KeyhookTracing } from './tracing.js';
 import type { LookupAll, UrlPolicy } from './webhooks/url-policy.js';
@@ -192,6 +196,12 @@ export interface DeliveryOptions {
    */
   headers?: Partial<DeliveryHeaderNames>;
   /**
+   * How an endpoint's deliveries are signed when its create does not say: `'keyhook'` (the
+   * default) or `'standard-webhooks'` (docs/decisions.md §6.9). Each endpoint keeps its own; a
+   * change here applies to endpoints created after it.
+   */
+  signatureScheme?: SignatureScheme | undefined;
+  /**
    * Called when five consecutive permanent failures disabled an endpoint (`reason` is
    * `failures`; a PATCH that disables one is the caller's own act and calls nothing), after the
    * change is committed, on the instance whose worker made it.
@@ -301,6 +311,7 @@ export function createKeyhook<
   const scopeCatalog = new ScopeCatalog(options.scopes);
   const eventCatalog = new EventTypeCatalog(options.events);
   const headerNames = deliveryHeaderNames(options.delivery?.headers);
+  const defaultSignatureScheme = signatureSchemeOption(options.delivery?.signatureScheme);
   const timers = options.timers ?? systemTimers;
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
@@ -365,6 +376,7 @@ export function createKeyhook<
     urlPolicy,
     events: eventCatalog,
     onEnabled: wakeWorkers,
+    defaultSignatureScheme,
     testEvents: new TestEventSender({
       store: options.store,
       catalog: eventCatalog,

@@ -425,6 +425,7 @@ export class PostgresStore implements Store {
           subscription.twinKey,
           at,
           subscription.from,
+          subscription.signatureScheme ?? null,
         ]),
       );
     } catch (error) {

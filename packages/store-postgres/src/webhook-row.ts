@@ -1,9 +1,14 @@
-import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyhook/core/store';
+import type {
+  SignatureScheme,
+  WebhookDisabledReason,
+  WebhookRecord,
+  WebhookStatus,
+} from '@keyhook/core/store';
 import { twinClaimOf } from '@keyhook/core/store';
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, created_at, updated_at';
 
 /** A row as pg returns it with its default parsers: timestamptz → Date, text[] → string[]. */
 export interface WebhookRow {
@@ -17,6 +22,8 @@ export interface WebhookRow {
   secret_sealed: string;
   previous_secret_sealed: string | null;
   previous_secret_expires_at: Date | null;
+  /** Migration 0013; 'keyhook' for rows from before it. */
+  signature_scheme: SignatureScheme;
   created_at: Date;
   updated_at: Date;
 }
@@ -33,6 +40,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     secretSealed: row.secret_sealed,
     previousSecretSealed: row.previous_secret_sealed,
     previousSecretExpiresAt: row.previous_secret_expires_at,
+    signatureScheme: row.signature_scheme,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -40,7 +48,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
 
 /**
  * An insert's parameters: WEBHOOK_COLUMNS in order, then the twin claim core's rule gives the
- * status (the twin key or null; migration 0011), which keyhook_webhooks_twin_claim_idx holds.
+ * status (the twin key or null; migration 0011), $14, which keyhook_webhooks_twin_claim_idx holds.
  */
 export function toWebhookParams(webhook: WebhookRecord): unknown[] {
   return [
@@ -54,6 +62,7 @@ export function toWebhookParams(webhook: WebhookRecord): unknown[] {
     webhook.secretSealed,
     webhook.previousSecretSealed,
     webhook.previousSecretExpiresAt,
+    webhook.signatureScheme,
     webhook.createdAt,
     webhook.updatedAt,
     twinClaimOf(webhook),

@@ -1,4 +1,5 @@
 import { isKeyhookError } from '@keyhook/core';
+import type { WebhookRecord } from '@keyhook/core/store';
 import { keyRecord, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import { migrationLogLines, migrationLogProblems, recordingLogger } from '@keyhook/testing/support';
@@ -55,6 +56,20 @@ async function expectRefusedEverywhere(schema: string, refusal: string | RegExp)
 
 async function recordFutureMigration(schema: string): Promise<void> {
   await admin.query(`INSERT INTO "${schema}".keyhook_migrations (version, name) VALUES (99, 'future')`);
+}
+
+/** Inserts a webhook as a schema before 0013 holds it: without signature_scheme and twin_claim. */
+async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise<void> {
+  const columns = WEBHOOK_COLUMNS.split(', ');
+  const scheme = columns.indexOf('signature_scheme');
+  const params = toWebhookParams(webhook).slice(0, columns.length);
+  params.splice(scheme, 1);
+  columns.splice(scheme, 1);
+  await admin.query(
+    `INSERT INTO "${schema}".keyhook_webhooks (${columns.join(', ')})
+      VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+    params,
+  );
 }
 
 (available ? describe : describe.skip)('Postgres migrations you can see and run', () => {
@@ -306,11 +321,7 @@ async function recordFutureMigration(schema: string): Promise<void> {
           ...webhook,
           disabledReason: webhook.status === 'disabled' ? ('manual' as const) : null,
         };
-        await admin.query(
-          `INSERT INTO "${schema}".keyhook_webhooks (${WEBHOOK_COLUMNS})
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-          toWebhookParams(record).slice(0, 12),
-        );
+        await insertBefore0013(schema, record);
       }
       await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
       const { rows } = await admin.query(`SELECT id, twin_claim FROM "${schema}".keyhook_webhooks`);
@@ -332,6 +343,29 @@ async function recordFutureMigration(schema: string): Promise<void> {
       } finally {
         await store.close();
       }
+    });
+  });
+
+  describe('0013_signature_scheme', () => {
+    it('gives the webhooks of an older schema the keyhook scheme, and the column takes no other value', async () => {
+      const schema = await schemaAt('mig_scheme', 12);
+      const webhook = webhookRecord();
+      await insertBefore0013(schema, webhook);
+      await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
+      const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1 });
+      try {
+        expect(await store.getWebhook('tenant_a', webhook.id)).toEqual({
+          ...webhook,
+          signatureScheme: 'keyhook',
+        });
+      } finally {
+        await store.close();
+      }
+      await expect(
+        admin.query(`UPDATE "${schema}".keyhook_webhooks SET signature_scheme = 'svix' WHERE id = $1`, [
+          webhook.id,
+        ]),
+      ).rejects.toThrow(/keyhook_webhooks_signature_scheme/);
     });
   });
 

@@ -20,6 +20,7 @@ const RELEASED = [
   ['0010_delivery_telemetry', '4fcd50c10bd0f3e3be8f5c2b9ee7432b775117ab65b2baba631ef47322293ec7'],
   ['0011_twin_claims', '6006613d9c75b11eeee1047fc2b8044fff433ca8ae812b348147655b78f42cd1'],
   ['0012_portal_sessions', '527999a0ef6d159cb714a4802870d09fdd3e7a40605fa0d762f6d217d88ac694'],
+  ['0013_signature_scheme', '32ce21a9c7d623546e241d5930bbba2e7d02c36bc90c5844e28c4e46477f6bd0'],
 ];
 
 describe('released migrations', () => {

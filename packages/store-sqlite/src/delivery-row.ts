@@ -4,6 +4,7 @@ import type {
   DeliveryState,
   EventRecord,
   LeasedDelivery,
+  SignatureScheme,
   WebhookDisabledReason,
   WebhookRecord,
   WebhookStatus,
@@ -181,6 +182,7 @@ export interface DueRow {
   webhook_secret_sealed: string;
   webhook_previous_secret_sealed: string | null;
   webhook_previous_secret_expires_at: number | null;
+  webhook_signature_scheme: SignatureScheme;
   webhook_created_at: number;
   webhook_updated_at: number;
 }
@@ -209,6 +211,7 @@ export function toLeasedDelivery(
       secret_sealed: due.webhook_secret_sealed,
       previous_secret_sealed: due.webhook_previous_secret_sealed,
       previous_secret_expires_at: due.webhook_previous_secret_expires_at,
+      signature_scheme: due.webhook_signature_scheme,
       created_at: due.webhook_created_at,
       updated_at: due.webhook_updated_at,
     });

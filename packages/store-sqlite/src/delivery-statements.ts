@@ -228,6 +228,7 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
           w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
           w.previous_secret_sealed AS webhook_previous_secret_sealed,
           w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
+          w.signature_scheme AS webhook_signature_scheme,
           w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
         FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
           CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id

@@ -294,6 +294,7 @@ export class SqliteStore implements Store {
           JSON.stringify(subscription.events),
           subscription.twinKey,
           subscription.twinKey,
+          subscription.signatureScheme ?? null,
           at.getTime(),
           tenantId,
           id,

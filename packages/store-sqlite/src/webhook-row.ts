@@ -1,4 +1,9 @@
-import type { WebhookDisabledReason, WebhookRecord, WebhookStatus } from '@keyhook/core/store';
+import type {
+  SignatureScheme,
+  WebhookDisabledReason,
+  WebhookRecord,
+  WebhookStatus,
+} from '@keyhook/core/store';
 import { twinClaimOf } from '@keyhook/core/store';
 import { toDate, toMillis } from './timestamps.js';
 
@@ -14,12 +19,14 @@ export interface WebhookRow {
   secret_sealed: string;
   previous_secret_sealed: string | null;
   previous_secret_expires_at: number | null;
+  /** Migration 0012; 'keyhook' for rows from before it. */
+  signature_scheme: SignatureScheme;
   created_at: number;
   updated_at: number;
 }
 
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, created_at, updated_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, created_at, updated_at';
 
 /**
  * What an insert writes: the row, and the twin claim core's rule gives its status (the twin key or
@@ -41,6 +48,7 @@ export function toWebhookRow(record: WebhookRecord): WebhookInsertRow {
     secret_sealed: record.secretSealed,
     previous_secret_sealed: record.previousSecretSealed,
     previous_secret_expires_at: toMillis(record.previousSecretExpiresAt),
+    signature_scheme: record.signatureScheme,
     created_at: record.createdAt.getTime(),
     updated_at: record.updatedAt.getTime(),
     twin_claim: twinClaimOf(record),
@@ -59,6 +67,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     secretSealed: row.secret_sealed,
     previousSecretSealed: row.previous_secret_sealed,
     previousSecretExpiresAt: toDate(row.previous_secret_expires_at),
+    signatureScheme: row.signature_scheme,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

@@ -1,5 +1,6 @@
 import type {
   IdempotencyCompletion,
+  SignatureScheme,
   WebhookDisabledReason,
   WebhookStatus,
   WebhookStatusOutcome,
@@ -37,6 +38,7 @@ type SubscriptionParams = [
   events: string,
   twinKey: string,
   twinClaim: string,
+  signatureScheme: SignatureScheme | null,
   at: number,
   tenantId: string,
   id: string,
@@ -72,7 +74,7 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
     insertWebhook: db.prepare<[WebhookInsertRow]>(
       `INSERT INTO keyhook_webhooks (${WEBHOOK_COLUMNS}, twin_claim) VALUES (@id, @tenant_id, @url, @events,
         @twin_key, @status, @disabled_reason, @secret_sealed, @previous_secret_sealed,
-        @previous_secret_expires_at, @created_at, @updated_at, @twin_claim)`,
+        @previous_secret_expires_at, @signature_scheme, @created_at, @updated_at, @twin_claim)`,
     ),
     webhookById: db.prepare<[string, string], WebhookRow>(
       `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks WHERE tenant_id = ? AND id = ?`,
@@ -91,9 +93,11 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
         WHERE tenant_id = ? AND id = ? AND status <> ? RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     // A webhook that claims its twin key claims the new one instead: the claim is carried over, not decided.
+    // A NULL scheme keeps the stored one, in this statement (no read-then-write).
     updateWebhookSubscription: db.prepare<SubscriptionParams, WebhookRow>(
       `UPDATE keyhook_webhooks SET url = ?, events = ?, twin_key = ?,
-          twin_claim = CASE WHEN twin_claim IS NULL THEN NULL ELSE ? END, updated_at = ?
+          twin_claim = CASE WHEN twin_claim IS NULL THEN NULL ELSE ? END,
+          signature_scheme = coalesce(?, signature_scheme), updated_at = ?
         WHERE tenant_id = ? AND id = ? AND twin_key = ? RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     // One statement: the right-hand sides read the row as it was, so with an expiry the previous

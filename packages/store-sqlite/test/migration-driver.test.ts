@@ -214,6 +214,43 @@ describe('migrations', () => {
     await store.close();
   });
 
+  it('upgrades a database of the portal release: its webhooks read the keyhook scheme, and the column takes no other value', async () => {
+    const filename = freshFile();
+    const db = openDatabase(filename);
+    expect(migrate(db, shipped.slice(0, 11))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    const webhook = webhookRecord();
+    const at = webhook.createdAt.getTime();
+    db.prepare(
+      `INSERT INTO keyhook_webhooks (id, tenant_id, url, events, twin_key, status, disabled_reason,
+        secret_sealed, created_at, updated_at, twin_claim) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      webhook.id,
+      'tenant_a',
+      webhook.url,
+      JSON.stringify(webhook.events),
+      webhook.twinKey,
+      'active',
+      null,
+      webhook.secretSealed,
+      at,
+      at,
+      webhook.twinKey,
+    );
+    db.close();
+
+    const store = createSqliteStore({ filename });
+    expect(await store.getWebhook('tenant_a', webhook.id)).toEqual({
+      ...webhook,
+      signatureScheme: 'keyhook',
+    });
+    await store.close();
+    const raw = new Database(filename);
+    expect(() =>
+      raw.prepare("UPDATE keyhook_webhooks SET signature_scheme = 'svix' WHERE id = ?").run(webhook.id),
+    ).toThrow(/CHECK constraint failed/);
+    raw.close();
+  });
+
   // A connection passed in as `database` keeps its own pragmas. With legacy_alter_table on and
   // foreign_keys off, a rename does not rewrite the references to the renamed table, so 0004 must
   // not rely on one.

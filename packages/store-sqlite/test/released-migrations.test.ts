@@ -19,6 +19,7 @@ const RELEASED = [
   ['0009_delivery_telemetry', 'd1fe9df160d334d79d6d59d3dfa933f7c9287b621b03b33ff58010663f205856'],
   ['0010_twin_claims', '390aa3aafa860146e2e5948c2043e8a5f894a5594450db518160c19b6b432e81'],
   ['0011_portal_sessions', '51bb73534b7f59697954cb29ef985274c0dae8d462fbaddfaab9e3b9116c8df3'],
+  ['0012_signature_scheme', '5933e9f7e6b35f341eac42082f22c1af56737ca4403995a1679859f943d362c6'],
 ];
 
 describe('released migrations', () => {

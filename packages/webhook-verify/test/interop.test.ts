@@ -87,3 +87,30 @@ describe('interop with a sender inside a secret rotation', () => {
     );
   });
 });
+
+describe('interop with a Standard Webhooks endpoint (docs/decisions.md §6.9)', () => {
+  const event = { type: 'invoice.paid', data: { invoiceId: 'inv_9' } };
+
+  it('a delivery signed the Standard Webhooks way verifies here by its headers, with the secret as shown', async () => {
+    const { request, secret, eventId } = await deliverOneEvent(event, {
+      signatureScheme: 'standard-webhooks',
+    });
+    expect(request.headers['webhook-id']).toBe(eventId);
+    expect(verify(request.body, request.headers, secret)).toMatchObject({ id: eventId, data: event.data });
+    expect(verify(request.body, request.headers, secret, { scheme: 'standard-webhooks' }).id).toBe(eventId);
+    const fetchHeaders = new Headers(request.headers as Record<string, string>);
+    expect((await verifyAsync(request.body, fetchHeaders, secret)).id).toBe(eventId);
+    expect(() => verify(`${request.body} `, request.headers, secret)).toThrow(
+      expect.objectContaining({ code: 'signature_mismatch' }),
+    );
+  });
+
+  it('inside a rotation overlap it verifies with the old secret and with the new one', async () => {
+    const { request, secret, previousSecret, eventId } = await deliverOneEvent(event, {
+      signatureScheme: 'standard-webhooks',
+      rotate: { overlapSeconds: 3600 },
+    });
+    expect(verify(request.body, request.headers, secret).id).toBe(eventId);
+    expect(verify(request.body, request.headers, previousSecret!).id).toBe(eventId);
+  });
+});

@@ -301,6 +301,7 @@ export class DeliveryLoop implements DeliveryWorker {
         eventId: event.id,
         secret: this.secretsOf(webhook, startedAt),
         unixSeconds: Math.floor(startedAt.getTime() / 1000),
+        signatureScheme: webhook.signatureScheme,
         traceparent: span?.traceparent,
       });
     } catch (error) {

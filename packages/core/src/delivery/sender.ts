@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
+import type { SignatureScheme } from '../store/types.js';
 import {
   checkWebhookUrl,
   type LookupAll,
@@ -9,7 +10,7 @@ import {
   type UrlPolicy,
 } from '../webhooks/url-policy.js';
 import type { AttemptResult } from './outcome.js';
-import { DEFAULT_HEADER_NAMES, type DeliveryHeaderNames, signatureHeader } from './signature.js';
+import { DEFAULT_HEADER_NAMES, type DeliveryHeaderNames, signedHeaders } from './signature.js';
 
 /** docs/decisions.md §8.5: at most this much of a receiver's answer is kept in the attempt log. */
 export const MAX_LOGGED_RESPONSE_BYTES = 4096;
@@ -35,8 +36,10 @@ export interface SendRequest {
    * overlap, the current and the previous secret, in that order.
    */
   secret: string | readonly string[];
-  /** The attempt's own time, in unix seconds, as signed in `t=`. */
+  /** The attempt's own time, in unix seconds, as signed (`t=`, or `webhook-timestamp`). */
   unixSeconds: number;
+  /** The endpoint's scheme: keyhook's headers, or the Standard Webhooks ones. Default keyhook. */
+  signatureScheme?: SignatureScheme | undefined;
   /** The W3C `traceparent` header to send (`telemetry.traceparent`); none when undefined. */
   traceparent?: string | undefined;
 }
@@ -104,8 +107,14 @@ export class WebhookSender {
       'content-type': 'application/json',
       'content-length': String(body.length),
       'user-agent': USER_AGENT,
-      [this.headerNames.eventId]: request.eventId,
-      [this.headerNames.signature]: signatureHeader(request.secret, body, request.unixSeconds),
+      ...signedHeaders(
+        request.signatureScheme ?? 'keyhook',
+        this.headerNames,
+        request.secret,
+        request.eventId,
+        body,
+        request.unixSeconds,
+      ),
     };
     if (request.traceparent !== undefined) headers['traceparent'] = request.traceparent;
     // One deadline for the whole attempt: connect, send, and the answer's first 4 KiB. A status

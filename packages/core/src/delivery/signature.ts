@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import type { SignatureScheme } from '../store/types.js';
+import { WEBHOOK_SECRET_PREFIX } from '../webhooks/signing-secret.js';
 
 /** Header names of a delivery when the host names none (docs/decisions.md §6.5). */
 export const SIGNATURE_HEADER = 'keyhook-signature';
@@ -75,4 +77,61 @@ export function signatureHeader(
   const v1 = (key: string) => createHmac('sha256', key).update(`${unixSeconds}.`).update(body).digest('hex');
   if (typeof secret === 'string') return `t=${unixSeconds},v1=${v1(secret)}`;
   return `t=${unixSeconds}${secret.map((key) => `,v1=${v1(key)}`).join('')}`;
+}
+
+/** The host's `delivery.signatureScheme`, checked at start; `'keyhook'` when absent. */
+export function signatureSchemeOption(scheme: SignatureScheme | undefined): SignatureScheme {
+  if (scheme === undefined || scheme === 'keyhook' || scheme === 'standard-webhooks')
+    return scheme ?? 'keyhook';
+  throw new TypeError(
+    `keyhook: delivery.signatureScheme must be 'keyhook' or 'standard-webhooks' (got ${JSON.stringify(scheme)})`,
+  );
+}
+
+/** The Standard Webhooks headers (standardwebhooks.com); fixed by that specification, so never renamed. */
+export const STANDARD_WEBHOOKS_HEADERS = Object.freeze({
+  id: 'webhook-id',
+  timestamp: 'webhook-timestamp',
+  signature: 'webhook-signature',
+});
+
+/**
+ * The three headers of a Standard Webhooks delivery: `webhook-signature` is `v1,<base64>` of
+ * HMAC-SHA256 over `<id>.<timestamp>.<raw body>`, keyed with the secret's part after `whsec_`,
+ * base64-decoded (docs/decisions.md §6.8), as `standardwebhooks` and `svix` key it. Several
+ * secrets (a rotation's overlap, the newest first) give one space-separated entry each.
+ */
+export function standardWebhooksHeaders(
+  secret: string | readonly string[],
+  id: string,
+  body: string | Uint8Array,
+  unixSeconds: number,
+): Record<string, string> {
+  if (!Number.isSafeInteger(unixSeconds) || unixSeconds <= 0) {
+    throw new TypeError(`the signature timestamp must be positive whole seconds, got ${unixSeconds}`);
+  }
+  const keys = typeof secret === 'string' ? [secret] : secret;
+  const v1 = (key: string) =>
+    createHmac('sha256', Buffer.from(key.slice(WEBHOOK_SECRET_PREFIX.length), 'base64'))
+      .update(`${id}.${unixSeconds}.`)
+      .update(body)
+      .digest('base64');
+  return {
+    [STANDARD_WEBHOOKS_HEADERS.id]: id,
+    [STANDARD_WEBHOOKS_HEADERS.timestamp]: String(unixSeconds),
+    [STANDARD_WEBHOOKS_HEADERS.signature]: keys.map((key) => `v1,${v1(key)}`).join(' '),
+  };
+}
+
+/** The signature headers of one attempt under the endpoint's scheme (docs/http-api.md §6.3). */
+export function signedHeaders(
+  scheme: SignatureScheme,
+  names: DeliveryHeaderNames,
+  secret: string | readonly string[],
+  eventId: string,
+  body: string | Uint8Array,
+  unixSeconds: number,
+): Record<string, string> {
+  if (scheme === 'standard-webhooks') return standardWebhooksHeaders(secret, eventId, body, unixSeconds);
+  return { [names.eventId]: eventId, [names.signature]: signatureHeader(secret, body, unixSeconds) };
 }

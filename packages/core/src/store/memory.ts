@@ -270,6 +270,7 @@ export class MemoryStore implements Store {
     record.url = subscription.url;
     record.events = [...subscription.events];
     record.twinKey = subscription.twinKey;
+    if (subscription.signatureScheme !== undefined) record.signatureScheme = subscription.signatureScheme;
     record.updatedAt = new Date(at);
     return { outcome: 'updated', webhook: copyWebhook(record) };
   }

@@ -31,6 +31,11 @@ export interface ApiKeyChanges {
 
 export type WebhookStatus = 'active' | 'disabled';
 export type WebhookDisabledReason = 'manual' | 'failures';
+/**
+ * How an endpoint's deliveries are signed (docs/decisions.md §6.9): keyhook's own
+ * `keyhook-signature`, or the Standard Webhooks `webhook-*` headers.
+ */
+export type SignatureScheme = 'keyhook' | 'standard-webhooks';
 
 /** A webhook endpoint as stored. The signing secret is here only sealed (crypto/secret-box.ts). */
 export interface WebhookRecord {
@@ -57,11 +62,13 @@ export interface WebhookRecord {
   previousSecretSealed: string | null;
   /** When `previousSecretSealed` stops signing; null exactly when there is no previous secret. */
   previousSecretExpiresAt: Date | null;
+  /** How its deliveries are signed. Rows from before the column was added read `'keyhook'`. */
+  signatureScheme: SignatureScheme;
   createdAt: Date;
   updatedAt: Date;
 }
 
-/** What a webhook listens to, and at which URL (PATCH). */
+/** What a webhook listens to, at which URL, and how it is signed (PATCH). */
 export interface WebhookSubscription {
   url: string;
   /** Sorted, without duplicates. */
@@ -69,6 +76,8 @@ export interface WebhookSubscription {
   twinKey: string;
   /** The twin key the change was computed from: the subscription's version. */
   from: string;
+  /** The new signing scheme; undefined keeps the stored one (not a read-then-write). */
+  signatureScheme?: SignatureScheme | undefined;
 }
 
 export type WebhookSubscriptionOutcome =
@@ -445,7 +454,8 @@ export interface Store {
   ): Promise<WebhookStatusOutcome>;
 
   /**
-   * Replaces the URL and the event set, with the twin key they make, and stamps `updatedAt = at`
+   * Replaces the URL and the event set, with the twin key they make, and the signature scheme
+   * when one is given, and stamps `updatedAt = at`
    * (PATCH), only while the webhook's twin key is still `subscription.from` (compare-and-set: a
    * concurrent change in between gives `'stale'`, and nothing is written). One statement: a
    * webhook that claims its twin key claims the new one instead; when another webhook of the

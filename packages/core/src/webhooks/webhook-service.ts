@@ -6,7 +6,13 @@ import type { SentTestEvent, TestEventInput, TestEventSender } from '../delivery
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import type { IssuedWebhook, Webhooks } from '../service-interfaces.js';
-import type { IdempotencyCompletion, Store, WebhookRecord, WebhookStatus } from '../store/types.js';
+import type {
+  IdempotencyCompletion,
+  SignatureScheme,
+  Store,
+  WebhookRecord,
+  WebhookStatus,
+} from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { mintWebhookSecret } from './signing-secret.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
@@ -31,6 +37,8 @@ export interface WebhooksDeps {
   onEnabled?: (() => void) | undefined;
   /** Test events, sent to one endpoint (docs/decisions.md §8.16). */
   testEvents: TestEventSender;
+  /** The scheme of an endpoint whose create does not name one (delivery.signatureScheme). */
+  defaultSignatureScheme: SignatureScheme;
 }
 
 const idempotencyInProgress = () =>
@@ -109,6 +117,7 @@ export class WebhookService implements Webhooks {
       secretSealed: this.deps.secrets.seal(secret, secretContext(tenantId, id)),
       previousSecretSealed: null,
       previousSecretExpiresAt: null,
+      signatureScheme: parsed.signatureScheme ?? this.deps.defaultSignatureScheme,
       createdAt: now,
       updatedAt: now,
     };
@@ -132,13 +141,13 @@ export class WebhookService implements Webhooks {
 
   /**
    * PATCH: the status (a manual disable says so; enabling clears the reason, docs/http-api.md §3),
-   * or the URL and events, checked as at create, with the twin rule of
+   * or the URL, events and signature scheme, checked as at create, with the twin rule of
    * docs/http-api.md §4.3 rule 5.
    */
   async update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord> {
-    const { status, url, events } = parseOrThrow(this.updateSchema, input);
+    const { status, url, events, signatureScheme } = parseOrThrow(this.updateSchema, input);
     if (!isWellFormedId(id, 'wh')) throw notFound();
-    if (status === undefined) return this.resubscribe(tenantId, id, url, events);
+    if (status === undefined) return this.resubscribe(tenantId, id, url, events, signatureScheme);
     const reason = status === 'disabled' ? 'manual' : null;
     const result = await this.deps.store.setWebhookStatus(
       tenantId,
@@ -159,6 +168,7 @@ export class WebhookService implements Webhooks {
     id: string,
     url: string | undefined,
     events: string[] | undefined,
+    signatureScheme: SignatureScheme | undefined,
   ): Promise<WebhookRecord> {
     let checkedUrl: string | undefined;
     if (url !== undefined) {
@@ -176,7 +186,7 @@ export class WebhookService implements Webhooks {
       const result = await this.deps.store.updateWebhookSubscription(
         tenantId,
         id,
-        { ...next, twinKey: twinKeyOf(next.url, next.events), from: current.twinKey },
+        { ...next, twinKey: twinKeyOf(next.url, next.events), from: current.twinKey, signatureScheme },
         this.deps.clock.now(),
       );
       if (result.outcome === 'not_found') throw notFound();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { WebhookRecord } from '../store/types.js';
+import { signatureSchemeSchema } from './webhook-schemas.js';
 
 const instant = z.iso.datetime();
 
@@ -20,6 +21,7 @@ export const webhookViewSchema = z.object({
     description:
       'Until when the secret replaced by the last rotation (with overlapSeconds) still signs beside the current one; null when that rotation kept none. A past time: it has stopped.',
   }),
+  signatureScheme: signatureSchemeSchema,
   createdAt: instant,
   updatedAt: instant,
 });
@@ -43,6 +45,7 @@ export function toWebhookView(webhook: WebhookRecord): WebhookView {
     previousSecretExpiresAt: webhook.previousSecretExpiresAt
       ? webhook.previousSecretExpiresAt.toISOString()
       : null,
+    signatureScheme: webhook.signatureScheme,
     createdAt: webhook.createdAt.toISOString(),
     updatedAt: webhook.updatedAt.toISOString(),
   };

@@ -23,6 +23,7 @@ import { portalApiCases } from './portal-api.js';
 import { rateLimitCases } from './rate-limits.js';
 import { refusalBeforeBodyCases } from './refusals.js';
 import { GatedMemoryStore, InsertGate, RotationGate } from './rotation-gate.js';
+import { signatureSchemeCases } from './signature-scheme-routes.js';
 import type { HttpSuiteAdapter, StartedServer, SuiteContext } from './suite-context.js';
 import { testEventCases } from './test-event-route.js';
 import { validationCases } from './validation.js';
@@ -110,6 +111,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       conventionCases(ctx);
       mountCases(ctx);
       webhookCases(ctx);
+      signatureSchemeCases(ctx);
       deliveryCases(ctx);
       testEventCases(ctx);
       refusalBeforeBodyCases(ctx);

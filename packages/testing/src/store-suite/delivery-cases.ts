@@ -328,6 +328,14 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       expect(await leaseAll()).toEqual([]);
     });
 
+    it('a leased delivery carries its webhook’s signature scheme, which the sender signs by', async () => {
+      const webhook = await subscribed(ctx.store, { signatureScheme: 'standard-webhooks' });
+      await publishOne();
+      const [leased] = await leaseAll();
+      expect(leased!.webhook).toEqual(webhook);
+      expect(leased!.webhook.signatureScheme).toBe('standard-webhooks');
+    });
+
     it('an expired lease is leased again, and its old holder can no longer record', async () => {
       await subscribed();
       await publishOne();

@@ -56,6 +56,7 @@ export function webhookRecord(overrides: Partial<WebhookRecord> = {}): WebhookRe
     secretSealed: `sealed:${randomBytes(16).toString('hex')}`,
     previousSecretSealed: null,
     previousSecretExpiresAt: null,
+    signatureScheme: 'keyhook',
     createdAt: new Date('2026-01-01T00:00:00.123Z'),
     updatedAt: new Date('2026-01-01T00:00:00.123Z'),
     ...overrides,

@@ -127,6 +127,48 @@ export function webhookCases(ctx: SuiteContext): void {
       });
     });
 
+    it('stores the signature scheme, changes it with a subscription, and keeps it when the change names none', async () => {
+      const record = webhookRecord({ signatureScheme: 'standard-webhooks' });
+      await ctx.store.insertWebhook(record);
+      expect((await ctx.store.getWebhook('tenant_a', record.id))!.signatureScheme).toBe('standard-webhooks');
+      // A change of url alone leaves the scheme as stored.
+      const moved = subscriptionOf('https://hooks.example.com/scheme-moved', record.events, record);
+      const first = await ctx.store.updateWebhookSubscription('tenant_a', record.id, moved, LATER);
+      expect(first).toEqual({
+        outcome: 'updated',
+        webhook: { ...record, url: moved.url, twinKey: moved.twinKey, updatedAt: LATER },
+      });
+      const movedRecord = { ...record, url: moved.url, twinKey: moved.twinKey, updatedAt: LATER };
+      const back = {
+        ...subscriptionOf(moved.url, record.events, movedRecord),
+        signatureScheme: 'keyhook' as const,
+      };
+      expect(await ctx.store.updateWebhookSubscription('tenant_a', record.id, back, ROTATED)).toEqual({
+        outcome: 'updated',
+        webhook: { ...movedRecord, signatureScheme: 'keyhook', updatedAt: ROTATED },
+      });
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual({
+        ...movedRecord,
+        signatureScheme: 'keyhook',
+        updatedAt: ROTATED,
+      });
+      // Another tenant cannot change it.
+      const foreign = {
+        ...subscriptionOf(moved.url, record.events, movedRecord),
+        signatureScheme: 'standard-webhooks' as const,
+      };
+      expect(await ctx.store.updateWebhookSubscription('tenant_b', record.id, foreign, LATER)).toEqual({
+        outcome: 'not_found',
+      });
+      expect(
+        (await ctx.store.listWebhooks('tenant_a', { limit: 10 })).find((w) => w.id === record.id),
+      ).toEqual({
+        ...movedRecord,
+        signatureScheme: 'keyhook',
+        updatedAt: ROTATED,
+      });
+    });
+
     it('changes url and events with their twin key, only from the subscription it was computed from', async () => {
       const record = webhookRecord();
       await ctx.store.insertWebhook(record);

@@ -1,4 +1,10 @@
-import { createKeyhook, type DeliveryHeaderNames, MemoryStore, silentLogger } from '@keyhook/core';
+import {
+  createKeyhook,
+  type DeliveryHeaderNames,
+  MemoryStore,
+  type SignatureScheme,
+  silentLogger,
+} from '@keyhook/core';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
 import { type ReceivedRequest, TestReceiver } from './receiver.js';
 
@@ -24,6 +30,10 @@ export async function deliverOneEvent(
     headers?: Partial<DeliveryHeaderNames>;
     /** Rotate the webhook's secret before the publish, keeping the old one for this many seconds. */
     rotate?: { overlapSeconds: number };
+    /** The scheme the webhook is created with; absent, the host's default. */
+    signatureScheme?: SignatureScheme;
+    /** The host's `delivery.signatureScheme`. */
+    defaultSignatureScheme?: SignatureScheme;
   } = {},
 ): Promise<OneDelivery> {
   const receiver = await TestReceiver.start();
@@ -34,13 +44,17 @@ export async function deliverOneEvent(
     logger: silentLogger,
     mode: 'development',
     events: { [event.type]: {} },
-    ...(options.headers && { delivery: { headers: options.headers } }),
+    delivery: {
+      ...(options.headers && { headers: options.headers }),
+      ...(options.defaultSignatureScheme && { signatureScheme: options.defaultSignatureScheme }),
+    },
   });
   try {
     keyhook.createWorker({ pollIntervalMs: 20 }).start();
     const created = await keyhook.webhooks.create('tenant_a', {
       url: receiver.url('/hooks'),
       events: [event.type],
+      ...(options.signatureScheme && { signatureScheme: options.signatureScheme }),
     });
     const rotated = options.rotate
       ? await keyhook.webhooks.rotate('tenant_a', created.webhook.id, options.rotate)

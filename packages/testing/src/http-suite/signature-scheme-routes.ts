@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { admin, call } from './client.js';
+import type { SuiteContext } from './suite-context.js';
+
+let counter = 0;
+const uniqueUrl = () => `https://hooks.example.com/scheme/${++counter}`;
+
+/** An endpoint's signatureScheme over HTTP (docs/http-api.md §2, §6.3; docs/decisions.md §6.9). */
+export function signatureSchemeCases(ctx: SuiteContext): void {
+  describe('webhook signatureScheme (docs/decisions.md §6.9)', () => {
+    it('create without one → keyhook; with standard-webhooks → shown by create, GET and the list', async () => {
+      const token = await admin(ctx);
+      const plain = await call(ctx, 'POST', '/admin/webhooks', {
+        token,
+        json: { url: uniqueUrl(), events: ['run.completed'] },
+      });
+      expect(plain.status, plain.text).toBe(201);
+      expect(plain.body.webhook.signatureScheme).toBe('keyhook');
+      const standard = await call(ctx, 'POST', '/admin/webhooks', {
+        token,
+        json: { url: uniqueUrl(), events: ['run.completed'], signatureScheme: 'standard-webhooks' },
+      });
+      expect(standard.status, standard.text).toBe(201);
+      expect(standard.body.webhook.signatureScheme).toBe('standard-webhooks');
+      expect(standard.body.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+      const id = standard.body.webhook.id;
+      const read = await call(ctx, 'GET', `/admin/webhooks/${id}`, { token });
+      expect(read.body.webhook).toEqual(standard.body.webhook);
+      const list = await call(ctx, 'GET', '/admin/webhooks', { token });
+      const schemes = new Map(
+        list.body.data.map((w: { id: string; signatureScheme: string }) => [w.id, w.signatureScheme]),
+      );
+      expect(schemes.get(id)).toBe('standard-webhooks');
+      expect(schemes.get(plain.body.webhook.id)).toBe('keyhook');
+    });
+
+    it('PATCH signatureScheme → 200, alone or with url and events; the rest is kept', async () => {
+      const token = await admin(ctx);
+      const url = uniqueUrl();
+      const created = await call(ctx, 'POST', '/admin/webhooks', {
+        token,
+        json: { url, events: ['run.completed'] },
+      });
+      const id = created.body.webhook.id;
+      const patch = (json: unknown) => call(ctx, 'PATCH', `/admin/webhooks/${id}`, { token, json });
+      const switched = await patch({ signatureScheme: 'standard-webhooks' });
+      expect(switched.status, switched.text).toBe(200);
+      expect(switched.body.webhook).toMatchObject({
+        url,
+        events: ['run.completed'],
+        status: 'active',
+        signatureScheme: 'standard-webhooks',
+      });
+      // A change of events alone keeps the scheme.
+      const evented = await patch({ events: ['run.failed'] });
+      expect(evented.body.webhook).toMatchObject({
+        events: ['run.failed'],
+        signatureScheme: 'standard-webhooks',
+      });
+      const both = await patch({ url: uniqueUrl(), signatureScheme: 'keyhook' });
+      expect(both.status, both.text).toBe(200);
+      expect(both.body.webhook.signatureScheme).toBe('keyhook');
+      const read = await call(ctx, 'GET', `/admin/webhooks/${id}`, { token });
+      expect(read.body.webhook).toEqual(both.body.webhook);
+    });
+
+    it('an unknown scheme, a wrong type, or a scheme beside a status → 400 validation_failed; nothing changes', async () => {
+      const token = await admin(ctx);
+      for (const signatureScheme of ['svix', 'Standard-Webhooks', '', 1, null]) {
+        const reply = await call(ctx, 'POST', '/admin/webhooks', {
+          token,
+          json: { url: uniqueUrl(), events: ['run.completed'], signatureScheme },
+        });
+        expect(reply.status, JSON.stringify(signatureScheme)).toBe(400);
+        expect(reply.body.error.code).toBe('validation_failed');
+      }
+      const created = await call(ctx, 'POST', '/admin/webhooks', {
+        token,
+        json: { url: uniqueUrl(), events: ['run.completed'] },
+      });
+      const id = created.body.webhook.id;
+      for (const json of [
+        { signatureScheme: 'svix' },
+        { signatureScheme: null },
+        { status: 'disabled', signatureScheme: 'standard-webhooks' },
+      ]) {
+        const reply = await call(ctx, 'PATCH', `/admin/webhooks/${id}`, { token, json });
+        expect(reply.status, JSON.stringify(json)).toBe(400);
+        expect(reply.body.error.code).toBe('validation_failed');
+      }
+      const after = await call(ctx, 'GET', `/admin/webhooks/${id}`, { token });
+      expect(after.body.webhook).toEqual(created.body.webhook);
+    });
+  });
+}
