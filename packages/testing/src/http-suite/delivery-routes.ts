@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { type ApiReply, admin, call, createKey } from './client.js';
 import type { SuiteContext } from './suite-context.js';
 
-const DELIVERY_VIEW_FIELDS = [
+/** The fields of a delivery's view, sorted: every route that answers with one gives exactly these. */
+export const DELIVERY_VIEW_FIELDS = [
   'attemptCount',
   'createdAt',
   'eventId',

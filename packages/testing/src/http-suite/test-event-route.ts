@@ -4,21 +4,8 @@ import { TEST_EVENTS } from '../support/catalog.js';
 import { TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
 import { type ApiReply, admin, call, createKey } from './client.js';
+import { DELIVERY_VIEW_FIELDS } from './delivery-routes.js';
 import type { SuiteContext } from './suite-context.js';
-
-const DELIVERY_VIEW_FIELDS = [
-  'attemptCount',
-  'createdAt',
-  'eventId',
-  'eventType',
-  'heldSince',
-  'id',
-  'lastAttemptAt',
-  'nextAttemptAt',
-  'status',
-  'updatedAt',
-  'webhookId',
-];
 
 /** A well-formed webhook id that no store holds. */
 const UNKNOWN_WEBHOOK_ID = 'wh_00000000000000000000000000';
