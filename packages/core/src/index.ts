@@ -53,7 +53,7 @@ export {
   toDeliveryDetailView,
   toDeliveryView,
 } from './delivery/delivery-view.js';
-export type { EventsFeedOption, FeedEventView, FeedPageView } from './delivery/events-feed.js';
+export type { EventsFeedOption, FeedEventView, FeedPageView } from './delivery/event-feed.js';
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 export type { AutoDisableRule } from './delivery/rules.js';
 export type { DeliveryHeaderNames } from './delivery/signature.js';

@@ -15,7 +15,7 @@ import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './cry
 import { DeliveryLoop, type DeliveryWorkerOptions } from './delivery/delivery-loop.js';
 import { DeliveryService } from './delivery/delivery-service.js';
 import { type DeliveryView, toDeliveryView } from './delivery/delivery-view.js';
-import { EventsFeed, type EventsFeedOption, eventsFeedPlan } from './delivery/events-feed.js';
+import { EventsFeed, type EventsFeedOption, eventsFeedPlan } from './delivery/event-feed.js';
 import { EventService } from './delivery/publish.js';
 import { checkRetention } from './delivery/retention.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';

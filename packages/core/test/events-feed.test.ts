@@ -93,7 +93,7 @@ describe('the events feed option (docs/decisions.md §8.17)', () => {
   });
 });
 
-describe('GET /events (docs/http-api.md §4.7)', () => {
+describe('GET /events (docs/http-api.md §4.8)', () => {
   it('answers the tenant’s events oldest first with data and deliveries; pages with after and hasMore', async () => {
     const { keyhook, clock } = make();
     const { webhook } = await keyhook.webhooks.create('tenant_a', {

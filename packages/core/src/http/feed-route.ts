@@ -1,9 +1,9 @@
-import { type EventsFeed, FEED_QUERY, feedPageSchema } from '../delivery/events-feed.js';
+import { type EventsFeed, FEED_QUERY, feedPageSchema } from '../delivery/event-feed.js';
 import { jsonResponse } from './response.js';
 import type { RouteSpec } from './route-spec.js';
 
 /**
- * GET /events (docs/http-api.md §4.7): the key's tenant's events in feed order, for a receiver
+ * GET /events (docs/http-api.md §4.8): the key's tenant's events in feed order, for a receiver
  * catching up on what it missed. An API-key route, with the scope the host's option names.
  */
 export function feedRoute(feed: EventsFeed, scope: string): RouteSpec {

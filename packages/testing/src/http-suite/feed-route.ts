@@ -5,7 +5,7 @@ import type { SuiteContext } from './suite-context.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
-/** GET /events (docs/http-api.md §4.7, docs/decisions.md §8.17), on every adapter. */
+/** GET /events (docs/http-api.md §4.8, docs/decisions.md §8.17), on every adapter. */
 export function feedRouteCases(ctx: SuiteContext): void {
   const reader = async (tenantId = 'tenant_a') =>
     (await createKey(ctx, { name: 'feed reader', scopes: ['events:read'] }, tenantId)).secret;
@@ -23,7 +23,7 @@ export function feedRouteCases(ctx: SuiteContext): void {
     expect(reply.body.error.code).toBe(code);
   };
 
-  describe('the events feed (docs/http-api.md §4.7)', () => {
+  describe('the events feed (docs/http-api.md §4.8)', () => {
     it('GET /events pages the tenant’s events oldest first with after and hasMore, each with its deliveries', async () => {
       const hook = await call(ctx, 'POST', '/admin/webhooks', {
         token: await admin(ctx),

@@ -127,7 +127,7 @@ const expired = () =>
   );
 
 /**
- * The events feed's rules (docs/decisions.md §8.17, docs/http-api.md §4.7): the query, the
+ * The events feed's rules (docs/decisions.md §8.17, docs/http-api.md §4.8): the query, the
  * window, and what an `after` outside it answers. The store only reads.
  */
 export class EventsFeed {
