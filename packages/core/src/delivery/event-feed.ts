@@ -77,6 +77,7 @@ export const feedEventViewSchema = z.object({
   ),
 });
 
+/** An event of the feed, as `GET /events` answers it (a receiver's catch-up reads it). */
 export type FeedEventView = z.output<typeof feedEventViewSchema>;
 
 /** `GET /events`'s answer: oldest first; `hasMore` says whether another page can be read now. */
@@ -87,6 +88,7 @@ export const feedPageSchema = z.object({
     .meta({ description: 'True when more events follow: ask again with ?after= the last id of data.' }),
 });
 
+/** A page of the feed, `{ data, hasMore }`, as `GET /events` answers it. */
 export type FeedPageView = z.output<typeof feedPageSchema>;
 
 /** The query `GET /events` reads. */

@@ -347,9 +347,11 @@ export interface FeedQuery {
 /** An event in the feed, with each of its deliveries (one per endpoint it was written for), by webhook id. */
 export interface FeedEntry {
   event: EventRecord;
+  /** By webhook id. */
   deliveries: DeliveryRecord[];
 }
 
+/** What `listFeedEvents` read: the after event as found, and the page. */
 export interface FeedPage {
   /**
    * The `after` event as the feed holds it (an event of the tenant that has a feed position:
