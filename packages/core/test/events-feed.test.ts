@@ -4,8 +4,10 @@ import {
   type Keyhook,
   MemoryStore,
   newId,
+  openApiDocument,
   silentLogger,
 } from '@keyhook/core';
+
 import { FakeClock, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 
@@ -199,5 +201,31 @@ describe('GET /events (docs/http-api.md §4.8)', () => {
     }
     // Started again: the window shows nothing older than itself.
     expect((await feed(keyhook, reader)).body).toEqual({ data: [], hasMore: false });
+  });
+});
+
+describe('the OpenAPI document (docs/decisions.md §1.10)', () => {
+  it('describes GET /events: its key and scope, its query, its page, and 400, 403, 404, 410', () => {
+    const { keyhook } = make({ scopes: ['invoices:read'] });
+    // biome-ignore lint/suspicious/noExplicitAny: asserted field by field
+    const document = openApiDocument({ title: 't', version: '1' }, keyhook.operations()) as any;
+    const operation = document.paths['/api/v1/events'].get;
+    expect(operation.security).toEqual([{ apiKey: [] }]);
+    expect(operation['x-required-scope']).toBe('events:read');
+    expect(operation.tags).toEqual(['Events']);
+    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['after', 'type', 'limit']);
+    const page = operation.responses['200'].content['application/json'].schema;
+    expect(page.required).toEqual(['data', 'hasMore']);
+    expect(page.properties.data.items.properties.deliveries.items.required).toEqual([
+      'webhookId',
+      'status',
+      'delivered',
+      'attempts',
+      'lastAttemptAt',
+    ]);
+    expect(Object.keys(operation.responses)).toEqual(
+      expect.arrayContaining(['200', '400', '401', '403', '404', '410', '429', '503']),
+    );
+    expect(operation.responses['410'].description).toContain('feed_expired');
   });
 });
