@@ -45,12 +45,14 @@ describe.skipIf(!available)('GET /api/v1/openapi.json', () => {
     );
   });
 
-  it("a key's scopes are exactly the app's two, with their descriptions", () => {
+  it("a key's scopes are the app's two and the events feed's, with their descriptions", () => {
     const body = document.paths['/api/v1/admin/keys'].post.requestBody.content['application/json'].schema;
-    expect(body.properties.scopes.items.enum).toEqual(['invoices:read', 'invoices:write']);
+    // events:read joins a catalog with events (docs/decisions.md §8.17).
+    expect(body.properties.scopes.items.enum).toEqual(['invoices:read', 'invoices:write', 'events:read']);
     expect(body.properties.scopes.items['x-enumDescriptions']).toEqual({
       'invoices:read': 'List and read invoices',
       'invoices:write': 'Create and pay invoices',
+      'events:read': expect.stringContaining('events feed'),
     });
   });
 

@@ -26,6 +26,11 @@ export interface ReceiverOptions {
   onInternalError?: (error: unknown) => void;
   /** Event ids remembered for de-duplication. Default 10,000. */
   rememberedIds?: number;
+  /**
+   * The ids already taken, shared with the feed's catch-up (catch-up.ts), so an event taken from
+   * the feed and then delivered live, or the other way round, is handled once. Default: its own.
+   */
+  seen?: SeenEventIds;
   /** Largest body read, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
   /** The sender's two header names (its `delivery.headers`). Default the reference server's. */
@@ -42,7 +47,7 @@ export interface ReceiverOptions {
  * its database, in the same transaction as the work; this example keeps them in memory.
  */
 export function createReceiver(options: ReceiverOptions): Server {
-  const seen = new SeenIds(options.rememberedIds ?? 10_000);
+  const seen = options.seen ?? new SeenEventIds(options.rememberedIds ?? 10_000);
   const limit = options.maxBodyBytes ?? 1024 * 1024;
   const headers = options.headers ?? REFERENCE_SERVER_HEADERS;
   return createServer((request, response) => {
@@ -107,11 +112,11 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
   return Buffer.concat(chunks);
 }
 
-/** The most recent ids, oldest forgotten first (a Map keeps insertion order). */
-class SeenIds {
+/** The most recent event ids taken, oldest forgotten first (a Map keeps insertion order). */
+export class SeenEventIds {
   private readonly ids = new Map<string, true>();
 
-  constructor(private readonly capacity: number) {}
+  constructor(private readonly capacity = 10_000) {}
 
   /** False when the id was already seen. */
   add(id: string): boolean {

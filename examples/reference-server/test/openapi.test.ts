@@ -34,7 +34,7 @@ describe('the OpenAPI document (/api/v1/openapi.json) and its page (/api/v1/docs
     const { routes } = plane.running.server;
     const registered = registeredRouteKeys(routes.filter((route) => !inPortal(route)));
     const documented = documentedRouteKeys(document);
-    expect(registered.length).toBe(38); // 18 of keyhook's, 17 of the data plane, 3 of the server's
+    expect(registered.length).toBe(39); // 19 of keyhook's (the events feed too), 17 of the data plane, 3 of the server's
     expect(documented).toEqual(registered);
     expect(registeredRouteKeys(routes.filter(inPortal))).toContain(`POST ${PORTAL_PATH}/api/exchange`);
     expect(documented.some((route) => route.includes(PORTAL_PATH))).toBe(false);

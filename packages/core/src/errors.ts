@@ -27,6 +27,11 @@ export const ERROR_STATUS = {
   delivery_not_retryable: 409,
   /** Rotating a key whose format (prefix) the keyhook no longer accepts: the new secret would not verify. */
   key_format_not_accepted: 409,
+  /**
+   * The events feed's `after` names an event older than the feed's window (the delivery
+   * retention): events after it may be gone, so the reader starts again without `after`.
+   */
+  feed_expired: 410,
   payload_too_large: 413,
   /** A path (or a path parameter) longer than the server accepts. */
   uri_too_long: 414,

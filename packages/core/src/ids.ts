@@ -41,6 +41,19 @@ export function isWellFormedId(value: string, prefix: IdPrefix): boolean {
   return value.startsWith(`${prefix}_`) && ID_PATTERN.test(value);
 }
 
+/**
+ * When an id this library minted was made (its first 48 bits, docs/decisions.md §1.4), in ms since
+ * the epoch; undefined for a string not shaped like one (a caller's own event id).
+ */
+export function idTime(value: string, prefix: IdPrefix): number | undefined {
+  if (!isWellFormedId(value, prefix)) return undefined;
+  let ms = 0;
+  for (const character of value.slice(prefix.length + 1, prefix.length + 11)) {
+    ms = ms * 32 + BASE32.indexOf(character);
+  }
+  return ms;
+}
+
 /** 48 bits of milliseconds as 10 base32 characters, so ids sort by the time they were made. */
 export function encodeTime(ms: number): string {
   let time = ms;

@@ -53,6 +53,13 @@ export {
   toDeliveryDetailView,
   toDeliveryView,
 } from './delivery/delivery-view.js';
+export {
+  type EventsFeedOption,
+  type FeedEventView,
+  type FeedPageView,
+  feedEventViewSchema,
+  feedPageSchema,
+} from './delivery/event-feed.js';
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 export type { AutoDisableRule } from './delivery/rules.js';
 export type { DeliveryHeaderNames } from './delivery/signature.js';
@@ -135,6 +142,9 @@ export type {
   DeliveryListPage,
   DeliveryRecord,
   EventRecord,
+  FeedEntry,
+  FeedPage,
+  FeedQuery,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
   IdempotencyRecord,

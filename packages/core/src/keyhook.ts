@@ -15,6 +15,7 @@ import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './cry
 import { DeliveryLoop, type DeliveryWorkerOptions } from './delivery/delivery-loop.js';
 import { DeliveryService } from './delivery/delivery-service.js';
 import { type DeliveryView, toDeliveryView } from './delivery/delivery-view.js';
+import { EventsFeed, type EventsFeedOption, eventsFeedPlan } from './delivery/event-feed.js';
 import { EventService } from './delivery/publish.js';
 import { checkRetention } from './delivery/retention.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
@@ -28,6 +29,7 @@ import { TestEventSender } from './delivery/test-event.js';
 import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
 import { adminWebhookRoutes } from './http/admin-webhooks.js';
+import { feedRoute } from './http/feed-route.js';
 import { createHttpCore, type GuardResult } from './http/handler.js';
 import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/messages.js';
 import type { ApiOperation, ApiWebhooks } from './http/openapi-document.js';
@@ -144,6 +146,13 @@ export interface KeyhookOptions<
   telemetry?: TelemetryOptions;
   /** The customer portal's sessions (`keyhook.portal`; docs/decisions.md §22). */
   portal?: PortalOptions;
+  /**
+   * The events feed, `GET /events` (docs/decisions.md §8.17): a receiver asks what happened since
+   * the last event it saw. It needs the scope `events:read`, added to your scopes with a
+   * description unless you declare it, or `{ scope }`, one of your own declared scopes; `false`
+   * serves no feed and adds no scope. A keyhook with no event types has no feed.
+   */
+  eventsFeed?: EventsFeedOption;
 }
 
 /** `createKeyhook`'s `portal`. */
@@ -308,8 +317,12 @@ export function createKeyhook<
   if (isBlank(options?.store)) throw missingOption('store', HOW_TO_MAKE.store);
   const clock = options.clock ?? systemClock;
   const verifyAdminSession = createAdminSessionVerifier(options.adminSession, clock);
-  const scopeCatalog = new ScopeCatalog(options.scopes);
   const eventCatalog = new EventTypeCatalog(options.events);
+  const hostScopes = new ScopeCatalog(options.scopes);
+  const feedPlan = eventsFeedPlan(options.eventsFeed, hostScopes, eventCatalog);
+  const scopeCatalog = feedPlan?.adds
+    ? new ScopeCatalog([...(options.scopes ?? []), feedPlan.adds])
+    : hostScopes;
   const headerNames = deliveryHeaderNames(options.delivery?.headers);
   const defaultSignatureScheme = signatureSchemeOption(options.delivery?.signatureScheme);
   const timers = options.timers ?? systemTimers;
@@ -434,6 +447,14 @@ export function createKeyhook<
     ...adminWebhookRoutes(webhooks, idempotency),
     ...adminDeliveryRoutes(deliveries),
     whoamiRoute,
+    ...(feedPlan
+      ? [
+          feedRoute(
+            new EventsFeed({ store: options.store, clock, catalog: eventCatalog, retentionMs }),
+            feedPlan.scope,
+          ),
+        ]
+      : []),
   ];
   const rateLimits = new RateLimits(options.rateLimit, (reason) => telemetry.rateLimitRefusal(reason));
   const httpDeps = {
@@ -516,13 +537,16 @@ export function createKeyhook<
         query: route.doc.query,
         idempotent: route.doc.idempotent,
         auth: route.auth,
+        scope: route.auth === 'apiKey' ? route.scope : undefined,
         answeredBy: 'keyhook' as const,
         tag:
           route.path.includes('/deliveries') || route.path.endsWith('/recover')
             ? 'Deliveries'
             : route.path.startsWith('/admin/webhooks')
               ? 'Webhooks'
-              : 'API keys',
+              : route.path === '/events'
+                ? 'Events'
+                : 'API keys',
       })),
     maxBodyBytes,
     keys,

@@ -67,7 +67,8 @@ afterEach(async () => {
 describe('host-defined scopes', () => {
   it('keys carry the host’s scopes; another scope is 400 validation_failed naming the allowed ones', async () => {
     const keyhook = invoices();
-    expect(keyhook.scopes).toEqual(['invoices:read', 'invoices:write']);
+    // The events feed's scope joins a catalog with events (docs/decisions.md §8.17).
+    expect(keyhook.scopes).toEqual(['invoices:read', 'invoices:write', 'events:read']);
     const created = await admin(keyhook, 'POST', '/admin/keys', { name: 'ci', scopes: ['invoices:read'] });
     expect(created.status).toBe(201);
     expect(created.body.key.scopes).toEqual(['invoices:read']);
@@ -75,7 +76,7 @@ describe('host-defined scopes', () => {
     const refused = await admin(keyhook, 'POST', '/admin/keys', { name: 'ci', scopes: ['sources:read'] });
     expect(refused.status).toBe(400);
     expect(refused.body.error.code).toBe('validation_failed');
-    expect(refused.body.error.message).toContain('"invoices:read"|"invoices:write"');
+    expect(refused.body.error.message).toContain('"invoices:read"|"invoices:write"|"events:read"');
     expect(refused.body.error.details[0].path).toBe('scopes.0');
   });
 
@@ -325,8 +326,11 @@ describe('OpenAPI: the host’s scopes and events', () => {
     const scopes =
       document.paths['/api/v1/admin/keys'].post.requestBody.content['application/json'].schema.properties
         .scopes.items;
-    expect(scopes.enum).toEqual(['invoices:read', 'invoices:write']);
-    expect(scopes['x-enumDescriptions']).toEqual({ 'invoices:write': 'Create, pay and void invoices' });
+    expect(scopes.enum).toEqual(['invoices:read', 'invoices:write', 'events:read']);
+    expect(scopes['x-enumDescriptions']).toEqual({
+      'invoices:write': 'Create, pay and void invoices',
+      'events:read': expect.stringContaining('events feed'),
+    });
     expect(scopes.description).toContain('`invoices:write`: Create, pay and void invoices');
     const events =
       document.paths['/api/v1/admin/webhooks'].post.requestBody.content['application/json'].schema.properties

@@ -17,7 +17,12 @@ describe('keyhook.operations() and openApiDocument', () => {
       keyhook.routes.map((r) => `${r.method} /v2${r.path}`),
     );
     expect(operations.find((o) => o.path === '/v2/whoami')).toMatchObject({ auth: 'apiKey', success: 200 });
-    expect(operations.filter((o) => o.auth === 'admin')).toHaveLength(keyhook.routes.length - 1);
+    expect(operations.find((o) => o.path === '/v2/events')).toMatchObject({
+      auth: 'apiKey',
+      scope: 'events:read',
+    });
+    // Every route but the two a data-plane key calls: whoami and the events feed.
+    expect(operations.filter((o) => o.auth === 'admin')).toHaveLength(keyhook.routes.length - 2);
   });
 
   it('builds request and response bodies from the schemas the routes validate and answer with', () => {

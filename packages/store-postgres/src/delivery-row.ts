@@ -30,7 +30,7 @@ export function qualified(alias: string, columns: string, prefix = ''): string {
 }
 
 /** The columns a `qualified(…, prefix)` list put in the row, under their own names again. */
-function unprefixed<R>(row: Record<string, unknown>, columns: string, prefix: string): R {
+export function unprefixed<R>(row: Record<string, unknown>, columns: string, prefix: string): R {
   const out: Record<string, unknown> = {};
   for (const column of columns.split(', ')) out[column] = row[`${prefix}${column}`];
   return out as R;

@@ -222,9 +222,9 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
 
     // A test event and its one delivery (publishTestEvent), the delivery's columns from core's
     // newDeliveryRecord. One statement: the delivery's foreign key is checked at its end, when
-    // the event is there. $1–$6 are the event's columns, $7–$19 the delivery's.
+    // the event is there. No feed place (feed_seq NULL, docs/decisions.md §8.17). $1–$6 are the event's columns, $7–$19 the delivery's.
     insertTestEvent: `WITH event AS (
-        INSERT INTO ${events} (${EVENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
+        INSERT INTO ${events} (${EVENT_COLUMNS}, feed_seq) VALUES ($1, $2, $3, $4, $5, $6, NULL)
       )
       INSERT INTO ${deliveries} (${DELIVERY_COLUMNS})
       VALUES ($7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,

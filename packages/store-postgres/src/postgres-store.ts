@@ -9,6 +9,8 @@ import type {
   DeliveryRecord,
   DeliveryState,
   EventRecord,
+  FeedPage,
+  FeedQuery,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
   IdempotencyRecord,
@@ -65,6 +67,7 @@ import {
   deliveryStatements,
   PUBLISH_SAVEPOINT,
 } from './delivery-statements.js';
+import { type FeedStatements, feedQuery, feedStatements, toFeedPage } from './feed-statements.js';
 import { Batcher } from './group-commit.js';
 import { type IdempotencyRow, toClaimParams, toIdempotencyRecord } from './idempotency-row.js';
 import { type IdempotencyStatements, idempotencyStatements } from './idempotency-statements.js';
@@ -210,6 +213,7 @@ export class PostgresStore implements Store {
   private readonly idempotencySql: IdempotencyStatements;
   private readonly deliverySql: DeliveryStatements;
   private readonly portalSql: PortalStatements;
+  private readonly feedSql: FeedStatements;
   private readonly prepared: PreparedStatements;
   private readonly feed: KeyChangeFeed;
   private readonly logger: Logger;
@@ -229,6 +233,7 @@ export class PostgresStore implements Store {
     this.idempotencySql = idempotencyStatements(this.schema);
     this.deliverySql = deliveryStatements(this.schema);
     this.portalSql = portalStatements(this.schema);
+    this.feedSql = feedStatements(this.schema);
     const d = this.deliverySql;
     // What runs for every delivery, every key verification and every request of a portal
     // session (its lookup, as an API request's key); the rest is admin traffic. Not the lease:
@@ -780,6 +785,12 @@ export class PostgresStore implements Store {
   watchDeliveries(listener: () => void): () => void {
     if (this.closed) return () => {};
     return this.feed.watchDeliveries(listener);
+  }
+
+  /** One statement, one snapshot, on the indexes of migration 0015 (feed-statements.ts). */
+  async listFeedEvents(tenantId: string, query: FeedQuery): Promise<FeedPage> {
+    const { text, values } = feedQuery(this.feedSql, tenantId, query);
+    return toFeedPage(query, (await this.query(text, values)).rows);
   }
 
   /** One statement, over the index of migration 0012 (see portalStatements). */

@@ -21,6 +21,8 @@ const RELEASED = [
   ['0011_twin_claims', '6006613d9c75b11eeee1047fc2b8044fff433ca8ae812b348147655b78f42cd1'],
   ['0012_portal_sessions', '527999a0ef6d159cb714a4802870d09fdd3e7a40605fa0d762f6d217d88ac694'],
   ['0013_signature_scheme', '32ce21a9c7d623546e241d5930bbba2e7d02c36bc90c5844e28c4e46477f6bd0'],
+  ['0014_endpoint_rate', 'f12caa47c6a3cf0ce6811bf3f39e656185e4da542c55072c3ab1c0eae4b0feb5'],
+  ['0015_event_feed', '7e0e3bc80f6a582803596755827d617795cee9e311737fb884c22db1b4201d3b'],
 ];
 
 describe('released migrations', () => {

@@ -128,6 +128,7 @@ export interface DeliveryStatements {
   disableForFailures: Database.Statement<[DisableParams], WebhookRow>;
   webhookStatus: Database.Statement<[string], WebhookStatus>;
   insertEvent: Database.Statement<unknown[]>;
+  insertTestEvent: Database.Statement<unknown[]>;
   eventById: Database.Statement<[string, string], EventRow>;
   subscribers: Database.Statement<[string, string], Pick<WebhookRow, 'id' | 'status'>>;
   subscriberRows: Database.Statement<[string, string], WebhookRow>;
@@ -189,8 +190,16 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
     webhookStatus: db
       .prepare<[string], WebhookStatus>('SELECT status FROM keyhook_webhooks WHERE id = ?')
       .pluck(),
-    // DO NOTHING: an event id the tenant already has writes nothing, and changes says so.
+    // DO NOTHING: an event id the tenant already has writes nothing, and changes says so. The
+    // event takes the next place in the events feed under the write lock it commits under
+    // (migration 0014, docs/decisions.md §8.17), read from the last entry of keyhook_events_feed_seq.
     insertEvent: db.prepare<unknown[]>(
+      `INSERT INTO keyhook_events (${EVENT_COLUMNS}, feed_seq)
+        VALUES (${placeholdersFor(EVENT_COLUMNS)}, (SELECT coalesce(max(feed_seq), 0) + 1 FROM keyhook_events))
+        ON CONFLICT (tenant_id, id) DO NOTHING`,
+    ),
+    // A test event takes no place in the feed (docs/decisions.md §8.17).
+    insertTestEvent: db.prepare<unknown[]>(
       `INSERT INTO keyhook_events (${EVENT_COLUMNS}) VALUES (${placeholdersFor(EVENT_COLUMNS)})
         ON CONFLICT (tenant_id, id) DO NOTHING`,
     ),
@@ -588,7 +597,7 @@ export function deliveryTransactions(
         const webhook = webhookSql.webhookById.get(event.tenantId, webhookId);
         if (!webhook) return { outcome: 'not_found' };
         // The id is freshly minted by core: a conflict is a fault, not a replay to answer.
-        if (statements.insertEvent.run(eventValues(event)).changes === 0) {
+        if (statements.insertTestEvent.run(eventValues(event)).changes === 0) {
           throw new Error(`keyhook: test event ${event.id} already exists`);
         }
         const delivery = newDeliveryRecord(event, webhook, deliveryId);

@@ -9,6 +9,8 @@ import type {
   DeliveryRecord,
   DeliveryState,
   EventRecord,
+  FeedPage,
+  FeedQuery,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
   IdempotencyRecord,
@@ -42,6 +44,7 @@ import {
   deliveryStatements,
   deliveryTransactions,
 } from './delivery-statements.js';
+import { feedReader } from './feed-statements.js';
 import { GroupCommit } from './group-commit.js';
 import {
   type IdempotencyStatements,
@@ -110,6 +113,7 @@ export class SqliteStore implements Store {
   private readonly idempotencyTransactions: IdempotencyTransactions;
   private readonly portalTransactions: PortalTransactions;
   private readonly group: GroupCommit;
+  private readonly readFeed: (tenantId: string, query: FeedQuery) => FeedPage;
   private closed = false;
   private readonly changeCheckIntervalMs: number;
   private localChanges = 0;
@@ -138,6 +142,7 @@ export class SqliteStore implements Store {
       this.idempotencySql = idempotencyStatements(this.db);
       this.portalSql = portalStatements(this.db);
       this.statements = storeStatements(this.db);
+      this.readFeed = feedReader(this.db);
       this.webhookTransactions = webhookTransactions(
         this.db,
         this.webhookSql,
@@ -385,6 +390,16 @@ export class SqliteStore implements Store {
 
   async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
     return this.grouped(() => this.deliveryTransactions.delivery.completeAttempt(completion));
+  }
+
+  /**
+   * One deferred transaction of reads (feed-statements.ts). On a connection shared with the host
+   * (`database`), it waits for a host transaction open across an await to end, as the group
+   * commit does: read inside it, the feed would show events that may still roll back.
+   */
+  async listFeedEvents(tenantId: string, query: FeedQuery): Promise<FeedPage> {
+    while (this.db.inTransaction && !this.closed) await new Promise((resolve) => setImmediate(resolve));
+    return this.run(() => this.readFeed(tenantId, query));
   }
 
   async countQueuedDeliveries(now: Date): Promise<QueueDepth> {

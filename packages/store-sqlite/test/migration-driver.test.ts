@@ -251,6 +251,52 @@ describe('migrations', () => {
     raw.close();
   });
 
+  it('upgrades a database of the signature-scheme release: its events take feed places by age, then tenant and id, before new ones', async () => {
+    const filename = freshFile();
+    const db = openDatabase(filename);
+    expect(migrate(db, shipped.slice(0, 13))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    const insert = db.prepare(
+      `INSERT INTO keyhook_events (tenant_id, id, type, payload, created_at) VALUES (?, ?, 'run.completed', ?, ?)`,
+    );
+    // Ids that sort against their age: the backfill orders by created_at first.
+    const rows = [
+      ['tenant_a', 'evt_z', 2],
+      ['tenant_a', 'evt_b', 1],
+      ['tenant_b', 'evt_a', 1],
+      ['tenant_a', 'evt_a', 1],
+    ] as const;
+    for (const [tenant, id, seconds] of rows) {
+      const createdAt = new Date(T0.getTime() + seconds * 1000);
+      const payload = JSON.stringify({
+        id,
+        type: 'run.completed',
+        createdAt: createdAt.toISOString(),
+        data: {},
+      });
+      insert.run(tenant, id, payload, createdAt.getTime());
+    }
+    db.close();
+
+    const store = createSqliteStore({ filename });
+    const outcome = await store.publishEvent(
+      {
+        id: 'evt_0_new',
+        tenantId: 'tenant_a',
+        type: 'run.completed',
+        payload: '{}',
+        createdAt: T0,
+        traceContext: null,
+      },
+      () => 'dlv_1',
+    );
+    expect(outcome.outcome).toBe('published');
+    const page = await store.listFeedEvents('tenant_a', { limit: 10, createdSince: T0 });
+    expect(page.events.map((entry) => entry.event.id)).toEqual(['evt_a', 'evt_b', 'evt_z', 'evt_0_new']);
+    const theirs = await store.listFeedEvents('tenant_b', { limit: 10, createdSince: T0 });
+    expect(theirs.events.map((entry) => entry.event.id)).toEqual(['evt_a']);
+    await store.close();
+  });
+
   // A connection passed in as `database` keeps its own pragmas. With legacy_alter_table on and
   // foreign_keys off, a rename does not rewrite the references to the renamed table, so 0004 must
   // not rely on one.

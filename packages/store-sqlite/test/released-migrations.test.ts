@@ -20,6 +20,8 @@ const RELEASED = [
   ['0010_twin_claims', '390aa3aafa860146e2e5948c2043e8a5f894a5594450db518160c19b6b432e81'],
   ['0011_portal_sessions', '51bb73534b7f59697954cb29ef985274c0dae8d462fbaddfaab9e3b9116c8df3'],
   ['0012_signature_scheme', '5933e9f7e6b35f341eac42082f22c1af56737ca4403995a1679859f943d362c6'],
+  ['0013_endpoint_rate', 'd1aa6f93da071016e96d0a6c750bf35e31bb2457a0413cfebc90317b75adf6a7'],
+  ['0014_event_feed', 'f43734064bd65fa7fa4aff65a9b0711f9cebb1620c146292a62927f4fd985222'],
 ];
 
 describe('released migrations', () => {

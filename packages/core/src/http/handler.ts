@@ -264,7 +264,12 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
         } else if (route.auth === 'none') {
           response = await route.run({ request, params, query, body: readBody() });
         } else {
-          const { key, rate } = await verifyApiKey(request.headers, undefined, nowMs, request.clientAddress);
+          const { key, rate } = await verifyApiKey(
+            request.headers,
+            route.scope,
+            nowMs,
+            request.clientAddress,
+          );
           response = await route.run({ request, params, query, body: readBody(), apiKey: key });
           if (rate !== undefined) Object.assign(response.headers, rateLimitHeaders(rate));
         }

@@ -44,6 +44,8 @@ export type RouteSpec =
     })
   | (RouteDefinition & {
       auth: 'apiKey';
+      /** The scope the key must carry; none: any valid key. */
+      scope?: string | undefined;
       body: 'json' | 'none';
       doc: RouteDoc;
       run(context: BaseContext & { apiKey: ApiKeyRecord }): Promise<KeyhookResponse>;

@@ -15,6 +15,8 @@ import type {
   DeliveryListPage,
   DeliveryRecord,
   EventRecord,
+  FeedPage,
+  FeedQuery,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
   IdempotencyRecord,
@@ -115,6 +117,9 @@ export class MemoryStore implements Store {
   private readonly webhooks = new Map<string, WebhookRecord>();
   private readonly idempotency = new Map<string, IdempotencyRecord>();
   private readonly events = new Map<string, EventRecord>();
+  /** The events feed's positions (docs/decisions.md §8.17): insertion order; test events have none. */
+  private readonly feedPositions = new Map<string, number>();
+  private lastFeedPosition = 0;
   private readonly deliveries = new Map<string, DeliveryRecord>();
   private readonly attempts = new Map<string, AttemptRecord[]>();
   private readonly consecutiveFailures = new Map<string, number>();
@@ -316,6 +321,7 @@ export class MemoryStore implements Store {
     const existing = this.events.get(slot);
     if (existing) return { outcome: 'duplicate', event: copyEvent(existing) };
     this.events.set(slot, copyEvent(event));
+    this.feedPositions.set(slot, ++this.lastFeedPosition);
     const subscribers = [...this.webhooks.values()]
       .filter((webhook) => webhook.tenantId === event.tenantId && webhook.events.includes(event.type))
       .sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -458,6 +464,7 @@ export class MemoryStore implements Store {
       if (events >= limit) break;
       if (referenced.has(slot) || event.createdAt.getTime() > cutoff) continue;
       this.events.delete(slot);
+      this.feedPositions.delete(slot);
       events++;
     }
     return { deliveries, events, skipped: false };
@@ -558,6 +565,38 @@ export class MemoryStore implements Store {
     const delivery = newDeliveryRecord(event, webhook, deliveryId, undefined);
     this.deliveries.set(delivery.id, copyDelivery(delivery));
     return { outcome: 'published', event: copyEvent(event), delivery: copyDelivery(delivery) };
+  }
+
+  async listFeedEvents(tenantId: string, query: FeedQuery): Promise<FeedPage> {
+    this.assertOpen();
+    let from = 0;
+    let after: EventRecord | null | undefined;
+    if (query.after !== undefined) {
+      const slot = eventSlot(tenantId, query.after);
+      const position = this.feedPositions.get(slot);
+      if (position === undefined) return { after: null, events: [] };
+      from = position;
+      after = copyEvent(this.events.get(slot)!);
+    }
+    const page = [...this.feedPositions]
+      .filter(([, position]) => position > from)
+      .sort(([, a], [, b]) => a - b)
+      .map(([slot]) => this.events.get(slot)!)
+      .filter(
+        (event) =>
+          event.tenantId === tenantId &&
+          (query.type === undefined || event.type === query.type) &&
+          event.createdAt.getTime() >= query.createdSince.getTime(),
+      )
+      .slice(0, query.limit);
+    const events = page.map((event) => ({
+      event: copyEvent(event),
+      deliveries: [...this.deliveries.values()]
+        .filter((delivery) => delivery.tenantId === tenantId && delivery.eventId === event.id)
+        .sort((a, b) => (a.webhookId < b.webhookId ? -1 : 1))
+        .map(copyDelivery),
+    }));
+    return { after, events };
   }
 
   async countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]> {

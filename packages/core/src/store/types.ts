@@ -329,6 +329,40 @@ export type TestEventOutcome =
   /** The tenant has no webhook with this id: nothing was written. */
   | { outcome: 'not_found' };
 
+/**
+ * One page of a tenant's events feed (`listFeedEvents`, docs/decisions.md §8.17). Core decides
+ * every value: the page size, the type and the window.
+ */
+export interface FeedQuery {
+  /** The id of the last event the reader got from the feed: the page starts after it. Undefined: from the start. */
+  after?: string | undefined;
+  /** Only events of this type. */
+  type?: string | undefined;
+  /** At most this many events. */
+  limit: number;
+  /** Only events created at or after this: the feed's window (the delivery retention). */
+  createdSince: Date;
+}
+
+/** An event in the feed, with each of its deliveries (one per endpoint it was written for), by webhook id. */
+export interface FeedEntry {
+  event: EventRecord;
+  /** By webhook id. */
+  deliveries: DeliveryRecord[];
+}
+
+/** What `listFeedEvents` read: the after event as found, and the page. */
+export interface FeedPage {
+  /**
+   * The `after` event as the feed holds it (an event of the tenant that has a feed position:
+   * never a test event), whatever its age; null when the query named one the feed does not hold,
+   * and then `events` is empty. Undefined when the query named none.
+   */
+  after: EventRecord | null | undefined;
+  /** In feed order, oldest first. */
+  events: FeedEntry[];
+}
+
 export interface ListPage {
   /** At most this many records. */
   limit: number;
@@ -616,6 +650,16 @@ export interface Store {
    * takes, and announced as publishEvent announces its deliveries (Postgres: NOTIFY).
    */
   publishTestEvent(event: EventRecord, webhookId: string, deliveryId: string): Promise<TestEventOutcome>;
+
+  /**
+   * One page of the tenant's events feed (docs/decisions.md §8.17), read in one snapshot: the
+   * `after` event, then up to `query.limit` events after it in feed order, each with its
+   * deliveries. Feed order is commit order: an event that commits later never takes a place
+   * before one already returned, so a reader that pages with `after` misses none and sees none
+   * twice (Postgres: positions below the snapshot's xmin only; SQLite: a sequence taken under the
+   * write lock; memory: insertion order). Test events (publishTestEvent) have no feed position.
+   */
+  listFeedEvents(tenantId: string, query: FeedQuery): Promise<FeedPage>;
 
   /**
    * Per webhook of the tenant, the attempts started at or after `since` that succeeded (a 2xx

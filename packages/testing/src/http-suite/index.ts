@@ -17,6 +17,7 @@ import { contractCases } from './contract.js';
 import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
 import { deliveryCases } from './delivery-routes.js';
+import { feedRouteCases } from './feed-route.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
 import { openApiDocumentCases } from './openapi-document.js';
 import { portalApiCases } from './portal-api.js';
@@ -114,6 +115,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       signatureSchemeCases(ctx);
       deliveryCases(ctx);
       testEventCases(ctx);
+      feedRouteCases(ctx);
       refusalBeforeBodyCases(ctx);
       rateLimitCases(ctx);
       openApiDocumentCases(ctx);

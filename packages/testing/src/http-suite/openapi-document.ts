@@ -61,10 +61,12 @@ export function openApiDocumentCases(ctx: SuiteContext): void {
       );
       const body = (method: string, path: string) =>
         document.paths[`${ctx.prefix}${path}`][method].requestBody.content['application/json'].schema;
+      // The events feed's scope joins a catalog with events (docs/decisions.md §8.17).
       expect(body('post', '/admin/keys').properties.scopes.items.enum).toEqual([
         'items:read',
         'items:write',
         'reports:export',
+        'events:read',
       ]);
       expect(body('post', '/admin/webhooks').properties.events.items.enum).toEqual([
         'report.ready',
