@@ -7,6 +7,12 @@
 
 // The rules a store applies as core hands them over, never re-derived (docs/decisions.md §10.4).
 
+export {
+  ENDPOINT_RATE_RULE,
+  type EndpointRateRule,
+  type RateSlots,
+  takeRateSlot,
+} from './delivery/endpoint-rate.js';
 export { leasedSubscribers, newDeliveryRecord, type QueuePlace, queuedOn } from './delivery/records.js';
 export {
   type AutoDisableRule,
@@ -38,6 +44,7 @@ export type {
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
+  EndpointRateLimit,
   EventRecord,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
@@ -51,6 +58,7 @@ export type {
   PublishOutcome,
   PurgeOutcome,
   QueueDepth,
+  RateWait,
   RequeueOutcome,
   RotateOutcome,
   SignatureScheme,

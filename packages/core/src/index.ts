@@ -53,6 +53,7 @@ export {
   toDeliveryDetailView,
   toDeliveryView,
 } from './delivery/delivery-view.js';
+export type { EndpointRateRule } from './delivery/endpoint-rate.js';
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 export type { AutoDisableRule } from './delivery/rules.js';
 export type { DeliveryHeaderNames } from './delivery/signature.js';
@@ -134,6 +135,7 @@ export type {
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
+  EndpointRateLimit,
   EventRecord,
   IdempotencyClaimOutcome,
   IdempotencyCompletion,
@@ -147,6 +149,7 @@ export type {
   PublishOutcome,
   PurgeOutcome,
   QueueDepth,
+  RateWait,
   RequeueOutcome,
   RotateOutcome,
   SignatureScheme,

@@ -58,13 +58,15 @@ async function recordFutureMigration(schema: string): Promise<void> {
   await admin.query(`INSERT INTO "${schema}".keyhook_migrations (version, name) VALUES (99, 'future')`);
 }
 
-/** Inserts a webhook as a schema before 0013 holds it: without signature_scheme and twin_claim. */
+/** Inserts a webhook as a schema before 0013 holds it: without signature_scheme (nor 0014's rate_per_second) and twin_claim. */
 async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise<void> {
   const columns = WEBHOOK_COLUMNS.split(', ');
-  const scheme = columns.indexOf('signature_scheme');
   const params = toWebhookParams(webhook).slice(0, columns.length);
-  params.splice(scheme, 1);
-  columns.splice(scheme, 1);
+  for (const later of ['rate_per_second', 'signature_scheme']) {
+    const at = columns.indexOf(later);
+    params.splice(at, 1);
+    columns.splice(at, 1);
+  }
   await admin.query(
     `INSERT INTO "${schema}".keyhook_webhooks (${columns.join(', ')})
       VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,

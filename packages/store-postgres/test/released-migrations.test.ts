@@ -21,6 +21,7 @@ const RELEASED = [
   ['0011_twin_claims', '6006613d9c75b11eeee1047fc2b8044fff433ca8ae812b348147655b78f42cd1'],
   ['0012_portal_sessions', '527999a0ef6d159cb714a4802870d09fdd3e7a40605fa0d762f6d217d88ac694'],
   ['0013_signature_scheme', '32ce21a9c7d623546e241d5930bbba2e7d02c36bc90c5844e28c4e46477f6bd0'],
+  ['0014_endpoint_rate', '3b85348c6885ff5f2397234dcd6f4bc02fea1102c0a30353890864eb25475656'],
 ];
 
 describe('released migrations', () => {

@@ -19,10 +19,13 @@ import {
   autoDisables,
   claimsTwinKey,
   DELIVERY_RULES,
+  ENDPOINT_RATE_RULE,
   leasedSubscribers,
   newDeliveryRecord,
   type QueuePlace,
   queuedOn,
+  type RateSlots,
+  takeRateSlot,
 } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import {
@@ -47,6 +50,12 @@ import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row
 import type { WebhookStatements } from './webhook-statements.js';
 
 const { hold } = DELIVERY_RULES;
+
+/** An endpoint's rate slot pointers as stored (migration 0013). */
+interface RateSlotsRow {
+  nextAt: number | null;
+  queueAt: number | null;
+}
 
 /** Named parameters of a delivery listing; `status` null lists every status. */
 interface ListDeliveriesParams {
@@ -129,7 +138,10 @@ export interface DeliveryStatements {
   webhookStatus: Database.Statement<[string], WebhookStatus>;
   insertEvent: Database.Statement<unknown[]>;
   eventById: Database.Statement<[string, string], EventRow>;
-  subscribers: Database.Statement<[string, string], Pick<WebhookRow, 'id' | 'status'>>;
+  subscribers: Database.Statement<[string, string], Pick<WebhookRow, 'id' | 'status' | 'rate_per_second'>>;
+  rateSlots: Database.Statement<[string], RateSlotsRow>;
+  advanceRate: Database.Statement<[number | null, number | null, string]>;
+  deferDelivery: Database.Statement<[number, number, string]>;
   subscriberRows: Database.Statement<[string, string], WebhookRow>;
   insertDelivery: Database.Statement<unknown[]>;
   dueDeliveries: Database.Statement<[number, WebhookStatus, number], DueRow>;
@@ -199,8 +211,8 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
     ),
     // The tenant's webhooks whose event set (a JSON array) holds the type, active or not; whole
     // rows only when the publish leases a delivery (the attempt needs its URL and secret).
-    subscribers: db.prepare<[string, string], Pick<WebhookRow, 'id' | 'status'>>(
-      `SELECT id, status FROM keyhook_webhooks
+    subscribers: db.prepare<[string, string], Pick<WebhookRow, 'id' | 'status' | 'rate_per_second'>>(
+      `SELECT id, status, rate_per_second FROM keyhook_webhooks
         WHERE tenant_id = ? AND EXISTS (SELECT 1 FROM json_each(keyhook_webhooks.events) WHERE value = ?)
         ORDER BY id`,
     ),
@@ -228,7 +240,7 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
           w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
           w.previous_secret_sealed AS webhook_previous_secret_sealed,
           w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
-          w.signature_scheme AS webhook_signature_scheme,
+          w.signature_scheme AS webhook_signature_scheme, w.rate_per_second AS webhook_rate_per_second,
           w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
         FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
           CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
@@ -236,6 +248,18 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
         WHERE d.due_at <= ? AND w.status <> ?
         ORDER BY d.due_at, d.id
         LIMIT ?`,
+    ),
+    // docs/decisions.md §8.18: a limited endpoint's slot pointers, read and written under the
+    // lease's write lock, so every connection's claims share one pace.
+    rateSlots: db.prepare<[string], RateSlotsRow>(
+      'SELECT rate_next_at AS nextAt, rate_queue_at AS queueAt FROM keyhook_webhooks WHERE id = ?',
+    ),
+    advanceRate: db.prepare<[number | null, number | null, string]>(
+      'UPDATE keyhook_webhooks SET rate_next_at = ?, rate_queue_at = ? WHERE id = ?',
+    ),
+    // Not leased: due again at its slot, status and attempts as they were.
+    deferDelivery: db.prepare<[number, number, string]>(
+      'UPDATE keyhook_deliveries SET due_at = ?, updated_at = ? WHERE id = ?',
     ),
     // Read under the same write lock: the leased record is the due row with these columns set.
     lease: db.prepare<[string, number, number, string]>(
@@ -440,10 +464,15 @@ export function deliveryTransactions(
       const stored = statements.eventById.get(event.tenantId, event.id)!;
       return { outcome: 'duplicate', event: toEventRecord(stored) };
     }
-    const subscribers: readonly Pick<WebhookRow, 'id' | 'status'>[] = (
+    const subscribers: readonly Pick<WebhookRow, 'id' | 'status' | 'rate_per_second'>[] = (
       lease ? statements.subscriberRows : statements.subscribers
     ).all(event.tenantId, event.type);
-    const toLease = leasedSubscribers(subscribers, lease);
+    const candidates = subscribers.map((webhook) => ({
+      webhook,
+      status: webhook.status,
+      rateLimit: webhook.rate_per_second === null ? null : { perSecond: webhook.rate_per_second },
+    }));
+    const toLease = new Set([...leasedSubscribers(candidates, lease)].map(({ webhook }) => webhook));
     const leased: LeasedDelivery[] = [];
     const deliveries = subscribers.map((webhook) => {
       const forLease = toLease.has(webhook) ? lease : undefined;
@@ -461,10 +490,38 @@ export function deliveryTransactions(
     const leaseEnd = now + request.leaseMs;
     // One record per webhook: under this transaction's lock its row is the same for every delivery.
     const webhooks = new Map<string, WebhookRecord>();
-    return statements.dueDeliveries.all(now, hold.endpointStatus, request.limit).map((due) => {
+    const rule = request.rate ?? ENDPOINT_RATE_RULE;
+    // The limited endpoints met, with their slots as this claim moves them (docs/decisions.md §8.18).
+    const rates = new Map<string, RateSlots>();
+    let deferred = 0;
+    const leased: LeasedDelivery[] = [];
+    for (const due of statements.dueDeliveries.all(now, hold.endpointStatus, request.limit)) {
+      const perSecond = due.webhook_rate_per_second;
+      if (perSecond !== null) {
+        let slots = rates.get(due.webhook_id);
+        if (slots === undefined) {
+          slots = { ...statements.rateSlots.get(due.webhook_id)! };
+          rates.set(due.webhook_id, slots);
+        }
+        const decision = takeRateSlot(slots, { perSecond }, now, rule);
+        if (!decision.lease) {
+          statements.deferDelivery.run(decision.dueAt, now, due.id);
+          deferred++;
+          continue;
+        }
+      }
       statements.lease.run(request.leaseId, leaseEnd, now, due.id);
-      return toLeasedDelivery(due, request.leaseId, leaseEnd, now, webhooks);
-    });
+      leased.push(toLeasedDelivery(due, request.leaseId, leaseEnd, now, webhooks));
+    }
+    if (rates.size > 0) {
+      let nextSlotAt = Number.POSITIVE_INFINITY;
+      for (const [id, slots] of rates) {
+        statements.advanceRate.run(slots.nextAt, slots.queueAt, id);
+        nextSlotAt = Math.min(nextSlotAt, slots.nextAt ?? now);
+      }
+      request.onRateWait?.({ deferred, nextSlotAt: new Date(nextSlotAt) });
+    }
+    return leased;
   };
   const completeAttempt = (completion: AttemptCompletion): AttemptCompletionOutcome => {
     const { tenantId, deliveryId, leaseId } = completion;

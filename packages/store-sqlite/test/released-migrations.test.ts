@@ -20,6 +20,7 @@ const RELEASED = [
   ['0010_twin_claims', '390aa3aafa860146e2e5948c2043e8a5f894a5594450db518160c19b6b432e81'],
   ['0011_portal_sessions', '51bb73534b7f59697954cb29ef985274c0dae8d462fbaddfaab9e3b9116c8df3'],
   ['0012_signature_scheme', '5933e9f7e6b35f341eac42082f22c1af56737ca4403995a1679859f943d362c6'],
+  ['0013_endpoint_rate', 'c6c6f72faa181f03cb535aeb752363fd117df2e8832c6d78bbe231643743718d'],
 ];
 
 describe('released migrations', () => {

@@ -1,4 +1,10 @@
-import type { DeliveryRecord, EventRecord, PublishLease, WebhookStatus } from '../store/types.js';
+import type {
+  DeliveryRecord,
+  EndpointRateLimit,
+  EventRecord,
+  PublishLease,
+  WebhookStatus,
+} from '../store/types.js';
 import { DELIVERY_RULES, holdsDeliveries } from './rules.js';
 import type { DeliveryState } from './states.js';
 
@@ -34,10 +40,12 @@ export function newDeliveryRecord(
 }
 
 /**
- * Which subscribers' deliveries a publish leases: the first `lease.limit` active ones, in the
- * order given (webhook id). One rule for every store.
+ * Which subscribers' deliveries a publish leases: the first `lease.limit` active ones without a
+ * rate limit, in the order given (webhook id). A limited endpoint's delivery is written pending,
+ * and its rate is applied when a worker claims it (docs/decisions.md §8.18). One rule for every
+ * store.
  */
-export function leasedSubscribers<T extends { status: WebhookStatus }>(
+export function leasedSubscribers<T extends { status: WebhookStatus; rateLimit: EndpointRateLimit | null }>(
   subscribers: readonly T[],
   lease: Pick<PublishLease, 'limit'> | undefined,
 ): Set<T> {
@@ -45,7 +53,7 @@ export function leasedSubscribers<T extends { status: WebhookStatus }>(
   if (lease === undefined) return chosen;
   for (const subscriber of subscribers) {
     if (chosen.size >= lease.limit) break;
-    if (!holdsDeliveries(subscriber.status)) chosen.add(subscriber);
+    if (!holdsDeliveries(subscriber.status) && subscriber.rateLimit === null) chosen.add(subscriber);
   }
   return chosen;
 }

@@ -1,3 +1,4 @@
+import { ENDPOINT_RATE_RULE, type RateSlots, takeRateSlot } from '../delivery/endpoint-rate.js';
 import { leasedSubscribers, newDeliveryRecord, queuedOn } from '../delivery/records.js';
 import { attemptSucceeded, autoDisables, DELIVERY_RULES, holdsDeliveries } from '../delivery/rules.js';
 import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
@@ -56,6 +57,7 @@ const copy = (record: ApiKeyRecord): ApiKeyRecord => ({
 
 const copyWebhook = (record: WebhookRecord): WebhookRecord => ({
   ...record,
+  rateLimit: record.rateLimit ? { ...record.rateLimit } : null,
   previousSecretExpiresAt: date(record.previousSecretExpiresAt),
   events: [...record.events],
   createdAt: new Date(record.createdAt.getTime()),
@@ -118,6 +120,8 @@ export class MemoryStore implements Store {
   private readonly deliveries = new Map<string, DeliveryRecord>();
   private readonly attempts = new Map<string, AttemptRecord[]>();
   private readonly consecutiveFailures = new Map<string, number>();
+  /** Each limited endpoint's rate slots (docs/decisions.md §8.18), by webhook id. */
+  private readonly rates = new Map<string, RateSlots>();
   private readonly portalSessions = new Map<string, PortalSessionRecord>();
   private closed = false;
   private changes = 0;
@@ -271,6 +275,10 @@ export class MemoryStore implements Store {
     record.events = [...subscription.events];
     record.twinKey = subscription.twinKey;
     if (subscription.signatureScheme !== undefined) record.signatureScheme = subscription.signatureScheme;
+    if (subscription.rateLimit !== undefined) {
+      record.rateLimit = subscription.rateLimit ? { ...subscription.rateLimit } : null;
+      this.resetRate(id, at);
+    }
     record.updatedAt = new Date(at);
     return { outcome: 'updated', webhook: copyWebhook(record) };
   }
@@ -301,6 +309,7 @@ export class MemoryStore implements Store {
       this.attempts.delete(delivery.id);
     }
     this.consecutiveFailures.delete(id);
+    this.rates.delete(id);
     return this.webhooks.delete(id);
   }
 
@@ -359,7 +368,32 @@ export class MemoryStore implements Store {
       )
       .sort((a, b) => a.dueAt!.getTime() - b.dueAt!.getTime() || (a.id < b.id ? -1 : 1))
       .slice(0, request.limit);
-    return due.map((delivery) => {
+    const rule = request.rate ?? ENDPOINT_RATE_RULE;
+    const leased: DeliveryRecord[] = [];
+    const met = new Set<RateSlots>();
+    let deferred = 0;
+    for (const delivery of due) {
+      const limit = this.webhooks.get(delivery.webhookId)!.rateLimit;
+      if (limit === null) {
+        leased.push(delivery);
+        continue;
+      }
+      const slots = this.rateSlots(delivery.webhookId);
+      met.add(slots);
+      const decision = takeRateSlot(slots, limit, now, rule);
+      if (decision.lease) {
+        leased.push(delivery);
+        continue;
+      }
+      deferred++;
+      delivery.dueAt = new Date(decision.dueAt);
+      delivery.updatedAt = new Date(now);
+    }
+    if (met.size > 0) {
+      const nextSlotAt = Math.min(...[...met].map((slots) => slots.nextAt ?? now));
+      request.onRateWait?.({ deferred, nextSlotAt: new Date(nextSlotAt) });
+    }
+    return leased.map((delivery) => {
       delivery.status = 'in_flight';
       delivery.leaseId = request.leaseId;
       delivery.dueAt = new Date(now + request.leaseMs);
@@ -708,11 +742,37 @@ export class MemoryStore implements Store {
 
   private releaseDeliveries(webhookId: string, at: Date): void {
     this.consecutiveFailures.set(webhookId, 0);
+    this.rates.delete(webhookId);
     for (const delivery of this.deliveries.values()) {
       if (delivery.webhookId !== webhookId || delivery.status !== hold.state) continue;
       delivery.status = 'pending';
       delivery.dueAt = new Date(at);
       delivery.heldSince = null;
+      delivery.updatedAt = new Date(at);
+    }
+  }
+
+  /** An endpoint's rate slots (docs/decisions.md §8.18), kept beside the record as the SQL stores keep them. */
+  private rateSlots(webhookId: string): RateSlots {
+    let slots = this.rates.get(webhookId);
+    if (!slots) {
+      slots = { nextAt: null, queueAt: null };
+      this.rates.set(webhookId, slots);
+    }
+    return slots;
+  }
+
+  /** A new rate: fresh slots, and what the old one made wait is due at `at`. */
+  private resetRate(webhookId: string, at: Date): void {
+    const queueAt = this.rates.get(webhookId)?.queueAt ?? null;
+    this.rates.delete(webhookId);
+    if (queueAt === null) return;
+    for (const delivery of this.deliveries.values()) {
+      if (delivery.webhookId !== webhookId) continue;
+      if (delivery.status !== 'pending' && delivery.status !== 'retry_scheduled') continue;
+      const due = delivery.dueAt!.getTime();
+      if (due <= at.getTime() || due > queueAt) continue;
+      delivery.dueAt = new Date(at);
       delivery.updatedAt = new Date(at);
     }
   }

@@ -2,6 +2,7 @@ import type { Store } from '@keyhook/core';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { changeVersionCases } from './change-version.js';
 import { deliveryCases } from './delivery-cases.js';
+import { endpointRateCases } from './endpoint-rates.js';
 import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
 import { lifecycleCases } from './lifecycle.js';
@@ -57,6 +58,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     recentAttemptCases(context);
     portalSessionCases(context);
     testEventCases(context);
+    endpointRateCases(context);
     migrationRefusalCases(context, harness);
   });
 }
