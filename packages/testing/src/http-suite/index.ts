@@ -17,6 +17,7 @@ import { contractCases } from './contract.js';
 import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
 import { deliveryCases } from './delivery-routes.js';
+import { endpointRateCases } from './endpoint-rate-routes.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
 import { openApiDocumentCases } from './openapi-document.js';
 import { portalApiCases } from './portal-api.js';
@@ -112,6 +113,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       mountCases(ctx);
       webhookCases(ctx);
       signatureSchemeCases(ctx);
+      endpointRateCases(ctx);
       deliveryCases(ctx);
       testEventCases(ctx);
       refusalBeforeBodyCases(ctx);
