@@ -10,8 +10,9 @@
 export {
   ENDPOINT_RATE_RULE,
   type EndpointRateRule,
+  paceEndpoint,
+  type RateDecision,
   type RateSlots,
-  takeRateSlot,
 } from './delivery/endpoint-rate.js';
 export { leasedSubscribers, newDeliveryRecord, type QueuePlace, queuedOn } from './delivery/records.js';
 export {

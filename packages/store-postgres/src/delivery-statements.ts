@@ -247,16 +247,17 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // delivery of the endpoint for each lease).
     // $5 is the endpoint status that holds its deliveries (core's DELIVERY_RULES.hold), bound.
     //
-    // docs/decisions.md §8.18, the endpoint rate: $6 is now in milliseconds since the epoch, $7
-    // core's ENDPOINT_RATE_RULE.tolerance. `rates` locks the slot rows of the limited endpoints met
-    // (FOR UPDATE SKIP LOCKED: a concurrent claim that holds one paces that endpoint, and this one
-    // leaves its deliveries as they are; it never waits, so no lock order can cycle). `paced` is
-    // core's takeRateSlot applied to each endpoint's due deliveries in due order, in closed form:
-    // the slot is greatest(next_at, now - tolerance); when it is at most now + tolerance the first
-    // delivery is leased and next_at moves one interval on (the tolerance is below half an
-    // interval, so at most one is); the others are given the slots after greatest(queue_at, the
-    // slot) one interval apart, rounded up to the millisecond, and queue_at moves past them.
-    // Each delivery is in `due` once, so each row below is written once.
+    // docs/decisions.md §8.18, the endpoint rate: $6 is now in milliseconds since the epoch, $7 and
+    // $8 core's ENDPOINT_RATE_RULE.early and .late. `rates` locks the slot rows of the limited
+    // endpoints met (FOR UPDATE SKIP LOCKED: a concurrent claim that holds one paces that endpoint,
+    // and this one leaves its deliveries as they are; it never waits, so no lock order can cycle).
+    // `paced` is core's paceEndpoint in closed form, over each endpoint's due deliveries in due
+    // order: the slot is now without a next_at, else greatest(next_at, now - late); when it is at
+    // most now + early the first delivery is leased and next_at moves one interval on (early +
+    // late is below one interval, so at most one is). Of the others, the first (r = 0) takes the
+    // next slot; the rest the slots after greatest(queue_at, the one after that), one interval
+    // apart, rounded up to the millisecond, and queue_at moves past them. Each delivery is in
+    // `due` once, so each row below is written once.
     lease: `WITH due AS MATERIALIZED (
         SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
         FROM ${deliveries} AS d
@@ -279,36 +280,39 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
       ),
       slotted AS MATERIALIZED (
         SELECT due.id, r.webhook_id, r.next_at, r.queue_at, p.step, p.slot,
-          p.slot <= $6::float8 + p.tolerance AS leases,
+          p.slot <= $6::float8 + p.early AS leases,
           row_number() OVER (PARTITION BY r.webhook_id ORDER BY due.was_due, due.id) - 1 AS k,
           count(*) OVER (PARTITION BY r.webhook_id) AS m
         FROM due
         JOIN rates AS r ON r.webhook_id = due.${WEBHOOK_PREFIX}id
         CROSS JOIN LATERAL (
-          SELECT 1000::float8 / due.${WEBHOOK_PREFIX}rate_per_second AS step,
-            $7::float8 * (1000::float8 / due.${WEBHOOK_PREFIX}rate_per_second) AS tolerance
+          SELECT 1000::float8 / due.${WEBHOOK_PREFIX}rate_per_second AS step
         ) AS i
         CROSS JOIN LATERAL (
-          SELECT i.step, i.tolerance, greatest(r.next_at, $6::float8 - i.tolerance) AS slot
+          SELECT i.step, $7::float8 * i.step AS early,
+            CASE WHEN r.next_at IS NULL THEN $6::float8
+              ELSE greatest(r.next_at, $6::float8 - $8::float8 * i.step) END AS slot
         ) AS p
       ),
       paced AS MATERIALIZED (
         SELECT s.*, s.leases AND s.k = 0 AS leased,
-          greatest(s.queue_at, CASE WHEN s.leases THEN s.slot + s.step ELSE s.slot END) AS base,
-          s.k - CASE WHEN s.leases THEN 1 ELSE 0 END AS j,
-          s.m - CASE WHEN s.leases THEN 1 ELSE 0 END AS waiting
+          s.k - CASE WHEN s.leases THEN 1 ELSE 0 END AS r,
+          s.m - CASE WHEN s.leases THEN 1 ELSE 0 END AS waiting,
+          n.next, greatest(s.queue_at, n.next + s.step) AS base
         FROM slotted AS s
+        CROSS JOIN LATERAL (SELECT CASE WHEN s.leases THEN s.slot + s.step ELSE s.slot END AS next) AS n
       ),
       deferred AS (
         UPDATE ${deliveries} AS d
-        SET due_at = 'epoch'::timestamptz + ceil(p.base + p.j * p.step) * interval '1 millisecond',
+        SET due_at = 'epoch'::timestamptz
+            + ceil(CASE WHEN p.r = 0 THEN p.next ELSE p.base + (p.r - 1) * p.step END) * interval '1 millisecond',
           updated_at = $1::timestamptz
         FROM paced AS p WHERE d.id = p.id AND NOT p.leased
       ),
       advanced AS (
         UPDATE ${rates} AS r
         SET next_at = CASE WHEN p.leases THEN p.slot + p.step ELSE r.next_at END,
-          queue_at = CASE WHEN p.waiting > 0 THEN p.base + p.waiting * p.step ELSE r.queue_at END
+          queue_at = CASE WHEN p.waiting > 1 THEN p.base + (p.waiting - 1) * p.step ELSE r.queue_at END
         FROM paced AS p WHERE p.k = 0 AND r.webhook_id = p.webhook_id
         RETURNING r.next_at
       ),

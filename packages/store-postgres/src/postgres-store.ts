@@ -572,7 +572,8 @@ export class PostgresStore implements Store {
       leaseEnds,
       hold.endpointStatus,
       request.now.getTime(),
-      (request.rate ?? ENDPOINT_RATE_RULE).tolerance,
+      (request.rate ?? ENDPOINT_RATE_RULE).early,
+      (request.rate ?? ENDPOINT_RATE_RULE).late,
     ]);
     // One row at least: the rate summary, with no delivery when nothing was leased.
     const summary = result.rows[0];

@@ -22,10 +22,10 @@ import {
   ENDPOINT_RATE_RULE,
   leasedSubscribers,
   newDeliveryRecord,
+  paceEndpoint,
   type QueuePlace,
   queuedOn,
   type RateSlots,
-  takeRateSlot,
 } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import {
@@ -491,37 +491,34 @@ export function deliveryTransactions(
     // One record per webhook: under this transaction's lock its row is the same for every delivery.
     const webhooks = new Map<string, WebhookRecord>();
     const rule = request.rate ?? ENDPOINT_RATE_RULE;
-    // The limited endpoints met, with their slots as this claim moves them (docs/decisions.md §8.18).
-    const rates = new Map<string, RateSlots>();
-    let deferred = 0;
-    const leased: LeasedDelivery[] = [];
-    for (const due of statements.dueDeliveries.all(now, hold.endpointStatus, request.limit)) {
-      const perSecond = due.webhook_rate_per_second;
-      if (perSecond !== null) {
-        let slots = rates.get(due.webhook_id);
-        if (slots === undefined) {
-          slots = { ...statements.rateSlots.get(due.webhook_id)! };
-          rates.set(due.webhook_id, slots);
-        }
-        const decision = takeRateSlot(slots, { perSecond }, now, rule);
-        if (!decision.lease) {
-          statements.deferDelivery.run(decision.dueAt, now, due.id);
-          deferred++;
-          continue;
-        }
-      }
-      statements.lease.run(request.leaseId, leaseEnd, now, due.id);
-      leased.push(toLeasedDelivery(due, request.leaseId, leaseEnd, now, webhooks));
+    const due = statements.dueDeliveries.all(now, hold.endpointStatus, request.limit);
+    // docs/decisions.md §8.18: each limited endpoint's due deliveries, in due order, paced at once,
+    // its slots read and written under this claim's write lock.
+    const limited = new Map<string, DueRow[]>();
+    for (const row of due) {
+      if (row.webhook_rate_per_second !== null)
+        limited.set(row.webhook_id, [...(limited.get(row.webhook_id) ?? []), row]);
     }
-    if (rates.size > 0) {
-      let nextSlotAt = Number.POSITIVE_INFINITY;
-      for (const [id, slots] of rates) {
-        statements.advanceRate.run(slots.nextAt, slots.queueAt, id);
-        nextSlotAt = Math.min(nextSlotAt, slots.nextAt ?? now);
-      }
-      request.onRateWait?.({ deferred, nextSlotAt: new Date(nextSlotAt) });
+    const refused = new Set<DueRow>();
+    let nextSlotAt = Number.POSITIVE_INFINITY;
+    for (const [webhookId, rows] of limited) {
+      const slots: RateSlots = { ...statements.rateSlots.get(webhookId)! };
+      const limit = { perSecond: rows[0]!.webhook_rate_per_second! };
+      paceEndpoint(slots, limit, now, rule, rows.length).forEach((decision, i) => {
+        if (decision.lease) return;
+        refused.add(rows[i]!);
+        statements.deferDelivery.run(decision.dueAt, now, rows[i]!.id);
+      });
+      statements.advanceRate.run(slots.nextAt, slots.queueAt, webhookId);
+      nextSlotAt = Math.min(nextSlotAt, slots.nextAt ?? now);
     }
-    return leased;
+    if (limited.size > 0) request.onRateWait?.({ deferred: refused.size, nextSlotAt: new Date(nextSlotAt) });
+    return due
+      .filter((row) => !refused.has(row))
+      .map((row) => {
+        statements.lease.run(request.leaseId, leaseEnd, now, row.id);
+        return toLeasedDelivery(row, request.leaseId, leaseEnd, now, webhooks);
+      });
   };
   const completeAttempt = (completion: AttemptCompletion): AttemptCompletionOutcome => {
     const { tenantId, deliveryId, leaseId } = completion;

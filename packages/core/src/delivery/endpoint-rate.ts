@@ -4,16 +4,20 @@ import type { EndpointRateLimit } from '../store/types.js';
 export const ENDPOINT_RATE_BOUNDS = Object.freeze({ min: 0.01, max: 1000 });
 
 /**
- * docs/decisions.md §8.18: how a store paces an endpoint with a `rateLimit`, as data. A slot
- * may be taken `tolerance` of an interval early or late (a timer's or a statement's jitter),
- * never more: below half an interval, so one claim leases at most one delivery per endpoint.
+ * docs/decisions.md §8.18: how a store paces an endpoint with a `rateLimit`, as data, in
+ * fractions of the endpoint's interval. A slot may be taken up to `early` before it (a timer's
+ * or a clock's jitter), and a claim up to `late` after it still keeps the pace rather than
+ * restart it from now (a worker woken late, a slow statement). `early + late` stays below one
+ * interval: one claim then leases at most one delivery per endpoint, and no second holds more
+ * than `perSecond` + 1 leases.
  */
 export interface EndpointRateRule {
-  readonly tolerance: number;
+  readonly early: number;
+  readonly late: number;
 }
 
 /** The rule, once. */
-export const ENDPOINT_RATE_RULE: EndpointRateRule = Object.freeze({ tolerance: 0.25 });
+export const ENDPOINT_RATE_RULE: EndpointRateRule = Object.freeze({ early: 0.05, late: 0.2 });
 
 /**
  * An endpoint's two pointers, in milliseconds since the epoch (fractions kept): `nextAt`, the
@@ -25,7 +29,7 @@ export interface RateSlots {
   queueAt: number | null;
 }
 
-/** What the rule makes of one due delivery: leased now, or due again at its own slot (whole ms). */
+/** What the rule makes of one due delivery: leased now, or due again at its slot (whole ms). */
 export type RateDecision = { lease: true } | { lease: false; dueAt: number };
 
 /** Milliseconds between two sends to an endpoint limited to `perSecond`. */
@@ -34,28 +38,40 @@ export function rateIntervalMs(limit: EndpointRateLimit): number {
 }
 
 /**
- * One due delivery of a limited endpoint, at `now`, in due order (docs/decisions.md §8.18): it is
- * leased when the endpoint's slot, max(nextAt, now − tolerance), is at most now + tolerance, and
- * the slot moves one interval on; otherwise it waits, still queued, until the first slot after
- * those already given out (rounded up to the millisecond), and that slot is given to it.
- * `slots` is updated in place. The SQL stores express the same arithmetic in their claim.
+ * What one claim makes of `count` due deliveries of a limited endpoint at `now`, in due order
+ * (docs/decisions.md §8.18). The endpoint's slot is `now` when it has none yet, else
+ * max(nextAt, now − late); when it is at most now + early, the first delivery is leased and
+ * nextAt moves one interval past the slot. Of the others, the first takes the endpoint's next
+ * slot, so a slot is never left without a delivery due at it; the rest wait, still queued, for
+ * the slots after max(queueAt, the one after that), one interval apart, and queueAt moves past
+ * them. Due times are rounded up to the millisecond. `slots` is updated in place. The SQL
+ * stores express the same arithmetic in their claim.
  */
-export function takeRateSlot(
+export function paceEndpoint(
   slots: RateSlots,
   limit: EndpointRateLimit,
   now: number,
   rule: EndpointRateRule,
-): RateDecision {
+  count: number,
+): RateDecision[] {
   const interval = rateIntervalMs(limit);
-  const tolerance = rule.tolerance * interval;
-  const slot = Math.max(slots.nextAt ?? Number.NEGATIVE_INFINITY, now - tolerance);
-  if (slot <= now + tolerance) {
-    slots.nextAt = slot + interval;
-    return { lease: true };
+  const slot = slots.nextAt === null ? now : Math.max(slots.nextAt, now - rule.late * interval);
+  const decisions: RateDecision[] = [];
+  let next = slot;
+  if (count > 0 && slot <= now + rule.early * interval) {
+    next = slot + interval;
+    slots.nextAt = next;
+    decisions.push({ lease: true });
   }
-  const queued = Math.max(slots.queueAt ?? Number.NEGATIVE_INFINITY, slot);
-  slots.queueAt = queued + interval;
-  return { lease: false, dueAt: Math.ceil(queued) };
+  const waiting = count - decisions.length;
+  if (waiting > 0) decisions.push({ lease: false, dueAt: Math.ceil(next) });
+  if (waiting > 1) {
+    const base = Math.max(slots.queueAt ?? Number.NEGATIVE_INFINITY, next + interval);
+    for (let j = 0; j < waiting - 1; j++)
+      decisions.push({ lease: false, dueAt: Math.ceil(base + j * interval) });
+    slots.queueAt = base + (waiting - 1) * interval;
+  }
+  return decisions;
 }
 
 /** The host's `delivery.endpointRateLimit`, checked at start; null when absent. */

@@ -1,4 +1,4 @@
-import { ENDPOINT_RATE_RULE, type RateSlots, takeRateSlot } from '../delivery/endpoint-rate.js';
+import { ENDPOINT_RATE_RULE, paceEndpoint, type RateSlots } from '../delivery/endpoint-rate.js';
 import { leasedSubscribers, newDeliveryRecord, queuedOn } from '../delivery/records.js';
 import { attemptSucceeded, autoDisables, DELIVERY_RULES, holdsDeliveries } from '../delivery/rules.js';
 import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
@@ -369,30 +369,28 @@ export class MemoryStore implements Store {
       .sort((a, b) => a.dueAt!.getTime() - b.dueAt!.getTime() || (a.id < b.id ? -1 : 1))
       .slice(0, request.limit);
     const rule = request.rate ?? ENDPOINT_RATE_RULE;
-    const leased: DeliveryRecord[] = [];
-    const met = new Set<RateSlots>();
-    let deferred = 0;
+    // docs/decisions.md §8.18: each limited endpoint's due deliveries, in due order, paced at once.
+    const limited = new Map<string, DeliveryRecord[]>();
     for (const delivery of due) {
-      const limit = this.webhooks.get(delivery.webhookId)!.rateLimit;
-      if (limit === null) {
-        leased.push(delivery);
-        continue;
-      }
-      const slots = this.rateSlots(delivery.webhookId);
-      met.add(slots);
-      const decision = takeRateSlot(slots, limit, now, rule);
-      if (decision.lease) {
-        leased.push(delivery);
-        continue;
-      }
-      deferred++;
-      delivery.dueAt = new Date(decision.dueAt);
-      delivery.updatedAt = new Date(now);
+      if (this.webhooks.get(delivery.webhookId)!.rateLimit === null) continue;
+      limited.set(delivery.webhookId, [...(limited.get(delivery.webhookId) ?? []), delivery]);
     }
-    if (met.size > 0) {
-      const nextSlotAt = Math.min(...[...met].map((slots) => slots.nextAt ?? now));
-      request.onRateWait?.({ deferred, nextSlotAt: new Date(nextSlotAt) });
+    const refused = new Set<DeliveryRecord>();
+    let nextSlotAt = Number.POSITIVE_INFINITY;
+    for (const [webhookId, deliveries] of limited) {
+      const slots = this.rateSlots(webhookId);
+      const limit = this.webhooks.get(webhookId)!.rateLimit!;
+      paceEndpoint(slots, limit, now, rule, deliveries.length).forEach((decision, i) => {
+        if (decision.lease) return;
+        const delivery = deliveries[i]!;
+        refused.add(delivery);
+        delivery.dueAt = new Date(decision.dueAt);
+        delivery.updatedAt = new Date(now);
+      });
+      nextSlotAt = Math.min(nextSlotAt, slots.nextAt ?? now);
     }
+    if (limited.size > 0) request.onRateWait?.({ deferred: refused.size, nextSlotAt: new Date(nextSlotAt) });
+    const leased = due.filter((delivery) => !refused.has(delivery));
     return leased.map((delivery) => {
       delivery.status = 'in_flight';
       delivery.leaseId = request.leaseId;

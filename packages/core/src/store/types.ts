@@ -567,9 +567,9 @@ export interface Store {
    * (`dueAt <= now`). Each becomes in_flight under `leaseId` until now + leaseMs. Two callers
    * never lease the same delivery while its lease lives (Postgres: FOR UPDATE SKIP LOCKED).
    *
-   * A due delivery of an endpoint with a `rateLimit` is leased only when core's `takeRateSlot`
-   * (with `request.rate`) gives it a slot now; otherwise it keeps its status and attempts and
-   * becomes due at the slot the rule gives it. The endpoint's slots are read and advanced in
+   * The due deliveries of an endpoint with a `rateLimit` are paced by core's `paceEndpoint`
+   * (with `request.rate`): one leased only when its slot has come; the others keep their status
+   * and attempts and become due at the slots the rule gives them. The endpoint's slots are read and advanced in
    * the claim's transaction, so across every caller on one database the endpoint's leases keep
    * the rule's pace (Postgres: its slot row locked with SKIP LOCKED; a concurrent claim leaves
    * the endpoint to the one that holds it). The `limit` due deliveries considered include the

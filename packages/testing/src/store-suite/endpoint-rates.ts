@@ -15,10 +15,10 @@ const at = (ms: number) => new Date(T0.getTime() + ms);
 const deliveryId = () => newId('dlv');
 
 /**
- * An endpoint's delivery rate (docs/decisions.md §8.18): each store applies core's takeRateSlot
- * in its lease claim. At 10/s the interval is 100 ms and ENDPOINT_RATE_RULE's tolerance 25 ms, so
- * the first lease at T0 sets the next slot to T0 + 75 and the deliveries over the rate get the
- * slots T0 + 75, + 175, + 275, … (whole milliseconds, the same on every store).
+ * An endpoint's delivery rate (docs/decisions.md §8.18): each store applies core's paceEndpoint
+ * in its lease claim. At 10/s the interval is 100 ms (ENDPOINT_RATE_RULE: a slot may be taken
+ * 5 ms early, kept 20 ms late), so the first lease at T0 sets the next slot to T0 + 100 and the
+ * deliveries over the rate get the slots T0 + 100, + 200, + 300, … (the same on every store).
  */
 export function endpointRateCases(ctx: SuiteContext): void {
   const TEN_PER_SECOND = { perSecond: 10 };
@@ -82,17 +82,17 @@ export function endpointRateCases(ctx: SuiteContext): void {
       const first = await lease(T0);
       expect(of(first.leased, free)).toHaveLength(4);
       expect(of(first.leased, limited)).toHaveLength(1);
-      expect(first.waits).toEqual([{ deferred: 3, nextSlotAt: at(75) }]);
+      expect(first.waits).toEqual([{ deferred: 3, nextSlotAt: at(100) }]);
       expect(await waiting(limited)).toEqual([
-        [75, 'pending', 0],
-        [175, 'pending', 0],
-        [275, 'pending', 0],
+        [100, 'pending', 0],
+        [200, 'pending', 0],
+        [300, 'pending', 0],
       ]);
 
       // Before its slot, nothing; at each slot, one.
-      expect((await lease(at(74))).leased).toEqual([]);
+      expect((await lease(at(99))).leased).toEqual([]);
       const times: number[] = [0];
-      for (const slot of [75, 175, 275]) {
+      for (const slot of [100, 200, 300]) {
         const claim = await lease(at(slot));
         expect(of(claim.leased, limited)).toHaveLength(1);
         expect(claim.waits).toEqual([{ deferred: 0, nextSlotAt: at(slot + 100) }]);
@@ -100,8 +100,8 @@ export function endpointRateCases(ctx: SuiteContext): void {
       }
       expect(await waiting(limited)).toEqual([]);
       expect((await lease(at(10_000))).leased).toEqual([]);
-      // Never two leases closer than an interval less twice the tolerance (100 − 50 ms).
-      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(50);
+      // Never two leases closer than an interval less what the rule allows early and late (100 − 25 ms).
+      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(75);
     });
 
     it('a claim limited to fewer rows than are due gives slots to those it met only, and the next claim continues after them', async () => {
@@ -109,15 +109,20 @@ export function endpointRateCases(ctx: SuiteContext): void {
       await publish(5);
       const first = await lease(T0, ctx.store, 2);
       expect(first.leased).toHaveLength(1);
-      expect(first.waits).toEqual([{ deferred: 1, nextSlotAt: at(75) }]);
+      expect(first.waits).toEqual([{ deferred: 1, nextSlotAt: at(100) }]);
       const second = await lease(T0, ctx.store, 2);
       expect(second.leased).toEqual([]);
-      expect(second.waits).toEqual([{ deferred: 2, nextSlotAt: at(75) }]);
-      // The fifth, due at T0 − 1, no claim has met yet.
-      expect((await waiting(limited)).map(([due]) => due)).toEqual([-1, 75, 175, 275]);
+      expect(second.waits).toEqual([{ deferred: 2, nextSlotAt: at(100) }]);
+      // Each claim's oldest refused takes the next slot; the fifth, due at T0 − 1, no claim has met yet.
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([-1, 100, 100, 200]);
       const third = await lease(T0, ctx.store, 2);
-      expect(third.waits).toEqual([{ deferred: 1, nextSlotAt: at(75) }]);
-      expect((await waiting(limited)).map(([due]) => due)).toEqual([75, 175, 275, 375]);
+      expect(third.waits).toEqual([{ deferred: 1, nextSlotAt: at(100) }]);
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 100, 100, 200]);
+      // At the slot, one goes; the next oldest takes the slot after, the rest queue after those given.
+      const atSlot = await lease(at(100));
+      expect(atSlot.leased).toHaveLength(1);
+      expect(atSlot.waits).toEqual([{ deferred: 2, nextSlotAt: at(200) }]);
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([200, 200, 300]);
     });
 
     it('a retry over the rate stays retry_scheduled with its attempt count', async () => {
@@ -140,17 +145,17 @@ export function endpointRateCases(ctx: SuiteContext): void {
           responseBody: null,
         },
         status: 'retry_scheduled',
-        dueAt: at(80),
+        dueAt: at(105),
         endpointFailures: 'increment',
         autoDisable: DELIVERY_RULES.autoDisable,
         at: at(10),
       });
       expect(recorded).toMatchObject({ outcome: 'recorded', delivery: { status: 'retry_scheduled' } });
-      // At T0 + 80 both are due (the waiting one since 75); one slot: the older due goes, the retry waits.
-      const claim = await lease(at(80));
+      // At T0 + 110 both are due (the waiting one since 100); one slot: the older due goes, the retry waits.
+      const claim = await lease(at(110));
       expect(claim.leased).toHaveLength(1);
-      expect(claim.waits).toEqual([{ deferred: 1, nextSlotAt: at(175) }]);
-      expect(await waiting(limited)).toEqual([[175, 'retry_scheduled', 1]]);
+      expect(claim.waits).toEqual([{ deferred: 1, nextSlotAt: at(200) }]);
+      expect(await waiting(limited)).toEqual([[200, 'retry_scheduled', 1]]);
     });
 
     it('slots are shared by every connection: a claim on another one continues the same pace', async () => {
@@ -161,8 +166,8 @@ export function endpointRateCases(ctx: SuiteContext): void {
       await publish(2, peer);
       const claim = await lease(at(10), peer);
       expect(claim.leased).toEqual([]);
-      expect(claim.waits).toEqual([{ deferred: 2, nextSlotAt: at(75) }]);
-      expect((await waiting(limited)).map(([due]) => due)).toEqual([75, 175]);
+      expect(claim.waits).toEqual([{ deferred: 2, nextSlotAt: at(100) }]);
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 200]);
     });
 
     it('a publish that leases for its worker (the handoff) leaves a limited endpoint its delivery pending', async () => {
@@ -185,8 +190,8 @@ export function endpointRateCases(ctx: SuiteContext): void {
       const slow = await inserted({ rateLimit: { perSecond: 1 } });
       await publish(5);
       expect((await lease(T0)).leased).toHaveLength(1);
-      // 1/s: slots T0 + 750, 1750, 2750, 3750.
-      expect((await waiting(slow)).map(([due]) => due)).toEqual([750, 1750, 2750, 3750]);
+      // 1/s: slots T0 + 1000, 2000, 3000, 4000.
+      expect((await waiting(slow)).map(([due]) => due)).toEqual([1000, 2000, 3000, 4000]);
 
       const faster = await ctx.store.updateWebhookSubscription(
         'tenant_a',
@@ -198,8 +203,8 @@ export function endpointRateCases(ctx: SuiteContext): void {
       expect((await waiting(slow)).map(([due]) => due)).toEqual([100, 100, 100, 100]);
       const claim = await lease(at(100));
       expect(claim.leased).toHaveLength(1);
-      expect(claim.waits).toEqual([{ deferred: 3, nextSlotAt: at(175) }]);
-      expect((await waiting(slow)).map(([due]) => due)).toEqual([175, 275, 375]);
+      expect(claim.waits).toEqual([{ deferred: 3, nextSlotAt: at(200) }]);
+      expect((await waiting(slow)).map(([due]) => due)).toEqual([200, 300, 400]);
 
       // A change that names no rate keeps it and its slots.
       const renamed = await ctx.store.updateWebhookSubscription(
@@ -209,7 +214,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
         at(110),
       );
       expect(renamed).toMatchObject({ outcome: 'updated', webhook: { rateLimit: TEN_PER_SECOND } });
-      expect((await waiting(slow)).map(([due]) => due)).toEqual([175, 275, 375]);
+      expect((await waiting(slow)).map(([due]) => due)).toEqual([200, 300, 400]);
       const current = (await ctx.store.getWebhook('tenant_a', slow.id))!;
 
       const unlimited = await ctx.store.updateWebhookSubscription(
@@ -249,8 +254,8 @@ export function endpointRateCases(ctx: SuiteContext): void {
       await ctx.store.setWebhookStatus('tenant_a', limited.id, 'active', null, at(1000));
       const claim = await lease(at(1000));
       expect(claim.leased).toHaveLength(1);
-      expect(claim.waits).toEqual([{ deferred: 2, nextSlotAt: at(1075) }]);
-      expect((await waiting(limited)).map(([due]) => due)).toEqual([1075, 1175]);
+      expect(claim.waits).toEqual([{ deferred: 2, nextSlotAt: at(1100) }]);
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([1100, 1200]);
     });
   });
 }
