@@ -247,12 +247,13 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // delivery of the endpoint for each lease).
     // $5 is the endpoint status that holds its deliveries (core's DELIVERY_RULES.hold), bound.
     //
-    // docs/decisions.md §8.18, the endpoint rate: $6 is now in milliseconds since the epoch, $7 and
-    // $8 core's ENDPOINT_RATE_RULE.early and .late. `rates` locks the slot rows of the limited
+    // docs/decisions.md §8.18, the endpoint rate: $6 is now in milliseconds since the epoch, $7, $8
+    // and $9 core's ENDPOINT_RATE_RULE.early, .late and .spread. `rates` locks the slot rows of the limited
     // endpoints met (FOR UPDATE SKIP LOCKED: a concurrent claim that holds one paces that endpoint,
     // and this one leaves its deliveries as they are; it never waits, so no lock order can cycle).
-    // `paced` is core's paceEndpoint in closed form, over each endpoint's due deliveries in due
-    // order: the slot is now without a next_at, else greatest(next_at, now - late); when it is at
+    // `extra` locks up to $9 more due deliveries of each of those endpoints, beyond the LIMIT (SKIP
+    // LOCKED, as `due`). `paced` is core's paceEndpoint in closed form, over each endpoint's due
+    // deliveries met (`due`'s and `extra`'s) in due order: the slot is now without a next_at, else greatest(next_at, now - late); when it is at
     // most now + early the first delivery is leased and next_at moves one interval on (early +
     // late is below one interval, so at most one is). Of the others, the first (r = 0) takes the
     // next slot; the rest the slots after greatest(queue_at, the one after that), one interval
@@ -278,16 +279,37 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
         ORDER BY r.webhook_id
         FOR UPDATE SKIP LOCKED
       ),
-      slotted AS MATERIALIZED (
-        SELECT due.id, r.webhook_id, r.next_at, r.queue_at, p.step, p.slot,
-          p.slot <= $6::float8 + p.early AS leases,
-          row_number() OVER (PARTITION BY r.webhook_id ORDER BY due.was_due, due.id) - 1 AS k,
-          count(*) OVER (PARTITION BY r.webhook_id) AS m
-        FROM due
-        JOIN rates AS r ON r.webhook_id = due.${WEBHOOK_PREFIX}id
+      extra AS MATERIALIZED (
+        SELECT x.id, x.was_due, r.webhook_id, NULL::float8 AS rate
+        FROM rates AS r
         CROSS JOIN LATERAL (
-          SELECT 1000::float8 / due.${WEBHOOK_PREFIX}rate_per_second AS step
-        ) AS i
+          SELECT d.id, d.due_at AS was_due FROM ${deliveries} AS d
+          WHERE d.webhook_id = r.webhook_id
+            AND d.status IN ('pending', 'retry_scheduled', 'in_flight')
+            AND d.due_at <= $1::timestamptz
+            AND d.id <> ALL (ARRAY(SELECT id FROM due))
+          ORDER BY d.due_at, d.id
+          LIMIT $9
+          FOR UPDATE SKIP LOCKED
+        ) AS x
+      ),
+      met AS MATERIALIZED (
+        SELECT m.*, max(m.rate) OVER (PARTITION BY m.webhook_id) AS per_second
+        FROM (
+          SELECT due.id, due.was_due, due.${WEBHOOK_PREFIX}id AS webhook_id, due.${WEBHOOK_PREFIX}rate_per_second AS rate
+          FROM due WHERE due.${WEBHOOK_PREFIX}rate_per_second IS NOT NULL
+          UNION ALL
+          SELECT id, was_due, webhook_id, rate FROM extra
+        ) AS m
+      ),
+      slotted AS MATERIALIZED (
+        SELECT met.id, r.webhook_id, r.next_at, r.queue_at, p.step, p.slot,
+          p.slot <= $6::float8 + p.early AS leases,
+          row_number() OVER (PARTITION BY r.webhook_id ORDER BY met.was_due, met.id) - 1 AS k,
+          count(*) OVER (PARTITION BY r.webhook_id) AS m
+        FROM met
+        JOIN rates AS r ON r.webhook_id = met.webhook_id
+        CROSS JOIN LATERAL (SELECT 1000::float8 / met.per_second AS step) AS i
         CROSS JOIN LATERAL (
           SELECT i.step, $7::float8 * i.step AS early,
             CASE WHEN r.next_at IS NULL THEN $6::float8

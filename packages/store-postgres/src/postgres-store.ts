@@ -574,6 +574,7 @@ export class PostgresStore implements Store {
       request.now.getTime(),
       (request.rate ?? ENDPOINT_RATE_RULE).early,
       (request.rate ?? ENDPOINT_RATE_RULE).late,
+      (request.rate ?? ENDPOINT_RATE_RULE).spread,
     ]);
     // One row at least: the rate summary, with no delivery when nothing was leased.
     const summary = result.rows[0];

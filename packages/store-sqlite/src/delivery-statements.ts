@@ -142,6 +142,7 @@ export interface DeliveryStatements {
   rateSlots: Database.Statement<[string], RateSlotsRow>;
   advanceRate: Database.Statement<[number | null, number | null, string]>;
   deferDelivery: Database.Statement<[number, number, string]>;
+  dueOfEndpoint: Database.Statement<[number, string, number], string>;
   subscriberRows: Database.Statement<[string, string], WebhookRow>;
   insertDelivery: Database.Statement<unknown[]>;
   dueDeliveries: Database.Statement<[number, WebhookStatus, number], DueRow>;
@@ -257,6 +258,14 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
     advanceRate: db.prepare<[number | null, number | null, string]>(
       'UPDATE keyhook_webhooks SET rate_next_at = ?, rate_queue_at = ? WHERE id = ?',
     ),
+    // An endpoint's due deliveries, in the claim's order, by the due index (a due time means a
+    // queued or in-flight delivery, as in dueDeliveries): those the claim gives slots beyond its limit.
+    dueOfEndpoint: db
+      .prepare<[number, string, number], string>(
+        `SELECT d.id FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
+          WHERE d.due_at <= ? AND d.webhook_id = ? ORDER BY d.due_at, d.id LIMIT ?`,
+      )
+      .pluck(),
     // Not leased: due again at its slot, status and attempts as they were.
     deferDelivery: db.prepare<[number, number, string]>(
       'UPDATE keyhook_deliveries SET due_at = ?, updated_at = ? WHERE id = ?',
@@ -499,22 +508,29 @@ export function deliveryTransactions(
       if (row.webhook_rate_per_second !== null)
         limited.set(row.webhook_id, [...(limited.get(row.webhook_id) ?? []), row]);
     }
-    const refused = new Set<DueRow>();
+    const met = new Set(due.map((row) => row.id));
+    const refused = new Set<string>();
     let nextSlotAt = Number.POSITIVE_INFINITY;
     for (const [webhookId, rows] of limited) {
       const slots: RateSlots = { ...statements.rateSlots.get(webhookId)! };
       const limit = { perSecond: rows[0]!.webhook_rate_per_second! };
-      paceEndpoint(slots, limit, now, rule, rows.length).forEach((decision, i) => {
+      // Up to `spread` more of its due deliveries, beyond the limit, are given their slots too.
+      const ids = rows.map((row) => row.id);
+      for (const id of statements.dueOfEndpoint.all(now, webhookId, met.size + rule.spread)) {
+        if (ids.length - rows.length >= rule.spread) break;
+        if (!met.has(id)) ids.push(id);
+      }
+      paceEndpoint(slots, limit, now, rule, ids.length).forEach((decision, i) => {
         if (decision.lease) return;
-        refused.add(rows[i]!);
-        statements.deferDelivery.run(decision.dueAt, now, rows[i]!.id);
+        refused.add(ids[i]!);
+        statements.deferDelivery.run(decision.dueAt, now, ids[i]!);
       });
       statements.advanceRate.run(slots.nextAt, slots.queueAt, webhookId);
       nextSlotAt = Math.min(nextSlotAt, slots.nextAt ?? now);
     }
     if (limited.size > 0) request.onRateWait?.({ deferred: refused.size, nextSlotAt: new Date(nextSlotAt) });
     return due
-      .filter((row) => !refused.has(row))
+      .filter((row) => !refused.has(row.id))
       .map((row) => {
         statements.lease.run(request.leaseId, leaseEnd, now, row.id);
         return toLeasedDelivery(row, request.leaseId, leaseEnd, now, webhooks);

@@ -4,20 +4,23 @@ import type { EndpointRateLimit } from '../store/types.js';
 export const ENDPOINT_RATE_BOUNDS = Object.freeze({ min: 0.01, max: 1000 });
 
 /**
- * docs/decisions.md §8.18: how a store paces an endpoint with a `rateLimit`, as data, in
- * fractions of the endpoint's interval. A slot may be taken up to `early` before it (a timer's
- * or a clock's jitter), and a claim up to `late` after it still keeps the pace rather than
- * restart it from now (a worker woken late, a slow statement). `early + late` stays below one
- * interval: one claim then leases at most one delivery per endpoint, and no second holds more
- * than `perSecond` + 1 leases.
+ * docs/decisions.md §8.18: how a store paces an endpoint with a `rateLimit`, as data. `early`
+ * and `late` are fractions of the endpoint's interval: a slot may be taken up to `early` before
+ * it (a timer's or a clock's jitter), and a claim up to `late` after it still keeps the pace
+ * rather than restart it from now (a worker woken late, a slow statement). `early + late` stays
+ * below one interval: one claim then leases at most one delivery per endpoint, and no second
+ * holds more than `perSecond` + 1 leases. `spread` is how many more due deliveries of each
+ * limited endpoint a claim gives slots to, beyond its `limit`, so a backlog leaves the head of
+ * the due order in a few claims rather than taking the room of every claim.
  */
 export interface EndpointRateRule {
   readonly early: number;
   readonly late: number;
+  readonly spread: number;
 }
 
 /** The rule, once. */
-export const ENDPOINT_RATE_RULE: EndpointRateRule = Object.freeze({ early: 0.05, late: 0.2 });
+export const ENDPOINT_RATE_RULE: EndpointRateRule = Object.freeze({ early: 0.05, late: 0.2, spread: 1000 });
 
 /**
  * An endpoint's two pointers, in milliseconds since the epoch (fractions kept): `nextAt`, the

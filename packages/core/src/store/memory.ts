@@ -366,7 +366,7 @@ export class MemoryStore implements Store {
           d.dueAt.getTime() <= now &&
           !holdsDeliveries(this.webhooks.get(d.webhookId)!.status),
       )
-      .sort((a, b) => a.dueAt!.getTime() - b.dueAt!.getTime() || (a.id < b.id ? -1 : 1))
+      .sort(dueOrder)
       .slice(0, request.limit);
     const rule = request.rate ?? ENDPOINT_RATE_RULE;
     // docs/decisions.md §8.18: each limited endpoint's due deliveries, in due order, paced at once.
@@ -374,6 +374,22 @@ export class MemoryStore implements Store {
     for (const delivery of due) {
       if (this.webhooks.get(delivery.webhookId)!.rateLimit === null) continue;
       limited.set(delivery.webhookId, [...(limited.get(delivery.webhookId) ?? []), delivery]);
+    }
+    // Up to `spread` more due deliveries of each, beyond the limit, are given their slots too.
+    const met = new Set(due);
+    for (const [webhookId, deliveries] of limited) {
+      const more = [...this.deliveries.values()]
+        .filter(
+          (d) =>
+            d.webhookId === webhookId &&
+            !met.has(d) &&
+            LEASABLE.includes(d.status) &&
+            d.dueAt !== null &&
+            d.dueAt.getTime() <= now,
+        )
+        .sort(dueOrder)
+        .slice(0, rule.spread);
+      deliveries.push(...more);
     }
     const refused = new Set<DeliveryRecord>();
     let nextSlotAt = Number.POSITIVE_INFINITY;
@@ -807,3 +823,7 @@ const idempotencySlot = (tenantId: string, key: string) => `${tenantId}\u0000${k
 const eventSlot = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
 
 const LEASABLE: readonly DeliveryState[] = ['pending', 'retry_scheduled', 'in_flight'];
+
+/** The claim's order: oldest due first, then by id. */
+const dueOrder = (a: DeliveryRecord, b: DeliveryRecord) =>
+  a.dueAt!.getTime() - b.dueAt!.getTime() || (a.id < b.id ? -1 : 1);

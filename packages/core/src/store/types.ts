@@ -573,7 +573,8 @@ export interface Store {
    * the claim's transaction, so across every caller on one database the endpoint's leases keep
    * the rule's pace (Postgres: its slot row locked with SKIP LOCKED; a concurrent claim leaves
    * the endpoint to the one that holds it). The `limit` due deliveries considered include the
-   * ones made to wait.
+   * ones made to wait; for each limited endpoint among them, up to `rate.spread` more of its due
+   * deliveries (in due order, skipping any another claim holds) are made to wait too.
    */
   leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]>;
 

@@ -104,25 +104,32 @@ export function endpointRateCases(ctx: SuiteContext): void {
       for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(75);
     });
 
-    it('a claim limited to fewer rows than are due gives slots to those it met only, and the next claim continues after them', async () => {
+    it("a claim gives slots to the due deliveries of a limited endpoint it meets beyond its limit, up to the rule's spread", async () => {
       const limited = await inserted({ rateLimit: TEN_PER_SECOND });
       await publish(5);
       const first = await lease(T0, ctx.store, 2);
       expect(first.leased).toHaveLength(1);
-      expect(first.waits).toEqual([{ deferred: 1, nextSlotAt: at(100) }]);
-      const second = await lease(T0, ctx.store, 2);
-      expect(second.leased).toEqual([]);
-      expect(second.waits).toEqual([{ deferred: 2, nextSlotAt: at(100) }]);
-      // Each claim's oldest refused takes the next slot; the fifth, due at T0 − 1, no claim has met yet.
-      expect((await waiting(limited)).map(([due]) => due)).toEqual([-1, 100, 100, 200]);
-      const third = await lease(T0, ctx.store, 2);
-      expect(third.waits).toEqual([{ deferred: 1, nextSlotAt: at(100) }]);
-      expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 100, 100, 200]);
-      // At the slot, one goes; the next oldest takes the slot after, the rest queue after those given.
+      expect(first.waits).toEqual([{ deferred: 4, nextSlotAt: at(100) }]);
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 200, 300, 400]);
+      expect(await lease(T0, ctx.store, 2)).toEqual({ leased: [], waits: [] });
+      // At the slot, one goes; the rest keep theirs.
       const atSlot = await lease(at(100));
       expect(atSlot.leased).toHaveLength(1);
-      expect(atSlot.waits).toEqual([{ deferred: 2, nextSlotAt: at(200) }]);
-      expect((await waiting(limited)).map(([due]) => due)).toEqual([200, 200, 300]);
+      expect(atSlot.waits).toEqual([{ deferred: 0, nextSlotAt: at(200) }]);
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([200, 300, 400]);
+    });
+
+    it('with a spread of 1, a claim gives a slot to one more only; the next claim continues after the slots given', async () => {
+      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      await publish(5);
+      const rate = { ...ENDPOINT_RATE_RULE, spread: 1 };
+      const claim = (limit: number) =>
+        ctx.store.leaseDeliveries({ now: T0, limit, leaseMs: 30_000, leaseId: newId('dlv'), rate });
+      expect(await claim(2)).toHaveLength(1);
+      // The oldest refused takes the next slot, one more the one after; two are still due.
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([-2, -1, 100, 200]);
+      expect(await claim(1)).toEqual([]);
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 100, 200, 300]);
     });
 
     it('a retry over the rate stays retry_scheduled with its attempt count', async () => {
