@@ -76,10 +76,10 @@ export function devTokenBanner(
   const body = JSON.stringify({ name: 'my first key', scopes: SCOPES });
   return [
     '',
-    'Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL is set, so this process',
-    'generated a throwaway admin secret. The admin token below stops working when the process exits.',
+    // One line: each migration logs one above, and the curl lines stay on a first screen.
+    'Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL; a throwaway admin secret.',
     '',
-    `Admin token (tenant "${DEV_TENANT_ID}", sub "${DEV_SUBJECT}", valid ${describeSeconds(ttlSeconds)}):`,
+    `Admin token (tenant "${DEV_TENANT_ID}", sub "${DEV_SUBJECT}", valid ${describeSeconds(ttlSeconds)}, until the process exits):`,
     `  KEYHOOK_ADMIN_TOKEN=${token}`,
     '',
     'Create an API key:',
