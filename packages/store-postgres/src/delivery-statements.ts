@@ -342,12 +342,15 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
         SELECT (SELECT count(*) FROM paced WHERE NOT leased)::int AS rate_deferred,
           (SELECT min(next_at) FROM advanced) AS rate_next_slot
       ),
+      chosen AS MATERIALIZED (
+        SELECT id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NULL
+        UNION ALL
+        SELECT id FROM paced WHERE leased
+      ),
       leased AS (
         UPDATE ${deliveries} AS d
         SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
-        FROM due LEFT JOIN paced AS p ON p.id = due.id
-        WHERE d.id = due.id
-          AND (due.${WEBHOOK_PREFIX}rate_per_second IS NULL OR p.leased)
+        FROM chosen WHERE d.id = chosen.id
         RETURNING ${returning}
       )
       SELECT summary.*, leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
