@@ -185,6 +185,11 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       LEFT JOIN completed_webhooks AS w ON w.delivery_id = i.id
       LEFT JOIN done ON done.id = i.id
 `;
+  // The lease's answer when it leased nothing: its rate summary, NULL in every other column.
+  const noLease = [DELIVERY_COLUMNS, WEBHOOK_COLUMNS, EVENT_COLUMNS]
+    .flatMap((columns) => columns.split(', '))
+    .map(() => 'NULL')
+    .join(', ');
   // A success row in publishAndSucceed's answer has no webhook: NULL in each of its columns.
   const noWebhook = WEBHOOK_COLUMNS.split(', ')
     .map(() => 'NULL')
@@ -353,14 +358,16 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
         FROM chosen WHERE d.id = chosen.id
         RETURNING ${returning}
       )
-      SELECT summary.*, leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
-      FROM summary
-      LEFT JOIN (
-        leased
-        JOIN due ON due.id = leased.id
-        JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
-      ) ON true
-      ORDER BY due.was_due, leased.id`,
+      SELECT (SELECT rate_deferred FROM summary) AS rate_deferred,
+        (SELECT rate_next_slot FROM summary) AS rate_next_slot, due.was_due AS lease_order,
+        leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
+      FROM leased
+      JOIN due ON due.id = leased.id
+      JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
+      UNION ALL
+      SELECT rate_deferred, rate_next_slot, NULL, ${noLease}
+      FROM summary WHERE NOT EXISTS (SELECT 1 FROM leased)
+      ORDER BY lease_order, id`,
 
     // Unlocked: only to learn which webhook to lock first (its id never changes), and whether its failure
     // count looks like it will change (which decides the lock; re-checked once locked).
