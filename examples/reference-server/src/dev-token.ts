@@ -76,9 +76,9 @@ export function devTokenBanner(
   const body = JSON.stringify({ name: 'my first key', scopes: SCOPES });
   return [
     '',
-    // One line each: every migration logs a line above, and the curl lines must stay on a first screen.
-    'Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL is set, so this process generated a throwaway admin secret.',
-    `Admin token (tenant "${DEV_TENANT_ID}", sub "${DEV_SUBJECT}", valid ${describeSeconds(ttlSeconds)}; it stops working when the process exits):`,
+    // One line each: every migration logs one above, and the curl lines stay on a first screen.
+    'Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL; a throwaway admin secret.',
+    `Admin token (tenant "${DEV_TENANT_ID}", sub "${DEV_SUBJECT}", valid ${describeSeconds(ttlSeconds)}, until the process exits):`,
     `  KEYHOOK_ADMIN_TOKEN=${token}`,
     '',
     'Create an API key:',

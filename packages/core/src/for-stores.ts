@@ -7,6 +7,13 @@
 
 // The rules a store applies as core hands them over, never re-derived (docs/decisions.md §10.4).
 
+export {
+  ENDPOINT_RATE_RULE,
+  type EndpointRateRule,
+  paceEndpoint,
+  type RateDecision,
+  type RateSlots,
+} from './delivery/endpoint-rate.js';
 export { leasedSubscribers, newDeliveryRecord, type QueuePlace, queuedOn } from './delivery/records.js';
 export {
   type AutoDisableRule,
@@ -38,6 +45,7 @@ export type {
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
+  EndpointRateLimit,
   EventRecord,
   FeedEntry,
   FeedPage,
@@ -54,6 +62,7 @@ export type {
   PublishOutcome,
   PurgeOutcome,
   QueueDepth,
+  RateWait,
   RequeueOutcome,
   RotateOutcome,
   SignatureScheme,

@@ -53,6 +53,7 @@ export {
   toDeliveryDetailView,
   toDeliveryView,
 } from './delivery/delivery-view.js';
+export type { EndpointRateRule } from './delivery/endpoint-rate.js';
 export {
   type EventsFeedOption,
   type FeedEventView,
@@ -141,6 +142,7 @@ export type {
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
+  EndpointRateLimit,
   EventRecord,
   FeedEntry,
   FeedPage,
@@ -157,6 +159,7 @@ export type {
   PublishOutcome,
   PurgeOutcome,
   QueueDepth,
+  RateWait,
   RequeueOutcome,
   RotateOutcome,
   SignatureScheme,

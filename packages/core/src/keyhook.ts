@@ -15,6 +15,7 @@ import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './cry
 import { DeliveryLoop, type DeliveryWorkerOptions } from './delivery/delivery-loop.js';
 import { DeliveryService } from './delivery/delivery-service.js';
 import { type DeliveryView, toDeliveryView } from './delivery/delivery-view.js';
+import { endpointRateLimitOption } from './delivery/endpoint-rate.js';
 import { EventsFeed, type EventsFeedOption, eventsFeedPlan } from './delivery/event-feed.js';
 import { EventService } from './delivery/publish.js';
 import { checkRetention } from './delivery/retention.js';
@@ -45,7 +46,7 @@ import { PortalSessions } from './portal/portal-sessions.js';
 import type { Portal } from './portal/portal-types.js';
 import { HOW_TO_MAKE, isBlank, missingOption } from './required-options.js';
 import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './service-interfaces.js';
-import type { SignatureScheme, Store } from './store/types.js';
+import type { EndpointRateLimit, SignatureScheme, Store } from './store/types.js';
 import { KeyhookMetrics } from './telemetry.js';
 import { KeyhookTracing } from './tracing.js';
 import type { LookupAll, UrlPolicy } from './webhooks/url-policy.js';
@@ -211,6 +212,12 @@ export interface DeliveryOptions {
    */
   signatureScheme?: SignatureScheme | undefined;
   /**
+   * The delivery rate of an endpoint whose create does not say (`rateLimit`, docs/decisions.md
+   * §8.18): `{ perSecond }`, 0.01 to 1000. Default none. Each endpoint keeps its own; a change
+   * here applies to endpoints created after it.
+   */
+  endpointRateLimit?: EndpointRateLimit | null | undefined;
+  /**
    * Called when five consecutive permanent failures disabled an endpoint (`reason` is
    * `failures`; a PATCH that disables one is the caller's own act and calls nothing), after the
    * change is committed, on the instance whose worker made it.
@@ -325,6 +332,7 @@ export function createKeyhook<
     : hostScopes;
   const headerNames = deliveryHeaderNames(options.delivery?.headers);
   const defaultSignatureScheme = signatureSchemeOption(options.delivery?.signatureScheme);
+  const defaultRateLimit = endpointRateLimitOption(options.delivery?.endpointRateLimit);
   const timers = options.timers ?? systemTimers;
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
@@ -390,6 +398,7 @@ export function createKeyhook<
     events: eventCatalog,
     onEnabled: wakeWorkers,
     defaultSignatureScheme,
+    defaultRateLimit,
     testEvents: new TestEventSender({
       store: options.store,
       catalog: eventCatalog,

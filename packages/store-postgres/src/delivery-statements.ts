@@ -47,6 +47,7 @@ export interface DeliveryStatements {
   disableForFailures: string;
   hold: string;
   release: string;
+  resetRate: string;
   expireHeld: string;
   countQueued: string;
   purgeLock: string;
@@ -65,6 +66,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
   const deliveries = `${quoteSchema(schema)}.keyhook_deliveries`;
   const attempts = `${quoteSchema(schema)}.keyhook_delivery_attempts`;
   const webhooks = `${quoteSchema(schema)}.keyhook_webhooks`;
+  const rates = `${quoteSchema(schema)}.keyhook_endpoint_rates`;
   const returning = qualified('d', DELIVERY_COLUMNS);
   // The webhook columns `due` read from the locked row, under their prefixed names.
   const leasedWebhook = WEBHOOK_COLUMNS.split(', ')
@@ -103,8 +105,8 @@ export function deliveryStatements(schema: string): DeliveryStatements {
           row_number() OVER (PARTITION BY i.position ORDER BY s.id) AS rank,
           CASE
             WHEN s.status = $5 THEN $6::text
-            WHEN i.lease_id IS NOT NULL
-              AND count(*) FILTER (WHERE s.status <> $5)
+            WHEN i.lease_id IS NOT NULL AND s.rate_per_second IS NULL
+              AND count(*) FILTER (WHERE s.status <> $5 AND s.rate_per_second IS NULL)
                 OVER (PARTITION BY i.position ORDER BY s.id) <= i.lease_limit THEN 'in_flight'
             ELSE 'pending'
           END AS status
@@ -183,6 +185,11 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       LEFT JOIN completed_webhooks AS w ON w.delivery_id = i.id
       LEFT JOIN done ON done.id = i.id
 `;
+  // The lease's answer when it leased nothing: its rate summary, NULL in every other column.
+  const noLease = [DELIVERY_COLUMNS, WEBHOOK_COLUMNS, EVENT_COLUMNS]
+    .flatMap((columns) => columns.split(', '))
+    .map(() => 'NULL')
+    .join(', ');
   // A success row in publishAndSucceed's answer has no webhook: NULL in each of its columns.
   const noWebhook = WEBHOOK_COLUMNS.split(', ')
     .map(() => 'NULL')
@@ -244,6 +251,19 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // plainly, a planner without statistics started from the webhooks and read every queued
     // delivery of the endpoint for each lease).
     // $5 is the endpoint status that holds its deliveries (core's DELIVERY_RULES.hold), bound.
+    //
+    // docs/decisions.md §8.18, the endpoint rate: $6 is now in milliseconds since the epoch, $7, $8
+    // and $9 core's ENDPOINT_RATE_RULE.early, .late and .spread. `rates` locks the slot rows of the limited
+    // endpoints met (FOR UPDATE SKIP LOCKED: a concurrent claim that holds one paces that endpoint,
+    // and this one leaves its deliveries as they are; it never waits, so no lock order can cycle).
+    // `extra` locks up to $9 more due deliveries of each of those endpoints, beyond the LIMIT (SKIP
+    // LOCKED, as `due`). `paced` is core's paceEndpoint in closed form, over each endpoint's due
+    // deliveries met (`due`'s and `extra`'s) in due order: the slot is now without a next_at, else greatest(next_at, now - late); when it is at
+    // most now + early the first delivery is leased and next_at moves one interval on (early +
+    // late is below one interval, so at most one is). Of the others, the first (r = 0) takes the
+    // next slot; the rest the slots after greatest(queue_at, the one after that), one interval
+    // apart, rounded up to the millisecond, and queue_at moves past them. Each delivery is in
+    // `due` once, so each row below is written once.
     lease: `WITH due AS MATERIALIZED (
         SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
         FROM ${deliveries} AS d
@@ -258,17 +278,96 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
         LIMIT $2
         FOR UPDATE OF d SKIP LOCKED
       ),
+      rates AS MATERIALIZED (
+        SELECT r.webhook_id, r.next_at, r.queue_at FROM ${rates} AS r
+        WHERE r.webhook_id IN (SELECT ${WEBHOOK_PREFIX}id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NOT NULL)
+        ORDER BY r.webhook_id
+        FOR UPDATE SKIP LOCKED
+      ),
+      extra AS MATERIALIZED (
+        SELECT x.id, x.was_due, r.webhook_id, NULL::float8 AS rate
+        FROM rates AS r
+        CROSS JOIN LATERAL (
+          SELECT d.id, d.due_at AS was_due FROM ${deliveries} AS d
+          WHERE d.webhook_id = r.webhook_id
+            AND d.status IN ('pending', 'retry_scheduled', 'in_flight')
+            AND d.due_at <= $1::timestamptz
+            AND d.id <> ALL (ARRAY(SELECT id FROM due))
+          ORDER BY d.due_at, d.id
+          LIMIT $9
+          FOR UPDATE SKIP LOCKED
+        ) AS x
+      ),
+      met AS MATERIALIZED (
+        SELECT m.*, max(m.rate) OVER (PARTITION BY m.webhook_id) AS per_second
+        FROM (
+          SELECT due.id, due.was_due, due.${WEBHOOK_PREFIX}id AS webhook_id, due.${WEBHOOK_PREFIX}rate_per_second AS rate
+          FROM due WHERE due.${WEBHOOK_PREFIX}rate_per_second IS NOT NULL
+          UNION ALL
+          SELECT id, was_due, webhook_id, rate FROM extra
+        ) AS m
+      ),
+      slotted AS MATERIALIZED (
+        SELECT met.id, r.webhook_id, r.next_at, r.queue_at, p.step, p.slot,
+          p.slot <= $6::float8 + p.early AS leases,
+          row_number() OVER (PARTITION BY r.webhook_id ORDER BY met.was_due, met.id) - 1 AS k,
+          count(*) OVER (PARTITION BY r.webhook_id) AS m
+        FROM met
+        JOIN rates AS r ON r.webhook_id = met.webhook_id
+        CROSS JOIN LATERAL (SELECT 1000::float8 / met.per_second AS step) AS i
+        CROSS JOIN LATERAL (
+          SELECT i.step, $7::float8 * i.step AS early,
+            CASE WHEN r.next_at IS NULL THEN $6::float8
+              ELSE greatest(r.next_at, $6::float8 - $8::float8 * i.step) END AS slot
+        ) AS p
+      ),
+      paced AS MATERIALIZED (
+        SELECT s.*, s.leases AND s.k = 0 AS leased,
+          s.k - CASE WHEN s.leases THEN 1 ELSE 0 END AS r,
+          s.m - CASE WHEN s.leases THEN 1 ELSE 0 END AS waiting,
+          n.next, greatest(s.queue_at, n.next + s.step) AS base
+        FROM slotted AS s
+        CROSS JOIN LATERAL (SELECT CASE WHEN s.leases THEN s.slot + s.step ELSE s.slot END AS next) AS n
+      ),
+      deferred AS (
+        UPDATE ${deliveries} AS d
+        SET due_at = 'epoch'::timestamptz
+            + ceil(CASE WHEN p.r = 0 THEN p.next ELSE p.base + (p.r - 1) * p.step END) * interval '1 millisecond',
+          updated_at = $1::timestamptz
+        FROM paced AS p WHERE d.id = p.id AND NOT p.leased
+      ),
+      advanced AS (
+        UPDATE ${rates} AS r
+        SET next_at = CASE WHEN p.leases THEN p.slot + p.step ELSE r.next_at END,
+          queue_at = CASE WHEN p.waiting > 1 THEN p.base + (p.waiting - 1) * p.step ELSE r.queue_at END
+        FROM paced AS p WHERE p.k = 0 AND r.webhook_id = p.webhook_id
+        RETURNING r.next_at
+      ),
+      summary AS (
+        SELECT (SELECT count(*) FROM paced WHERE NOT leased)::int AS rate_deferred,
+          (SELECT min(next_at) FROM advanced) AS rate_next_slot
+      ),
+      chosen AS MATERIALIZED (
+        SELECT id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NULL
+        UNION ALL
+        SELECT id FROM paced WHERE leased
+      ),
       leased AS (
         UPDATE ${deliveries} AS d
         SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
-        FROM due WHERE d.id = due.id
+        FROM chosen WHERE d.id = chosen.id
         RETURNING ${returning}
       )
-      SELECT leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
+      SELECT (SELECT rate_deferred FROM summary) AS rate_deferred,
+        (SELECT rate_next_slot FROM summary) AS rate_next_slot, due.was_due AS lease_order,
+        leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
       FROM leased
       JOIN due ON due.id = leased.id
       JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
-      ORDER BY due.was_due, leased.id`,
+      UNION ALL
+      SELECT rate_deferred, rate_next_slot, NULL, ${noLease}
+      FROM summary WHERE NOT EXISTS (SELECT 1 FROM leased)
+      ORDER BY lease_order, id`,
 
     // Unlocked: only to learn which webhook to lock first (its id never changes), and whether its failure
     // count looks like it will change (which decides the lock; re-checked once locked).
@@ -370,6 +469,29 @@ ${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL,
       `webhook_id = $1 AND status = $3`,
       `status = 'pending', due_at = $2, held_since = NULL, updated_at = $2`,
     ),
+
+    // docs/decisions.md §8.18: after the webhook's row is updated (locked) in the same transaction,
+    // as `release` runs, its rate starts afresh: the slots given out are given up, and what waits
+    // on them ($2 < due_at <= the end of those slots) is due at $2. The slot row after the webhook
+    // row, the deliveries after both: a claim takes all three without waiting, so no cycle.
+    resetRate: `WITH old AS MATERIALIZED (
+        SELECT queue_at FROM ${rates} WHERE webhook_id = $1 FOR UPDATE
+      ),
+      reset AS (
+        UPDATE ${rates} SET next_at = NULL, queue_at = NULL WHERE webhook_id = $1
+      ),
+      waiting AS MATERIALIZED (
+        SELECT id FROM ${deliveries}
+        WHERE webhook_id = $1 AND status IN ('pending', 'retry_scheduled') AND due_at > $2::timestamptz
+          AND due_at <= 'epoch'::timestamptz + (SELECT queue_at FROM old) * interval '1 millisecond'
+        ORDER BY id FOR UPDATE
+      ),
+      moved AS (
+        UPDATE ${deliveries} AS d SET due_at = $2::timestamptz, updated_at = $2::timestamptz
+        FROM waiting WHERE d.id = waiting.id
+        RETURNING d.id
+      )
+      SELECT count(*)::int AS moved FROM moved`,
 
     // Schema, not rule: `status = 'held'` here and in countQueued is keyhook_deliveries_held_idx's
     // predicate (0004), which a bound state would not match (docs/decisions.md §10.4).

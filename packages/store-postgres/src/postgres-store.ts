@@ -39,6 +39,7 @@ import {
   claimsTwinKey,
   consoleLogger,
   DELIVERY_RULES,
+  ENDPOINT_RATE_RULE,
   holdsDeliveries,
   type Logger,
   newDeliveryRecord,
@@ -80,6 +81,13 @@ import { assertSchemaName, purgeLockKey } from './schema-name.js';
 import { toStoreError, unavailable } from './unavailable.js';
 import { toWebhookParams, toWebhookRecord, type WebhookRow } from './webhook-row.js';
 import { ACTIVE_TWIN_INDEX, type WebhookStatements, webhookStatements } from './webhook-statements.js';
+
+/** The rate summary the lease statement's rows carry (docs/decisions.md §8.18). */
+interface RateSummaryRow {
+  rate_deferred: number;
+  /** Milliseconds since the epoch; null when the claim met no limited endpoint. */
+  rate_next_slot: number | null;
+}
 
 const { hold } = DELIVERY_RULES;
 
@@ -393,6 +401,8 @@ export class PostgresStore implements Store {
             await client.query(this.deliverySql.hold, [id, at, hold.state]);
           } else {
             await client.query(this.deliverySql.release, [id, at, hold.state]);
+            // The slots given to the held deliveries were given up (docs/decisions.md §8.18).
+            await client.query(this.deliverySql.resetRate, [id, at]);
             // Released deliveries are due now, and so is an expired lease the disable kept from leasing.
             await this.notifyDeliveries(client);
           }
@@ -419,20 +429,33 @@ export class PostgresStore implements Store {
     subscription: WebhookSubscription,
     at: Date,
   ): Promise<WebhookSubscriptionOutcome> {
+    const params = [
+      tenantId,
+      id,
+      subscription.url,
+      subscription.events,
+      subscription.twinKey,
+      at,
+      subscription.from,
+      subscription.signatureScheme ?? null,
+      subscription.rateLimit !== undefined,
+      subscription.rateLimit?.perSecond ?? null,
+    ];
     let webhook: WebhookRecord | null;
     try {
-      webhook = this.oneWebhook(
-        await this.query<WebhookRow>(this.webhookSql.updateSubscription, [
-          tenantId,
-          id,
-          subscription.url,
-          subscription.events,
-          subscription.twinKey,
-          at,
-          subscription.from,
-          subscription.signatureScheme ?? null,
-        ]),
-      );
+      webhook =
+        subscription.rateLimit === undefined
+          ? this.oneWebhook(await this.query<WebhookRow>(this.webhookSql.updateSubscription, params))
+          : await this.transaction(async (client) => {
+              // The webhook row first, then its slots and what they made wait (docs/decisions.md §8.18).
+              const updated = this.oneWebhook(
+                await client.query<WebhookRow>(this.webhookSql.updateSubscription, params),
+              );
+              if (!updated) return null;
+              const reset = await client.query<{ moved: number }>(this.deliverySql.resetRate, [id, at]);
+              if (reset.rows[0]!.moved > 0) await this.notifyDeliveries(client);
+              return updated;
+            });
     } catch (error) {
       if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
       throw error;
@@ -547,18 +570,29 @@ export class PostgresStore implements Store {
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
     const leaseEnds = new Date(request.now.getTime() + request.leaseMs);
-    const result = await this.query<LeaseRow>(this.deliverySql.lease, [
+    const result = await this.query<LeaseRow & RateSummaryRow>(this.deliverySql.lease, [
       request.now,
       request.limit,
       request.leaseId,
       leaseEnds,
       hold.endpointStatus,
+      request.now.getTime(),
+      (request.rate ?? ENDPOINT_RATE_RULE).early,
+      (request.rate ?? ENDPOINT_RATE_RULE).late,
+      (request.rate ?? ENDPOINT_RATE_RULE).spread,
     ]);
-    return result.rows.map((row) => ({
-      delivery: toDeliveryRecord(row),
-      event: joinedEvent(row),
-      webhook: joinedWebhook(row),
-    }));
+    // One row at least: the rate summary, with no delivery when nothing was leased.
+    const summary = result.rows[0];
+    if (summary && summary.rate_next_slot !== null) {
+      request.onRateWait?.({ deferred: summary.rate_deferred, nextSlotAt: new Date(summary.rate_next_slot) });
+    }
+    return result.rows
+      .filter((row) => row.id !== null)
+      .map((row) => ({
+        delivery: toDeliveryRecord(row),
+        event: joinedEvent(row),
+        webhook: joinedWebhook(row),
+      }));
   }
 
   /**

@@ -8,7 +8,7 @@ import { twinClaimOf } from '@keyhook/core/store';
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, created_at, updated_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, created_at, updated_at';
 
 /** A row as pg returns it with its default parsers: timestamptz → Date, text[] → string[]. */
 export interface WebhookRow {
@@ -24,6 +24,8 @@ export interface WebhookRow {
   previous_secret_expires_at: Date | null;
   /** Migration 0013; 'keyhook' for rows from before it. */
   signature_scheme: SignatureScheme;
+  /** Migration 0014; NULL (no limit) for rows from before it. */
+  rate_per_second: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -41,6 +43,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     previousSecretSealed: row.previous_secret_sealed,
     previousSecretExpiresAt: row.previous_secret_expires_at,
     signatureScheme: row.signature_scheme,
+    rateLimit: row.rate_per_second === null ? null : { perSecond: row.rate_per_second },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -48,7 +51,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
 
 /**
  * An insert's parameters: WEBHOOK_COLUMNS in order, then the twin claim core's rule gives the
- * status (the twin key or null; migration 0011), $14, which keyhook_webhooks_twin_claim_idx holds.
+ * status (the twin key or null; migration 0011), $15, which keyhook_webhooks_twin_claim_idx holds.
  */
 export function toWebhookParams(webhook: WebhookRecord): unknown[] {
   return [
@@ -63,6 +66,7 @@ export function toWebhookParams(webhook: WebhookRecord): unknown[] {
     webhook.previousSecretSealed,
     webhook.previousSecretExpiresAt,
     webhook.signatureScheme,
+    webhook.rateLimit?.perSecond ?? null,
     webhook.createdAt,
     webhook.updatedAt,
     twinClaimOf(webhook),

@@ -21,10 +21,10 @@ export interface WebhookStatements {
 export function webhookStatements(schema: string): WebhookStatements {
   const table = `${quoteSchema(schema)}.keyhook_webhooks`;
   // The arbiter is the twin-claim index only: concurrent claims of one key wait on it and one wins, while an
-  // id clash still raises (a bug, not a twin). $14 is the claim core's rule gives the status (toWebhookParams);
+  // id clash still raises (a bug, not a twin). $15 is the claim core's rule gives the status (toWebhookParams);
   // a row that claims nothing (NULL) never conflicts.
   const insert = `INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
       ON CONFLICT (tenant_id, twin_claim) DO NOTHING
       RETURNING id`;
   return {
@@ -37,19 +37,19 @@ export function webhookStatements(schema: string): WebhookStatements {
     // finds nothing, so the insert writes nothing. The completion runs only when the insert wrote a row.
     insertCompleting: `WITH held AS MATERIALIZED (
         SELECT 1 FROM ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE}
-        WHERE tenant_id = $15 AND key = $16 AND claim_id = $17 AND state = 'in_progress'
+        WHERE tenant_id = $16 AND key = $17 AND claim_id = $18 AND state = 'in_progress'
         FOR UPDATE
       ),
       inserted AS (
         INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
-        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15
         WHERE EXISTS (SELECT 1 FROM held)
         ON CONFLICT (tenant_id, twin_claim) DO NOTHING
         RETURNING id
       ),
       completed AS (
-        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $18
-        WHERE tenant_id = $15 AND key = $16 AND claim_id = $17 AND state = 'in_progress'
+        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $19
+        WHERE tenant_id = $16 AND key = $17 AND claim_id = $18 AND state = 'in_progress'
           AND EXISTS (SELECT 1 FROM inserted)
       )
       SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM inserted)::int AS inserted`,
@@ -76,10 +76,12 @@ export function webhookStatements(schema: string): WebhookStatements {
 
     // A webhook that claims its twin key claims the new one instead (the claim is carried over, not
     // decided); one moved onto a key another webhook claims fails on the twin-claim index, as an insert would.
-    // A NULL scheme ($8) keeps the stored one, in this statement (no read-then-write).
+    // A NULL scheme ($8) keeps the stored one, in this statement (no read-then-write); the rate
+    // changes only when $9 says the change names one ($10, NULL for none).
     updateSubscription: `UPDATE ${table} SET url = $3, events = $4, twin_key = $5,
         twin_claim = CASE WHEN twin_claim IS NULL THEN NULL ELSE $5 END, updated_at = $6,
-        signature_scheme = coalesce($8::text, signature_scheme)
+        signature_scheme = coalesce($8::text, signature_scheme),
+        rate_per_second = CASE WHEN $9::boolean THEN $10::float8 ELSE rate_per_second END
       WHERE tenant_id = $1 AND id = $2 AND twin_key = $7
       RETURNING ${WEBHOOK_COLUMNS}`,
 

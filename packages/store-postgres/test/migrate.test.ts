@@ -58,13 +58,15 @@ async function recordFutureMigration(schema: string): Promise<void> {
   await admin.query(`INSERT INTO "${schema}".keyhook_migrations (version, name) VALUES (99, 'future')`);
 }
 
-/** Inserts a webhook as a schema before 0013 holds it: without signature_scheme and twin_claim. */
+/** Inserts a webhook as a schema before 0013 holds it: without signature_scheme (nor 0014's rate_per_second) and twin_claim. */
 async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise<void> {
   const columns = WEBHOOK_COLUMNS.split(', ');
-  const scheme = columns.indexOf('signature_scheme');
   const params = toWebhookParams(webhook).slice(0, columns.length);
-  params.splice(scheme, 1);
-  columns.splice(scheme, 1);
+  for (const later of ['rate_per_second', 'signature_scheme']) {
+    const at = columns.indexOf(later);
+    params.splice(at, 1);
+    columns.splice(at, 1);
+  }
   await admin.query(
     `INSERT INTO "${schema}".keyhook_webhooks (${columns.join(', ')})
       VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
@@ -366,6 +368,39 @@ async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise
           webhook.id,
         ]),
       ).rejects.toThrow(/keyhook_webhooks_signature_scheme/);
+    });
+  });
+
+  describe('0014_endpoint_rate', () => {
+    it('gives the webhooks of an older schema no rate and a slot row each; a new webhook gets its row; the rate is positive', async () => {
+      const schema = await schemaAt('mig_rate', 13);
+      const webhook = webhookRecord();
+      await insertBefore0013(schema, webhook);
+      await admin.query(`UPDATE "${schema}".keyhook_webhooks SET signature_scheme = 'standard-webhooks'`);
+      await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
+      const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1 });
+      try {
+        expect(await store.getWebhook('tenant_a', webhook.id)).toEqual({
+          ...webhook,
+          signatureScheme: 'standard-webhooks',
+          rateLimit: null,
+        });
+        const added = webhookRecord({ rateLimit: { perSecond: 2.5 } });
+        expect(await store.insertWebhook(added)).toBe('inserted');
+        expect((await store.getWebhook('tenant_a', added.id))!.rateLimit).toEqual({ perSecond: 2.5 });
+      } finally {
+        await store.close();
+      }
+      const { rows } = await admin.query(
+        `SELECT webhook_id, next_at, queue_at FROM "${schema}".keyhook_endpoint_rates ORDER BY webhook_id`,
+      );
+      expect(rows).toHaveLength(2);
+      expect(rows.every((row) => row.next_at === null && row.queue_at === null)).toBe(true);
+      await expect(
+        admin.query(`UPDATE "${schema}".keyhook_webhooks SET rate_per_second = 0 WHERE id = $1`, [
+          webhook.id,
+        ]),
+      ).rejects.toThrow(/keyhook_webhooks_rate_per_second/);
     });
   });
 

@@ -183,6 +183,7 @@ export interface DueRow {
   webhook_previous_secret_sealed: string | null;
   webhook_previous_secret_expires_at: number | null;
   webhook_signature_scheme: SignatureScheme;
+  webhook_rate_per_second: number | null;
   webhook_created_at: number;
   webhook_updated_at: number;
 }
@@ -212,6 +213,7 @@ export function toLeasedDelivery(
       previous_secret_sealed: due.webhook_previous_secret_sealed,
       previous_secret_expires_at: due.webhook_previous_secret_expires_at,
       signature_scheme: due.webhook_signature_scheme,
+      rate_per_second: due.webhook_rate_per_second,
       created_at: due.webhook_created_at,
       updated_at: due.webhook_updated_at,
     });

@@ -19,10 +19,13 @@ import {
   autoDisables,
   claimsTwinKey,
   DELIVERY_RULES,
+  ENDPOINT_RATE_RULE,
   leasedSubscribers,
   newDeliveryRecord,
+  paceEndpoint,
   type QueuePlace,
   queuedOn,
+  type RateSlots,
 } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import {
@@ -47,6 +50,12 @@ import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row
 import type { WebhookStatements } from './webhook-statements.js';
 
 const { hold } = DELIVERY_RULES;
+
+/** An endpoint's rate slot pointers as stored (migration 0013). */
+interface RateSlotsRow {
+  nextAt: number | null;
+  queueAt: number | null;
+}
 
 /** Named parameters of a delivery listing; `status` null lists every status. */
 interface ListDeliveriesParams {
@@ -130,7 +139,11 @@ export interface DeliveryStatements {
   insertEvent: Database.Statement<unknown[]>;
   insertTestEvent: Database.Statement<unknown[]>;
   eventById: Database.Statement<[string, string], EventRow>;
-  subscribers: Database.Statement<[string, string], Pick<WebhookRow, 'id' | 'status'>>;
+  subscribers: Database.Statement<[string, string], Pick<WebhookRow, 'id' | 'status' | 'rate_per_second'>>;
+  rateSlots: Database.Statement<[string], RateSlotsRow>;
+  advanceRate: Database.Statement<[number | null, number | null, string]>;
+  deferDelivery: Database.Statement<[number, number, string]>;
+  dueOfEndpoint: Database.Statement<[number, string, number], string>;
   subscriberRows: Database.Statement<[string, string], WebhookRow>;
   insertDelivery: Database.Statement<unknown[]>;
   dueDeliveries: Database.Statement<[number, WebhookStatus, number], DueRow>;
@@ -208,8 +221,8 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
     ),
     // The tenant's webhooks whose event set (a JSON array) holds the type, active or not; whole
     // rows only when the publish leases a delivery (the attempt needs its URL and secret).
-    subscribers: db.prepare<[string, string], Pick<WebhookRow, 'id' | 'status'>>(
-      `SELECT id, status FROM keyhook_webhooks
+    subscribers: db.prepare<[string, string], Pick<WebhookRow, 'id' | 'status' | 'rate_per_second'>>(
+      `SELECT id, status, rate_per_second FROM keyhook_webhooks
         WHERE tenant_id = ? AND EXISTS (SELECT 1 FROM json_each(keyhook_webhooks.events) WHERE value = ?)
         ORDER BY id`,
     ),
@@ -237,7 +250,7 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
           w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
           w.previous_secret_sealed AS webhook_previous_secret_sealed,
           w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
-          w.signature_scheme AS webhook_signature_scheme,
+          w.signature_scheme AS webhook_signature_scheme, w.rate_per_second AS webhook_rate_per_second,
           w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
         FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
           CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
@@ -245,6 +258,26 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
         WHERE d.due_at <= ? AND w.status <> ?
         ORDER BY d.due_at, d.id
         LIMIT ?`,
+    ),
+    // docs/decisions.md §8.18: a limited endpoint's slot pointers, read and written under the
+    // lease's write lock, so every connection's claims share one pace.
+    rateSlots: db.prepare<[string], RateSlotsRow>(
+      'SELECT rate_next_at AS nextAt, rate_queue_at AS queueAt FROM keyhook_webhooks WHERE id = ?',
+    ),
+    advanceRate: db.prepare<[number | null, number | null, string]>(
+      'UPDATE keyhook_webhooks SET rate_next_at = ?, rate_queue_at = ? WHERE id = ?',
+    ),
+    // An endpoint's due deliveries, in the claim's order, by the due index (a due time means a
+    // queued or in-flight delivery, as in dueDeliveries): those the claim gives slots beyond its limit.
+    dueOfEndpoint: db
+      .prepare<[number, string, number], string>(
+        `SELECT d.id FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
+          WHERE d.due_at <= ? AND d.webhook_id = ? ORDER BY d.due_at, d.id LIMIT ?`,
+      )
+      .pluck(),
+    // Not leased: due again at its slot, status and attempts as they were.
+    deferDelivery: db.prepare<[number, number, string]>(
+      'UPDATE keyhook_deliveries SET due_at = ?, updated_at = ? WHERE id = ?',
     ),
     // Read under the same write lock: the leased record is the due row with these columns set.
     lease: db.prepare<[string, number, number, string]>(
@@ -449,10 +482,15 @@ export function deliveryTransactions(
       const stored = statements.eventById.get(event.tenantId, event.id)!;
       return { outcome: 'duplicate', event: toEventRecord(stored) };
     }
-    const subscribers: readonly Pick<WebhookRow, 'id' | 'status'>[] = (
+    const subscribers: readonly Pick<WebhookRow, 'id' | 'status' | 'rate_per_second'>[] = (
       lease ? statements.subscriberRows : statements.subscribers
     ).all(event.tenantId, event.type);
-    const toLease = leasedSubscribers(subscribers, lease);
+    const candidates = subscribers.map((webhook) => ({
+      webhook,
+      status: webhook.status,
+      rateLimit: webhook.rate_per_second === null ? null : { perSecond: webhook.rate_per_second },
+    }));
+    const toLease = new Set([...leasedSubscribers(candidates, lease)].map(({ webhook }) => webhook));
     const leased: LeasedDelivery[] = [];
     const deliveries = subscribers.map((webhook) => {
       const forLease = toLease.has(webhook) ? lease : undefined;
@@ -470,10 +508,42 @@ export function deliveryTransactions(
     const leaseEnd = now + request.leaseMs;
     // One record per webhook: under this transaction's lock its row is the same for every delivery.
     const webhooks = new Map<string, WebhookRecord>();
-    return statements.dueDeliveries.all(now, hold.endpointStatus, request.limit).map((due) => {
-      statements.lease.run(request.leaseId, leaseEnd, now, due.id);
-      return toLeasedDelivery(due, request.leaseId, leaseEnd, now, webhooks);
-    });
+    const rule = request.rate ?? ENDPOINT_RATE_RULE;
+    const due = statements.dueDeliveries.all(now, hold.endpointStatus, request.limit);
+    // docs/decisions.md §8.18: each limited endpoint's due deliveries, in due order, paced at once,
+    // its slots read and written under this claim's write lock.
+    const limited = new Map<string, DueRow[]>();
+    for (const row of due) {
+      if (row.webhook_rate_per_second !== null)
+        limited.set(row.webhook_id, [...(limited.get(row.webhook_id) ?? []), row]);
+    }
+    const met = new Set(due.map((row) => row.id));
+    const refused = new Set<string>();
+    let nextSlotAt = Number.POSITIVE_INFINITY;
+    for (const [webhookId, rows] of limited) {
+      const slots: RateSlots = { ...statements.rateSlots.get(webhookId)! };
+      const limit = { perSecond: rows[0]!.webhook_rate_per_second! };
+      // Up to `spread` more of its due deliveries, beyond the limit, are given their slots too.
+      const ids = rows.map((row) => row.id);
+      for (const id of statements.dueOfEndpoint.all(now, webhookId, met.size + rule.spread)) {
+        if (ids.length - rows.length >= rule.spread) break;
+        if (!met.has(id)) ids.push(id);
+      }
+      paceEndpoint(slots, limit, now, rule, ids.length).forEach((decision, i) => {
+        if (decision.lease) return;
+        refused.add(ids[i]!);
+        statements.deferDelivery.run(decision.dueAt, now, ids[i]!);
+      });
+      statements.advanceRate.run(slots.nextAt, slots.queueAt, webhookId);
+      nextSlotAt = Math.min(nextSlotAt, slots.nextAt ?? now);
+    }
+    if (limited.size > 0) request.onRateWait?.({ deferred: refused.size, nextSlotAt: new Date(nextSlotAt) });
+    return due
+      .filter((row) => !refused.has(row.id))
+      .map((row) => {
+        statements.lease.run(request.leaseId, leaseEnd, now, row.id);
+        return toLeasedDelivery(row, request.leaseId, leaseEnd, now, webhooks);
+      });
   };
   const completeAttempt = (completion: AttemptCompletion): AttemptCompletionOutcome => {
     const { tenantId, deliveryId, leaseId } = completion;

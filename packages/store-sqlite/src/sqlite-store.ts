@@ -65,9 +65,8 @@ import {
   portalTransactions,
 } from './portal-statements.js';
 import { translateDriverError, unavailable } from './unavailable.js';
-import { toWebhookRecord, toWebhookRow, type WebhookRow } from './webhook-row.js';
+import { toWebhookRecord, toWebhookRow } from './webhook-row.js';
 import {
-  isActiveTwinViolation,
   type WebhookStatements,
   type WebhookTransactions,
   webhookStatements,
@@ -291,28 +290,9 @@ export class SqliteStore implements Store {
     subscription: WebhookSubscription,
     at: Date,
   ): Promise<WebhookSubscriptionOutcome> {
-    return this.run(() => {
-      let row: WebhookRow | undefined;
-      try {
-        row = this.webhookSql.updateWebhookSubscription.get(
-          subscription.url,
-          JSON.stringify(subscription.events),
-          subscription.twinKey,
-          subscription.twinKey,
-          subscription.signatureScheme ?? null,
-          at.getTime(),
-          tenantId,
-          id,
-          subscription.from,
-        );
-      } catch (error) {
-        // The active-twin index refused it: nothing was written.
-        if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
-        throw error;
-      }
-      if (row) return { outcome: 'updated', webhook: toWebhookRecord(row) };
-      return this.webhookSql.webhookById.get(tenantId, id) ? { outcome: 'stale' } : { outcome: 'not_found' };
-    });
+    return this.run(() =>
+      this.webhookTransactions.updateWebhookSubscription.immediate(tenantId, id, subscription, at.getTime()),
+    );
   }
 
   async rotateWebhookSecret(

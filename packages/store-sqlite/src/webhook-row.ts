@@ -21,12 +21,14 @@ export interface WebhookRow {
   previous_secret_expires_at: number | null;
   /** Migration 0012; 'keyhook' for rows from before it. */
   signature_scheme: SignatureScheme;
+  /** Migration 0013; NULL (no limit) for rows from before it. */
+  rate_per_second: number | null;
   created_at: number;
   updated_at: number;
 }
 
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, created_at, updated_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, created_at, updated_at';
 
 /**
  * What an insert writes: the row, and the twin claim core's rule gives its status (the twin key or
@@ -49,6 +51,7 @@ export function toWebhookRow(record: WebhookRecord): WebhookInsertRow {
     previous_secret_sealed: record.previousSecretSealed,
     previous_secret_expires_at: toMillis(record.previousSecretExpiresAt),
     signature_scheme: record.signatureScheme,
+    rate_per_second: record.rateLimit?.perSecond ?? null,
     created_at: record.createdAt.getTime(),
     updated_at: record.updatedAt.getTime(),
     twin_claim: twinClaimOf(record),
@@ -68,6 +71,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     previousSecretSealed: row.previous_secret_sealed,
     previousSecretExpiresAt: toDate(row.previous_secret_expires_at),
     signatureScheme: row.signature_scheme,
+    rateLimit: row.rate_per_second === null ? null : { perSecond: row.rate_per_second },
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

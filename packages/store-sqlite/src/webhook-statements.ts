@@ -4,6 +4,8 @@ import type {
   WebhookDisabledReason,
   WebhookStatus,
   WebhookStatusOutcome,
+  WebhookSubscription,
+  WebhookSubscriptionOutcome,
 } from '@keyhook/core/store';
 import { claimsTwinKey, DELIVERY_RULES, holdsDeliveries } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
@@ -39,6 +41,8 @@ type SubscriptionParams = [
   twinKey: string,
   twinClaim: string,
   signatureScheme: SignatureScheme | null,
+  changesRate: number,
+  ratePerSecond: number | null,
   at: number,
   tenantId: string,
   id: string,
@@ -62,6 +66,9 @@ export interface WebhookStatements {
   listWebhooksBefore: Database.Statement<[string, string, number], WebhookRow>;
   setWebhookStatus: Database.Statement<SetStatusParams, WebhookRow>;
   updateWebhookSubscription: Database.Statement<SubscriptionParams, WebhookRow>;
+  rateQueueAt: Database.Statement<[string], number | null>;
+  dueWhatTheRateMadeWait: Database.Statement<[number, number, string, number, number]>;
+  resetRate: Database.Statement<[string]>;
   rotateWebhookSecret: Database.Statement<RotateSecretParams, WebhookRow>;
   deleteWebhook: Database.Statement<[string, string]>;
   deleteWebhookAttempts: Database.Statement<[string]>;
@@ -74,7 +81,7 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
     insertWebhook: db.prepare<[WebhookInsertRow]>(
       `INSERT INTO keyhook_webhooks (${WEBHOOK_COLUMNS}, twin_claim) VALUES (@id, @tenant_id, @url, @events,
         @twin_key, @status, @disabled_reason, @secret_sealed, @previous_secret_sealed,
-        @previous_secret_expires_at, @signature_scheme, @created_at, @updated_at, @twin_claim)`,
+        @previous_secret_expires_at, @signature_scheme, @rate_per_second, @created_at, @updated_at, @twin_claim)`,
     ),
     webhookById: db.prepare<[string, string], WebhookRow>(
       `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks WHERE tenant_id = ? AND id = ?`,
@@ -93,12 +100,26 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
         WHERE tenant_id = ? AND id = ? AND status <> ? RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     // A webhook that claims its twin key claims the new one instead: the claim is carried over, not decided.
-    // A NULL scheme keeps the stored one, in this statement (no read-then-write).
+    // A NULL scheme keeps the stored one, in this statement (no read-then-write); the rate changes
+    // only when the change names one (NULL then removes it).
     updateWebhookSubscription: db.prepare<SubscriptionParams, WebhookRow>(
       `UPDATE keyhook_webhooks SET url = ?, events = ?, twin_key = ?,
           twin_claim = CASE WHEN twin_claim IS NULL THEN NULL ELSE ? END,
-          signature_scheme = coalesce(?, signature_scheme), updated_at = ?
+          signature_scheme = coalesce(?, signature_scheme),
+          rate_per_second = CASE WHEN ? THEN ? ELSE rate_per_second END, updated_at = ?
         WHERE tenant_id = ? AND id = ? AND twin_key = ? RETURNING ${WEBHOOK_COLUMNS}`,
+    ),
+    // docs/decisions.md §8.18: a new rate starts afresh. The end of the slots the old one gave out,
+    // read before the reset in the same transaction; what waits up to it is due at once.
+    rateQueueAt: db
+      .prepare<[string], number | null>('SELECT rate_queue_at FROM keyhook_webhooks WHERE id = ?')
+      .pluck(),
+    dueWhatTheRateMadeWait: db.prepare<[number, number, string, number, number]>(
+      `UPDATE keyhook_deliveries SET due_at = ?, updated_at = ?
+        WHERE webhook_id = ? AND status IN ('pending', 'retry_scheduled') AND due_at > ? AND due_at <= ?`,
+    ),
+    resetRate: db.prepare<[string]>(
+      'UPDATE keyhook_webhooks SET rate_next_at = NULL, rate_queue_at = NULL WHERE id = ?',
     ),
     // One statement: the right-hand sides read the row as it was, so with an expiry the previous
     // secret is the sealed value this replaces, exactly as stored; without one, both are cleared.
@@ -136,6 +157,14 @@ export interface WebhookTransactions {
       disabledReason: WebhookDisabledReason | null,
       at: number,
     ) => WebhookStatusOutcome
+  >;
+  updateWebhookSubscription: Database.Transaction<
+    (
+      tenantId: string,
+      id: string,
+      subscription: WebhookSubscription,
+      at: number,
+    ) => WebhookSubscriptionOutcome
   >;
   deleteWebhook: Database.Transaction<(tenantId: string, id: string) => boolean>;
 }
@@ -203,8 +232,51 @@ export function webhookTransactions(
         } else {
           deliverySql.releaseDeliveries.run(at, at, id, DELIVERY_RULES.hold.state);
           deliverySql.resetFailures.run(id);
+          // The slots given to the deliveries it held were given up (docs/decisions.md §8.18).
+          statements.resetRate.run(id);
         }
         return { outcome: 'updated', webhook: toWebhookRecord(updated) };
+      },
+    ),
+    // The subscription; with a rate given, the old rate's slots go and what it made wait is due
+    // at `at` (docs/decisions.md §8.18), under the same write lock as a lease.
+    updateWebhookSubscription: db.transaction(
+      (
+        tenantId: string,
+        id: string,
+        subscription: WebhookSubscription,
+        at: number,
+      ): WebhookSubscriptionOutcome => {
+        const changesRate = subscription.rateLimit !== undefined;
+        const queueAt = changesRate ? statements.rateQueueAt.get(id) : null;
+        let row: WebhookRow | undefined;
+        try {
+          row = statements.updateWebhookSubscription.get(
+            subscription.url,
+            JSON.stringify(subscription.events),
+            subscription.twinKey,
+            subscription.twinKey,
+            subscription.signatureScheme ?? null,
+            changesRate ? 1 : 0,
+            subscription.rateLimit?.perSecond ?? null,
+            at,
+            tenantId,
+            id,
+            subscription.from,
+          );
+        } catch (error) {
+          // The active-twin index refused it: nothing was written.
+          if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
+          throw error;
+        }
+        if (!row)
+          return statements.webhookById.get(tenantId, id) ? { outcome: 'stale' } : { outcome: 'not_found' };
+        if (changesRate) {
+          if (queueAt !== null && queueAt !== undefined)
+            statements.dueWhatTheRateMadeWait.run(at, at, id, at, queueAt);
+          statements.resetRate.run(id);
+        }
+        return { outcome: 'updated', webhook: toWebhookRecord(row) };
       },
     ),
     // The webhook, its deliveries and their attempts go together. The foreign keys would cascade,

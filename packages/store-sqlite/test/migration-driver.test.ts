@@ -251,6 +251,41 @@ describe('migrations', () => {
     raw.close();
   });
 
+  it('upgrades a database of the signature-scheme release: its webhooks read no rate, and a stored rate is positive', async () => {
+    const filename = freshFile();
+    const db = openDatabase(filename);
+    expect(migrate(db, shipped.slice(0, 12))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    const webhook = webhookRecord({ signatureScheme: 'standard-webhooks' });
+    const at = webhook.createdAt.getTime();
+    db.prepare(
+      `INSERT INTO keyhook_webhooks (id, tenant_id, url, events, twin_key, status, disabled_reason,
+        secret_sealed, signature_scheme, created_at, updated_at, twin_claim) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      webhook.id,
+      'tenant_a',
+      webhook.url,
+      JSON.stringify(webhook.events),
+      webhook.twinKey,
+      'active',
+      null,
+      webhook.secretSealed,
+      'standard-webhooks',
+      at,
+      at,
+      webhook.twinKey,
+    );
+    db.close();
+
+    const store = createSqliteStore({ filename });
+    expect(await store.getWebhook('tenant_a', webhook.id)).toEqual({ ...webhook, rateLimit: null });
+    await store.close();
+    const raw = new Database(filename);
+    expect(() =>
+      raw.prepare('UPDATE keyhook_webhooks SET rate_per_second = 0 WHERE id = ?').run(webhook.id),
+    ).toThrow(/CHECK constraint failed/);
+    raw.close();
+  });
+
   it('upgrades a database of the signature-scheme release: its events take feed places by age, then tenant and id, before new ones', async () => {
     const filename = freshFile();
     const db = openDatabase(filename);

@@ -10,6 +10,7 @@ import type {
 } from '../store/types.js';
 import { deliveryOutcome, type KeyhookMetrics } from '../telemetry.js';
 import type { KeyhookTracing } from '../tracing.js';
+import { ENDPOINT_RATE_RULE } from './endpoint-rate.js';
 import { Handoffs, leaseIdFrom } from './handoff.js';
 import { judgeAttempt } from './outcome.js';
 import { DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
@@ -227,9 +228,9 @@ export class DeliveryLoop implements DeliveryWorker {
           await this.idle(this.backoff());
           continue;
         }
-        for (const delivery of leased) this.track(this.attempt(delivery));
-        // A full batch: more may be due already.
-        this.backlog = leased.length === room;
+        for (const delivery of leased.deliveries) this.track(this.attempt(delivery));
+        // A full batch, or one whose rate-limited deliveries were given later slots: more may be due already.
+        this.backlog = leased.deliveries.length === room || leased.deferred > 0;
         if (this.backlog && this.running) continue;
         await this.expireHeld();
       }
@@ -237,16 +238,24 @@ export class DeliveryLoop implements DeliveryWorker {
     }
   }
 
-  private async lease(room: number): Promise<LeasedDelivery[] | null> {
+  private async lease(room: number): Promise<{ deliveries: LeasedDelivery[]; deferred: number } | null> {
     try {
-      const leased = await this.deps.store.leaseDeliveries({
+      let deferred = 0;
+      const deliveries = await this.deps.store.leaseDeliveries({
         now: this.deps.clock.now(),
         limit: room,
         leaseMs: this.leaseMs,
         leaseId: leaseIdFrom(this.deps.randomBytes),
+        rate: ENDPOINT_RATE_RULE,
+        // docs/decisions.md §8.18: wake at a limited endpoint's next slot, not at the poll. The
+        // millisecond after it: a deferred delivery is due at its slot rounded up.
+        onRateWait: (wait) => {
+          deferred = wait.deferred;
+          this.wakeAt(Math.ceil(wait.nextSlotAt.getTime()) + 1);
+        },
       });
       this.recovered();
-      return leased;
+      return { deliveries, deferred };
     } catch (error) {
       this.failed(error, 'lease deliveries');
       return null;

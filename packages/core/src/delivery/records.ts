@@ -1,4 +1,10 @@
-import type { DeliveryRecord, EventRecord, PublishLease, WebhookStatus } from '../store/types.js';
+import type {
+  DeliveryRecord,
+  EndpointRateLimit,
+  EventRecord,
+  PublishLease,
+  WebhookStatus,
+} from '../store/types.js';
 import { DELIVERY_RULES, holdsDeliveries } from './rules.js';
 import type { DeliveryState } from './states.js';
 
@@ -34,18 +40,19 @@ export function newDeliveryRecord(
 }
 
 /**
- * Which subscribers' deliveries a publish leases: the first `lease.limit` active ones, in the
- * order given (webhook id). One rule for every store.
+ * Which subscribers' deliveries a publish leases: the first `lease.limit` active ones without a
+ * rate limit (a subscriber without `rateLimit` has none), in the order given (webhook id). A limited endpoint's delivery is written pending,
+ * and its rate is applied when a worker claims it (docs/decisions.md §8.18). One rule for every
+ * store.
  */
-export function leasedSubscribers<T extends { status: WebhookStatus }>(
-  subscribers: readonly T[],
-  lease: Pick<PublishLease, 'limit'> | undefined,
-): Set<T> {
+export function leasedSubscribers<
+  T extends { status: WebhookStatus; rateLimit?: EndpointRateLimit | null | undefined },
+>(subscribers: readonly T[], lease: Pick<PublishLease, 'limit'> | undefined): Set<T> {
   const chosen = new Set<T>();
   if (lease === undefined) return chosen;
   for (const subscriber of subscribers) {
     if (chosen.size >= lease.limit) break;
-    if (!holdsDeliveries(subscriber.status)) chosen.add(subscriber);
+    if (!holdsDeliveries(subscriber.status) && !subscriber.rateLimit) chosen.add(subscriber);
   }
   return chosen;
 }

@@ -1,3 +1,4 @@
+import { ENDPOINT_RATE_RULE, paceEndpoint, type RateSlots } from '../delivery/endpoint-rate.js';
 import { leasedSubscribers, newDeliveryRecord, queuedOn } from '../delivery/records.js';
 import { attemptSucceeded, autoDisables, DELIVERY_RULES, holdsDeliveries } from '../delivery/rules.js';
 import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
@@ -58,6 +59,7 @@ const copy = (record: ApiKeyRecord): ApiKeyRecord => ({
 
 const copyWebhook = (record: WebhookRecord): WebhookRecord => ({
   ...record,
+  rateLimit: record.rateLimit ? { ...record.rateLimit } : null,
   previousSecretExpiresAt: date(record.previousSecretExpiresAt),
   events: [...record.events],
   createdAt: new Date(record.createdAt.getTime()),
@@ -123,6 +125,8 @@ export class MemoryStore implements Store {
   private readonly deliveries = new Map<string, DeliveryRecord>();
   private readonly attempts = new Map<string, AttemptRecord[]>();
   private readonly consecutiveFailures = new Map<string, number>();
+  /** Each limited endpoint's rate slots (docs/decisions.md §8.18), by webhook id. */
+  private readonly rates = new Map<string, RateSlots>();
   private readonly portalSessions = new Map<string, PortalSessionRecord>();
   private closed = false;
   private changes = 0;
@@ -276,6 +280,10 @@ export class MemoryStore implements Store {
     record.events = [...subscription.events];
     record.twinKey = subscription.twinKey;
     if (subscription.signatureScheme !== undefined) record.signatureScheme = subscription.signatureScheme;
+    if (subscription.rateLimit !== undefined) {
+      record.rateLimit = subscription.rateLimit ? { ...subscription.rateLimit } : null;
+      this.resetRate(id, at);
+    }
     record.updatedAt = new Date(at);
     return { outcome: 'updated', webhook: copyWebhook(record) };
   }
@@ -306,6 +314,7 @@ export class MemoryStore implements Store {
       this.attempts.delete(delivery.id);
     }
     this.consecutiveFailures.delete(id);
+    this.rates.delete(id);
     return this.webhooks.delete(id);
   }
 
@@ -363,9 +372,48 @@ export class MemoryStore implements Store {
           d.dueAt.getTime() <= now &&
           !holdsDeliveries(this.webhooks.get(d.webhookId)!.status),
       )
-      .sort((a, b) => a.dueAt!.getTime() - b.dueAt!.getTime() || (a.id < b.id ? -1 : 1))
+      .sort(dueOrder)
       .slice(0, request.limit);
-    return due.map((delivery) => {
+    const rule = request.rate ?? ENDPOINT_RATE_RULE;
+    // docs/decisions.md §8.18: each limited endpoint's due deliveries, in due order, paced at once.
+    const limited = new Map<string, DeliveryRecord[]>();
+    for (const delivery of due) {
+      if (this.webhooks.get(delivery.webhookId)!.rateLimit === null) continue;
+      limited.set(delivery.webhookId, [...(limited.get(delivery.webhookId) ?? []), delivery]);
+    }
+    // Up to `spread` more due deliveries of each, beyond the limit, are given their slots too.
+    const met = new Set(due);
+    for (const [webhookId, deliveries] of limited) {
+      const more = [...this.deliveries.values()]
+        .filter(
+          (d) =>
+            d.webhookId === webhookId &&
+            !met.has(d) &&
+            LEASABLE.includes(d.status) &&
+            d.dueAt !== null &&
+            d.dueAt.getTime() <= now,
+        )
+        .sort(dueOrder)
+        .slice(0, rule.spread);
+      deliveries.push(...more);
+    }
+    const refused = new Set<DeliveryRecord>();
+    let nextSlotAt = Number.POSITIVE_INFINITY;
+    for (const [webhookId, deliveries] of limited) {
+      const slots = this.rateSlots(webhookId);
+      const limit = this.webhooks.get(webhookId)!.rateLimit!;
+      paceEndpoint(slots, limit, now, rule, deliveries.length).forEach((decision, i) => {
+        if (decision.lease) return;
+        const delivery = deliveries[i]!;
+        refused.add(delivery);
+        delivery.dueAt = new Date(decision.dueAt);
+        delivery.updatedAt = new Date(now);
+      });
+      nextSlotAt = Math.min(nextSlotAt, slots.nextAt ?? now);
+    }
+    if (limited.size > 0) request.onRateWait?.({ deferred: refused.size, nextSlotAt: new Date(nextSlotAt) });
+    const leased = due.filter((delivery) => !refused.has(delivery));
+    return leased.map((delivery) => {
       delivery.status = 'in_flight';
       delivery.leaseId = request.leaseId;
       delivery.dueAt = new Date(now + request.leaseMs);
@@ -747,11 +795,37 @@ export class MemoryStore implements Store {
 
   private releaseDeliveries(webhookId: string, at: Date): void {
     this.consecutiveFailures.set(webhookId, 0);
+    this.rates.delete(webhookId);
     for (const delivery of this.deliveries.values()) {
       if (delivery.webhookId !== webhookId || delivery.status !== hold.state) continue;
       delivery.status = 'pending';
       delivery.dueAt = new Date(at);
       delivery.heldSince = null;
+      delivery.updatedAt = new Date(at);
+    }
+  }
+
+  /** An endpoint's rate slots (docs/decisions.md §8.18), kept beside the record as the SQL stores keep them. */
+  private rateSlots(webhookId: string): RateSlots {
+    let slots = this.rates.get(webhookId);
+    if (!slots) {
+      slots = { nextAt: null, queueAt: null };
+      this.rates.set(webhookId, slots);
+    }
+    return slots;
+  }
+
+  /** A new rate: fresh slots, and what the old one made wait is due at `at`. */
+  private resetRate(webhookId: string, at: Date): void {
+    const queueAt = this.rates.get(webhookId)?.queueAt ?? null;
+    this.rates.delete(webhookId);
+    if (queueAt === null) return;
+    for (const delivery of this.deliveries.values()) {
+      if (delivery.webhookId !== webhookId) continue;
+      if (delivery.status !== 'pending' && delivery.status !== 'retry_scheduled') continue;
+      const due = delivery.dueAt!.getTime();
+      if (due <= at.getTime() || due > queueAt) continue;
+      delivery.dueAt = new Date(at);
       delivery.updatedAt = new Date(at);
     }
   }
@@ -788,3 +862,7 @@ const idempotencySlot = (tenantId: string, key: string) => `${tenantId}\u0000${k
 const eventSlot = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
 
 const LEASABLE: readonly DeliveryState[] = ['pending', 'retry_scheduled', 'in_flight'];
+
+/** The claim's order: oldest due first, then by id. */
+const dueOrder = (a: DeliveryRecord, b: DeliveryRecord) =>
+  a.dueAt!.getTime() - b.dueAt!.getTime() || (a.id < b.id ? -1 : 1);

@@ -1,3 +1,4 @@
+import type { EndpointRateRule } from '../delivery/endpoint-rate.js';
 import type { AutoDisableRule } from '../delivery/rules.js';
 import type { DeliveryState } from '../delivery/states.js';
 import type { RateLimit } from '../keys/rate-limit.js';
@@ -36,6 +37,13 @@ export type WebhookDisabledReason = 'manual' | 'failures';
  * `keyhook-signature`, or the Standard Webhooks `webhook-*` headers.
  */
 export type SignatureScheme = 'keyhook' | 'standard-webhooks';
+/**
+ * The most deliveries per second a worker sends to one endpoint, across every instance on one
+ * store (docs/decisions.md §8.18); deliveries over it wait, queued, for their slot.
+ */
+export interface EndpointRateLimit {
+  perSecond: number;
+}
 
 /** A webhook endpoint as stored. The signing secret is here only sealed (crypto/secret-box.ts). */
 export interface WebhookRecord {
@@ -64,6 +72,8 @@ export interface WebhookRecord {
   previousSecretExpiresAt: Date | null;
   /** How its deliveries are signed. Rows from before the column was added read `'keyhook'`. */
   signatureScheme: SignatureScheme;
+  /** Its delivery rate; null: none. Rows from before the column was added read null. */
+  rateLimit: EndpointRateLimit | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -78,6 +88,11 @@ export interface WebhookSubscription {
   from: string;
   /** The new signing scheme; undefined keeps the stored one (not a read-then-write). */
   signatureScheme?: SignatureScheme | undefined;
+  /**
+   * The new delivery rate (null: none); undefined keeps the stored one. A given one, even the
+   * same, starts the endpoint's pacing afresh (docs/decisions.md §8.18).
+   */
+  rateLimit?: EndpointRateLimit | null | undefined;
 }
 
 export type WebhookSubscriptionOutcome =
@@ -233,6 +248,23 @@ export interface LeaseRequest {
   leaseMs: number;
   /** Written on every leased delivery; only its holder can record the attempt. */
   leaseId: string;
+  /** How an endpoint's `rateLimit` is applied (docs/decisions.md §8.18). Default ENDPOINT_RATE_RULE. */
+  rate?: EndpointRateRule | undefined;
+  /**
+   * Called once, before the claim resolves, when it met a due delivery of an endpoint with a
+   * `rateLimit`: how many such deliveries it made wait for a later slot (not leased, still
+   * queued, attempts unchanged), and the earliest time one of those endpoints has a slot again,
+   * so the worker wakes then rather than at its poll.
+   */
+  onRateWait?: ((wait: RateWait) => void) | undefined;
+}
+
+/** What a claim tells its caller of the endpoint rates it applied (LeaseRequest.onRateWait). */
+export interface RateWait {
+  /** Due deliveries the claim gave a later slot instead of a lease. */
+  deferred: number;
+  /** The earliest next slot of the limited endpoints the claim met. */
+  nextSlotAt: Date;
 }
 
 /** What a finished attempt makes of its delivery (core decides it; see delivery/plan.ts). */
@@ -477,7 +509,8 @@ export interface Store {
    * Deliveries follow in the same transaction (docs/decisions.md §10.2): a status that holds
    * (`holdsDeliveries`) holds the webhook's pending and retry_scheduled deliveries
    * (`DELIVERY_RULES.hold.state`, `heldSince = at`); one that does not releases its held ones
-   * (pending, due at `at`) and resets its consecutive-failure count to 0.
+   * (pending, due at `at`) and resets its consecutive-failure count to 0, and its rate's slots
+   * (docs/decisions.md §8.18), since the slots given to its held deliveries were given up.
    */
   setWebhookStatus(
     tenantId: string,
@@ -496,6 +529,10 @@ export interface Store {
    * tenant claims it already, nothing is written and `'active_twin'` is returned, decided by the same unique rule as
    * insertWebhook, so of two concurrent changes onto one twin key one wins. Deliveries already
    * written stay with the webhook and go to its URL as it is when they are sent.
+   *
+   * With `subscription.rateLimit` given, in the same transaction: the endpoint's rate slots are
+   * reset, and its pending and retry_scheduled deliveries that the old rate made wait (due after
+   * `at`, no later than the last slot it gave out) become due at `at` (docs/decisions.md §8.18).
    */
   updateWebhookSubscription(
     tenantId: string,
@@ -563,6 +600,15 @@ export interface Store {
    * pending or retry_scheduled with `dueAt <= now`, or in_flight with a lease that ran out
    * (`dueAt <= now`). Each becomes in_flight under `leaseId` until now + leaseMs. Two callers
    * never lease the same delivery while its lease lives (Postgres: FOR UPDATE SKIP LOCKED).
+   *
+   * The due deliveries of an endpoint with a `rateLimit` are paced by core's `paceEndpoint`
+   * (with `request.rate`): one leased only when its slot has come; the others keep their status
+   * and attempts and become due at the slots the rule gives them. The endpoint's slots are read and advanced in
+   * the claim's transaction, so across every caller on one database the endpoint's leases keep
+   * the rule's pace (Postgres: its slot row locked with SKIP LOCKED; a concurrent claim leaves
+   * the endpoint to the one that holds it). The `limit` due deliveries considered include the
+   * ones made to wait; for each limited endpoint among them, up to `rate.spread` more of its due
+   * deliveries (in due order, skipping any another claim holds) are made to wait too.
    */
   leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]>;
 

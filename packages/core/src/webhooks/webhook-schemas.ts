@@ -1,12 +1,31 @@
 import { z } from 'zod';
 import type { EventTypeCatalog } from '../catalog/events.js';
-import type { SignatureScheme } from '../store/types.js';
+import { ENDPOINT_RATE_BOUNDS } from '../delivery/endpoint-rate.js';
+import type { EndpointRateLimit, SignatureScheme } from '../store/types.js';
 
 /** How an endpoint's deliveries are signed (docs/decisions.md §6.9; docs/http-api.md §6.3). */
 export const signatureSchemeSchema = z.enum(['keyhook', 'standard-webhooks']).meta({
   description:
     "How deliveries are signed: keyhook's keyhook-signature header, or the Standard Webhooks webhook-id, webhook-timestamp and webhook-signature headers.",
 });
+
+/** An endpoint's delivery rate (docs/decisions.md §8.18; docs/http-api.md §4.3), or null for none. */
+export const endpointRateLimitSchema = z
+  .object({
+    perSecond: z
+      .number()
+      .min(ENDPOINT_RATE_BOUNDS.min, `perSecond must be at least ${ENDPOINT_RATE_BOUNDS.min}`)
+      .max(ENDPOINT_RATE_BOUNDS.max, `perSecond must be at most ${ENDPOINT_RATE_BOUNDS.max}`)
+      .meta({
+        description: `The most deliveries per second sent to this endpoint, ${ENDPOINT_RATE_BOUNDS.min} to ${ENDPOINT_RATE_BOUNDS.max}; fractions allowed (0.5: one every 2 s).`,
+      }),
+  })
+  .strict()
+  .nullable()
+  .meta({
+    description:
+      'The most deliveries per second sent to this endpoint, across every worker; deliveries over it wait for their turn, neither failed nor counted as attempts. null: no limit.',
+  });
 
 /**
  * POST /admin/webhooks for a host's events (docs/http-api.md §4.3; docs/decisions.md §5). The URL's
@@ -20,6 +39,8 @@ export function webhookSchemaFor(events: EventTypeCatalog) {
       events: z.array(events.schema).min(1, 'events must name at least one event kind'),
       // Absent: the host's delivery.signatureScheme (keyhook unless it says otherwise).
       signatureScheme: signatureSchemeSchema.optional(),
+      // Absent: the host's delivery.endpointRateLimit (none unless it says otherwise); null: none.
+      rateLimit: endpointRateLimitSchema.optional(),
     })
     .strict();
 }
@@ -29,11 +50,14 @@ export interface CreateWebhookInput<EventType extends string = string> {
   events: EventType[];
   /** How its deliveries are signed. Default: the host's `delivery.signatureScheme`, else `'keyhook'`. */
   signatureScheme?: SignatureScheme | undefined;
+  /** Its delivery rate; null: none. Default: the host's `delivery.endpointRateLimit`, else none. */
+  rateLimit?: EndpointRateLimit | null | undefined;
 }
 
 /**
- * PATCH /admin/webhooks/{id} for a host's events: the status, or the URL, events and signature
- * scheme (any of them), in one request, never status and the rest together: each is one atomic change.
+ * PATCH /admin/webhooks/{id} for a host's events: the status, or the URL, events, signature
+ * scheme and rate limit (any of them), in one request, never status and the rest together: each
+ * is one atomic change.
  */
 export function updateWebhookSchemaFor(events: EventTypeCatalog) {
   return z
@@ -42,18 +66,29 @@ export function updateWebhookSchemaFor(events: EventTypeCatalog) {
       url: z.string().optional(),
       events: z.array(events.schema).min(1, 'events must name at least one event kind').optional(),
       signatureScheme: signatureSchemeSchema.optional(),
+      rateLimit: endpointRateLimitSchema.optional(),
     })
     .strict()
     .refine((body) => body.status !== undefined || changesSubscription(body), {
-      message: 'send status, or url, events and/or signatureScheme',
+      message: 'send status, or url, events, signatureScheme and/or rateLimit',
     })
     .refine((body) => body.status === undefined || !changesSubscription(body), {
-      message: 'change the status, or the url, events and signatureScheme, in separate requests',
+      message: 'change the status, or the url, events, signatureScheme and rateLimit, in separate requests',
     });
 }
 
-function changesSubscription(body: { url?: unknown; events?: unknown; signatureScheme?: unknown }): boolean {
-  return body.url !== undefined || body.events !== undefined || body.signatureScheme !== undefined;
+function changesSubscription(body: {
+  url?: unknown;
+  events?: unknown;
+  signatureScheme?: unknown;
+  rateLimit?: unknown;
+}): boolean {
+  return (
+    body.url !== undefined ||
+    body.events !== undefined ||
+    body.signatureScheme !== undefined ||
+    body.rateLimit !== undefined
+  );
 }
 
 export interface UpdateWebhookInput<EventType extends string = string> {
@@ -61,6 +96,8 @@ export interface UpdateWebhookInput<EventType extends string = string> {
   url?: string | undefined;
   events?: EventType[] | undefined;
   signatureScheme?: SignatureScheme | undefined;
+  /** null removes the limit. */
+  rateLimit?: EndpointRateLimit | null | undefined;
 }
 
 /** The longest overlap a rotation may keep the old secret signing: 7 days. */

@@ -7,11 +7,13 @@ import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import type { IssuedWebhook, Webhooks } from '../service-interfaces.js';
 import type {
+  EndpointRateLimit,
   IdempotencyCompletion,
   SignatureScheme,
   Store,
   WebhookRecord,
   WebhookStatus,
+  WebhookSubscription,
 } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { mintWebhookSecret } from './signing-secret.js';
@@ -33,12 +35,17 @@ export interface WebhooksDeps {
   urlPolicy: UrlPolicy;
   /** The event types an endpoint may subscribe to. */
   events: EventTypeCatalog;
-  /** Called after an endpoint was enabled (its held deliveries released), to wake workers. */
+  /**
+   * Called after an endpoint was enabled (its held deliveries released), or its rate limit set
+   * (the deliveries it made wait are due), to wake workers.
+   */
   onEnabled?: (() => void) | undefined;
   /** Test events, sent to one endpoint (docs/decisions.md §8.16). */
   testEvents: TestEventSender;
   /** The scheme of an endpoint whose create does not name one (delivery.signatureScheme). */
   defaultSignatureScheme: SignatureScheme;
+  /** The rate of an endpoint whose create does not name one (delivery.endpointRateLimit). */
+  defaultRateLimit: EndpointRateLimit | null;
 }
 
 const idempotencyInProgress = () =>
@@ -118,6 +125,7 @@ export class WebhookService implements Webhooks {
       previousSecretSealed: null,
       previousSecretExpiresAt: null,
       signatureScheme: parsed.signatureScheme ?? this.deps.defaultSignatureScheme,
+      rateLimit: parsed.rateLimit === undefined ? this.deps.defaultRateLimit : parsed.rateLimit,
       createdAt: now,
       updatedAt: now,
     };
@@ -141,13 +149,19 @@ export class WebhookService implements Webhooks {
 
   /**
    * PATCH: the status (a manual disable says so; enabling clears the reason, docs/http-api.md §3),
-   * or the URL, events and signature scheme, checked as at create, with the twin rule of
-   * docs/http-api.md §4.3 rule 5.
+   * or the URL, events, signature scheme and rate limit, checked as at create, with the twin rule
+   * of docs/http-api.md §4.3 rule 5.
    */
   async update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord> {
-    const { status, url, events, signatureScheme } = parseOrThrow(this.updateSchema, input);
+    const { status, url, events, signatureScheme, rateLimit } = parseOrThrow(this.updateSchema, input);
     if (!isWellFormedId(id, 'wh')) throw notFound();
-    if (status === undefined) return this.resubscribe(tenantId, id, url, events, signatureScheme);
+    if (status === undefined) {
+      const settings = { signatureScheme, rateLimit };
+      const updated = await this.resubscribe(tenantId, id, url, events, settings);
+      // Deliveries the old rate made wait are due now (docs/decisions.md §8.18).
+      if (rateLimit !== undefined) this.deps.onEnabled?.();
+      return updated;
+    }
     const reason = status === 'disabled' ? 'manual' : null;
     const result = await this.deps.store.setWebhookStatus(
       tenantId,
@@ -168,7 +182,7 @@ export class WebhookService implements Webhooks {
     id: string,
     url: string | undefined,
     events: string[] | undefined,
-    signatureScheme: SignatureScheme | undefined,
+    settings: Pick<WebhookSubscription, 'signatureScheme' | 'rateLimit'>,
   ): Promise<WebhookRecord> {
     let checkedUrl: string | undefined;
     if (url !== undefined) {
@@ -186,7 +200,7 @@ export class WebhookService implements Webhooks {
       const result = await this.deps.store.updateWebhookSubscription(
         tenantId,
         id,
-        { ...next, twinKey: twinKeyOf(next.url, next.events), from: current.twinKey, signatureScheme },
+        { ...next, twinKey: twinKeyOf(next.url, next.events), from: current.twinKey, ...settings },
         this.deps.clock.now(),
       );
       if (result.outcome === 'not_found') throw notFound();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { WebhookRecord } from '../store/types.js';
-import { signatureSchemeSchema } from './webhook-schemas.js';
+import { endpointRateLimitSchema, signatureSchemeSchema } from './webhook-schemas.js';
 
 const instant = z.iso.datetime();
 
@@ -22,6 +22,7 @@ export const webhookViewSchema = z.object({
       'Until when the secret replaced by the last rotation (with overlapSeconds) still signs beside the current one; null when that rotation kept none. A past time: it has stopped.',
   }),
   signatureScheme: signatureSchemeSchema,
+  rateLimit: endpointRateLimitSchema,
   createdAt: instant,
   updatedAt: instant,
 });
@@ -46,6 +47,7 @@ export function toWebhookView(webhook: WebhookRecord): WebhookView {
       ? webhook.previousSecretExpiresAt.toISOString()
       : null,
     signatureScheme: webhook.signatureScheme,
+    rateLimit: webhook.rateLimit ? { perSecond: webhook.rateLimit.perSecond } : null,
     createdAt: webhook.createdAt.toISOString(),
     updatedAt: webhook.updatedAt.toISOString(),
   };

@@ -17,6 +17,7 @@ import { contractCases } from './contract.js';
 import { conventionCases, mountCases } from './conventions.js';
 import { dataPlaneAuthCases, whoamiCases } from './data-plane-auth.js';
 import { deliveryCases } from './delivery-routes.js';
+import { endpointRateCases } from './endpoint-rate-routes.js';
 import { feedRouteCases } from './feed-route.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
 import { openApiDocumentCases } from './openapi-document.js';
@@ -113,6 +114,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       mountCases(ctx);
       webhookCases(ctx);
       signatureSchemeCases(ctx);
+      endpointRateCases(ctx);
       deliveryCases(ctx);
       testEventCases(ctx);
       feedRouteCases(ctx);

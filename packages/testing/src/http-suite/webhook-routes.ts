@@ -8,6 +8,7 @@ const WEBHOOK_VIEW_FIELDS = [
   'events',
   'id',
   'previousSecretExpiresAt',
+  'rateLimit',
   'signatureScheme',
   'status',
   'updatedAt',

@@ -2,6 +2,7 @@ import type { Store } from '@keyhook/core';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { changeVersionCases } from './change-version.js';
 import { deliveryCases } from './delivery-cases.js';
+import { endpointRateCases } from './endpoint-rates.js';
 import { eventsFeedCases } from './events-feed.js';
 import { idempotencyCases } from './idempotency.js';
 import { keyCases } from './keys.js';
@@ -59,6 +60,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     portalSessionCases(context);
     testEventCases(context);
     eventsFeedCases(context);
+    endpointRateCases(context);
     migrationRefusalCases(context, harness);
   });
 }

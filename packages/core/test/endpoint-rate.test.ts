@@ -1,0 +1,165 @@
+import { createKeyhook, type DeliveryWorker, type Keyhook, MemoryStore } from '@keyhook/core';
+import {
+  TEST_ADMIN_SECRET,
+  TEST_CATALOG,
+  TEST_ENCRYPTION_KEY,
+  TestReceiver,
+  VirtualClock,
+} from '@keyhook/testing/support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ENDPOINT_RATE_RULE, paceEndpoint, type RateSlots } from '../src/delivery/endpoint-rate.js';
+
+const TENANT = 'tenant_a';
+const TEN = { perSecond: 10 }; // 100 ms apart; a slot taken 5 ms early or kept 20 ms late
+
+describe('paceEndpoint (docs/decisions.md §8.18)', () => {
+  const fresh = (): RateSlots => ({ nextAt: null, queueAt: null });
+
+  it('an endpoint without slots leases its first due delivery now; the next takes the next slot, the rest queue after it', () => {
+    const slots = fresh();
+    expect(paceEndpoint(slots, TEN, 1000, ENDPOINT_RATE_RULE, 4)).toEqual([
+      { lease: true },
+      { lease: false, dueAt: 1100 },
+      { lease: false, dueAt: 1200 },
+      { lease: false, dueAt: 1300 },
+    ]);
+    expect(slots).toEqual({ nextAt: 1100, queueAt: 1400 });
+    // A later claim queues after the slots given out, its oldest on the next slot.
+    expect(paceEndpoint(slots, TEN, 1010, ENDPOINT_RATE_RULE, 2)).toEqual([
+      { lease: false, dueAt: 1100 },
+      { lease: false, dueAt: 1400 },
+    ]);
+    expect(slots).toEqual({ nextAt: 1100, queueAt: 1500 });
+  });
+
+  it('takes a slot up to 5 % of an interval early, never more', () => {
+    const early = { nextAt: 1100, queueAt: null };
+    expect(paceEndpoint(early, TEN, 1095, ENDPOINT_RATE_RULE, 1)).toEqual([{ lease: true }]);
+    expect(early.nextAt).toBe(1200);
+    const tooEarly = { nextAt: 1100, queueAt: null };
+    expect(paceEndpoint(tooEarly, TEN, 1094, ENDPOINT_RATE_RULE, 1)).toEqual([{ lease: false, dueAt: 1100 }]);
+    expect(tooEarly.nextAt).toBe(1100);
+  });
+
+  it('keeps the pace when a claim is up to 20 % of an interval late, and restarts it from there when later', () => {
+    const late = { nextAt: 1100, queueAt: null };
+    paceEndpoint(late, TEN, 1120, ENDPOINT_RATE_RULE, 1);
+    expect(late.nextAt).toBe(1200);
+    const later = { nextAt: 1100, queueAt: null };
+    paceEndpoint(later, TEN, 1150, ENDPOINT_RATE_RULE, 1);
+    expect(later.nextAt).toBe(1230);
+  });
+
+  it('rounds a slot up to the millisecond, and never leases two in one claim', () => {
+    const slots = fresh();
+    const decisions = paceEndpoint(slots, { perSecond: 3 }, 0, ENDPOINT_RATE_RULE, 3);
+    expect(decisions).toEqual([{ lease: true }, { lease: false, dueAt: 334 }, { lease: false, dueAt: 667 }]);
+    for (const perSecond of [0.01, 1, 7, 50, 1000]) {
+      const many = paceEndpoint(fresh(), { perSecond }, 5, ENDPOINT_RATE_RULE, 20);
+      expect(many.filter((d) => d.lease)).toHaveLength(1);
+    }
+  });
+});
+
+describe('the host default, delivery.endpointRateLimit', () => {
+  const keyhookWith = (endpointRateLimit: unknown) =>
+    createKeyhook({
+      ...TEST_CATALOG,
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      mode: 'development',
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      delivery: { endpointRateLimit: endpointRateLimit as { perSecond: number } },
+    });
+
+  it('gives new endpoints its rate; an endpoint that names one, or null, keeps its own', async () => {
+    const keyhook = keyhookWith({ perSecond: 5 });
+    try {
+      const url = 'https://hooks.example.com/default';
+      const plain = await keyhook.webhooks.create(TENANT, { url: `${url}/1`, events: ['run.completed'] });
+      expect(plain.webhook.rateLimit).toEqual({ perSecond: 5 });
+      const own = await keyhook.webhooks.create(TENANT, {
+        url: `${url}/2`,
+        events: ['run.completed'],
+        rateLimit: { perSecond: 2 },
+      });
+      expect(own.webhook.rateLimit).toEqual({ perSecond: 2 });
+      const none = await keyhook.webhooks.create(TENANT, {
+        url: `${url}/3`,
+        events: ['run.completed'],
+        rateLimit: null,
+      });
+      expect(none.webhook.rateLimit).toBeNull();
+    } finally {
+      await keyhook.close();
+    }
+  });
+
+  it('out of bounds, or not a number, is a TypeError at createKeyhook', () => {
+    for (const bad of [
+      { perSecond: 0 },
+      { perSecond: 1001 },
+      { perSecond: '5' },
+      { perSecond: Number.NaN },
+      {},
+    ]) {
+      expect(() => keyhookWith(bad), JSON.stringify(bad)).toThrow(/endpointRateLimit\.perSecond/);
+    }
+  });
+});
+
+describe('the worker paces a limited endpoint (docs/decisions.md §8.18)', () => {
+  let receiver: TestReceiver;
+  let keyhook: Keyhook;
+  let worker: DeliveryWorker;
+
+  afterEach(async () => {
+    await keyhook?.close();
+    await receiver?.close();
+  });
+
+  it('sends one per slot, waking at each slot rather than at its poll; an unlimited endpoint gets all at once; none waits with an attempt', async () => {
+    receiver = await TestReceiver.start();
+    const clock = new VirtualClock();
+    const store = new MemoryStore();
+    keyhook = createKeyhook({
+      ...TEST_CATALOG,
+      store,
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      mode: 'development',
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      clock,
+      timers: clock,
+    });
+    const { webhook: limited } = await keyhook.webhooks.create(TENANT, {
+      url: receiver.url('/slow'),
+      events: ['run.completed'],
+      rateLimit: TEN,
+    });
+    await keyhook.webhooks.create(TENANT, { url: receiver.url('/fast'), events: ['run.completed'] });
+    for (let i = 0; i < 4; i++) {
+      await keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: { runId: `run_${i}` } });
+    }
+    // A poll far away: only the slot's timer can send the next one on time.
+    worker = keyhook.createWorker({ pollIntervalMs: 600_000 });
+    worker.start();
+    await receiver.waitFor(
+      (r) => r.filter((q) => q.path === '/fast').length === 4 && r.some((q) => q.path === '/slow'),
+    );
+    const waiting = async () =>
+      (await store.listDeliveries(TENANT, limited.id, { limit: 10 })).filter((d) => d.status === 'pending');
+    expect(receiver.to('/slow')).toHaveLength(1);
+    expect((await waiting()).map((d) => d.attempts)).toEqual([0, 0, 0]);
+
+    const start = clock.now().getTime();
+    for (let sent = 2; sent <= 4; sent++) {
+      // Slot n is n × 100 ms after the first send; the worker wakes a millisecond after it.
+      const slot = start + (sent - 1) * 100;
+      await clock.advance(slot - clock.now().getTime());
+      expect(await waiting()).toHaveLength(4 - sent + 1);
+      await clock.advance(1);
+      await receiver.waitFor((r) => r.filter((q) => q.path === '/slow').length === sent);
+    }
+    expect(await waiting()).toEqual([]);
+  });
+});
