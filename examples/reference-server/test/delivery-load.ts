@@ -4,7 +4,7 @@ import type { DeliveryRecord } from '@keyhook/core/store';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore } from '@keyhook/store-sqlite';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, type TestReceiver } from '@keyhook/testing/support';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import { REFERENCE_EVENTS, REFERENCE_HEADERS } from '../src/catalog.js';
 import { dropSchema, tempDir } from './instances.js';
 
@@ -53,6 +53,39 @@ export async function openPostgres(label: string, logger?: Logger): Promise<Back
     tearDown: async () => {
       await store.close().catch(() => {});
       await dropSchema(schema);
+    },
+  };
+}
+
+/**
+ * One Postgres schema opened three times (the first store, a second and a third, each with its own
+ * pool), as two worker processes and an API process beside them open it, and a receiver that
+ * answers 200 at once.
+ */
+export interface SharedSchema {
+  backend: Backend;
+  second: Store;
+  third: Store;
+  receiver: TestReceiver;
+  /** Closes the stores and the receiver, and drops the schema. */
+  close(): Promise<void>;
+}
+
+export async function sharedPostgresSchema(label: string): Promise<SharedSchema> {
+  const backend = await openPostgres(label);
+  const second = await backend.openAnother();
+  const third = await backend.openAnother();
+  const receiver = await TestReceiver.start();
+  return {
+    backend,
+    second,
+    third,
+    receiver,
+    close: async () => {
+      await second.close().catch(() => {});
+      await third.close().catch(() => {});
+      await receiver.close();
+      await backend.tearDown();
     },
   };
 }

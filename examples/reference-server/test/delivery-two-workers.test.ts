@@ -1,15 +1,16 @@
 import type { Keyhook, Store } from '@keyhook/core';
 import { postgresAvailable } from '@keyhook/testing/postgres';
-import { TestReceiver, waitUntil } from '@keyhook/testing/support';
+import { type TestReceiver, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   allDeliveries,
   type Backend,
   countBy,
-  openPostgres,
   publishMany,
   receivedCounts,
   recordingLogger,
+  type SharedSchema,
+  sharedPostgresSchema,
   TENANT,
   testKeyhook,
 } from './delivery-load.js';
@@ -70,6 +71,7 @@ function counting(store: Store, tally: Tally): Store {
  * the two workers' competing leases (FOR UPDATE SKIP LOCKED).
  */
 describe.skipIf(!withPostgres)('two workers on one Postgres schema', () => {
+  let shared: SharedSchema;
   let backend: Backend;
   let second: Store;
   let third: Store;
@@ -77,18 +79,13 @@ describe.skipIf(!withPostgres)('two workers on one Postgres schema', () => {
   const keyhooks: Keyhook[] = [];
 
   beforeAll(async () => {
-    backend = await openPostgres('ref_2w');
-    second = await backend.openAnother();
-    third = await backend.openAnother();
-    receiver = await TestReceiver.start(); // answers 200 at once
+    shared = await sharedPostgresSchema('ref_2w');
+    ({ backend, second, third, receiver } = shared);
   });
 
   afterAll(async () => {
     for (const keyhook of keyhooks) await keyhook.close();
-    await second?.close().catch(() => {});
-    await third?.close().catch(() => {});
-    await receiver?.close();
-    await backend?.tearDown();
+    await shared?.close();
   });
 
   it(`${EVENTS} deliveries, published while both run: each sent exactly once, both send a share`, async () => {

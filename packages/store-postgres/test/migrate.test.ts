@@ -1,6 +1,13 @@
 import { isKeyhookError } from '@keyhook/core';
 import type { WebhookRecord } from '@keyhook/core/store';
-import { keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
+import {
+  BACKFILLED_FEED,
+  EVENTS_BEFORE_THE_FEED,
+  feedAfterBackfill,
+  keyRecord,
+  T0,
+  webhookRecord,
+} from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import { migrationLogLines, migrationLogProblems, recordingLogger } from '@keyhook/testing/support';
 import pg from 'pg';
@@ -407,34 +414,17 @@ async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise
   describe('0015_event_feed', () => {
     it('gives the events of an older schema feed places by age, then tenant and id, before new ones', async () => {
       const schema = await schemaAt('mig_feed', 14);
-      // Ids that sort against their age: the backfill orders by created_at first.
-      await admin.query(
-        `INSERT INTO "${schema}".keyhook_events (tenant_id, id, type, payload, created_at)
-          VALUES ('tenant_a', 'evt_z', 'run.completed', '{}', $1::timestamptz + interval '2 s'),
-            ('tenant_a', 'evt_b', 'run.completed', '{}', $1::timestamptz + interval '1 s'),
-            ('tenant_b', 'evt_a', 'run.completed', '{}', $1::timestamptz + interval '1 s'),
-            ('tenant_a', 'evt_a', 'run.completed', '{}', $1::timestamptz + interval '1 s')`,
-        [T0],
-      );
+      for (const [tenantId, id, seconds] of EVENTS_BEFORE_THE_FEED) {
+        await admin.query(
+          `INSERT INTO "${schema}".keyhook_events (tenant_id, id, type, payload, created_at)
+            VALUES ($1, $2, 'run.completed', '{}', $3::timestamptz + make_interval(secs => $4))`,
+          [tenantId, id, T0, seconds],
+        );
+      }
       await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
       const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1 });
       try {
-        const outcome = await store.publishEvent(
-          {
-            id: 'evt_0_new',
-            tenantId: 'tenant_a',
-            type: 'run.completed',
-            payload: '{}',
-            createdAt: T0,
-            traceContext: null,
-          },
-          () => 'dlv_1',
-        );
-        expect(outcome.outcome).toBe('published');
-        const page = await store.listFeedEvents('tenant_a', { limit: 10, createdSince: T0 });
-        expect(page.events.map((entry) => entry.event.id)).toEqual(['evt_a', 'evt_b', 'evt_z', 'evt_0_new']);
-        const theirs = await store.listFeedEvents('tenant_b', { limit: 10, createdSince: T0 });
-        expect(theirs.events.map((entry) => entry.event.id)).toEqual(['evt_a']);
+        expect(await feedAfterBackfill(store)).toEqual(BACKFILLED_FEED);
       } finally {
         await store.close();
       }

@@ -3,7 +3,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { T0, webhookRecord } from '@keyhook/testing/fixtures';
+import {
+  BACKFILLED_FEED,
+  EVENTS_BEFORE_THE_FEED,
+  feedAfterBackfill,
+  T0,
+  webhookRecord,
+} from '@keyhook/testing/fixtures';
 import { recordingLogger } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -293,14 +299,7 @@ describe('migrations', () => {
     const insert = db.prepare(
       `INSERT INTO keyhook_events (tenant_id, id, type, payload, created_at) VALUES (?, ?, 'run.completed', ?, ?)`,
     );
-    // Ids that sort against their age: the backfill orders by created_at first.
-    const rows = [
-      ['tenant_a', 'evt_z', 2],
-      ['tenant_a', 'evt_b', 1],
-      ['tenant_b', 'evt_a', 1],
-      ['tenant_a', 'evt_a', 1],
-    ] as const;
-    for (const [tenant, id, seconds] of rows) {
+    for (const [tenant, id, seconds] of EVENTS_BEFORE_THE_FEED) {
       const createdAt = new Date(T0.getTime() + seconds * 1000);
       const payload = JSON.stringify({
         id,
@@ -313,22 +312,7 @@ describe('migrations', () => {
     db.close();
 
     const store = createSqliteStore({ filename });
-    const outcome = await store.publishEvent(
-      {
-        id: 'evt_0_new',
-        tenantId: 'tenant_a',
-        type: 'run.completed',
-        payload: '{}',
-        createdAt: T0,
-        traceContext: null,
-      },
-      () => 'dlv_1',
-    );
-    expect(outcome.outcome).toBe('published');
-    const page = await store.listFeedEvents('tenant_a', { limit: 10, createdSince: T0 });
-    expect(page.events.map((entry) => entry.event.id)).toEqual(['evt_a', 'evt_b', 'evt_z', 'evt_0_new']);
-    const theirs = await store.listFeedEvents('tenant_b', { limit: 10, createdSince: T0 });
-    expect(theirs.events.map((entry) => entry.event.id)).toEqual(['evt_a']);
+    expect(await feedAfterBackfill(store)).toEqual(BACKFILLED_FEED);
     await store.close();
   });
 
