@@ -35,6 +35,7 @@ export interface DeliveryStatements {
   insertTestEvent: string;
   notify: string;
   lease: string;
+  leaseUnlimited: string;
   deliveryWebhook: string;
   lockWebhook: string;
   shareWebhook: string;
@@ -264,6 +265,45 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // next slot; the rest the slots after greatest(queue_at, the one after that), one interval
     // apart, rounded up to the millisecond, and queue_at moves past them. Each delivery is in
     // `due` once, so each row below is written once.
+    // The usual claim, when no due delivery in reach belongs to an endpoint with a rate: `due` as
+    // in `lease`, and only the unlimited endpoints' deliveries leased. `limited_met` counts the
+    // limited ones `due` met (locked, and let go unchanged at the statement's end); when any,
+    // the store claims again with `lease`, which paces them (docs/decisions.md §8.18). The pacing
+    // CTEs cost about a millisecond per claim even when they meet nothing, and most claims meet
+    // nothing.
+    leaseUnlimited: `WITH due AS MATERIALIZED (
+        SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
+        FROM ${deliveries} AS d
+        CROSS JOIN LATERAL (
+          SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
+          WHERE id = d.webhook_id AND status <> $5
+          FOR SHARE SKIP LOCKED
+        ) AS w
+        WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight')
+          AND d.due_at <= $1::timestamptz
+        ORDER BY d.due_at, d.id
+        LIMIT $2
+        FOR UPDATE OF d SKIP LOCKED
+      ),
+      leased AS (
+        UPDATE ${deliveries} AS d
+        SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
+        FROM due WHERE d.id = due.id AND due.${WEBHOOK_PREFIX}rate_per_second IS NULL
+        RETURNING ${returning}
+      ),
+      met AS (
+        SELECT count(*)::int AS limited_met FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NOT NULL
+      )
+      SELECT (SELECT limited_met FROM met) AS limited_met, due.was_due AS lease_order,
+        leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
+      FROM leased
+      JOIN due ON due.id = leased.id
+      JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
+      UNION ALL
+      SELECT limited_met, NULL, ${noLease}
+      FROM met WHERE NOT EXISTS (SELECT 1 FROM leased)
+      ORDER BY lease_order, id`,
+
     lease: `WITH due AS MATERIALIZED (
         SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
         FROM ${deliveries} AS d

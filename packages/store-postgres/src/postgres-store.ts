@@ -91,6 +91,17 @@ interface RateSummaryRow {
 
 const { hold } = DELIVERY_RULES;
 
+/** A claim's rows as leased deliveries; a row without a delivery (the claim's summary) is none. */
+function leasedRows(rows: readonly LeaseRow[]): LeasedDelivery[] {
+  return rows
+    .filter((row) => row.id !== null)
+    .map((row) => ({
+      delivery: toDeliveryRecord(row),
+      event: joinedEvent(row),
+      webhook: joinedWebhook(row),
+    }));
+}
+
 /** How often a method decides again when the row changed between its deciding write and its report read. */
 const RACE_ATTEMPTS = 5;
 
@@ -570,29 +581,35 @@ export class PostgresStore implements Store {
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
     const leaseEnds = new Date(request.now.getTime() + request.leaseMs);
-    const result = await this.query<LeaseRow & RateSummaryRow>(this.deliverySql.lease, [
+    // Most claims meet no endpoint with a rate: the plain claim leases those and says whether
+    // it met any that has one (deliverySql.leaseUnlimited).
+    const plain = await this.query<LeaseRow & { limited_met: number }>(this.deliverySql.leaseUnlimited, [
       request.now,
       request.limit,
       request.leaseId,
       leaseEnds,
       hold.endpointStatus,
+    ]);
+    const leased = leasedRows(plain.rows);
+    if (!plain.rows[0]?.limited_met) return leased;
+    const rule = request.rate ?? ENDPOINT_RATE_RULE;
+    const result = await this.query<LeaseRow & RateSummaryRow>(this.deliverySql.lease, [
+      request.now,
+      request.limit - leased.length,
+      request.leaseId,
+      leaseEnds,
+      hold.endpointStatus,
       request.now.getTime(),
-      (request.rate ?? ENDPOINT_RATE_RULE).early,
-      (request.rate ?? ENDPOINT_RATE_RULE).late,
-      (request.rate ?? ENDPOINT_RATE_RULE).spread,
+      rule.early,
+      rule.late,
+      rule.spread,
     ]);
     // One row at least: the rate summary, with no delivery when nothing was leased.
     const summary = result.rows[0];
     if (summary && summary.rate_next_slot !== null) {
       request.onRateWait?.({ deferred: summary.rate_deferred, nextSlotAt: new Date(summary.rate_next_slot) });
     }
-    return result.rows
-      .filter((row) => row.id !== null)
-      .map((row) => ({
-        delivery: toDeliveryRecord(row),
-        event: joinedEvent(row),
-        webhook: joinedWebhook(row),
-      }));
+    return [...leased, ...leasedRows(result.rows)];
   }
 
   /**
