@@ -191,6 +191,23 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     .flatMap((columns) => columns.split(', '))
     .map(() => 'NULL')
     .join(', ');
+  // The claim's head, shared by leaseUnlimited and lease: the due deliveries of endpoints that are
+  // not held, oldest due first, locked, with their webhook's columns (see lease for why so).
+  const dueClaim = `due AS MATERIALIZED (
+        SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
+        FROM ${deliveries} AS d
+        CROSS JOIN LATERAL (
+          SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
+          WHERE id = d.webhook_id AND status <> $5
+          FOR SHARE SKIP LOCKED
+        ) AS w
+        WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight')
+          AND d.due_at <= $1::timestamptz
+        ORDER BY d.due_at, d.id
+        LIMIT $2
+        FOR UPDATE OF d SKIP LOCKED
+      ),
+`;
   // A success row in publishAndSucceed's answer has no webhook: NULL in each of its columns.
   const noWebhook = WEBHOOK_COLUMNS.split(', ')
     .map(() => 'NULL')
@@ -271,21 +288,7 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // the store claims again with `lease`, which paces them (docs/decisions.md §8.18). The pacing
     // CTEs cost about a millisecond per claim even when they meet nothing, and most claims meet
     // nothing.
-    leaseUnlimited: `WITH due AS MATERIALIZED (
-        SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
-        FROM ${deliveries} AS d
-        CROSS JOIN LATERAL (
-          SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
-          WHERE id = d.webhook_id AND status <> $5
-          FOR SHARE SKIP LOCKED
-        ) AS w
-        WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight')
-          AND d.due_at <= $1::timestamptz
-        ORDER BY d.due_at, d.id
-        LIMIT $2
-        FOR UPDATE OF d SKIP LOCKED
-      ),
-      leased AS (
+    leaseUnlimited: `WITH ${dueClaim}      leased AS (
         UPDATE ${deliveries} AS d
         SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
         FROM due WHERE d.id = due.id AND due.${WEBHOOK_PREFIX}rate_per_second IS NULL
@@ -304,21 +307,7 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
       FROM met WHERE NOT EXISTS (SELECT 1 FROM leased)
       ORDER BY lease_order, id`,
 
-    lease: `WITH due AS MATERIALIZED (
-        SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
-        FROM ${deliveries} AS d
-        CROSS JOIN LATERAL (
-          SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
-          WHERE id = d.webhook_id AND status <> $5
-          FOR SHARE SKIP LOCKED
-        ) AS w
-        WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight')
-          AND d.due_at <= $1::timestamptz
-        ORDER BY d.due_at, d.id
-        LIMIT $2
-        FOR UPDATE OF d SKIP LOCKED
-      ),
-      rates AS MATERIALIZED (
+    lease: `WITH ${dueClaim}      rates AS MATERIALIZED (
         SELECT r.webhook_id, r.next_at, r.queue_at FROM ${rates} AS r
         WHERE r.webhook_id IN (SELECT ${WEBHOOK_PREFIX}id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NOT NULL)
         ORDER BY r.webhook_id
