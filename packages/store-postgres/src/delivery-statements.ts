@@ -286,8 +286,8 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // in `lease`, and only the unlimited endpoints' deliveries leased. `limited_met` counts the
     // limited ones `due` met (locked, and let go unchanged at the statement's end); when any,
     // the store claims again with `lease`, which paces them (docs/decisions.md §8.18). The pacing
-    // CTEs cost about a millisecond per claim even when they meet nothing, and most claims meet
-    // nothing.
+    // CTEs are planned on every claim that carries them, even one that meets nothing, and most
+    // claims meet nothing. This one is prepared: its plan is the same generic or custom.
     leaseUnlimited: `WITH ${dueClaim}      leased AS (
         UPDATE ${deliveries} AS d
         SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz

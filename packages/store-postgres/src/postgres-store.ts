@@ -271,6 +271,7 @@ export class PostgresStore implements Store {
         d.complete,
         d.insertAttempt,
         d.setFailures,
+        d.leaseUnlimited,
         this.sql.findByCredential,
         this.sql.touch,
         this.portalSql.sessionByHash,
