@@ -424,8 +424,51 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     const published = await publish();
     await eventually(async () => {
       const { attempts } = await keyhook.deliveries.get(TENANT, webhook.id, published.deliveries[0]!.id);
-      expect(attempts[0]?.error).toMatch(/non-public address \(127\.0\.0\.1\)/);
+      expect(attempts[0]?.error).toBe('refused: The host did not resolve to a public address.');
     });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it("tells the tenant only that an internal name's address is not public; the operator's log names it", async () => {
+    const internal: Record<string, { address: string; family: 4 | 6 }[]> = {
+      'internal-name': [{ address: '10.20.30.40', family: 4 }],
+      'metadata-name': [{ address: '::ffff:169.254.169.254', family: 6 }],
+    };
+    const lookup = async (hostname: string) => {
+      const found = internal[hostname];
+      if (found) return found;
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    };
+    setUp({ lookup }, { mode: 'production', webhookUrlPolicy: { allowHttp: true } });
+    const port = new URL(receiver.url('/')).port;
+    const hosts = ['internal-name', 'metadata-name', 'absent-name'];
+    const webhooks = await Promise.all(
+      hosts.map((host) =>
+        keyhook.webhooks.create(TENANT, { url: `http://${host}:${port}/hook`, events: ['run.completed'] }),
+      ),
+    );
+    const published = await publish();
+    const errors: (string | null)[] = [];
+    await eventually(async () => {
+      errors.length = 0;
+      for (const [i, { webhook }] of webhooks.entries()) {
+        const delivery = published.deliveries.find((d) => d.webhookId === webhook.id)!;
+        const { attempts } = await keyhook.deliveries.get(TENANT, webhook.id, delivery.id);
+        expect(attempts[0], hosts[i]).toBeDefined();
+        errors.push(attempts[0]!.error);
+      }
+    });
+    // One answer for an internal address and for a name that does not resolve: no map of names.
+    for (const error of errors) expect(error).toBe('refused: The host did not resolve to a public address.');
+    const refusals = logs.filter((line) => line.message.includes('refused at connect time'));
+    expect(refusals.every((line) => line.level === 'warn')).toBe(true);
+    const reasons = refusals.map((line) => (line.context as { reason: string }).reason).sort();
+    expect(reasons).toEqual([
+      'The host absent-name could not be resolved (ENOTFOUND).',
+      'The host internal-name resolves to a non-public address (10.20.30.40).',
+      'The host metadata-name resolves to a non-public address (::ffff:169.254.169.254).',
+    ]);
+    expect(refusals[0]!.context).toMatchObject({ tenantId: TENANT });
     expect(receiver.requests).toHaveLength(0);
   });
 

@@ -4,6 +4,7 @@ import {
   isPublicAddress,
   type LookupAll,
   MAX_WEBHOOK_URL_LENGTH,
+  NOT_PUBLIC,
   resolveCheckedAddresses,
   UrlPolicyError,
 } from '../src/webhooks/url-policy.js';
@@ -204,11 +205,37 @@ describe('resolveCheckedAddresses', () => {
   it('turns a lookup failure or an empty answer into UrlPolicyError', async () => {
     await expect(resolveCheckedAddresses('nxdomain.example.com', production, lookup)).rejects.toMatchObject({
       name: 'UrlPolicyError',
-      reason: expect.stringContaining('ENOTFOUND'),
+      detail: 'The host nxdomain.example.com could not be resolved (ENOTFOUND).',
     });
-    await expect(resolveCheckedAddresses('empty.example.com', production, lookup)).rejects.toThrow(
-      UrlPolicyError,
+    await expect(resolveCheckedAddresses('empty.example.com', production, lookup)).rejects.toMatchObject({
+      name: 'UrlPolicyError',
+      detail: 'The host empty.example.com resolved to no addresses.',
+    });
+  });
+
+  it('gives one reason for every refused resolution, naming neither host nor address; the detail names both', async () => {
+    const refusals = await Promise.all(
+      [
+        'rebind.example.com',
+        'mapped.example.com',
+        'nxdomain.example.com',
+        'empty.example.com',
+        '10.1.2.3',
+      ].map((host) =>
+        resolveCheckedAddresses(host, production, lookup).catch((error: UrlPolicyError) => error),
+      ),
     );
+    for (const refusal of refusals) {
+      expect(refusal).toBeInstanceOf(UrlPolicyError);
+      expect(refusal).toMatchObject({ reason: NOT_PUBLIC, message: NOT_PUBLIC });
+    }
+    expect(refusals.map((refusal) => (refusal as UrlPolicyError).detail)).toEqual([
+      'The host rebind.example.com resolves to a non-public address (127.0.0.1).',
+      'The host mapped.example.com resolves to a non-public address (::ffff:169.254.169.254).',
+      'The host nxdomain.example.com could not be resolved (ENOTFOUND).',
+      'The host empty.example.com resolved to no addresses.',
+      'The host 10.1.2.3 resolves to a non-public address (10.1.2.3).',
+    ]);
   });
 
   it('takes a literal IP without a lookup', async () => {

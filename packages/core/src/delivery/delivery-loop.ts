@@ -325,6 +325,13 @@ export class DeliveryLoop implements DeliveryWorker {
         responseBody: null,
       };
     }
+    if (sent.refusal !== undefined) {
+      // The attempt log, which the tenant reads, says only that the host is not public.
+      this.deps.logger.warn(
+        { tenantId: delivery.tenantId, webhookId: webhook.id, deliveryId: delivery.id, reason: sent.refusal },
+        'keyhook: a delivery was refused at connect time by the webhook URL policy',
+      );
+    }
     const finishedAt = this.deps.clock.now();
     const plan = planAfterAttempt(
       attempt,

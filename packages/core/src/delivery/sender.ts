@@ -8,6 +8,7 @@ import {
   type LookupAll,
   resolveCheckedAddresses,
   type UrlPolicy,
+  UrlPolicyError,
 } from '../webhooks/url-policy.js';
 import type { AttemptResult } from './outcome.js';
 import { DEFAULT_HEADER_NAMES, type DeliveryHeaderNames, signedHeaders } from './signature.js';
@@ -49,6 +50,11 @@ export interface SendOutcome {
   durationMs: number;
   /** At most MAX_LOGGED_RESPONSE_BYTES of the response body, as UTF-8 text; null without a response. */
   responseBody: string | null;
+  /**
+   * Why the URL policy refused the host at connect time, naming the host and the address it
+   * resolved to: for the operator's log, while the attempt's error says only that it is not public.
+   */
+  refusal?: string | undefined;
 }
 
 export interface SenderOptions {
@@ -146,6 +152,13 @@ export class WebhookSender {
         loggable(text),
       );
     } catch (error) {
+      // The connect-time lookup's refusal, as undici passes it on.
+      if (error instanceof UrlPolicyError) {
+        return {
+          ...finish({ kind: 'error', message: `refused: ${error.reason}` }),
+          refusal: error.detail,
+        };
+      }
       const message = timedOut ? `timed out after ${this.timeoutMs} ms` : describe(error);
       return finish({ kind: 'error', message });
     } finally {

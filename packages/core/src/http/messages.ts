@@ -22,7 +22,8 @@ export interface KeyhookRequest {
   /**
    * The client's address as the framework reports it (Fastify's `request.ip`, Express's
    * `req.ip`, which follow the framework's proxy trust). Failed API-key verifications are
-   * limited per address (`rateLimit.failedAuth`); without it they are not limited.
+   * limited per address (`rateLimit.failedAuth`), as client-address.ts reads it; without it they
+   * are not limited.
    */
   clientAddress?: string | undefined;
   /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { KeyhookError } from '../errors.js';
+import { clientAddressName } from '../http/client-address.js';
 
 /** At most `limit` requests in each window of `window` seconds. */
 export interface RateLimit {
@@ -160,6 +161,8 @@ export interface RateLimitOptions {
    * lookup; a key it has verified before is verified as usual. Left out or `null`: no limit.
    * Needs the client address from the adapter, so set the framework's proxy trust (`trustProxy`,
    * `trust proxy`) behind a load balancer: otherwise every client shares the balancer's address.
+   * An address is read without its port or brackets, an IPv4-mapped IPv6 address as its IPv4;
+   * spellings that are not an address share one counter (docs/decisions.md §12.6).
    */
   failedAuth?: RateLimit | null;
   /**
@@ -266,7 +269,7 @@ export class RateLimits {
    */
   reserve(address: string | undefined, digest: string, nowMs: number): FailureReservation | undefined {
     if (this.failedAuth === null || address === undefined || this.known.has(digest)) return undefined;
-    const name = this.counted(addressName(address), nowMs);
+    const name = this.counted(clientAddressName(address), nowMs);
     if (this.failures.take(name, this.failedAuth, nowMs) < 0) {
       this.onRefused('address');
       throw rateLimited(
@@ -316,28 +319,4 @@ export class RateLimits {
     }
     return OVERFLOW;
   }
-}
-
-/**
- * What one client is counted under: an IPv4 address as it is (an IPv4-mapped IPv6 address as
- * its IPv4 form), an IPv6 address by its /64, the block one host usually holds whole.
- */
-export function addressName(address: string): string {
-  if (!address.includes(':')) return address;
-  const bare = address.split('%', 1)[0]!.toLowerCase();
-  const mapped = /^(?:::|(?:0{1,4}:){5})ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(bare);
-  if (mapped) return mapped[1]!;
-  // Any other form with an IPv4 tail is rare and deprecated: counted as it is written.
-  if (bare.includes('.')) return bare;
-  const [head = '', tail] = bare.split('::', 2);
-  const front = head === '' ? [] : head.split(':');
-  const back = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups =
-    tail === undefined
-      ? front
-      : [...front, ...Array(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
 }

@@ -20,14 +20,25 @@ export interface ResolvedAddress {
 export type LookupAll = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export class UrlPolicyError extends Error {
+  /** What the attempt log says, which the tenant reads. */
   readonly reason: string;
+  /** The reason with the host and what it resolved to: for the operator's log only. */
+  readonly detail: string;
 
-  constructor(reason: string) {
+  constructor(reason: string, detail: string = reason) {
     super(reason);
     this.name = 'UrlPolicyError';
     this.reason = reason;
+    this.detail = detail;
   }
 }
+
+/**
+ * A tenant's one answer for a host that resolves to a non-public address, to none, or not at
+ * all: neither the addresses nor which of the three, so the attempt log maps no internal name
+ * (docs/decisions.md §5.4).
+ */
+export const NOT_PUBLIC = 'The host did not resolve to a public address.';
 
 // Reserved for private use (RFC 6761, RFC 6762, RFC 8375, ICANN .internal); never a public webhook receiver.
 const LOCAL_SUFFIXES = ['localhost', 'local', 'internal', 'home.arpa', 'localdomain'];
@@ -114,7 +125,8 @@ const defaultLookup: LookupAll = async (hostname) => {
 /**
  * The connect-time step for the delivery worker: resolve `hostname` (or take a literal IP), refuse unless
  * EVERY address is public (unless policy.allowPrivateAddresses), and return the addresses checked, so the
- * caller connects to those only (no DNS rebinding). Throws UrlPolicyError when refused or unresolvable.
+ * caller connects to those only (no DNS rebinding). Throws UrlPolicyError when refused or unresolvable,
+ * its reason the same for every refused resolution.
  */
 export async function resolveCheckedAddresses(
   hostname: string,
@@ -136,16 +148,23 @@ export async function resolveCheckedAddresses(
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
       throw new UrlPolicyError(
+        NOT_PUBLIC,
         `The host ${host} could not be resolved${typeof code === 'string' ? ` (${code})` : ''}.`,
       );
     }
   }
-  if (addresses.length === 0) throw new UrlPolicyError(`The host ${host} resolved to no addresses.`);
+  if (addresses.length === 0) {
+    throw new UrlPolicyError(NOT_PUBLIC, `The host ${host} resolved to no addresses.`);
+  }
   if (!policy.allowPrivateAddresses) {
     // One private answer is enough to refuse: the caller might otherwise pick it.
     const blocked = addresses.find((a) => !isPublicAddress(a.address));
-    if (blocked)
-      throw new UrlPolicyError(`The host ${host} resolves to a non-public address (${blocked.address}).`);
+    if (blocked) {
+      throw new UrlPolicyError(
+        NOT_PUBLIC,
+        `The host ${host} resolves to a non-public address (${blocked.address}).`,
+      );
+    }
   }
   return addresses;
 }
