@@ -10,6 +10,7 @@ export { portalCookiePath } from './portal-cookie.js';
 export { keepWriting, type RawReply, rawRequest } from './raw-http.js';
 export { answer, type ReceivedRequest, type Responder, TestReceiver } from './receiver.js';
 export {
+  checkPostgresIndexes,
   mountSmallDisk,
   type SmallDisk,
   type SmallDiskOptions,

@@ -121,3 +121,23 @@ export async function smallTablespace(
     },
   };
 }
+
+/**
+ * amcheck over every btree of `schema`, each with its table's rows (`heapallindexed`): reads every
+ * row and fails on a row missing from an index or an index page out of order. Installs amcheck in
+ * `schema`, so dropping the schema removes it. Returns how many indexes it checked.
+ */
+export async function checkPostgresIndexes(
+  query: (sql: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>,
+  schema: string,
+): Promise<number> {
+  await query(`CREATE EXTENSION IF NOT EXISTS amcheck SCHEMA "${schema}"`);
+  const { rows } = await query(
+    `SELECT c.oid::regclass::text AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+       JOIN pg_am a ON a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND a.amname = 'btree'`,
+    [schema],
+  );
+  for (const { name } of rows) await query(`SELECT "${schema}".bt_index_check($1::regclass, true)`, [name]);
+  return rows.length;
+}
