@@ -57,9 +57,13 @@ export function fullDiskSuite(name: string, open: () => Promise<FullDiskDatabase
   });
 
   afterAll(async () => {
-    await plane?.close();
-    await receiver?.close();
-    await database?.tearDown();
+    try {
+      await plane?.close();
+      await receiver?.close();
+    } finally {
+      // The mount and the tablespace go even when the server did not close.
+      await database?.tearDown();
+    }
   });
 
   /** One round: GROUP publishes through the host's keyhook and one item of 64 KiB over HTTP. */
