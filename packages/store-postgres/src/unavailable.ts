@@ -22,6 +22,11 @@ const CONNECTION_CODES = new Set([
   '40P01',
 ]);
 
+// SQLSTATE class 53 (insufficient resources) but too many connections, above: a full disk (53100)
+// or a server out of memory (53200). Writes pass again once the operator frees some, without a
+// restart (docs/decisions.md §20.3).
+const SHORTAGE_CODES = new Set(['53000', '53100', '53200']);
+
 // SQLSTATE class 08: connection exception.
 const CONNECTION_EXCEPTION = /^08[0-9A-Z]{3}$/;
 
@@ -48,11 +53,23 @@ export function isConnectionFailure(error: unknown, depth = 0): boolean {
   return isConnectionFailure(error.cause, depth + 1);
 }
 
+/** Whether an error from pg means the server is short of disk space or memory. */
+export function isResourceShortage(error: unknown, depth = 0): boolean {
+  if (!(error instanceof Error) || depth > 4) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && SHORTAGE_CODES.has(code)) return true;
+  return isResourceShortage(error.cause, depth + 1);
+}
+
 export function unavailable(message: string, cause?: unknown): Error {
   return unavailableError(message, cause);
 }
 
-/** Connection failures become `unavailable` (503 with Retry-After); anything else is a bug and stays as it is. */
+/**
+ * Connection failures and a server short of disk or memory become `unavailable` (503 with
+ * Retry-After); anything else is a bug and stays as it is.
+ */
 export function toStoreError(error: unknown): unknown {
+  if (isResourceShortage(error)) return unavailable('PostgreSQL is short of disk space or memory.', error);
   return isConnectionFailure(error) ? unavailable('PostgreSQL is unreachable.', error) : error;
 }

@@ -9,4 +9,12 @@ export { deliverOneEvent, type OneDelivery } from './one-delivery.js';
 export { portalCookiePath } from './portal-cookie.js';
 export { keepWriting, type RawReply, rawRequest } from './raw-http.js';
 export { answer, type ReceivedRequest, type Responder, TestReceiver } from './receiver.js';
+export {
+  checkPostgresIndexes,
+  mountSmallDisk,
+  type SmallDisk,
+  type SmallDiskOptions,
+  type SmallTablespace,
+  smallTablespace,
+} from './small-disk.js';
 export { waitUntil } from './wait-until.js';

@@ -1,0 +1,142 @@
+import path from 'node:path';
+import { isKeyhookError } from '@keyhook/core';
+import type { EventRecord } from '@keyhook/core/store';
+import { T0, webhookRecord } from '@keyhook/testing/fixtures';
+import { mountSmallDisk } from '@keyhook/testing/support';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../src/index.js';
+
+/**
+ * The store on a real filesystem that fills up (a 4 MiB tmpfs): SQLite answers SQLITE_FULL, the
+ * group commit refuses every publish of a group that did not commit, and the same store writes
+ * again once space is freed (docs/decisions.md §20.3).
+ */
+const disk = mountSmallDisk('sqlite-full', { sizeMiB: 4 });
+/** Publishes per turn of the event loop: each turn's are one group commit. */
+const GROUP = 16;
+/** A payload of a few KiB, so the space left is taken in a few dozen groups. */
+const PAD = 'x'.repeat(3000);
+
+describe.skipIf(disk === null)('a full disk under the SQLite store', () => {
+  const filename = path.join(disk?.dataDir ?? '', 'keyhook.db');
+  const store = disk ? createSqliteStore({ filename }) : undefined;
+  const webhook = webhookRecord({ events: ['run.completed'] });
+  const accepted: string[] = [];
+  const refused: string[] = [];
+  const causes = new Set<string>();
+
+  afterAll(async () => {
+    await store?.close();
+    disk?.remove();
+  });
+
+  const eventOf = (id: string): EventRecord => ({
+    id,
+    tenantId: webhook.tenantId,
+    type: 'run.completed',
+    payload: JSON.stringify({ id, pad: PAD }),
+    createdAt: T0,
+    traceContext: null,
+  });
+  let next = 0;
+  /** One group of publishes; the ids accepted and refused go to their lists. */
+  const publishGroup = async () => {
+    const ids = Array.from({ length: GROUP }, () => `evt_full_${String(next++).padStart(5, '0')}`);
+    const outcomes = await Promise.allSettled(
+      ids.map((id) => store!.publishEvent(eventOf(id), () => `dlv_${id}`)),
+    );
+    outcomes.forEach((outcome, index) => {
+      if (outcome.status === 'fulfilled') {
+        expect(outcome.value.outcome).toBe('published');
+        accepted.push(ids[index]!);
+        return;
+      }
+      const error = outcome.reason;
+      expect(isKeyhookError(error) && error.code, String(error)).toBe('unavailable');
+      causes.add((error.cause as { code?: string }).code ?? String(error.cause));
+      refused.push(ids[index]!);
+    });
+    return outcomes.filter((outcome) => outcome.status === 'rejected').length;
+  };
+
+  /** What a second connection reads from the file: events, deliveries, and whether it is sound. */
+  const onFile = () => {
+    const db = new Database(filename, { readonly: true });
+    try {
+      return {
+        events: db.prepare('SELECT id FROM keyhook_events ORDER BY id').pluck().all() as string[],
+        deliveries: db.prepare('SELECT event_id FROM keyhook_deliveries ORDER BY event_id').pluck().all(),
+        integrity: db.pragma('integrity_check', { simple: true }),
+        foreignKeys: db.pragma('foreign_key_check'),
+      };
+    } finally {
+      db.close();
+    }
+  };
+
+  it('publishes are refused with unavailable (SQLITE_FULL) once the disk is full, each group whole', async () => {
+    await store!.insertWebhook(webhook);
+    disk!.fill(200 * 1024);
+    // Until three groups in a row are refused whole: the disk is full, not short for one commit.
+    let wholeRefusals = 0;
+    for (let round = 0; round < 500 && wholeRefusals < 3; round++) {
+      wholeRefusals = (await publishGroup()) === GROUP ? wholeRefusals + 1 : 0;
+    }
+    expect(wholeRefusals).toBe(3);
+    expect(accepted.length).toBeGreaterThan(0);
+    expect(
+      [...causes].every((code) => code.startsWith('SQLITE_FULL') || code.startsWith('SQLITE_IOERR')),
+    ).toBe(true);
+    // A publish that was refused left nothing: no event, no delivery. One that was accepted is whole.
+    const file = onFile();
+    expect(file.events).toEqual([...accepted].sort());
+    expect(file.deliveries).toEqual([...accepted].sort());
+    expect(file.integrity).toBe('ok');
+  });
+
+  /** Every delivery leased, by event id: each accepted publish must be leased exactly once. */
+  const leased: string[] = [];
+  let leases = 0;
+  /** One lease of up to 100 deliveries, far enough ahead that every delivery is due. */
+  const lease = async () => {
+    const batch = await store!.leaseDeliveries({
+      now: new Date(Date.now() + 60_000),
+      limit: 100,
+      leaseMs: 600_000,
+      leaseId: `lease-${++leases}`,
+    });
+    leased.push(...batch.map((d) => d.delivery.eventId));
+    return batch.length;
+  };
+
+  it('while full, reads answer; a lease either fits in what is left or is refused with unavailable', async () => {
+    const page = await store!.listDeliveries(webhook.tenantId, webhook.id, { limit: 5 });
+    expect(page).toHaveLength(5);
+    expect(await store!.getWebhook(webhook.tenantId, webhook.id)).toEqual(
+      expect.objectContaining({ id: webhook.id }),
+    );
+    // A lease writes a few pages, which may fit where the refused groups' bigger commits did not.
+    const error = await lease().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    if (error !== null) expect(isKeyhookError(error) && error.code, String(error)).toBe('unavailable');
+  });
+
+  it('once space is freed the same store writes again, and leases each accepted delivery once', async () => {
+    disk!.unfill();
+    const before = accepted.length;
+    expect(await publishGroup()).toBe(0);
+    expect(accepted.length).toBe(before + GROUP);
+    while ((await lease()) > 0) {
+      // until a lease finds nothing due
+    }
+    expect([...leased].sort()).toEqual([...accepted].sort());
+    const file = onFile();
+    expect(file.events).toEqual([...accepted].sort());
+    expect(refused.filter((id) => file.events.includes(id))).toEqual([]);
+    expect(file.integrity).toBe('ok');
+    expect(file.foreignKeys).toEqual([]);
+  });
+});
