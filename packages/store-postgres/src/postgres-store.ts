@@ -213,6 +213,12 @@ export class PostgresStore implements Store {
   private readonly purgeLock: string;
   private purgedSinceVacuum = 0;
   /**
+   * Whether this store's last pacing claim met an endpoint with a rate: its next claim is then
+   * the pacing claim alone, since a limited endpoint's backlog comes due at every slot and the
+   * plain claim first would add a round trip to each (docs/decisions.md §8.18).
+   */
+  private pacing = false;
+  /**
    * Publishes and successes wait here while one statement of them is in flight, and go together
    * next: in one statement of their kind, or of both (deliverySql.publishAndSucceed).
    */
@@ -582,17 +588,20 @@ export class PostgresStore implements Store {
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
     const leaseEnds = new Date(request.now.getTime() + request.leaseMs);
-    // Most claims meet no endpoint with a rate: the plain claim leases those and says whether
-    // it met any that has one (deliverySql.leaseUnlimited).
-    const plain = await this.query<LeaseRow & { limited_met: number }>(this.deliverySql.leaseUnlimited, [
-      request.now,
-      request.limit,
-      request.leaseId,
-      leaseEnds,
-      hold.endpointStatus,
-    ]);
-    const leased = leasedRows(plain.rows);
-    if (!plain.rows[0]?.limited_met) return leased;
+    let leased: LeasedDelivery[] = [];
+    if (!this.pacing) {
+      // Most claims meet no endpoint with a rate: the plain claim leases those and says whether
+      // it met any that has one (deliverySql.leaseUnlimited).
+      const plain = await this.query<LeaseRow & { limited_met: number }>(this.deliverySql.leaseUnlimited, [
+        request.now,
+        request.limit,
+        request.leaseId,
+        leaseEnds,
+        hold.endpointStatus,
+      ]);
+      leased = leasedRows(plain.rows);
+      if (!plain.rows[0]?.limited_met) return leased;
+    }
     const rule = request.rate ?? ENDPOINT_RATE_RULE;
     const result = await this.query<LeaseRow & RateSummaryRow>(this.deliverySql.lease, [
       request.now,
@@ -607,6 +616,8 @@ export class PostgresStore implements Store {
     ]);
     // One row at least: the rate summary, with no delivery when nothing was leased.
     const summary = result.rows[0];
+    // A slot given out (a delivery leased or made to wait) means a limited endpoint with work.
+    this.pacing = summary !== undefined && summary.rate_next_slot !== null;
     if (summary && summary.rate_next_slot !== null) {
       request.onRateWait?.({ deferred: summary.rate_deferred, nextSlotAt: new Date(summary.rate_next_slot) });
     }

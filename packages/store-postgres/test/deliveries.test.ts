@@ -292,6 +292,45 @@ async function oneDelivery(store: PostgresStore) {
     });
   });
 
+  describe('the claims (docs/decisions.md §8.18)', () => {
+    it('the plain claim alone with no endpoint limited; the pacing claim after it when it meets one, then alone while the store paces, until one meets none', async () => {
+      const store = await schemas.open('claims');
+      const sql = deliveryStatements(store.schema);
+      const claims = async (at: Date) => {
+        const recording = recordPoolQueries();
+        try {
+          const leased = await store.leaseDeliveries({ now: at, limit: 10, leaseMs: 60_000, leaseId: `c${at.getTime()}` });
+          const sent = recording.sent.map(({ text }) =>
+            text === sql.leaseUnlimited ? 'plain' : text === sql.lease ? 'pacing' : 'other',
+          );
+          return { sent, leased: leased.length };
+        } finally {
+          recording.stop();
+        }
+      };
+      try {
+        await store.insertWebhook(webhookRecord({ events: ['run.completed'], url: 'https://free.example.com/' }));
+        await store.publishEvent(eventRecord(), deliveryId);
+        expect(await claims(T0)).toEqual({ sent: ['plain'], leased: 1 });
+
+        // A limited endpoint (1 per second) with three due: one now, the others wait for slots.
+        await store.insertWebhook(
+          webhookRecord({ events: ['run.paced'], url: 'https://paced.example.com/', rateLimit: { perSecond: 1 } }),
+        );
+        for (let i = 0; i < 3; i++) await store.publishEvent(eventRecord({ type: 'run.paced' }), deliveryId);
+        expect(await claims(T0)).toEqual({ sent: ['plain', 'pacing'], leased: 1 });
+        const at = (s: number) => new Date(T0.getTime() + s * 1000);
+        expect(await claims(at(1))).toEqual({ sent: ['pacing'], leased: 1 });
+        expect(await claims(at(2))).toEqual({ sent: ['pacing'], leased: 1 });
+        // The backlog is sent: one pacing claim meets none, and the plain claim is first again.
+        expect(await claims(at(3))).toEqual({ sent: ['pacing'], leased: 0 });
+        expect(await claims(at(4))).toEqual({ sent: ['plain'], leased: 0 });
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
   describe('retention', () => {
     /** One delivery, marked succeeded at T0 straight in the table. */
     async function finishedDelivery(store: PostgresStore) {
