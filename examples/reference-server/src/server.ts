@@ -104,6 +104,7 @@ export async function buildServer(
       mode: config.production ? 'production' : 'development',
       encryptionKey: await encryptionKeyFor(config, storage.store),
       previousEncryptionKeys: config.previousEncryptionKeys,
+      ...(config.listByteBudget && { listByteBudget: config.listByteBudget }),
       // The RateLimit fields on every answer to a limited key: the data plane's routes do real work beside them.
       rateLimit: { default: config.keyRateLimit, failedAuth: config.failedAuthLimit, successHeaders: true },
       telemetry: telemetry.keyhookOptions,

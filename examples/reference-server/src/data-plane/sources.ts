@@ -46,6 +46,30 @@ const ITEM_SELECT = `SELECT i.key, i.content_hash, i.created_at, i.updated_at, b
   FROM staging_items AS i JOIN staging_blobs AS b ON b.tenant_id = i.tenant_id AND b.hash = i.content_hash`;
 
 /**
+ * An item page's rows, stopped by size: first the keys with each item's stored bytes
+ * (`octet_length` reads a value's length, not the value: SQLite from the record header, Postgres
+ * from the TOAST pointer), then the fields of only those whose predecessors' bytes stay within
+ * the budget, with the first two always (the first is shown however large, the second says a
+ * next page exists). The stored bytes are at most the item's JSON, so every item the page's cut
+ * (pageOf) holds, and the one after them, is read; beyond the budget at most one item more.
+ * Parameters: tenant, source, after, limit, tenant, budget.
+ */
+const ITEMS_WITHIN_BUDGET = `WITH page AS (
+    SELECT i.key, i.content_hash, i.created_at, i.updated_at,
+      octet_length(b.content) + COALESCE(octet_length(b.title), 0) + COALESCE(octet_length(b.url), 0)
+        + COALESCE(octet_length(b.metadata), 0) AS size
+    FROM staging_items AS i JOIN staging_blobs AS b ON b.tenant_id = i.tenant_id AND b.hash = i.content_hash
+    WHERE i.tenant_id = ? AND i.source_id = ${ITEM_SET_OF} AND i.key > ? ORDER BY i.key LIMIT ?
+  ), placed AS (
+    SELECT page.*, ROW_NUMBER() OVER (ORDER BY key) AS n,
+      COALESCE(SUM(size) OVER (ORDER BY key ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ahead
+    FROM page
+  )
+  SELECT p.key, p.content_hash, p.created_at, p.updated_at, b.title, b.content, b.url, b.metadata
+  FROM placed AS p JOIN staging_blobs AS b ON b.tenant_id = ? AND b.hash = p.content_hash
+  WHERE p.n <= 2 OR p.ahead <= ? ORDER BY p.key`;
+
+/**
  * The source row, locked for this transaction's writes (Postgres: FOR UPDATE; SQLite: the
  * write lock BEGIN IMMEDIATE already holds). Every item write and every run start takes it, so
  * they apply to one source one at a time and a run pins a settled item set.
@@ -166,13 +190,20 @@ export class SourceStorage {
     return row ? toItem(sourceId, row) : undefined;
   }
 
-  /** In key order; `after` is the last key of the previous page. */
-  async listItems(tenantId: string, sourceId: string, limit: number, after?: string): Promise<ItemRecord[]> {
+  /**
+   * In key order; `after` is the last key of the previous page. At most `limit`, and read only as
+   * far as `budget` bytes can reach (data-plane.md §3.3): the page's cut (pageOf) needs the items
+   * it may hold and the one after them, never 100 items of 1 MiB.
+   */
+  async listItems(
+    tenantId: string,
+    sourceId: string,
+    limit: number,
+    budget: number,
+    after?: string,
+  ): Promise<ItemRecord[]> {
     const rows = await this.db.read((tx) =>
-      tx.all<ItemRow>(
-        `${ITEM_SELECT} WHERE i.tenant_id = ? AND i.source_id = ${ITEM_SET_OF} AND i.key > ? ORDER BY i.key LIMIT ?`,
-        [tenantId, sourceId, after ?? '', limit],
-      ),
+      tx.all<ItemRow>(ITEMS_WITHIN_BUDGET, [tenantId, sourceId, after ?? '', limit, tenantId, budget]),
     );
     return rows.map((row) => toItem(sourceId, row));
   }
