@@ -94,7 +94,7 @@ describe.each(backends)(
     );
 
     it.skipIf(!backend.available)(
-      'the store reads only the items the budget can reach and the one after them, not limit + 1',
+      'the store reads only the items the budget can reach, and the next one without its content, not limit + 1',
       async () => {
         const store = plane.running.server.config.store;
         const noEvents = {} as ReferenceKeyhook['events']; // reads publish nothing
@@ -107,16 +107,28 @@ describe.each(backends)(
               );
         try {
           const storage = new SourceStorage(db);
+          // Each item read, as its key and the length of the content read with it.
           const read = async (after?: string) =>
-            (await storage.listItems('acme', sourceId, 101, MiB, after)).map((item) => item.key);
-          // a0–a2 fit; a3 says a next page exists; b0 starts past the budget.
-          expect(await read()).toEqual(['a0', 'a1', 'a2', 'a3']);
-          // b0 alone is past the budget: it and the one after it.
-          expect(await read('a3')).toEqual(['b0', 'b1']);
-          expect(await read('b2')).toEqual(['b3', 'c0']);
-          expect(await read('b3')).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
-          // A budget past them all reads up to the limit.
-          expect(await storage.listItems('acme', sourceId, 5, 100 * MiB)).toHaveLength(5);
+            (await storage.listItems('acme', sourceId, 101, MiB, after)).items.map(
+              (item) => `${item.key} ${item.content.length}`,
+            );
+          // a0–a2 fit; a3 says a next page exists, its content unread (it cannot fit); b0 is not read.
+          expect(await read()).toEqual([`a0 ${KiB300}`, `a1 ${KiB300}`, `a2 ${KiB300}`, 'a3 0']);
+          expect((await storage.listItems('acme', sourceId, 101, MiB)).whole).toBe(3);
+          // b0 alone is past the budget: it whole, and b1 only to say there is more.
+          expect(await read('a3')).toEqual([`b0 ${MAX_CONTENT_BYTES}`, 'b1 0']);
+          expect(await read('b2')).toEqual([`b3 ${MAX_CONTENT_BYTES}`, 'c0 0']);
+          expect(await read('b3')).toEqual(['c0 10', 'c1 10', 'c2 10', 'c3 10', 'c4 10']);
+          // A budget past them all reads up to the limit, whole.
+          const all = await storage.listItems('acme', sourceId, 5, 100 * MiB);
+          expect(all.whole).toBe(5);
+          expect(all.items.map((item) => item.content.length)).toEqual([
+            KiB300,
+            KiB300,
+            KiB300,
+            KiB300,
+            MAX_CONTENT_BYTES,
+          ]);
         } finally {
           await db.close();
         }

@@ -107,8 +107,9 @@ export class SourceApi {
     const limit = parseListLimit(query.get('limit'));
     const after = parseListCursor(query.get('cursor'), (key) => ITEM_KEY.test(key));
     const budget = this.deps.listByteBudget;
-    const rows = await this.deps.sources.listItems(tenantId, sourceId, limit + 1, budget, after);
-    return pageOf(rows, limit, itemView, (item) => item.key, budget);
+    const read = await this.deps.sources.listItems(tenantId, sourceId, limit + 1, budget, after);
+    // An item read without its content only says a next page exists: the page holds none of those.
+    return pageOf(read.items, Math.min(limit, read.whole), itemView, (item) => item.key, budget);
   }
 
   /** PUT one item: `created`, `updated` or `unchanged`, decided by its content hash. */
