@@ -9,6 +9,7 @@ import {
 } from '@keyhook/core';
 import { keyhookPortal } from '@keyhook/portal';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { registerAnswerOrder } from './answer-order.js';
 import type { ReferenceKeyhook } from './catalog.js';
 import { REFERENCE_EVENTS, REFERENCE_HEADERS, REFERENCE_SCOPES } from './catalog.js';
 import { type AdminAuthConfig, DEFAULT_TIMEOUTS, type ServerConfig, type ServerTimeouts } from './config.js';
@@ -142,6 +143,7 @@ export async function buildServer(
       if (draining || bodyUnread(request)) reply.header('connection', 'close');
     });
     registerErrorReplies(app);
+    registerAnswerOrder(app);
     // The customer portal at keyhookFastify's default, PORTAL_PATH; never framed (frame-ancestors 'none').
     const portal = keyhookPortal(keyhook, { brand: { name: PORTAL_BRAND_NAME } });
     await app.register(keyhookFastify, { keyhook, prefix: API_PREFIX, portal });
