@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { MIN_LIST_BYTE_BUDGET } from '@keyhook/core';
 import { parseDuration } from './duration.js';
 
 export type StoreConfig =
@@ -73,6 +74,11 @@ export interface ServerConfig {
    * API's port; null (unset) serves no metrics.
    */
   metricsPort: number | null;
+  /**
+   * KEYHOOK_LIST_BYTE_BUDGET: a list page's byte budget (createKeyhook's `listByteBudget`, which
+   * the data plane's lists use too), like 1048576, 512KiB or 4MiB; null (unset) for 1 MiB.
+   */
+  listByteBudget: number | null;
   /**
    * What goes out over OTLP/HTTP (README "OpenTelemetry"), from the standard `OTEL_*` variables.
    * Only the choices this server makes itself are here; the exporters read the rest (headers,
@@ -205,6 +211,8 @@ export function loadConfig(
   const metricsText = read('KEYHOOK_METRICS_PORT');
   const metricsPort = metricsText === undefined ? null : parseMetricsPort(metricsText, problems);
   const otlp = parseOtlp(read, problems);
+  const budgetText = read('KEYHOOK_LIST_BYTE_BUDGET');
+  const listByteBudget = budgetText === undefined ? null : parseListByteBudget(budgetText, problems);
 
   if (problems.length > 0 || admin === null) throw new ConfigError(problems);
   return {
@@ -228,8 +236,23 @@ export function loadConfig(
     failedAuthLimit,
     trustProxy,
     metricsPort,
+    listByteBudget,
     otlp,
   };
+}
+
+const BYTE_UNITS: Record<string, number> = { '': 1, KiB: 1024, MiB: 1024 * 1024 };
+
+function parseListByteBudget(text: string, problems: string[]): number | null {
+  const match = /^(\d{1,10})(KiB|MiB)?$/.exec(text);
+  const bytes = match ? Number(match[1]) * BYTE_UNITS[match[2] ?? '']! : Number.NaN;
+  if (!(Number.isSafeInteger(bytes) && bytes >= MIN_LIST_BYTE_BUDGET)) {
+    problems.push(
+      `KEYHOOK_LIST_BYTE_BUDGET must be bytes, at least ${MIN_LIST_BYTE_BUDGET} (16KiB), like 1048576, 512KiB or 4MiB, got "${text}"`,
+    );
+    return null;
+  }
+  return bytes;
 }
 
 function parseMetricsPort(text: string, problems: string[]): number | null {

@@ -9,6 +9,7 @@ import {
 } from '@keyhook/core';
 import { keyhookPortal } from '@keyhook/portal';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { registerAnswerOrder } from './answer-order.js';
 import type { ReferenceKeyhook } from './catalog.js';
 import { REFERENCE_EVENTS, REFERENCE_HEADERS, REFERENCE_SCOPES } from './catalog.js';
 import { type AdminAuthConfig, DEFAULT_TIMEOUTS, type ServerConfig, type ServerTimeouts } from './config.js';
@@ -104,6 +105,7 @@ export async function buildServer(
       mode: config.production ? 'production' : 'development',
       encryptionKey: await encryptionKeyFor(config, storage.store),
       previousEncryptionKeys: config.previousEncryptionKeys,
+      ...(config.listByteBudget && { listByteBudget: config.listByteBudget }),
       // The RateLimit fields on every answer to a limited key: the data plane's routes do real work beside them.
       rateLimit: { default: config.keyRateLimit, failedAuth: config.failedAuthLimit, successHeaders: true },
       telemetry: telemetry.keyhookOptions,
@@ -141,6 +143,7 @@ export async function buildServer(
       if (draining || bodyUnread(request)) reply.header('connection', 'close');
     });
     registerErrorReplies(app);
+    registerAnswerOrder(app);
     // The customer portal at keyhookFastify's default, PORTAL_PATH; never framed (frame-ancestors 'none').
     const portal = keyhookPortal(keyhook, { brand: { name: PORTAL_BRAND_NAME } });
     await app.register(keyhookFastify, { keyhook, prefix: API_PREFIX, portal });

@@ -182,6 +182,17 @@ describe('loadConfig (data-plane.md §7.1)', () => {
       ]);
   });
 
+  it('KEYHOOK_LIST_BYTE_BUDGET: bytes, KiB or MiB, at least 16 KiB; unset leaves keyhook its 1 MiB', () => {
+    expect(load({}).listByteBudget).toBeNull();
+    expect(load({ KEYHOOK_LIST_BYTE_BUDGET: '4MiB' }).listByteBudget).toBe(4 * 1024 * 1024);
+    expect(load({ KEYHOOK_LIST_BYTE_BUDGET: '512KiB' }).listByteBudget).toBe(512 * 1024);
+    expect(load({ KEYHOOK_LIST_BYTE_BUDGET: '16384' }).listByteBudget).toBe(16_384);
+    for (const bad of ['16383', '15KiB', '0', '1 MiB', '1MB', '-1', '2.5MiB'])
+      expect(problemsOf({ KEYHOOK_LIST_BYTE_BUDGET: bad })).toEqual([
+        `KEYHOOK_LIST_BYTE_BUDGET must be bytes, at least 16384 (16KiB), like 1048576, 512KiB or 4MiB, got "${bad}"`,
+      ]);
+  });
+
   it('rate limits: KEYHOOK_RATE_LIMIT off unless set, KEYHOOK_FAILED_AUTH_LIMIT 100/1m unless off; bad values named', () => {
     expect(load({})).toMatchObject({
       keyRateLimit: null,

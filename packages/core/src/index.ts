@@ -90,7 +90,15 @@ export {
   openApiDocument,
 } from './http/openapi-document.js';
 export { type OpenApiRoute, type OpenApiRouteOptions, openApiRoute } from './http/openapi-route.js';
-export { type PageResponse, pageOf, pageSchema, parseListCursor, parseListLimit } from './http/pagination.js';
+export {
+  DEFAULT_LIST_BYTE_BUDGET,
+  MIN_LIST_BYTE_BUDGET,
+  type PageResponse,
+  pageOf,
+  pageSchema,
+  parseListCursor,
+  parseListLimit,
+} from './http/pagination.js';
 export { errorEnvelope, errorResponse } from './http/response.js';
 export { canonicalJson } from './idempotency/canonical-json.js';
 export { newId } from './ids.js';

@@ -34,6 +34,7 @@ import { feedRoute } from './http/feed-route.js';
 import { createHttpCore, type GuardResult } from './http/handler.js';
 import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/messages.js';
 import type { ApiOperation, ApiWebhooks } from './http/openapi-document.js';
+import { checkListByteBudget } from './http/pagination.js';
 import { whoamiRoute } from './http/whoami.js';
 import { Idempotency } from './idempotency/idempotency-service.js';
 import { type ApiKeyFormat, ApiKeyFormats } from './keys/format.js';
@@ -91,6 +92,12 @@ export interface KeyhookOptions<
   logger?: Logger;
   /** Largest admin request body in bytes. Default 64 KiB. */
   adminBodyLimit?: number;
+  /**
+   * A list page's byte budget (docs/decisions.md §14): a page stops before the record that would
+   * take its records' JSON past this many bytes, and its cursor continues from there; a record
+   * larger than the budget comes alone. Whole bytes, at least 16 KiB. Default 1 MiB.
+   */
+  listByteBudget?: number;
   /**
    * How many verified keys to keep in memory (default 10,000); `0` reads the store on every
    * verification. A cached key is served only while the store's key-change version stands, so
@@ -267,6 +274,8 @@ export interface Keyhook<out Scope extends string = string, out Catalog extends 
   eventCatalog(): EventCatalogEntry[];
   /** Adapters stop reading a body past this many bytes and pass `bodyError: 'too_large'`. */
   readonly maxBodyBytes: number;
+  /** The byte budget of a list page (`listByteBudget`), for a host's own lists: `pageOf(…, budget)`. */
+  readonly listByteBudget: number;
   /** The key rules, for host code (seeding, scripts). */
   readonly keys: ApiKeys;
   /** The webhook endpoint rules, for host code. */
@@ -337,6 +346,7 @@ export function createKeyhook<
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
   const maxBodyBytes = options.adminBodyLimit ?? DEFAULT_ADMIN_BODY_LIMIT;
+  const listByteBudget = checkListByteBudget(options.listByteBudget);
   const telemetry = new KeyhookMetrics(options.telemetry?.meterProvider);
   const tracing = new KeyhookTracing(
     options.telemetry?.tracerProvider,
@@ -452,14 +462,20 @@ export function createKeyhook<
     retentionMs: options.idempotencyRetentionMs,
   });
   const routes = [
-    ...adminKeyRoutes(keys, clock),
-    ...adminWebhookRoutes(webhooks, idempotency),
-    ...adminDeliveryRoutes(deliveries),
+    ...adminKeyRoutes(keys, clock, listByteBudget),
+    ...adminWebhookRoutes(webhooks, idempotency, listByteBudget),
+    ...adminDeliveryRoutes(deliveries, listByteBudget),
     whoamiRoute,
     ...(feedPlan
       ? [
           feedRoute(
-            new EventsFeed({ store: options.store, clock, catalog: eventCatalog, retentionMs }),
+            new EventsFeed({
+              store: options.store,
+              clock,
+              catalog: eventCatalog,
+              retentionMs,
+              listByteBudget,
+            }),
             feedPlan.scope,
           ),
         ]
@@ -558,6 +574,7 @@ export function createKeyhook<
                 : 'API keys',
       })),
     maxBodyBytes,
+    listByteBudget,
     keys,
     webhooks,
     events,

@@ -52,9 +52,11 @@ export async function openDataPlane(
     sweepMs: options.sweepMs,
     staleClaimMs: options.staleClaimMs,
   });
+  // Lists stop at the byte budget keyhook's own lists use (createKeyhook's listByteBudget).
+  const listByteBudget = keyhook.listByteBudget;
   const staging: Staging = {
-    sources: new SourceApi({ sources, ...common }),
-    runs: new RunApi({ sources, runs, apply, jobs, ...common }),
+    sources: new SourceApi({ sources, ...common, listByteBudget }),
+    runs: new RunApi({ sources, runs, apply, jobs, ...common, listByteBudget }),
   };
   return { routes: stagingRoutes(keyhook, staging), jobs, staging };
 }

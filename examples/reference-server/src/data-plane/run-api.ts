@@ -33,6 +33,8 @@ export class RunApi {
       jobs: StagingJobs;
       clock: Clock;
       randomBytes: RandomBytes;
+      /** A list page's byte budget (data-plane.md §3.3): keyhook's `listByteBudget`. */
+      listByteBudget: number;
     },
   ) {}
 
@@ -59,7 +61,7 @@ export class RunApi {
     const limit = parseListLimit(query.get('limit'));
     const before = parseListCursor(query.get('cursor'), isRunId);
     const rows = await this.deps.runs.list(tenantId, sourceId, limit + 1, before);
-    return pageOf(rows, limit, runView, (run) => run.id);
+    return pageOf(rows, limit, runView, (run) => run.id, this.deps.listByteBudget);
   }
 
   async getRun(tenantId: string, sourceId: string, runId: string) {
@@ -74,7 +76,7 @@ export class RunApi {
     const limit = parseListLimit(query.get('limit'));
     const after = parseListCursor(query.get('cursor'), (key) => ITEM_KEY.test(key));
     const rows = await this.deps.runs.changes(tenantId, run.id, change, limit + 1, after);
-    return { run: runView(run), ...pageOf(rows, limit, changeView, (c) => c.key) };
+    return { run: runView(run), ...pageOf(rows, limit, changeView, (c) => c.key, this.deps.listByteBudget) };
   }
 
   /** POST apply: 202 while the generation is built, or the refusal (data-plane.md §4.5). */
@@ -145,6 +147,7 @@ export class RunApi {
       limit,
       (g) => generationView(g, source.activeGeneration),
       (g) => String(g.number),
+      this.deps.listByteBudget,
     );
   }
 

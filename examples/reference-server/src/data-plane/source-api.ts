@@ -43,7 +43,15 @@ type BatchResult =
  * here, storage in sources.ts, HTTP in routes.ts. Tenants come from the caller's API key only.
  */
 export class SourceApi {
-  constructor(private readonly deps: { sources: SourceStorage; clock: Clock; randomBytes: RandomBytes }) {}
+  constructor(
+    private readonly deps: {
+      sources: SourceStorage;
+      clock: Clock;
+      randomBytes: RandomBytes;
+      /** A list page's byte budget (data-plane.md §3.3): keyhook's `listByteBudget`. */
+      listByteBudget: number;
+    },
+  ) {}
 
   async createSource(tenantId: string, body: unknown) {
     const input = parseOrThrow(sourceCreateSchema, body);
@@ -68,7 +76,7 @@ export class SourceApi {
     const limit = parseListLimit(query.get('limit'));
     const before = parseListCursor(query.get('cursor'), isSourceId);
     const rows = await this.deps.sources.list(tenantId, limit + 1, before);
-    return pageOf(rows, limit, sourceView, (source) => source.id);
+    return pageOf(rows, limit, sourceView, (source) => source.id, this.deps.listByteBudget);
   }
 
   async getSource(tenantId: string, sourceId: string) {
@@ -98,8 +106,10 @@ export class SourceApi {
     await this.source(tenantId, sourceId);
     const limit = parseListLimit(query.get('limit'));
     const after = parseListCursor(query.get('cursor'), (key) => ITEM_KEY.test(key));
-    const rows = await this.deps.sources.listItems(tenantId, sourceId, limit + 1, after);
-    return pageOf(rows, limit, itemView, (item) => item.key);
+    const budget = this.deps.listByteBudget;
+    const read = await this.deps.sources.listItems(tenantId, sourceId, limit + 1, budget, after);
+    // An item read without its content only says a next page exists: the page holds none of those.
+    return pageOf(read.items, Math.min(limit, read.whole), itemView, (item) => item.key, budget);
   }
 
   /** PUT one item: `created`, `updated` or `unchanged`, decided by its content hash. */

@@ -46,6 +46,36 @@ const ITEM_SELECT = `SELECT i.key, i.content_hash, i.created_at, i.updated_at, b
   FROM staging_items AS i JOIN staging_blobs AS b ON b.tenant_id = i.tenant_id AND b.hash = i.content_hash`;
 
 /**
+ * An item page's rows, stopped by size: first the keys with each item's stored bytes
+ * (`octet_length` reads a value's length, not the value: SQLite from the record header, Postgres
+ * from the TOAST pointer), then only the items whose predecessors' bytes stay within the budget,
+ * with the first two always: the first is shown however large, and the last one read says a
+ * next page exists. The stored bytes are at most the item's JSON, so every item the page's cut
+ * (pageOf) can hold is read, and the one after them; that one's content and metadata are read
+ * only when the budget could hold it too (`whole`), else it comes with '' and null, and the page
+ * may not hold it. So a page reads the budget's worth of items, or its first when that is larger.
+ * Parameters: tenant, source, after, limit, budget, tenant, budget.
+ */
+const ITEMS_WITHIN_BUDGET = `WITH page AS (
+    SELECT i.key, i.content_hash, i.created_at, i.updated_at,
+      octet_length(b.content) + COALESCE(octet_length(b.title), 0) + COALESCE(octet_length(b.url), 0)
+        + COALESCE(octet_length(b.metadata), 0) AS size
+    FROM staging_items AS i JOIN staging_blobs AS b ON b.tenant_id = i.tenant_id AND b.hash = i.content_hash
+    WHERE i.tenant_id = ? AND i.source_id = ${ITEM_SET_OF} AND i.key > ? ORDER BY i.key LIMIT ?
+  ), ranked AS (
+    SELECT page.*, ROW_NUMBER() OVER (ORDER BY key) AS n,
+      COALESCE(SUM(size) OVER (ORDER BY key ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS ahead
+    FROM page
+  ), placed AS (
+    SELECT ranked.*, (n = 1 OR ahead + size <= ?) AS whole FROM ranked
+  )
+  SELECT p.key, p.content_hash, p.created_at, p.updated_at, p.whole, b.title, b.url,
+    CASE WHEN p.whole THEN b.content ELSE '' END AS content,
+    CASE WHEN p.whole THEN b.metadata END AS metadata
+  FROM placed AS p JOIN staging_blobs AS b ON b.tenant_id = ? AND b.hash = p.content_hash
+  WHERE p.n <= 2 OR p.ahead <= ? ORDER BY p.key`;
+
+/**
  * The source row, locked for this transaction's writes (Postgres: FOR UPDATE; SQLite: the
  * write lock BEGIN IMMEDIATE already holds). Every item write and every run start takes it, so
  * they apply to one source one at a time and a run pins a settled item set.
@@ -166,15 +196,32 @@ export class SourceStorage {
     return row ? toItem(sourceId, row) : undefined;
   }
 
-  /** In key order; `after` is the last key of the previous page. */
-  async listItems(tenantId: string, sourceId: string, limit: number, after?: string): Promise<ItemRecord[]> {
+  /**
+   * In key order; `after` is the last key of the previous page. At most `limit`, and read only as
+   * far as `budget` bytes can reach (data-plane.md §3.3), never 100 items of 1 MiB: the first
+   * `whole` items as stored, which a page may hold, and after them at most one read without its
+   * content and metadata, which only says a next page exists.
+   */
+  async listItems(
+    tenantId: string,
+    sourceId: string,
+    limit: number,
+    budget: number,
+    after?: string,
+  ): Promise<{ items: ItemRecord[]; whole: number }> {
     const rows = await this.db.read((tx) =>
-      tx.all<ItemRow>(
-        `${ITEM_SELECT} WHERE i.tenant_id = ? AND i.source_id = ${ITEM_SET_OF} AND i.key > ? ORDER BY i.key LIMIT ?`,
-        [tenantId, sourceId, after ?? '', limit],
-      ),
+      tx.all<ItemRow & { whole: number | boolean }>(ITEMS_WITHIN_BUDGET, [
+        tenantId,
+        sourceId,
+        after ?? '',
+        limit,
+        budget,
+        tenantId,
+        budget,
+      ]),
     );
-    return rows.map((row) => toItem(sourceId, row));
+    const whole = rows.findIndex((row) => !row.whole);
+    return { items: rows.map((row) => toItem(sourceId, row)), whole: whole === -1 ? rows.length : whole };
   }
 
   /**

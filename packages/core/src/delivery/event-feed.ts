@@ -3,7 +3,7 @@ import type { EventTypeCatalog } from '../catalog/events.js';
 import type { ScopeCatalog, ScopeDefinition } from '../catalog/scopes.js';
 import type { Clock } from '../clock.js';
 import { KeyhookError } from '../errors.js';
-import { parseListLimit } from '../http/pagination.js';
+import { parseListLimit, withinBudget } from '../http/pagination.js';
 import { idTime } from '../ids.js';
 import type { DeliveryRecord, FeedEntry, Store } from '../store/types.js';
 import { validationFailed } from '../validation.js';
@@ -120,6 +120,8 @@ export interface EventsFeedDeps {
   catalog: EventTypeCatalog;
   /** The feed's window: what retention keeps for sure (docs/decisions.md §13). */
   retentionMs: number;
+  /** A page's byte budget (docs/decisions.md §14). */
+  listByteBudget: number;
 }
 
 const expired = () =>
@@ -163,6 +165,7 @@ export class EventsFeed {
       if (createdAt !== undefined && createdAt < createdSince.getTime()) throw expired();
       if (!page.after) throw new KeyhookError('not_found', 'No event with that id in this feed.');
     }
-    return { data: page.events.slice(0, limit).map(toFeedEventView), hasMore: page.events.length > limit };
+    const held = withinBudget(page.events, limit, this.deps.listByteBudget, toFeedEventView);
+    return { data: held.data, hasMore: held.more };
   }
 }

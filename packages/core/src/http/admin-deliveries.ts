@@ -15,7 +15,7 @@ import type { RouteSpec } from './route-spec.js';
  * A webhook's deliveries (docs/http-api.md §4.4): list newest first with `?status=`, read with
  * attempts, retry.
  */
-export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
+export function adminDeliveryRoutes(deliveries: Deliveries, listByteBudget: number): RouteSpec[] {
   return [
     {
       method: 'GET',
@@ -37,7 +37,7 @@ export function adminDeliveryRoutes(deliveries: Deliveries): RouteSpec[] {
           page.before,
           query.get('status'),
         );
-        return jsonResponse(200, toPage(rows, page.limit, toDeliveryView));
+        return jsonResponse(200, toPage(rows, page.limit, toDeliveryView, listByteBudget));
       },
     },
     {

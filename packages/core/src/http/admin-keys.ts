@@ -17,7 +17,7 @@ const issuedKey = z.object({
 });
 
 /** The admin key endpoints (docs/http-api.md §4.1; success codes and bodies from docs/decisions.md §1.7). */
-export function adminKeyRoutes(keys: ApiKeyService, clock: Clock): RouteSpec[] {
+export function adminKeyRoutes(keys: ApiKeyService, clock: Clock, listByteBudget: number): RouteSpec[] {
   const view = (key: Parameters<typeof toApiKeyView>[0]) => toApiKeyView(key, clock.now());
   return [
     {
@@ -50,7 +50,7 @@ export function adminKeyRoutes(keys: ApiKeyService, clock: Clock): RouteSpec[] {
       run: async ({ admin, query }) => {
         const page = parsePageRequest(query, 'key');
         const rows = await keys.list(admin.tenantId, page.limit + 1, page.before);
-        return jsonResponse(200, toPage(rows, page.limit, view));
+        return jsonResponse(200, toPage(rows, page.limit, view, listByteBudget));
       },
     },
     {

@@ -25,7 +25,11 @@ const sentTestEvent = z.object({
  * The admin webhook endpoints (docs/http-api.md §4.2; success codes and bodies from
  * docs/decisions.md §1.7).
  */
-export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempotency): RouteSpec[] {
+export function adminWebhookRoutes(
+  webhooks: WebhookService,
+  idempotency: Idempotency,
+  listByteBudget: number,
+): RouteSpec[] {
   return [
     {
       method: 'POST',
@@ -71,7 +75,7 @@ export function adminWebhookRoutes(webhooks: WebhookService, idempotency: Idempo
       run: async ({ admin, query }) => {
         const page = parsePageRequest(query, 'wh');
         const rows = await webhooks.list(admin.tenantId, page.limit + 1, page.before);
-        return jsonResponse(200, toPage(rows, page.limit, toWebhookView));
+        return jsonResponse(200, toPage(rows, page.limit, toWebhookView, listByteBudget));
       },
     },
     {

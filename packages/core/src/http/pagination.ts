@@ -7,6 +7,10 @@ export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 /** The query parameters every list takes. */
 export const LIST_QUERY = ['limit', 'cursor'] as const;
+/** A list page's records stop near this many bytes of JSON unless the host says (docs/decisions.md §14). */
+export const DEFAULT_LIST_BYTE_BUDGET = 1024 * 1024;
+/** The smallest budget `listByteBudget` takes: below it, a page of ordinary records would hold only a few. */
+export const MIN_LIST_BYTE_BUDGET = 16 * 1024;
 
 export interface PageRequest {
   limit: number;
@@ -67,30 +71,71 @@ export function encodeCursor(position: string): string {
   return Buffer.from(position, 'utf8').toString('base64url');
 }
 
-/** Ask the store for `limit + 1` rows; the extra row only says whether a next page exists. */
+/** `createKeyhook`'s `listByteBudget`: whole bytes, at least MIN_LIST_BYTE_BUDGET; 1 MiB when absent. */
+export function checkListByteBudget(budget: number | undefined): number {
+  const value = budget ?? DEFAULT_LIST_BYTE_BUDGET;
+  if (!Number.isSafeInteger(value) || value < MIN_LIST_BYTE_BUDGET) {
+    throw new TypeError(
+      `keyhook: listByteBudget must be whole bytes, at least ${MIN_LIST_BYTE_BUDGET} (default ${DEFAULT_LIST_BYTE_BUDGET})`,
+    );
+  }
+  return value;
+}
+
+/**
+ * What a page holds (docs/decisions.md §14): the views of `rows` in order, at most `limit`, while
+ * their JSON stays within `budget` bytes. The first is held however large, so a page is never
+ * empty while records remain. `last` is the last row held; `more` says rows were left out.
+ */
+export function withinBudget<Row, View>(
+  rows: readonly Row[],
+  limit: number,
+  budget: number,
+  view: (row: Row) => View,
+): { data: View[]; last: Row | undefined; more: boolean } {
+  const data: View[] = [];
+  let last: Row | undefined;
+  let bytes = 0;
+  for (const row of rows) {
+    if (data.length === limit) break;
+    const shown = view(row);
+    const size = Buffer.byteLength(JSON.stringify(shown), 'utf8');
+    if (data.length > 0 && bytes + size > budget) break;
+    bytes += size;
+    data.push(shown);
+    last = row;
+  }
+  return { data, last, more: rows.length > data.length };
+}
+
+/**
+ * Ask the store for `limit + 1` rows; the extra row only says whether a next page exists. The
+ * page stops early at `budget` bytes of records (withinBudget).
+ */
 export function toPage<Row extends { id: string }, View>(
   rows: Row[],
   limit: number,
   view: (row: Row) => View,
+  budget: number = DEFAULT_LIST_BYTE_BUDGET,
 ): PageResponse<View> {
-  return pageOf(rows, limit, view, (row) => row.id);
+  return pageOf(rows, limit, view, (row) => row.id, budget);
 }
 
 /**
  * `toPage` for any list: `position` says where a row stands (a key, a number as text), and the
- * next cursor encodes the last row's.
+ * next cursor encodes the last row held, so the next page starts right after it.
  */
 export function pageOf<Row, View>(
   rows: Row[],
   limit: number,
   view: (row: Row) => View,
   position: (row: Row) => string,
+  budget: number = DEFAULT_LIST_BYTE_BUDGET,
 ): PageResponse<View> {
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
+  const page = withinBudget(rows, limit, budget, view);
   return {
-    data: page.map(view),
-    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(position(last)) : null,
+    data: page.data,
+    nextCursor: page.more && page.last !== undefined ? encodeCursor(position(page.last)) : null,
   };
 }
 

@@ -20,6 +20,7 @@ import { deliveryCases } from './delivery-routes.js';
 import { endpointRateCases } from './endpoint-rate-routes.js';
 import { feedRouteCases } from './feed-route.js';
 import { createAndReadCases, revokeCases, rotateCases } from './key-lifecycle.js';
+import { listByteBudgetCases } from './list-byte-budget.js';
 import { openApiDocumentCases } from './openapi-document.js';
 import { portalApiCases } from './portal-api.js';
 import { rateLimitCases } from './rate-limits.js';
@@ -118,6 +119,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
       deliveryCases(ctx);
       testEventCases(ctx);
       feedRouteCases(ctx);
+      listByteBudgetCases(ctx);
       refusalBeforeBodyCases(ctx);
       rateLimitCases(ctx);
       openApiDocumentCases(ctx);
