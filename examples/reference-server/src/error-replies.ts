@@ -1,5 +1,6 @@
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { bodyUnread } from '@keyhook/adapter-fastify';
 import { errorResponse, KeyhookError, type KeyhookResponse, newId } from '@keyhook/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { lingerAfterAnswer, lingeringClose } from './lingering-close.js';
@@ -38,7 +39,7 @@ export function frameworkErrorReply(error: FastifyError, request: FastifyRequest
   // No hook runs for these: the request id goes on here. The request goes no further, and any
   // body it has stays unread: the connection ends with the answer, lingering for that body.
   reply.header('x-request-id', request.id).header('connection', 'close');
-  lingerAfterAnswer(request.raw.socket, request.server.server.requestTimeout);
+  if (bodyUnread(request)) lingerAfterAnswer(request.raw.socket, request.server.server.requestTimeout);
   if (error.code === 'FST_ERR_BAD_URL') {
     send(reply, new KeyhookError('validation_failed', 'The request path is not a valid URL path.'));
   } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
