@@ -1,9 +1,15 @@
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { bodyUnread } from '@keyhook/adapter-fastify';
-import { errorResponse, KeyhookError, type KeyhookResponse, newId } from '@keyhook/core';
+import {
+  errorResponse,
+  KeyhookError,
+  type KeyhookResponse,
+  lingerAfterAnswer,
+  lingeringClose,
+  newId,
+} from '@keyhook/core';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { lingerAfterAnswer, lingeringClose } from './lingering-close.js';
 
 /**
  * Routes outside keyhook's own (unknown paths, Fastify's parser errors) answer with the same
@@ -39,7 +45,8 @@ export function frameworkErrorReply(error: FastifyError, request: FastifyRequest
   // No hook runs for these: the request id goes on here. The request goes no further, and any
   // body it has stays unread: the connection ends with the answer, lingering for that body.
   reply.header('x-request-id', request.id).header('connection', 'close');
-  if (bodyUnread(request)) lingerAfterAnswer(request.raw.socket, request.server.server.requestTimeout);
+  if (bodyUnread(request))
+    lingerAfterAnswer(request.raw.socket, { maxMs: request.server.server.requestTimeout });
   if (error.code === 'FST_ERR_BAD_URL') {
     send(reply, new KeyhookError('validation_failed', 'The request path is not a valid URL path.'));
   } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
@@ -96,7 +103,7 @@ function answerOnSocket(socket: Socket, error: KeyhookError, requestId: string, 
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
   socket.write(`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status]}\r\n${head}\r\n${body}`);
-  lingeringClose(socket, lingerMs);
+  lingeringClose(socket, { maxMs: lingerMs });
 }
 
 const NO_ROUTE = (): KeyhookError => new KeyhookError('not_found', 'No such route.');

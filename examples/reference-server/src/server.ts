@@ -5,6 +5,7 @@ import {
   type AdminSessionOptions,
   createKeyhook,
   type DeliveryWorkerOptions,
+  lingerAfterAnswer,
   newId,
   type Store,
 } from '@keyhook/core';
@@ -23,7 +24,6 @@ import {
   registerErrorReplies,
 } from './error-replies.js';
 import { registerHealthz } from './healthz.js';
-import { lingerAfterAnswer } from './lingering-close.js';
 import { withLogRedaction } from './log-redaction.js';
 import { openStorage, type Storage } from './open-store.js';
 import { registerApiDocs } from './openapi.js';
@@ -150,7 +150,7 @@ export async function buildServer(
       // for that body, so that a client still sending it reads this answer.
       if (bodyUnread(request)) {
         reply.header('connection', 'close');
-        lingerAfterAnswer(request.raw.socket, app.server.requestTimeout);
+        lingerAfterAnswer(request.raw.socket, { maxMs: app.server.requestTimeout });
       } else if (draining) reply.header('connection', 'close');
     });
     // After each answer Node gives an idle connection keepAliveTimeout plus one second, so that

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import net, { type AddressInfo, type Socket } from 'node:net';
+import { LINGER_MAX_BYTES } from '@keyhook/core';
 import { adminToken, rawRequest, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LINGER_MAX_BYTES } from '../src/lingering-close.js';
 import { type Backend, backends, startDataPlane } from './data-plane.js';
 import { expectEnvelope, requestHead } from './hostile-server.js';
 
