@@ -1,9 +1,11 @@
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { bodyUnread, keyhookFastify } from '@keyhook/adapter-fastify';
 import {
   type AdminSessionOptions,
   createKeyhook,
   type DeliveryWorkerOptions,
+  lingerAfterAnswer,
   newId,
   type Store,
 } from '@keyhook/core';
@@ -16,7 +18,12 @@ import { type AdminAuthConfig, DEFAULT_TIMEOUTS, type ServerConfig, type ServerT
 import { openDataPlane } from './data-plane/index.js';
 import type { StagingJobHooks, StagingJobs } from './data-plane/jobs.js';
 import { encryptionKeyFor } from './encryption-key.js';
-import { clientErrorReply, frameworkErrorReply, registerErrorReplies } from './error-replies.js';
+import {
+  clientErrorReply,
+  connectReply,
+  frameworkErrorReply,
+  registerErrorReplies,
+} from './error-replies.js';
 import { registerHealthz } from './healthz.js';
 import { withLogRedaction } from './log-redaction.js';
 import { openStorage, type Storage } from './open-store.js';
@@ -81,6 +88,8 @@ export async function buildServer(
     // request.ip, by which failed verifications are limited, is the client's only through trusted proxies.
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
   });
+  // Node closes a CONNECT's connection without an answer unless someone listens.
+  app.server.on('connect', (_request, socket: Socket) => connectReply(app.server, socket));
   // Every route as registered, for the test that holds the OpenAPI document to it.
   const registered: { method: string; url: string }[] = [];
   app.addHook('onRoute', (route) => {
@@ -139,8 +148,19 @@ export async function buildServer(
       if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', request.id);
       // A keep-alive socket would hold the drain open after its last answer: end it with this one.
       // So would a body nobody read (a refusal before the body): Node would read all of it to
-      // keep the connection, for as long as the client cares to send.
-      if (draining || bodyUnread(request)) reply.header('connection', 'close');
+      // keep the connection, for as long as the client cares to send. Such a connection lingers
+      // for that body, so that a client still sending it reads this answer.
+      if (bodyUnread(request)) {
+        reply.header('connection', 'close');
+        lingerAfterAnswer(request.raw.socket, { maxMs: app.server.requestTimeout });
+      } else if (draining) reply.header('connection', 'close');
+    });
+    // After each answer Node gives an idle connection keepAliveTimeout plus one second, so that
+    // a client told the shorter time closes first; it is closed at the idle timeout instead, the
+    // time Keep-Alive states.
+    app.addHook('onResponse', (request, _reply, done) => {
+      request.raw.socket?.setTimeout(config.timeouts.idleMs);
+      done();
     });
     registerErrorReplies(app);
     registerAnswerOrder(app);
@@ -178,16 +198,20 @@ export async function buildServer(
  * latter off: a client could send headers and then a body forever) answer 408 and close; they
  * are checked every `connectionsCheckingInterval` (Node's default 30 s, here at most 1 s late).
  * `connectionTimeout` is the socket's idle timeout: a connection on which nothing arrives for
- * that long is closed, without an answer.
+ * that long is closed, without an answer. Between requests too: `keepAliveTimeout` is what
+ * `Keep-Alive: timeout=` says (buildServer's onResponse hook takes back the second Node adds).
  */
 function timeoutOptions(
   timeouts: ServerTimeouts = DEFAULT_TIMEOUTS,
-): Pick<FastifyHttpOptions<Server>, 'requestTimeout' | 'connectionTimeout' | 'http'> {
+): Pick<FastifyHttpOptions<Server>, 'requestTimeout' | 'connectionTimeout' | 'keepAliveTimeout' | 'http'> {
   const { headersMs, requestMs, idleMs } = timeouts;
   return {
     requestTimeout: requestMs,
     connectionTimeout: idleMs,
+    keepAliveTimeout: idleMs,
     http: {
+      // registerErrorReplies refuses a request without Host in the envelope; Node's refusal is bare.
+      requireHostHeader: false,
       headersTimeout: headersMs,
       requestTimeout: requestMs,
       connectionsCheckingInterval: Math.max(

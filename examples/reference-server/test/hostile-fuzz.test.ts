@@ -1,10 +1,17 @@
-import { adminToken } from '@keyhook/testing/support';
+import { adminToken, rawRequest } from '@keyhook/testing/support';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_DATA_BODY_BYTES } from '../src/data-plane/schemas.js';
 import { backends, startDataPlane } from './data-plane.js';
 
 /** Cases per store: every route of the served OpenAPI document, with hostile parameters, bodies and credentials. */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
+
+/** Cases per store of the raw connections: bodies up to 11 MiB make each dearer. */
+const RAW_RUNS = Math.max(1, Math.floor(RUNS / 10));
+const MiB = 1024 * 1024;
+/** 1 MiB past the data plane's body limit. */
+const PAST_DATA_LIMIT = MAX_DATA_BODY_BYTES + MiB;
 
 /** Raw path and query bytes: percent-encoded NUL, an unpaired surrogate's UTF-8, broken escapes. */
 const HOSTILE_SEGMENTS = [
@@ -130,27 +137,29 @@ describe.each(backends)('every route under hostile input, on $name', (backend) =
   }, 60_000);
   afterAll(async () => plane?.close());
 
+  const idsFor = (template: string, name: string) =>
+    real[template.endsWith('/deactivate') ? 'deactivated' : name] ?? ['x'];
+  /** A path of the route `template`: mostly ids that exist, sometimes hostile or random segments. */
+  const fill = (template: string) =>
+    fc
+      .tuple(
+        ...template
+          .split('/')
+          .map((part) =>
+            part.startsWith('{')
+              ? fc.oneof(
+                  { weight: 8, arbitrary: fc.constantFrom(...idsFor(template, part.slice(1, -1))) },
+                  fc.constantFrom(...HOSTILE_SEGMENTS),
+                  fc.webSegment(),
+                )
+              : fc.constant(part),
+          ),
+      )
+      .map((parts) => parts.join('/'));
+
   it(`answers ${RUNS} hostile requests with no 5xx, and every error in the envelope with a request id`, async () => {
     const { admin, key, running } = plane;
     const otherTenant = await adminToken({ tenantId: 'other', subject: 'intruder' });
-    const idsFor = (template: string, name: string) =>
-      real[template.endsWith('/deactivate') ? 'deactivated' : name] ?? ['x'];
-    const fill = (template: string) =>
-      fc
-        .tuple(
-          ...template
-            .split('/')
-            .map((part) =>
-              part.startsWith('{')
-                ? fc.oneof(
-                    { weight: 8, arbitrary: fc.constantFrom(...idsFor(template, part.slice(1, -1))) },
-                    fc.constantFrom(...HOSTILE_SEGMENTS),
-                    fc.webSegment(),
-                  )
-                : fc.constant(part),
-            ),
-        )
-        .map((parts) => parts.join('/'));
     const request = fc.constantFrom(...routes).chain(([template, methods]) =>
       fc.record({
         path: fill(template),
@@ -227,5 +236,76 @@ describe.each(backends)('every route under hostile input, on $name', (backend) =
     // The cases reach the routes' work, not only their doors.
     expect((statuses['200'] ?? 0) + (statuses['201'] ?? 0)).toBeGreaterThan(RUNS / 20);
     console.log(`${backend.name}: ${RUNS} hostile requests, answers by status ${JSON.stringify(statuses)}`);
+  }, 600_000);
+
+  it(`answers ${RAW_RUNS} hostile connections (no Host, CONNECT and other methods, bodies past the limit) the same way`, async () => {
+    const { admin, key, running } = plane;
+    const port = Number(new URL(running.client.baseUrl).port);
+    // Just past the limit of keyhook's own routes.
+    const pastKeyhookLimit = running.server.keyhook.maxBodyBytes + 1;
+    const connection = fc.constantFrom(...routes).chain(([template, methods]) =>
+      fc.record({
+        path: fill(template),
+        method: fc.oneof(
+          { weight: 2, arbitrary: fc.constantFrom(...methods) },
+          fc.constantFrom('CONNECT', 'PROPFIND', 'TRACE', 'MKCOL', 'PURGE', 'SEARCH', 'OPTIONS', 'LOCK'),
+        ),
+        host: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, fc.constant(false)),
+        auth: fc.constantFrom(`Bearer ${template.startsWith('/api/v1/admin') ? admin : key}`, undefined),
+        // Spaces: past a route's limit, or within it and not JSON; sent whole before the answer is read, or not.
+        body: fc.option(
+          fc.record({
+            size: fc.constantFrom(pastKeyhookLimit, pastKeyhookLimit, 2 * MiB, PAST_DATA_LIMIT),
+            chunked: fc.boolean(),
+            writeFirst: fc.boolean(),
+          }),
+          { nil: undefined, freq: 2 },
+        ),
+      }),
+    );
+
+    const statuses: Record<string, number> = {};
+    await fc.assert(
+      fc.asyncProperty(connection, async (c) => {
+        const headers: string[] = [];
+        if (c.host) headers.push('Host: x');
+        if (c.auth) headers.push(`Authorization: ${c.auth}`);
+        let body = Buffer.alloc(0);
+        if (c.body) {
+          headers.push('Content-Type: application/json');
+          headers.push(c.body.chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${c.body.size}`);
+          const spaces = Buffer.alloc(c.body.size, 0x20);
+          body = c.body.chunked
+            ? Buffer.concat([
+                Buffer.from(`${c.body.size.toString(16)}\r\n`),
+                spaces,
+                Buffer.from('\r\n0\r\n\r\n'),
+              ])
+            : spaces;
+        }
+        const head = `${c.method} ${c.path} HTTP/1.1\r\n${headers.map((line) => `${line}\r\n`).join('')}\r\n`;
+        const reply = await rawRequest(port, head, body, {
+          closeWithinMs: 0,
+          writeFirst: c.body?.writeFirst ?? false,
+        });
+        statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+        const where = `${c.method} ${c.path} host=${c.host} body=${JSON.stringify(c.body)} → ${reply.status} ${reply.body.slice(0, 200)}`;
+        expect(reply.status, where).toBeLessThan(500);
+        expect(reply.headers['x-request-id'], where).toMatch(/^req_/);
+        if (reply.status >= 400) {
+          const parsed = JSON.parse(reply.body);
+          expect(typeof parsed.error?.code, where).toBe('string');
+          expect(typeof parsed.error?.message, where).toBe('string');
+        }
+      }),
+      { numRuns: RAW_RUNS, endOnFailure: true },
+    );
+    // The new cases are reached: refusals of no Host, of CONNECT (404) and of bodies past the limit.
+    expect(statuses['400']).toBeGreaterThan(0);
+    expect(statuses['404']).toBeGreaterThan(0);
+    expect(statuses['413']).toBeGreaterThan(0);
+    console.log(
+      `${backend.name}: ${RAW_RUNS} hostile connections, answers by status ${JSON.stringify(statuses)}`,
+    );
   }, 600_000);
 });

@@ -6,6 +6,7 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
+  lingerAfterAnswer,
   type Mountable,
   type OpenApiRouteOptions,
   openApiRoute,
@@ -206,9 +207,12 @@ function readRawBody(req: Request, limit: number): Promise<BodyError> {
  * writeHead + end, not res.send: no ETag, no 304, no charset rewrite — core's response as it is.
  * A body left unread ends the connection: otherwise Node reads and discards all of it after the
  * answer, to keep the connection alive, and a refused client could make the server read any amount.
+ * It ends by lingering (docs/decisions.md §1.5).
  */
 function send(res: Response, response: KeyhookResponse, req: Request): void {
-  const headers =
-    declaresBody(req) && !req.readableEnded ? { ...response.headers, connection: 'close' } : response.headers;
+  const unread = declaresBody(req) && !req.readableEnded;
+  // So that a client still sending the body reads this answer, not a reset.
+  if (unread) lingerAfterAnswer(req.socket);
+  const headers = unread ? { ...response.headers, connection: 'close' } : response.headers;
   res.writeHead(response.status, headers).end(response.body ?? undefined);
 }

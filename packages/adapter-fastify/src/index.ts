@@ -5,6 +5,7 @@ import {
   type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
+  lingerAfterAnswer,
   type Mountable,
   type OpenApiRouteOptions,
   openApiRoute,
@@ -193,7 +194,11 @@ function bodyErrorOf(error: FastifyError): BodyError {
 }
 
 function send(reply: FastifyReply, response: KeyhookResponse, request: FastifyRequest): FastifyReply {
-  if (bodyUnread(request)) reply.header('connection', 'close');
+  if (bodyUnread(request)) {
+    reply.header('connection', 'close');
+    // So that a client still sending the body reads this answer, not a reset.
+    lingerAfterAnswer(request.raw.socket);
+  }
   return reply
     .code(response.status)
     .headers(response.headers)

@@ -75,6 +75,13 @@ export {
   type KeyhookErrorOptions,
 } from './errors.js';
 export type { ApiKeyContext, GuardResult } from './http/handler.js';
+export {
+  LINGER_MAX_BYTES,
+  LINGER_MAX_MS,
+  type LingerOptions,
+  lingerAfterAnswer,
+  lingeringClose,
+} from './http/lingering-close.js';
 export type {
   HttpMethod,
   KeyhookRequest,

@@ -1,9 +1,13 @@
+import net from 'node:net';
+import { LINGER_MAX_BYTES } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
+import { adminToken } from '../support/credentials.js';
 import { keepWriting, rawRequest } from '../support/raw-http.js';
 import { createKey } from './client.js';
 import type { SuiteContext } from './suite-context.js';
 
 const TEN_MB = 10 * 1024 * 1024;
+const ELEVEN_MIB = 11 * 1024 * 1024;
 
 /**
  * A refused caller's body is never parsed, and never read to its end: the guard runs before the
@@ -88,6 +92,58 @@ export function refusalBeforeBodyCases(ctx: SuiteContext): void {
       expect(reply.headers['connection']).toBe('close');
       expect(reply.closed).toBe(true);
       expect(written).toBeLessThan(TEN_MB);
+    });
+
+    // docs/decisions.md §1.5: the connection lingers after such an answer; closed at once, with
+    // the body unread, it is reset, and the client's next write fails before it reads a byte.
+    it('a client that sends all of an 11 MiB body before it reads: it reads its 401, and past the limit its 413', async () => {
+      const spaces = Buffer.alloc(ELEVEN_MIB, 0x20);
+      const wrongKey = await rawRequest(
+        port(),
+        post(
+          '/host/items',
+          { 'content-type': 'application/json', authorization: 'Bearer sk_live_nope' },
+          ELEVEN_MIB,
+        ),
+        spaces,
+        { writeFirst: true },
+      );
+      expect(wrongKey.status).toBe(401);
+      expect(wrongKey.closed).toBe(true);
+      const session = {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await adminToken({ now: ctx.clock.now() })}`,
+      };
+      const tooLarge = await rawRequest(port(), post('/admin/keys', session, ELEVEN_MIB), spaces, {
+        writeFirst: true,
+      });
+      expect(tooLarge.status).toBe(413);
+      expect(JSON.parse(tooLarge.body).error.code).toBe('payload_too_large');
+      const chunked = post('/admin/keys', { ...session, 'transfer-encoding': 'chunked' }, 0).replace(
+        'Content-Length: 0\r\n',
+        '',
+      );
+      const body = Buffer.concat([
+        Buffer.from(`${ELEVEN_MIB.toString(16)}\r\n`),
+        spaces,
+        Buffer.from('\r\n0\r\n\r\n'),
+      ]);
+      const tooLargeChunked = await rawRequest(port(), chunked, body, { writeFirst: true });
+      expect(tooLargeChunked.status).toBe(413);
+      expect(tooLargeChunked.closed).toBe(true);
+    });
+
+    it(`a client that never reads and never stops is cut off after LINGER_MAX_BYTES (${LINGER_MAX_BYTES / 1024 / 1024} MiB) more`, async () => {
+      const socket = net.connect(port(), '127.0.0.1');
+      const failed = new Promise<string | undefined>((resolve) =>
+        socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code)),
+      );
+      socket.pause(); // it never reads, so it never sees the answer's end
+      socket.write(post('/host/items', { authorization: 'Bearer sk_live_nope' }, 4 * LINGER_MAX_BYTES));
+      socket.write(Buffer.alloc(4 * LINGER_MAX_BYTES, 0x20));
+      // Reset once the server has dropped its fill, long before the client is done writing.
+      expect(await failed).toMatch(/^(EPIPE|ECONNRESET)$/);
+      socket.destroy();
     });
   });
 }

@@ -11,16 +11,20 @@ export interface RawReply {
   closed: boolean;
 }
 
+const WRITE_FIRST_PIECE = 256 * 1024;
+
 /**
  * Writes `head` and `body` as they are (no client that would fix them up), reads one response,
  * then waits up to `closeWithinMs` for the server to end the connection. A test can go on
  * writing with `more`, called once the response is in: what the server refuses to read fails.
+ * With `writeFirst` the body is streamed, and nothing is read before all of it is written: a
+ * client that sends its whole request before it looks at the answer.
  */
 export function rawRequest(
   port: number,
   head: string,
   body: Buffer | string = '',
-  options: { closeWithinMs?: number; more?: (socket: net.Socket) => void } = {},
+  options: { closeWithinMs?: number; more?: (socket: net.Socket) => void; writeFirst?: boolean } = {},
 ): Promise<RawReply> {
   const { closeWithinMs = 1500 } = options;
   return new Promise((resolve, reject) => {
@@ -63,7 +67,24 @@ export function rawRequest(
     });
     socket.on('close', () => settle(true));
     socket.write(head);
-    if (body.length > 0) socket.write(body);
+    if (!options.writeFirst) {
+      if (body.length > 0) socket.write(body);
+      return;
+    }
+    // The body streams out a piece at a time, each once the one before is written (the server
+    // runs in between); reading starts after the last. A failed write ends the connection.
+    socket.pause();
+    const bytes = Buffer.from(body);
+    const from = (at: number): void => {
+      if (at >= bytes.length) {
+        socket.resume();
+        return;
+      }
+      socket.write(bytes.subarray(at, at + WRITE_FIRST_PIECE), (error) => {
+        if (!error) from(at + WRITE_FIRST_PIECE);
+      });
+    };
+    from(0);
   });
 }
 
