@@ -299,7 +299,12 @@ async function oneDelivery(store: PostgresStore) {
       const claims = async (at: Date) => {
         const recording = recordPoolQueries();
         try {
-          const leased = await store.leaseDeliveries({ now: at, limit: 10, leaseMs: 60_000, leaseId: `c${at.getTime()}` });
+          const leased = await store.leaseDeliveries({
+            now: at,
+            limit: 10,
+            leaseMs: 60_000,
+            leaseId: `c${at.getTime()}`,
+          });
           const sent = recording.sent.map(({ text }) =>
             text === sql.leaseUnlimited ? 'plain' : text === sql.lease ? 'pacing' : 'other',
           );
@@ -309,13 +314,19 @@ async function oneDelivery(store: PostgresStore) {
         }
       };
       try {
-        await store.insertWebhook(webhookRecord({ events: ['run.completed'], url: 'https://free.example.com/' }));
+        await store.insertWebhook(
+          webhookRecord({ events: ['run.completed'], url: 'https://free.example.com/' }),
+        );
         await store.publishEvent(eventRecord(), deliveryId);
         expect(await claims(T0)).toEqual({ sent: ['plain'], leased: 1 });
 
         // A limited endpoint (1 per second) with three due: one now, the others wait for slots.
         await store.insertWebhook(
-          webhookRecord({ events: ['run.paced'], url: 'https://paced.example.com/', rateLimit: { perSecond: 1 } }),
+          webhookRecord({
+            events: ['run.paced'],
+            url: 'https://paced.example.com/',
+            rateLimit: { perSecond: 1 },
+          }),
         );
         for (let i = 0; i < 3; i++) await store.publishEvent(eventRecord({ type: 'run.paced' }), deliveryId);
         expect(await claims(T0)).toEqual({ sent: ['plain', 'pacing'], leased: 1 });
