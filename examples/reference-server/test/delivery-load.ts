@@ -90,8 +90,13 @@ export async function sharedPostgresSchema(label: string): Promise<SharedSchema>
   };
 }
 
-/** A keyhook as the tests' hosts make it: development mode, the suites' key, a short retry schedule. */
-export function testKeyhook(store: Store, logger: Logger): Keyhook {
+/**
+ * A keyhook as the tests' hosts make it: development mode, the suites' key, a short retry schedule
+ * and a 1 s send timeout. `timeoutMs` longer for a test that counts every send as the only one: on
+ * a busy machine a receiver's answer can take over a second, and its timed-out attempt is sent
+ * again, as it should be.
+ */
+export function testKeyhook(store: Store, logger: Logger, timeoutMs = 1000): Keyhook {
   // The server's own catalog and header names (src/catalog.ts).
   return createKeyhook({
     events: REFERENCE_EVENTS,
@@ -100,7 +105,7 @@ export function testKeyhook(store: Store, logger: Logger): Keyhook {
     mode: 'development',
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger,
-    delivery: { headers: REFERENCE_HEADERS, retrySchedule: [50, 50, 50], timeoutMs: 1000 },
+    delivery: { headers: REFERENCE_HEADERS, retrySchedule: [50, 50, 50], timeoutMs },
   });
 }
 

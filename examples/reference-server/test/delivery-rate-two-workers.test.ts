@@ -81,13 +81,16 @@ describe.skipIf(!withPostgres)('an endpoint rate with two workers on one Postgre
     // any second. The receiver sees the sends' own jitter on top, at most one more.
     const leasedAt: number[] = [];
     let limitedId = '';
+    // Every delivery is sent once: no attempt may time out (delivery-load.ts, testKeyhook).
     const a = testKeyhook(
       leaseTimes(backend.store, leasedAt, () => limitedId),
       logger,
+      30_000,
     );
     const b = testKeyhook(
       leaseTimes(second, leasedAt, () => limitedId),
       logger,
+      30_000,
     );
     const publisher = testKeyhook(third, logger);
     keyhooks.push(a, b, publisher);

@@ -20,6 +20,8 @@ const withPostgres = await postgresAvailable();
 const EVENTS = 2000;
 const CONCURRENCY = 16;
 const LEASE_MS = 60_000;
+/** Every send must be the only one: no attempt may time out (delivery-load.ts, testKeyhook). */
+const ONLY_SEND_TIMEOUT_MS = 30_000;
 
 /** What one instance's store was asked to do: deliveries leased (by a lease query, or in the publish for its worker), attempts recorded. */
 interface Tally {
@@ -94,8 +96,8 @@ describe.skipIf(!withPostgres)('two workers on one Postgres schema', () => {
       { leased: 0, leaseCalls: 0, handedOff: 0, completed: 0, lost: 0 },
     ];
     const logger = recordingLogger();
-    const a = testKeyhook(counting(backend.store, tallies[0]), logger);
-    const b = testKeyhook(counting(second, tallies[1]), logger);
+    const a = testKeyhook(counting(backend.store, tallies[0]), logger, ONLY_SEND_TIMEOUT_MS);
+    const b = testKeyhook(counting(second, tallies[1]), logger, ONLY_SEND_TIMEOUT_MS);
     const publisher = testKeyhook(third, logger);
     keyhooks.push(a, b, publisher);
     const { webhook } = await a.webhooks.create(TENANT, {
