@@ -25,8 +25,12 @@ export interface FeedStatements {
 
 /**
  * The events feed's read (docs/decisions.md §8.17), one statement and so one snapshot: the after
- * event, the page, and each event's deliveries. $1 tenant, $2 created since, $3 limit, then the
- * after id and the type as the form takes them.
+ * event, the page, and each event's deliveries. $1 tenant, $2 created since, $3 limit, $4 the byte
+ * budget (FeedQuery.byteBudget, or NULL), then the after id and the type as the form takes them.
+ *
+ * `page` reads each row's payload size, not its payload (octet_length reads a TOAST pointer's
+ * size); `kept` cuts the page where the payloads before a row pass the budget, the first two
+ * always; only the kept rows' payloads are read, by id.
  *
  * The page holds only rows whose writing transaction is below the snapshot's xmin: each such
  * transaction has ended, and any transaction still to commit has an id at or above it, so its rows
@@ -39,16 +43,16 @@ export function feedStatements(schema: string): FeedStatements {
   const events = `${quoteSchema(schema)}.keyhook_events`;
   const deliveries = `${quoteSchema(schema)}.keyhook_deliveries`;
   const text = (withAfter: boolean, withType: boolean) => {
-    const typeParam = withAfter ? '$5' : '$4';
+    const typeParam = withAfter ? '$6' : '$5';
     const afterCte = withAfter
       ? `after AS MATERIALIZED (
         SELECT ${EVENT_COLUMNS}, feed_xid, feed_seq FROM ${events}
-        WHERE tenant_id = $1 AND id = $4 AND feed_seq IS NOT NULL
+        WHERE tenant_id = $1 AND id = $5 AND feed_seq IS NOT NULL
       ),`
       : '';
     return `WITH ${afterCte}
       page AS MATERIALIZED (
-        SELECT ${EVENT_COLUMNS}, feed_xid, feed_seq FROM ${events}
+        SELECT id, feed_xid, feed_seq, octet_length(payload) AS bytes FROM ${events}
         WHERE tenant_id = $1${withType ? ` AND type = ${typeParam}` : ''}
           ${withAfter ? 'AND (feed_xid, feed_seq) > ((SELECT feed_xid FROM after), (SELECT feed_seq FROM after))' : ''}
           AND feed_seq IS NOT NULL
@@ -56,14 +60,23 @@ export function feedStatements(schema: string): FeedStatements {
           AND created_at >= $2
         ORDER BY feed_xid, feed_seq
         LIMIT $3
+      ),
+      kept AS MATERIALIZED (
+        SELECT id, feed_xid, feed_seq FROM (
+          SELECT id, feed_xid, feed_seq, row_number() OVER w AS n,
+            coalesce(sum(bytes) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+          FROM page WINDOW w AS (ORDER BY feed_xid, feed_seq)
+        ) AS sized
+        WHERE n <= 2 OR $4::bigint IS NULL OR before <= $4::bigint
       )
       SELECT ${withAfter ? qualified('a', EVENT_COLUMNS, AFTER_PREFIX) : 'NULL AS a_id'},
         ${qualified('p', EVENT_COLUMNS, EVENT_PREFIX)}, ${qualified('d', DELIVERY_COLUMNS, DELIVERY_PREFIX)}
       FROM (SELECT 1) AS one
       ${withAfter ? 'LEFT JOIN after AS a ON true' : ''}
-      LEFT JOIN page AS p ON true
+      LEFT JOIN kept AS k ON true
+      LEFT JOIN ${events} AS p ON p.tenant_id = $1 AND p.id = k.id
       LEFT JOIN ${deliveries} AS d ON d.event_id = p.id AND d.tenant_id = p.tenant_id
-      ORDER BY p.feed_xid, p.feed_seq, d.webhook_id`;
+      ORDER BY k.feed_xid, k.feed_seq, d.webhook_id`;
   };
   return {
     first: text(false, false),
@@ -75,7 +88,7 @@ export function feedStatements(schema: string): FeedStatements {
 
 /** The statement and its values for one query. */
 export function feedQuery(statements: FeedStatements, tenantId: string, query: FeedQuery) {
-  const values: unknown[] = [tenantId, query.createdSince, query.limit];
+  const values: unknown[] = [tenantId, query.createdSince, query.limit, query.byteBudget ?? null];
   if (query.after !== undefined) values.push(query.after);
   if (query.type !== undefined) values.push(query.type);
   const text =

@@ -15,6 +15,7 @@ interface PageParams {
   since: number;
   limit: number;
   type: string | null;
+  budget: number | null;
 }
 
 /**
@@ -29,16 +30,30 @@ export function feedReader(db: Database.Database): (tenantId: string, query: Fee
       WHERE tenant_id = ? AND id = ? AND feed_seq IS NOT NULL`,
   );
   // `feed_seq > @from` implies the indexes' `feed_seq IS NOT NULL`: test events are never read.
-  const page = db.prepare<[PageParams], EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM keyhook_events INDEXED BY keyhook_events_feed
-      WHERE tenant_id = @tenantId AND feed_seq > @from AND created_at >= @since
-      ORDER BY feed_seq LIMIT @limit`,
-  );
-  const pageOfType = db.prepare<[PageParams], EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM keyhook_events INDEXED BY keyhook_events_feed_type
-      WHERE tenant_id = @tenantId AND type = @type AND feed_seq > @from AND created_at >= @since
-      ORDER BY feed_seq LIMIT @limit`,
-  );
+  // The inner read takes each row's payload size, not its payload (octet_length reads the stored
+  // length); the page is cut where the payloads before a row pass @budget (FeedQuery.byteBudget),
+  // the first two always, and only the kept rows' payloads are read, by id.
+  const pageOf = (index: string, typeFilter: string) =>
+    db.prepare<[PageParams], EventRow>(
+      `SELECT ${EVENT_COLUMNS.split(', ')
+        .map((column) => `e.${column}`)
+        .join(', ')}
+      FROM (
+        SELECT id, feed_seq, row_number() OVER w AS n,
+          coalesce(sum(bytes) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+        FROM (
+          SELECT id, feed_seq, octet_length(payload) AS bytes FROM keyhook_events INDEXED BY ${index}
+          WHERE tenant_id = @tenantId${typeFilter} AND feed_seq > @from AND created_at >= @since
+          ORDER BY feed_seq LIMIT @limit
+        )
+        WINDOW w AS (ORDER BY feed_seq)
+      ) AS k
+      JOIN keyhook_events AS e ON e.tenant_id = @tenantId AND e.id = k.id
+      WHERE k.n <= 2 OR @budget IS NULL OR k.before <= @budget
+      ORDER BY k.feed_seq`,
+    );
+  const page = pageOf('keyhook_events_feed', '');
+  const pageOfType = pageOf('keyhook_events_feed_type', ' AND type = @type');
   const deliveriesOf = db.prepare<[string, string], DeliveryRow>(
     `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries INDEXED BY keyhook_deliveries_event
       WHERE tenant_id = ? AND event_id IN (SELECT value FROM json_each(?))
@@ -59,6 +74,7 @@ export function feedReader(db: Database.Database): (tenantId: string, query: Fee
       since: query.createdSince.getTime(),
       limit: query.limit,
       type: query.type ?? null,
+      budget: query.byteBudget ?? null,
     };
     const rows = (query.type === undefined ? page : pageOfType).all(params);
     const entries = new Map<string, FeedEntry>();

@@ -158,6 +158,7 @@ export class EventsFeed {
       type,
       limit: limit + 1,
       createdSince,
+      byteBudget: this.deps.listByteBudget,
     });
     if (after !== undefined) {
       // Found or not, an event from before the window may have had followers that are gone: never a silent gap.

@@ -636,7 +636,8 @@ export class MemoryStore implements Store {
           (query.type === undefined || event.type === query.type) &&
           event.createdAt.getTime() >= query.createdSince.getTime(),
       )
-      .slice(0, query.limit);
+      .slice(0, query.limit)
+      .filter(withinFeedBudget(query.byteBudget));
     const events = page.map((event) => ({
       event: copyEvent(event),
       deliveries: [...this.deliveries.values()]
@@ -866,3 +867,16 @@ const LEASABLE: readonly DeliveryState[] = ['pending', 'retry_scheduled', 'in_fl
 /** The claim's order: oldest due first, then by id. */
 const dueOrder = (a: DeliveryRecord, b: DeliveryRecord) =>
   a.dueAt!.getTime() - b.dueAt!.getTime() || (a.id < b.id ? -1 : 1);
+
+/**
+ * FeedQuery.byteBudget for a page in feed order: the first two events, then each whose earlier
+ * events' payloads total at most the budget (the SQL stores sum the same bytes before each row).
+ */
+function withinFeedBudget(budget: number | undefined): (event: EventRecord, index: number) => boolean {
+  let before = 0;
+  return (event, index) => {
+    const kept = budget === undefined || index < 2 || before <= budget;
+    before += Buffer.byteLength(event.payload, 'utf8');
+    return kept;
+  };
+}

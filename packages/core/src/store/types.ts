@@ -374,6 +374,12 @@ export interface FeedQuery {
   limit: number;
   /** Only events created at or after this: the feed's window (the delivery retention). */
   createdSince: Date;
+  /**
+   * Bytes of payload the page may hold (core passes its list byte budget, docs/decisions.md §14):
+   * the first two events always, then each whose earlier events' payloads total at most this, so
+   * the read stops soon after the budget. Undefined: only `limit` counts.
+   */
+  byteBudget?: number | undefined;
 }
 
 /** An event in the feed, with each of its deliveries (one per endpoint it was written for), by webhook id. */

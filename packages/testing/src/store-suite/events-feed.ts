@@ -98,6 +98,28 @@ export function eventsFeedCases(ctx: SuiteContext): void {
       expect(page.events.map((entry) => entry.event.id)).toEqual([inside.event.id]);
     });
 
+    it('a byte budget stops the read: the first two events always, then each whose earlier payloads total at most the budget', async () => {
+      const payload = (i: number) => JSON.stringify({ i, pad: 'x'.repeat(100_000) });
+      const written: string[] = [];
+      for (let i = 0; i < 5; i++)
+        written.push((await publish({ createdAt: at(i), payload: payload(i) })).event.id);
+      const size = Buffer.byteLength(payload(0), 'utf8');
+      const read = async (byteBudget: number | undefined, more: { after?: string; type?: string } = {}) =>
+        (
+          await ctx.store.listFeedEvents('tenant_a', { limit: 10, byteBudget, ...more, ...WINDOW })
+        ).events.map((entry) => entry.event.id);
+      expect(await read(undefined)).toEqual(written);
+      expect(await read(1)).toEqual(written.slice(0, 2));
+      expect(await read(2 * size - 1)).toEqual(written.slice(0, 2));
+      expect(await read(2 * size)).toEqual(written.slice(0, 3));
+      expect(await read(4 * size)).toEqual(written);
+      expect(await read(1, { after: written[1] })).toEqual(written.slice(2, 4));
+      expect(await read(1, { type: 'run.completed' })).toEqual(written.slice(0, 2));
+      const [first] = (await ctx.store.listFeedEvents('tenant_a', { limit: 1, byteBudget: 1, ...WINDOW }))
+        .events;
+      expect(first!.event.payload).toBe(payload(0));
+    });
+
     it('each event carries its deliveries as they stand, by webhook id', async () => {
       const active = webhookRecord({ events: ['run.completed'] });
       const disabled = webhookRecord({
