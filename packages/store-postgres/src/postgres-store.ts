@@ -220,7 +220,9 @@ export class PostgresStore implements Store {
   private pacing = false;
   /**
    * Publishes and successes wait here while one statement of them is in flight, and go together
-   * next: in one statement of their kind, or of both (deliverySql.publishAndSucceed).
+   * next: in one statement of their kind, or of both (deliverySql.publishAndSucceed). A publish
+   * waits only behind other publishes: with none in flight or waiting, it goes at once beside a
+   * statement of successes (docs/decisions.md §8.19).
    */
   private readonly writes = new Batcher<WriteCall, PublishOutcome | SuccessOutcome>(
     (calls) => this.writeBatch(calls),
@@ -230,6 +232,7 @@ export class PostgresStore implements Store {
       call.kind === 'publish'
         ? `p\u0000${call.call.event.tenantId}\u0000${call.call.event.id}`
         : `s\u0000${call.completion.deliveryId}`,
+    (call) => call.kind === 'publish',
   );
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;

@@ -1,0 +1,367 @@
+// node benchmarks/publish-matrix.mjs: keyhook on Postgres when a host publishes from a few
+// requests at a time, not only from many.
+//
+// One cell per number of publishers in flight (BENCH_MATRIX_PUBLISHERS, default 1,4,16,64) and
+// number of keyhook instances on one Postgres (BENCH_MATRIX_INSTANCES, 1,2). In each cell, three
+// runs of BENCH_MATRIX_EVENTS events (~1 KB, as in delivery.mjs), each from that many publisher
+// loops, each loop awaiting its publish before the next (a request handler that publishes):
+//   - keyhook: the instances on one fresh schema, a worker each of BENCH_MATRIX_CONCURRENCY /
+//     instances (16 in all by default), publishes round-robin over the instances. The clock runs
+//     from the first publish to the last success recorded. Each publish's latency is the time its
+//     `events.publish()` took; end to end is publish to the receiver's end of body (the receiver's
+//     clock, with the offset to this one taken out, as delivery.mjs's latency section does).
+//   - the graphile-worker sender (peers.mjs): one runner per instance, the same concurrency, addJob
+//     per event from the same publisher loops. Deliveries/s by the same clock.
+//   - the bare transaction: what the host would write without keyhook, on a pool of one connection
+//     per publisher: BEGIN, INSERT the event row, INSERT one delivery row, COMMIT, on two plain
+//     tables of a fresh schema with primary keys only. Its latency is connect to COMMIT answered.
+// Rounds: BENCH_MATRIX_ROUNDS (3) after a warm-up of each kind of run; the order of all runs of a
+// round (cells and kinds) reverses every round. Every ratio is taken within one round and cell
+// (keyhook against the runs beside it), and the verdict is the median of those ratios, printed
+// with their min–max. Targets, per cell: keyhook / graphile-worker deliveries/s ≥ 3; publish p99 ≤
+// 3× the bare transaction's p99; end-to-end p99 ≤ 50 ms up to 16 publishers; publish p50 ≤ 1.5× the
+// bare transaction's p50 at 1 and 4 publishers. Prints one markdown table (BENCHMARKS.md's).
+//
+// A quick run: BENCH_MATRIX_EVENTS=300 BENCH_MATRIX_ROUNDS=1 BENCH_MATRIX_PUBLISHERS=1,16
+// BENCH_MATRIX_INSTANCES=1. BENCH_PEER=off leaves graphile-worker out. Needs the built packages
+// and Postgres (BENCH_PG_URL, postgres://postgres@127.0.0.1:5432/test); skipped without it.
+// Exits 0 always: a missed target prints FAIL.
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import {
+  cleanups,
+  countSucceeded,
+  dropSchema,
+  EVENT_TYPE,
+  eventData,
+  fixed,
+  graphileRun,
+  loadPg,
+  median,
+  now,
+  numberFrom,
+  openPostgresInstances,
+  PG_URL,
+  percentile,
+  postgresReachable,
+  runCleanups,
+  runFigures,
+  startReceiver,
+  Tally,
+  TENANT,
+} from './peers.mjs';
+
+const listFrom = (name, fallback) =>
+  (process.env[name] ?? fallback).split(',').map((item) => {
+    const value = Number(item.trim());
+    if (!Number.isInteger(value) || value <= 0)
+      throw new RangeError(`${name}: positive integers, comma-separated`);
+    return value;
+  });
+
+const PUBLISHERS = listFrom('BENCH_MATRIX_PUBLISHERS', '1,4,16,64');
+const INSTANCES = listFrom('BENCH_MATRIX_INSTANCES', '1,2');
+const EVENTS = numberFrom('BENCH_MATRIX_EVENTS', 1000);
+const ROUNDS = numberFrom('BENCH_MATRIX_ROUNDS', 3);
+const WARMUP = numberFrom('BENCH_MATRIX_WARMUP', 300);
+const CONCURRENCY = numberFrom('BENCH_MATRIX_CONCURRENCY', 16);
+const PEER = process.env.BENCH_PEER !== 'off';
+
+const PEER_TARGET = 3;
+const P50_TARGET = 1.5;
+const P50_PUBLISHERS = 4;
+const P99_TARGET = 3;
+const E2E_P99_TARGET_MS = 50;
+const E2E_PUBLISHERS = 16;
+
+const sorted = (values) => Float64Array.from(values).sort();
+
+/** Runs `publish(seq)` for seq 0..n-1 from `lanes` loops, each awaiting its own; returns each one's ms. */
+async function timedLanes(n, lanes, publish) {
+  const took = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < n) {
+      const seq = next++;
+      const started = performance.now();
+      await publish(seq);
+      took.push(performance.now() - started);
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+  return sorted(took);
+}
+
+/** keyhook: `instances` instances on one schema, publishing from `lanes` loops while the workers deliver. */
+async function keyhookRun(receiver, clock, n, lanes, instances) {
+  const backend = await openPostgresInstances(receiver, undefined, {
+    instances,
+    concurrency: Math.max(1, Math.round(CONCURRENCY / instances)),
+    lanes,
+  });
+  try {
+    const tally = new Tally();
+    for (const store of backend.stores) tally.watch(store);
+    await receiver.reset(backend.secret, true);
+    const workers = backend.keyhooks.map((keyhook) => keyhook.createWorker(backend.workerOptions));
+    for (const worker of workers) worker.start();
+    const database = await backend.database.reading();
+    const cpuBefore = process.cpuUsage();
+    const receiverCpuBefore = await receiver.cpuMicros();
+    const started = performance.now();
+    const publishes = await timedLanes(n, lanes, (seq) =>
+      backend.keyhooks[seq % instances].events.publish({
+        tenantId: TENANT,
+        type: EVENT_TYPE,
+        data: eventData(seq, now()),
+      }),
+    );
+    await tally.reached(n);
+    const ms = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    const receiverCpu = (await receiver.cpuMicros()) - receiverCpuBefore;
+    const databaseUse = await backend.database.since(database, n);
+    await Promise.all(backend.keyhooks.map((keyhook) => keyhook.close()));
+    const inStore = await countSucceeded(backend.stores[0], backend.webhookId);
+    const received = await receiver.stats();
+    const problems = [];
+    if (inStore !== n) problems.push(`${inStore} succeeded in the store, expected ${n}`);
+    if (received.distinct !== n) problems.push(`${received.distinct} distinct events received`);
+    if (received.hits !== received.distinct) problems.push(`${received.hits - received.distinct} duplicates`);
+    if (tally.other) problems.push(`${tally.other} attempts recorded as not succeeded`);
+    if (backend.logger.warnings.length)
+      problems.push(`warnings: ${backend.logger.warnings.slice(0, 3).join('; ')}`);
+    return runFigures(n, ms, cpu, receiverCpu, {
+      publishes,
+      endToEnd: sorted(received.samples.map((sample) => sample - clock.offsetMs)),
+      database: databaseUse,
+      problems,
+    });
+  } finally {
+    await backend.close();
+  }
+}
+
+/** The bare transaction: BEGIN, the event row, one delivery row, COMMIT, from `lanes` loops. */
+async function bareRun(n, lanes, tag) {
+  const { pg } = await loadPg();
+  const schema = `bare_bench_${randomBytes(6).toString('hex')}`;
+  const drop = () => dropSchema(schema);
+  cleanups.add(drop);
+  const pool = new pg.Pool({ connectionString: PG_URL, max: lanes });
+  try {
+    await pool.query(`CREATE SCHEMA "${schema}";
+      CREATE TABLE "${schema}".events (tenant_id text, id text, type text NOT NULL, payload text NOT NULL,
+        created_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, id));
+      CREATE TABLE "${schema}".deliveries (id text PRIMARY KEY, tenant_id text NOT NULL, event_id text NOT NULL,
+        endpoint_id text NOT NULL, status text NOT NULL, due_at timestamptz, created_at timestamptz NOT NULL)`);
+    // Every connection open before the clock, as keyhook's pools are once warm.
+    const clients = await Promise.all(Array.from({ length: lanes }, () => pool.connect()));
+    for (const client of clients) client.release();
+    const transactions = await timedLanes(n, lanes, async (seq) => {
+      const id = `evt_${tag}${String(seq).padStart(26 - tag.length, '0')}`;
+      const createdAt = new Date();
+      const payload = JSON.stringify({ id, type: EVENT_TYPE, createdAt, data: eventData(seq, now()) });
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`INSERT INTO "${schema}".events VALUES ($1, $2, $3, $4, $5)`, [
+          TENANT,
+          id,
+          EVENT_TYPE,
+          payload,
+          createdAt,
+        ]);
+        await client.query(`INSERT INTO "${schema}".deliveries VALUES ($1, $2, $3, $4, 'pending', $5, $5)`, [
+          `dlv_${id.slice(4)}`,
+          TENANT,
+          id,
+          'ep_bench',
+          createdAt,
+        ]);
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    });
+    return { transactions, problems: [] };
+  } finally {
+    await pool.end();
+    cleanups.delete(drop);
+    await drop();
+  }
+}
+
+const ratioOf = (runs, figure) => runs.map(figure);
+const range = (values) =>
+  `${median(values).toFixed(2)} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
+const ms = (value) => value.toFixed(2);
+
+function verdict(values, target, atMost) {
+  const mid = median(values);
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  if (atMost ? mid <= target : mid >= target) return 'PASS';
+  return low <= target && target <= high ? 'within noise' : 'FAIL';
+}
+
+const unreachable = await postgresReachable();
+if (unreachable) {
+  console.log(`publish matrix skipped: ${PG_URL} cannot be reached (${unreachable})`);
+  process.exit(0);
+}
+
+console.log(
+  `keyhook publish matrix — Node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model.trim()}`,
+);
+console.log(
+  `${EVENTS} events per run, ${ROUNDS} rounds; publishers ${PUBLISHERS.join(', ')}; instances ${INSTANCES.join(', ')}; ` +
+    `${CONCURRENCY} worker slots in all per cell`,
+);
+const receiver = await startReceiver();
+const failures = [];
+try {
+  const clock = await receiver.clockOffset();
+  console.log(`receiver clock offset ${clock.offsetMs.toFixed(3)} ms (± ${(clock.rttMs / 2).toFixed(3)} ms)`);
+  const cells = [];
+  for (const instances of INSTANCES)
+    for (const publishers of PUBLISHERS) cells.push({ instances, publishers, rounds: [] });
+  const kinds = [
+    { key: 'bare', run: (cell, n, tag) => bareRun(n, cell.publishers, tag) },
+    { key: 'keyhook', run: (cell, n) => keyhookRun(receiver, clock, n, cell.publishers, cell.instances) },
+  ];
+  if (PEER)
+    kinds.push({
+      key: 'graphile',
+      run: (cell, n, tag) =>
+        graphileRun(receiver, n, tag, {
+          workers: cell.instances,
+          concurrency: Math.max(1, Math.round(CONCURRENCY / cell.instances)),
+          lanes: cell.publishers,
+        }),
+    });
+  for (const kind of kinds) {
+    const warm = await kind.run({ instances: 1, publishers: 16 }, WARMUP, 'W');
+    if (warm.problems.length) console.log(`warm-up ${kind.key}: ${warm.problems.join('; ')}`);
+  }
+  const runs = cells.flatMap((cell) => kinds.map((kind) => ({ cell, kind })));
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? runs : [...runs].reverse();
+    for (const { cell, kind } of order) {
+      globalThis.gc?.();
+      const result = await kind.run(cell, EVENTS, `R${round}`);
+      cell.rounds[round] ??= {};
+      cell.rounds[round][kind.key] = result;
+      if (result.problems.length)
+        failures.push(`${kind.key} ${cell.publishers}×${cell.instances}: ${result.problems.join('; ')}`);
+      const figures =
+        kind.key === 'bare'
+          ? `transaction p50 ${ms(percentile(result.transactions, 50))} ms, p99 ${ms(percentile(result.transactions, 99))} ms`
+          : kind.key === 'keyhook'
+            ? `${fixed(result.perSecond)}/s, publish p50 ${ms(percentile(result.publishes, 50))} ms, p99 ${ms(percentile(result.publishes, 99))} ms, ` +
+              `end to end p50 ${ms(percentile(result.endToEnd, 50))} ms, p99 ${ms(percentile(result.endToEnd, 99))} ms, ` +
+              `${result.database.roundTrips.toFixed(2)} round trips per delivery`
+            : `${fixed(result.perSecond)}/s`;
+      console.log(
+        `round ${round + 1}/${ROUNDS}  ${String(cell.publishers).padStart(2)} publishers, ${cell.instances} instance${cell.instances > 1 ? 's' : ' '}  ${kind.key.padEnd(8)} ${figures}` +
+          (result.problems.length ? `  PROBLEMS: ${result.problems.join('; ')}` : ''),
+      );
+    }
+  }
+
+  // One row per cell: medians of the per-round figures and ratios, min–max in brackets.
+  const table = [
+    [
+      'publishers',
+      'instances',
+      'keyhook /s',
+      'graphile /s',
+      'keyhook / graphile (≥ 3)',
+      'publish p50 ms',
+      'bare p50 ms',
+      'p50 / bare',
+      'publish p99 ms',
+      'bare p99 ms',
+      'p99 / bare (≤ 3)',
+      'end to end p50 ms',
+      'end to end p99 ms',
+    ],
+  ];
+  const verdicts = [];
+  for (const cell of cells) {
+    const r = cell.rounds;
+    const k = (f) => median(r.map((x) => f(x.keyhook)));
+    const p50 = ratioOf(r, (x) => percentile(x.keyhook.publishes, 50) / percentile(x.bare.transactions, 50));
+    const p99 = ratioOf(r, (x) => percentile(x.keyhook.publishes, 99) / percentile(x.bare.transactions, 99));
+    const e2e = r.map((x) => percentile(x.keyhook.endToEnd, 99));
+    const peer = PEER ? ratioOf(r, (x) => x.keyhook.perSecond / x.graphile.perSecond) : null;
+    const name = `${cell.publishers} publishers, ${cell.instances} instance${cell.instances > 1 ? 's' : ''}`;
+    if (peer)
+      verdicts.push([
+        name,
+        'keyhook / graphile-worker',
+        range(peer),
+        `≥ ${PEER_TARGET}`,
+        verdict(peer, PEER_TARGET, false),
+      ]);
+    if (cell.publishers <= P50_PUBLISHERS)
+      verdicts.push([
+        name,
+        'publish p50 / bare',
+        range(p50),
+        `≤ ${P50_TARGET}`,
+        verdict(p50, P50_TARGET, true),
+      ]);
+    verdicts.push([
+      name,
+      'publish p99 / bare',
+      range(p99),
+      `≤ ${P99_TARGET}`,
+      verdict(p99, P99_TARGET, true),
+    ]);
+    if (cell.publishers <= E2E_PUBLISHERS)
+      verdicts.push([
+        name,
+        'end-to-end p99 ms',
+        range(e2e),
+        `≤ ${E2E_P99_TARGET_MS}`,
+        verdict(e2e, E2E_P99_TARGET_MS, true),
+      ]);
+    table.push([
+      cell.publishers,
+      cell.instances,
+      fixed(k((x) => x.perSecond)),
+      PEER ? fixed(median(r.map((x) => x.graphile.perSecond))) : '—',
+      peer ? range(peer) : '—',
+      ms(k((x) => percentile(x.publishes, 50))),
+      ms(median(r.map((x) => percentile(x.bare.transactions, 50)))),
+      range(p50),
+      ms(k((x) => percentile(x.publishes, 99))),
+      ms(median(r.map((x) => percentile(x.bare.transactions, 99)))),
+      range(p99),
+      ms(k((x) => percentile(x.endToEnd, 50))),
+      range(e2e),
+    ]);
+  }
+  const print = (rows) => {
+    const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => String(row[i]).length)));
+    const line = (row) => `| ${row.map((cell, i) => String(cell).padEnd(widths[i])).join(' | ')} |`;
+    console.log(line(rows[0]));
+    console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+    for (const row of rows.slice(1)) console.log(line(row));
+  };
+  console.log(`\nmedians over ${ROUNDS} rounds (ratios: median of the per-round ratios, min–max)\n`);
+  print(table);
+  console.log('');
+  print([['cell', 'target', 'figure', 'target', 'verdict'], ...verdicts]);
+  const missed = verdicts.filter((v) => v[4] === 'FAIL');
+  for (const problem of failures) console.log(`PROBLEM: ${problem}`);
+  console.log(
+    missed.length ? `\nFAIL: ${missed.length} targets missed` : '\nall targets met or within noise',
+  );
+} catch (error) {
+  console.log(`\nERROR: ${error?.stack ?? error}`);
+} finally {
+  receiver.close();
+  await runCleanups();
+}
