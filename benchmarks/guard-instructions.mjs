@@ -12,7 +12,8 @@
 // mark's round trip alone) is taken from every other before dividing by the requests.
 //
 // Printed per variant: instructions per request, the median of GUARD_ROUNDS (3) rounds with
-// their min–max, and the median difference from the open route's count in the same round.
+// their min–max, the median difference from the open route's count in the same round, and the
+// instructions of OpenSSL's SHA-256 block function in it (see sha256Blocks below).
 // Variants (GUARD_VARIANTS, comma-separated): open (no guard), hook (an empty async hook),
 // guarded (a key without a rate limit), limited (a rate-limited key), metered (guarded, metrics
 // on), fields (limited, RateLimit fields on success). Default: open,guarded,limited.
@@ -21,9 +22,10 @@
 // change check would run on every request instead of once in about 30, and how often would follow
 // the machine's load. GUARD_CHANGE_CHECK_MS (1e9) leaves it out of the counted phases; 0 runs it
 // on every request, which shows what one check costs.
-// Other knobs: GUARD_WARMUP (requests per variant before counting, 3,000); GUARD_KEEP, a directory
-// to keep the phases' callgrind files in (for callgrind_annotate), the server then running with
-// --perf-basic-prof so that /tmp/perf-<pid>.map names the JIT-compiled functions' addresses.
+// Other knobs: GUARD_WARMUP (requests per variant before counting, 3,000); GUARD_VERBOSE, to print
+// each phase's wall-clock ms per request as it ends; GUARD_KEEP, a directory to keep the phases'
+// callgrind files in (for callgrind_annotate), the server then running with --perf-basic-prof
+// so that /tmp/perf-<pid>.map names the JIT-compiled functions' addresses.
 import { fork } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
