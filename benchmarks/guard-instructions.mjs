@@ -23,9 +23,9 @@
 // the machine's load. GUARD_CHANGE_CHECK_MS (1e9) leaves it out of the counted phases; 0 runs it
 // on every request, which shows what one check costs.
 // Other knobs: GUARD_WARMUP (requests per variant before counting, 3,000); GUARD_VERBOSE, to print
-// each phase's wall-clock ms per request as it ends; GUARD_KEEP, a directory to keep the phases'
-// callgrind files in (for callgrind_annotate), the server then running with --perf-basic-prof
-// so that /tmp/perf-<pid>.map names the JIT-compiled functions' addresses.
+// each phase's wall-clock ms per request as it ends, and each round's counts; GUARD_KEEP, a
+// directory to keep the phases' callgrind files in (for callgrind_annotate), the server then
+// running with --perf-basic-prof so that /tmp/perf-<pid>.map names the JIT-compiled functions.
 import { fork } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -191,6 +191,12 @@ console.log(
 console.log(
   `empty phase (the mark alone): ${fmt(median(plan.map((p) => counts.get(p.empty))))} instructions`,
 );
+if (process.env.GUARD_VERBOSE) {
+  for (const [round, phasesOf] of plan.entries()) {
+    const each = VARIANTS.map((name) => `${name} ${fmt(perRequest(phasesOf, name)).trim()}`);
+    console.log(`round ${round}: ${each.join(', ')}`);
+  }
+}
 console.log(
   '\ninstructions per request: median (min–max); beside it, the median of its difference from open',
 );
