@@ -23,7 +23,6 @@
 // BENCH_HOLD_MS (4000), BENCH_STORES (sqlite,postgres), BENCH_PG_URL
 // (postgres://postgres@127.0.0.1:5432/test), BENCH_LIST_BYTE_BUDGET (unset: the server's
 // default), BENCH_SERVER_DIR (examples/reference-server).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -31,7 +30,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAdminToken } from '@keyhook/core';
-import pg from 'pg';
+import { pgAdmin, pgReachable, request, startServer } from './reference-server-child.mjs';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 120);
 const READERS = Number(process.env.BENCH_READERS ?? 10);
@@ -49,80 +48,11 @@ const ITEM_BYTES = 1024 * 1024;
 const SECRET = 'hostile-pages-bench-admin-secret-0123456789';
 const ENCRYPTION_KEY = Buffer.alloc(32, 9).toString('base64');
 const SCOPES = ['sources:read', 'sources:write', 'items:read', 'items:write'];
-
-function startServer(env) {
-  const child = spawn(process.execPath, [path.join(SERVER_DIR, 'dist/main.js')], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      KEYHOOK_ADMIN_JWT_SECRET: SECRET,
-      ...(BUDGET && { KEYHOOK_LIST_BYTE_BUDGET: BUDGET }),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`the server exited with ${code}: ${out}`)));
-    child.stdout.on('data', (data) => {
-      out += data;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) {
-        child.stdout.removeAllListeners('data');
-        child.stdout.resume();
-        child.removeAllListeners('exit');
-        resolve({
-          url: new URL(match[1]),
-          pid: child.pid,
-          stop: () =>
-            new Promise((done) => {
-              child.once('exit', done);
-              child.kill('SIGTERM');
-            }),
-        });
-      }
-    });
-  });
-}
-
-function request(agent, url, method, pathname, { token, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        method,
-        path: pathname,
-        headers: {
-          ...(token && { authorization: `Bearer ${token}` }),
-          ...(payload !== undefined && {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(payload),
-          }),
-        },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => {
-          const raw = Buffer.concat(chunks);
-          const text = raw.toString();
-          resolve({
-            status: res.statusCode,
-            bytes: raw.length,
-            body: text === '' ? undefined : JSON.parse(text),
-          });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const serverOptions = (env) => ({
+  script: path.join(SERVER_DIR, 'dist/main.js'),
+  secret: SECRET,
+  env: { ...(BUDGET && { KEYHOOK_LIST_BYTE_BUDGET: BUDGET }), ...env },
+});
 
 /** The process's resident set, in MB, as the kernel counts it. */
 function rssMb(pid) {
@@ -195,9 +125,9 @@ async function benchStore(store) {
   } else {
     const schema = `bench_pages_${Math.random().toString(36).slice(2, 10)}`;
     env = { DATABASE_URL: PG_URL, KEYHOOK_PG_SCHEMA: schema, KEYHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY };
-    cleanup = () => pgAdmin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    cleanup = () => pgAdmin(PG_URL, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
-  let server = await startServer(env);
+  let server = await startServer(serverOptions(env));
   const agent = new http.Agent({ keepAlive: true, maxSockets: READERS });
   try {
     const admin = await createAdminToken({ secret: SECRET, tenantId: 'bench', subject: 'bench' });
@@ -218,7 +148,7 @@ async function benchStore(store) {
     }
     // A fresh process on the same database: what the upload left on the heap is not counted.
     await server.stop();
-    server = await startServer(env);
+    server = await startServer(serverOptions(env));
     // The first pages' paths, as a reading client walks them.
     const pagePaths = [];
     let cursor = null;
@@ -262,33 +192,12 @@ async function benchStore(store) {
   }
 }
 
-async function pgReachable() {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function pgAdmin(sql) {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 console.log(
   `keyhook hostile-pages benchmark — Node ${process.version}; ${ITEMS} items of 1 MiB; list byte budget ${BUDGET ?? 'the default'}; server ${path.relative(process.cwd(), SERVER_DIR) || '.'}`,
 );
 const results = {};
 for (const store of STORES) {
-  if (store === 'postgres' && !(await pgReachable())) {
+  if (store === 'postgres' && !(await pgReachable(PG_URL))) {
     console.log(`postgres: skipped, nothing answers at ${PG_URL}`);
     continue;
   }

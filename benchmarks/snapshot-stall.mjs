@@ -23,16 +23,15 @@
 // Environment: BENCH_ITEMS (100000), BENCH_ROUNDS (3), BENCH_POLL_MS (10), BENCH_STORES
 // (sqlite,postgres), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test), BENCH_NODE_ARGS
 // (flags for the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAdminToken } from '@keyhook/core';
-import pg from 'pg';
 // The server's own scopes (its src/catalog.ts), from the build it runs.
 import { REFERENCE_SCOPES } from '../examples/reference-server/dist/index.js';
+import { pgAdmin, pgReachable, request, startServer } from './reference-server-child.mjs';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -48,67 +47,6 @@ const ENCRYPTION_KEY = Buffer.alloc(32, 9).toString('base64');
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const mainScript = fileURLToPath(new URL('../examples/reference-server/dist/main.js', import.meta.url));
-
-function startServer(env) {
-  const child = spawn(process.execPath, [...NODE_ARGS, mainScript], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', KEYHOOK_ADMIN_JWT_SECRET: SECRET, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.once('exit', (code) => reject(new Error(`the server exited with ${code}: ${out}`)));
-    child.stdout.on('data', (data) => {
-      out += data;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) {
-        child.stdout.removeAllListeners('data');
-        child.stdout.resume();
-        child.removeAllListeners('exit');
-        resolve({
-          url: new URL(match[1]),
-          stop: () =>
-            new Promise((done) => {
-              child.once('exit', done);
-              child.kill('SIGTERM');
-            }),
-        });
-      }
-    });
-  });
-}
-
-function request(agent, url, method, pathname, { token, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const req = http.request(
-      {
-        agent,
-        host: url.hostname,
-        port: url.port,
-        method,
-        path: pathname,
-        headers: {
-          ...(token && { authorization: `Bearer ${token}` }),
-          ...(payload !== undefined && {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(payload),
-          }),
-        },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (chunk) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          resolve({ status: res.statusCode, body: text === '' ? undefined : JSON.parse(text) });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 /** Polls /healthz until stopped; each latency is filed under the phase current when it was sent. */
 function pollHealth(url) {
@@ -216,27 +154,6 @@ async function oneRound(server, key, round) {
   return result;
 }
 
-async function pgReachable() {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function pgAdmin(sql) {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -255,9 +172,9 @@ async function benchStore(store) {
   } else {
     const schema = `bench_stall_${Math.random().toString(36).slice(2, 10)}`;
     env = { DATABASE_URL: PG_URL, KEYHOOK_PG_SCHEMA: schema, KEYHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY };
-    cleanup = () => pgAdmin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    cleanup = () => pgAdmin(PG_URL, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
-  const server = await startServer(env);
+  const server = await startServer({ script: mainScript, secret: SECRET, env, nodeArgs: NODE_ARGS });
   try {
     const admin = await createAdminToken({ secret: SECRET, tenantId: 'bench', subject: 'bench' });
     const agent = new http.Agent({ keepAlive: false });
@@ -287,7 +204,7 @@ async function benchStore(store) {
 
 const results = {};
 for (const store of STORES) {
-  if (store === 'postgres' && !(await pgReachable())) {
+  if (store === 'postgres' && !(await pgReachable(PG_URL))) {
     console.log(`postgres: skipped, nothing answers at ${PG_URL}`);
     continue;
   }
