@@ -1,8 +1,7 @@
-import { isKeyhookError, silentLogger } from '@keyhook/core';
-import type { EventRecord } from '@keyhook/core/store';
+import { silentLogger } from '@keyhook/core';
 import { T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { checkPostgresIndexes, smallTablespace } from '@keyhook/testing/support';
+import { checkPostgresIndexes, fillingPublisher, smallTablespace } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
@@ -18,15 +17,18 @@ const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
 const tablespace = available ? await smallTablespace('pg_full', 8, (sql) => admin.query(sql)) : null;
 /** Publishes sent at once: the store batches them into few statements. */
 const GROUP = 16;
-const PAD = 'x'.repeat(3000);
+/** A payload of a few KiB, so the space left is taken in a few dozen groups. */
+const PAD_BYTES = 3000;
 
 describe.skipIf(tablespace === null)('a full disk under the Postgres store', () => {
   const schema = uniqueSchemaName('full_disk');
   let store: PostgresStore;
   const webhook = webhookRecord({ events: ['run.completed'] });
-  const accepted: string[] = [];
-  const refused: string[] = [];
-  const causes = new Set<string>();
+  const { accepted, refused, causes, publishGroup } = fillingPublisher(
+    { publishEvent: (event, deliveryId) => store.publishEvent(event, deliveryId) },
+    webhook.tenantId,
+    { group: GROUP, padBytes: PAD_BYTES, createdAt: T0 },
+  );
 
   afterAll(async () => {
     await store?.close();
@@ -35,34 +37,6 @@ describe.skipIf(tablespace === null)('a full disk under the Postgres store', () 
     await admin.end();
   });
 
-  const eventOf = (id: string): EventRecord => ({
-    id,
-    tenantId: webhook.tenantId,
-    type: 'run.completed',
-    payload: JSON.stringify({ id, pad: PAD }),
-    createdAt: T0,
-    traceContext: null,
-  });
-  let next = 0;
-  /** One round of publishes; the ids accepted and refused go to their lists. */
-  const publishGroup = async () => {
-    const ids = Array.from({ length: GROUP }, () => `evt_full_${String(next++).padStart(5, '0')}`);
-    const outcomes = await Promise.allSettled(
-      ids.map((id) => store.publishEvent(eventOf(id), () => `dlv_${id}`)),
-    );
-    outcomes.forEach((outcome, index) => {
-      if (outcome.status === 'fulfilled') {
-        expect(outcome.value.outcome).toBe('published');
-        accepted.push(ids[index]!);
-        return;
-      }
-      const error = outcome.reason;
-      expect(isKeyhookError(error) && error.code, String(error)).toBe('unavailable');
-      causes.add((error.cause as { code?: string }).code ?? String(error.cause));
-      refused.push(ids[index]!);
-    });
-    return outcomes.filter((outcome) => outcome.status === 'rejected').length;
-  };
   const eventIds = async () =>
     (await admin.query(`SELECT id FROM "${schema}".keyhook_events ORDER BY id`)).rows.map((row) => row.id);
 

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import { isKeyhookError } from '@keyhook/core';
-import type { EventRecord } from '@keyhook/core/store';
 import { T0, webhookRecord } from '@keyhook/testing/fixtures';
-import { mountSmallDisk } from '@keyhook/testing/support';
+import { fillingPublisher, mountSmallDisk } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
@@ -16,49 +15,22 @@ const disk = mountSmallDisk('sqlite-full', { sizeMiB: 4 });
 /** Publishes per turn of the event loop: each turn's are one group commit. */
 const GROUP = 16;
 /** A payload of a few KiB, so the space left is taken in a few dozen groups. */
-const PAD = 'x'.repeat(3000);
+const PAD_BYTES = 3000;
 
 describe.skipIf(disk === null)('a full disk under the SQLite store', () => {
   const filename = path.join(disk?.dataDir ?? '', 'keyhook.db');
   const store = disk ? createSqliteStore({ filename }) : undefined;
   const webhook = webhookRecord({ events: ['run.completed'] });
-  const accepted: string[] = [];
-  const refused: string[] = [];
-  const causes = new Set<string>();
+  const { accepted, refused, causes, publishGroup } = fillingPublisher(
+    { publishEvent: (event, deliveryId) => store!.publishEvent(event, deliveryId) },
+    webhook.tenantId,
+    { group: GROUP, padBytes: PAD_BYTES, createdAt: T0 },
+  );
 
   afterAll(async () => {
     await store?.close();
     disk?.remove();
   });
-
-  const eventOf = (id: string): EventRecord => ({
-    id,
-    tenantId: webhook.tenantId,
-    type: 'run.completed',
-    payload: JSON.stringify({ id, pad: PAD }),
-    createdAt: T0,
-    traceContext: null,
-  });
-  let next = 0;
-  /** One group of publishes; the ids accepted and refused go to their lists. */
-  const publishGroup = async () => {
-    const ids = Array.from({ length: GROUP }, () => `evt_full_${String(next++).padStart(5, '0')}`);
-    const outcomes = await Promise.allSettled(
-      ids.map((id) => store!.publishEvent(eventOf(id), () => `dlv_${id}`)),
-    );
-    outcomes.forEach((outcome, index) => {
-      if (outcome.status === 'fulfilled') {
-        expect(outcome.value.outcome).toBe('published');
-        accepted.push(ids[index]!);
-        return;
-      }
-      const error = outcome.reason;
-      expect(isKeyhookError(error) && error.code, String(error)).toBe('unavailable');
-      causes.add((error.cause as { code?: string }).code ?? String(error.cause));
-      refused.push(ids[index]!);
-    });
-    return outcomes.filter((outcome) => outcome.status === 'rejected').length;
-  };
 
   /** What a second connection reads from the file: events, deliveries, and whether it is sound. */
   const onFile = () => {

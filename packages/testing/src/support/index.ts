@@ -11,6 +11,8 @@ export { keepWriting, type RawReply, rawRequest } from './raw-http.js';
 export { answer, type ReceivedRequest, type Responder, TestReceiver } from './receiver.js';
 export {
   checkPostgresIndexes,
+  type FillingPublisher,
+  fillingPublisher,
   mountSmallDisk,
   type SmallDisk,
   type SmallDiskOptions,

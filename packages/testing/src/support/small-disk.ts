@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { isKeyhookError } from '@keyhook/core';
+import type { EventRecord, Store } from '@keyhook/core/store';
 
 /** A tmpfs of a few MiB that a test fills up and frees again. */
 export interface SmallDisk {
@@ -140,4 +142,61 @@ export async function checkPostgresIndexes(
   );
   for (const { name } of rows) await query(`SELECT "${schema}".bt_index_check($1::regclass, true)`, [name]);
   return rows.length;
+}
+
+/** What `fillingPublisher` has seen: the ids accepted and refused, and the refusals' causes' codes. */
+export interface FillingPublisher {
+  readonly accepted: string[];
+  readonly refused: string[];
+  readonly causes: Set<string>;
+  /** Publishes one group at once; resolves with how many were refused. */
+  publishGroup(): Promise<number>;
+}
+
+/**
+ * Publishes groups of `group` events of about `padBytes` each, for a store whose disk fills up:
+ * each publish is accepted (`published`) or refused with `unavailable`; anything else throws.
+ */
+export function fillingPublisher(
+  store: Pick<Store, 'publishEvent'>,
+  tenantId: string,
+  options: { group: number; padBytes: number; createdAt: Date },
+): FillingPublisher {
+  const pad = 'x'.repeat(options.padBytes);
+  const accepted: string[] = [];
+  const refused: string[] = [];
+  const causes = new Set<string>();
+  let next = 0;
+  const eventOf = (id: string): EventRecord => ({
+    id,
+    tenantId,
+    type: 'run.completed',
+    payload: JSON.stringify({ id, pad }),
+    createdAt: options.createdAt,
+    traceContext: null,
+  });
+  return {
+    accepted,
+    refused,
+    causes,
+    async publishGroup() {
+      const ids = Array.from({ length: options.group }, () => `evt_full_${String(next++).padStart(5, '0')}`);
+      const outcomes = await Promise.allSettled(
+        ids.map((id) => store.publishEvent(eventOf(id), () => `dlv_${id}`)),
+      );
+      outcomes.forEach((outcome, index) => {
+        const id = ids[index]!;
+        if (outcome.status === 'fulfilled') {
+          if (outcome.value.outcome !== 'published') throw new Error(`${id}: ${outcome.value.outcome}`);
+          accepted.push(id);
+          return;
+        }
+        const error = outcome.reason;
+        if (!isKeyhookError(error) || error.code !== 'unavailable') throw error;
+        causes.add((error.cause as { code?: string } | undefined)?.code ?? String(error.cause));
+        refused.push(id);
+      });
+      return outcomes.filter((outcome) => outcome.status === 'rejected').length;
+    },
+  };
 }
