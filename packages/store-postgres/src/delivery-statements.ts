@@ -31,6 +31,7 @@ export const SUCCESS_INPUT =
 /** Every statement the store runs on the event, delivery and attempt tables, built once per schema. */
 export interface DeliveryStatements {
   publish: string;
+  publishOne: string;
   getEvent: string;
   insertTestEvent: string;
   notify: string;
@@ -241,6 +242,55 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     // was leased (the worker needs them); one row of NULL delivery columns for an event without.
     publish: `WITH ${publishCtes}
 ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
+
+    // `publish` for one event, its columns bound one by one: $1–$6 the event's (EVENT_COLUMNS),
+    // $7–$9 its lease's id, limit and end (NULL without one), $10 the delivery ids, $11 and $12
+    // the NOTIFY's channel and payload, $13 and $14 core's hold rule. The same rules and the same
+    // rows as `publish` (position 1); without the JSON input, the positions and their joins, a
+    // lone publish costs Postgres about a third less (docs/decisions.md §8.19).
+    publishOne: `WITH subscribers AS MATERIALIZED (
+        SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
+        WHERE tenant_id = $1::text AND $3::text = ANY (events)
+        ORDER BY id
+        FOR SHARE
+      ),
+      pairs AS MATERIALIZED (
+        SELECT s.id AS webhook_id, row_number() OVER (ORDER BY s.id) AS rank,
+          CASE
+            WHEN s.status = $13 THEN $14::text
+            WHEN $7::text IS NOT NULL AND s.rate_per_second IS NULL
+              AND count(*) FILTER (WHERE s.status <> $13 AND s.rate_per_second IS NULL)
+                OVER (ORDER BY s.id) <= $8::int THEN 'in_flight'
+            ELSE 'pending'
+          END AS status
+        FROM subscribers AS s
+      ),
+      counted AS MATERIALIZED (
+        SELECT count(*) AS subscribers, count(*) <= cardinality($10::text[]) AS fits FROM pairs
+      ),
+      inserted AS (
+        INSERT INTO ${events} (${EVENT_COLUMNS})
+        SELECT $1::text, $2::text, $3::text, $4::text, $5::timestamptz, $6::text FROM counted WHERE fits
+        ON CONFLICT (tenant_id, id) DO NOTHING
+        RETURNING id
+      ),
+      written AS (
+        INSERT INTO ${deliveries} (${DELIVERY_COLUMNS})
+        SELECT ($10::text[])[p.rank], $1::text, p.webhook_id, ins.id, $3::text, p.status, 0,
+          CASE p.status WHEN 'pending' THEN $5::timestamptz WHEN 'in_flight' THEN $9::timestamptz END,
+          CASE WHEN p.status = 'in_flight' THEN $7::text END,
+          CASE WHEN p.status = $14 THEN $5::timestamptz END,
+          NULL, $5::timestamptz, $5::timestamptz
+        FROM pairs AS p CROSS JOIN inserted AS ins
+        RETURNING ${DELIVERY_COLUMNS}
+      )
+      SELECT 1 AS position, c.fits, c.subscribers, EXISTS (SELECT 1 FROM inserted) AS inserted,
+        (SELECT pg_notify($11, $12) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending')) AS notified,
+        ${qualified('written', DELIVERY_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
+      FROM counted AS c
+      LEFT JOIN written ON true
+      LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
+      ORDER BY written.webhook_id`,
 
     // A new statement after the insert found a conflict, so its snapshot holds the committed winner.
     getEvent: `SELECT ${EVENT_COLUMNS} FROM ${events} WHERE tenant_id = $1 AND id = $2`,

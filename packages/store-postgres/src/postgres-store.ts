@@ -270,6 +270,7 @@ export class PostgresStore implements Store {
     this.prepared = new PreparedStatements(
       [
         d.publish,
+        d.publishOne,
         d.getEvent,
         d.completeSucceeded,
         d.completeSucceededBatch,
@@ -1073,41 +1074,65 @@ export class PostgresStore implements Store {
         firstIds.push(ids.length + 1);
         for (let i = 0; i < count; i++) ids.push(call.newDeliveryId());
       }
-      const input = pending.map(({ call: { event, lease }, ids: count }, k) => ({
-        position: k + 1,
-        tenant_id: event.tenantId,
-        id: event.id,
-        type: event.type,
-        payload: event.payload,
-        created_at: event.createdAt,
-        trace_context: event.traceContext,
-        lease_id: lease?.leaseId ?? null,
-        lease_limit: lease?.limit ?? null,
-        lease_ends: lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null,
-        first_id: firstIds[k],
-        ids: count,
-      }));
-      const params = [
-        JSON.stringify(input),
-        ids,
-        DELIVERY_CHANNEL,
-        this.schema,
-        hold.endpointStatus,
-        hold.state,
-      ];
-      let rows: PublishOrSuccessRow[];
-      if (riding) {
-        riding = false;
-        params.push(successInput(completions));
-        rows = (await this.run<PublishOrSuccessRow>(client, this.deliverySql.publishAndSucceed, params)).rows;
-        const first = rows.findIndex((row) => row.success);
-        succeeded = rows.slice(first).map(successOutcome);
-        rows = rows.slice(0, first);
+      let rowsOf: PublishRow[][];
+      if (pending.length === 1 && !riding) {
+        // One event alone: its columns bound one by one (deliverySql.publishOne).
+        const { event, lease } = pending[0]!.call;
+        const result = await this.run<PublishRow>(client, this.deliverySql.publishOne, [
+          event.tenantId,
+          event.id,
+          event.type,
+          event.payload,
+          event.createdAt,
+          event.traceContext ?? null,
+          lease?.leaseId ?? null,
+          lease?.limit ?? null,
+          lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null,
+          ids,
+          DELIVERY_CHANNEL,
+          this.schema,
+          hold.endpointStatus,
+          hold.state,
+        ]);
+        rowsOf = [result.rows];
       } else {
-        rows = (await this.run<PublishOrSuccessRow>(client, this.deliverySql.publish, params)).rows;
+        const input = pending.map(({ call: { event, lease }, ids: count }, k) => ({
+          position: k + 1,
+          tenant_id: event.tenantId,
+          id: event.id,
+          type: event.type,
+          payload: event.payload,
+          created_at: event.createdAt,
+          trace_context: event.traceContext,
+          lease_id: lease?.leaseId ?? null,
+          lease_limit: lease?.limit ?? null,
+          lease_ends: lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null,
+          first_id: firstIds[k],
+          ids: count,
+        }));
+        const params = [
+          JSON.stringify(input),
+          ids,
+          DELIVERY_CHANNEL,
+          this.schema,
+          hold.endpointStatus,
+          hold.state,
+        ];
+        let rows: PublishOrSuccessRow[];
+        if (riding) {
+          riding = false;
+          params.push(successInput(completions));
+          rows = (await this.run<PublishOrSuccessRow>(client, this.deliverySql.publishAndSucceed, params))
+            .rows;
+          const first = rows.findIndex((row) => row.success);
+          succeeded = rows.slice(first).map(successOutcome);
+          rows = rows.slice(0, first);
+        } else {
+          rows = (await this.run<PublishOrSuccessRow>(client, this.deliverySql.publish, params)).rows;
+        }
+        rowsOf = pending.map(() => []);
+        for (const row of rows) rowsOf[Number(row.position) - 1]!.push(row);
       }
-      const rowsOf: PublishRow[][] = pending.map(() => []);
-      for (const row of rows) rowsOf[Number(row.position) - 1]!.push(row);
       const again: typeof pending = [];
       for (const [k, entry] of pending.entries()) {
         const rows = rowsOf[k]!;

@@ -187,6 +187,11 @@ async function oneDelivery(store: PostgresStore) {
           (text) => text.includes('INSERT INTO') && text.includes('keyhook_events'),
         );
         expect(publishes.length).toBeLessThan(events.length / 2);
+        // The burst's first goes alone, as publishOne (its columns bound one by one); the rest
+        // wait for it and go in batches, their events as one JSON parameter (docs/decisions.md §8.14).
+        const batched = publishes.filter((text) => text.includes('json_to_recordset'));
+        expect(batched.length).toBeGreaterThan(0);
+        expect(publishes.length - batched.length).toBeGreaterThan(0);
         const bad = await Promise.allSettled(
           events.slice(-3).map((event) => store.publishEvent(event, deliveryId)),
         );
