@@ -1,19 +1,23 @@
-import type { ApiKeyView, DeliveryDetailView, DeliveryView, RateLimit } from '@keyhook/core';
+import type {
+  ApiKeyView,
+  DeliveryDetailView,
+  DeliveryView,
+  EndpointRateLimit,
+  RateLimit,
+  SignatureScheme,
+  WebhookView,
+} from '@keyhook/core';
 
 // The views core answers with; type imports only, so nothing of core reaches the bundle.
-export type { ApiKeyView, DeliveryDetailView, DeliveryView, RateLimit };
-
-/** A webhook endpoint as the portal API answers it (core's webhook view). */
-export interface WebhookView {
-  id: string;
-  url: string;
-  events: string[];
-  status: 'active' | 'disabled';
-  disabledReason: 'manual' | 'failures' | null;
-  previousSecretExpiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type {
+  ApiKeyView,
+  DeliveryDetailView,
+  DeliveryView,
+  EndpointRateLimit,
+  RateLimit,
+  SignatureScheme,
+  WebhookView,
+};
 
 export type PortalPermission = 'keys:read' | 'keys:write' | 'webhooks:read' | 'webhooks:write';
 

@@ -61,6 +61,8 @@ describe('endpoint health', () => {
       url: 'https://example.com/hooks',
       events: ['run.completed'],
       previousSecretExpiresAt: null,
+      signatureScheme: 'keyhook' as const,
+      rateLimit: null,
       createdAt: '2026-01-01T00:00:00.000Z',
       updatedAt: '2026-01-01T00:00:00.000Z',
     };
