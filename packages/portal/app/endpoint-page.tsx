@@ -5,7 +5,9 @@ import type { DeliveryView, Page, WebhookView } from './api-types.js';
 import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { formatDate, isoToLocalInput, localInputToIso } from './dates.js';
+import { formatDeliveryRate, schemeLabel } from './delivery-settings.js';
 import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
+import { EditEndpointDialog } from './endpoint-edit.js';
 import { disabledReasonText } from './endpoint-health.js';
 import { Field } from './form-fields.js';
 import { ErrorNotice, Loading, StatusLine } from './notices.js';
@@ -40,6 +42,7 @@ export function EndpointPage({ webhookId }: { webhookId: string }) {
   const [status, setStatus] = useState('');
   const [error, setError] = useState<ApiError | null>(null);
   const [action, setAction] = useState<EndpointAction | null>(null);
+  const [editing, setEditing] = useState(false);
   const [deliveriesRound, setDeliveriesRound] = useState(0);
   const [deleted, setDeleted] = useState(false);
   const writable = can('webhooks:write');
@@ -91,6 +94,10 @@ export function EndpointPage({ webhookId }: { webhookId: string }) {
             </dd>
             <dt>Events</dt>
             <dd>{endpoint.events.join(', ')}</dd>
+            <dt>Signature scheme</dt>
+            <dd>{schemeLabel(endpoint.signatureScheme)}</dd>
+            <dt>Delivery rate</dt>
+            <dd>{formatDeliveryRate(endpoint.rateLimit)}</dd>
             <dt>Created</dt>
             <dd>{formatDate(endpoint.createdAt)}</dd>
             {endpoint.previousSecretExpiresAt ? (
@@ -102,6 +109,9 @@ export function EndpointPage({ webhookId }: { webhookId: string }) {
           </dl>
           {writable ? (
             <div class="actions">
+              <button type="button" onClick={() => setEditing(true)}>
+                Edit endpoint
+              </button>
               <button type="button" onClick={() => void toggle(endpoint)}>
                 {endpoint.status === 'active' ? 'Disable endpoint' : 'Enable endpoint'}
               </button>
@@ -127,6 +137,16 @@ export function EndpointPage({ webhookId }: { webhookId: string }) {
         </>
       ) : webhook.loading ? (
         <Loading what="the endpoint" />
+      ) : null}
+      {editing && endpoint ? (
+        <EditEndpointDialog
+          webhook={endpoint}
+          onClose={() => setEditing(false)}
+          onSaved={(message) => {
+            setEditing(false);
+            done(message);
+          }}
+        />
       ) : null}
       {action ? (
         <EndpointActionDialog

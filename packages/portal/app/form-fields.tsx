@@ -84,6 +84,41 @@ export function Choice({
   );
 }
 
+/** A radio button with its label and an optional description, for one of several choices. */
+export function RadioChoice({
+  name,
+  label,
+  checked,
+  description,
+  onSelect,
+}: {
+  name: string;
+  label: string;
+  checked: boolean;
+  description?: string | undefined;
+  onSelect: () => void;
+}) {
+  const id = useId();
+  return (
+    <div class="choice">
+      <input
+        type="radio"
+        id={id}
+        name={name}
+        checked={checked}
+        aria-describedby={description ? `${id}-description` : undefined}
+        onChange={onSelect}
+      />
+      <label for={id}>{label}</label>
+      {description ? (
+        <p id={`${id}-description`} class="hint">
+          {description}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 /** A group of choices under a legend, with the group's error. */
 export function ChoiceGroup({
   legend,

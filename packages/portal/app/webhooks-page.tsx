@@ -2,6 +2,8 @@ import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
 import type { Page, WebhookStats, WebhookView } from './api-types.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
+import { createSettingsBody, type DeliverySettingsDraft } from './delivery-settings.js';
+import { DeliverySettingsFields } from './delivery-settings-fields.js';
 import { DialogBox } from './dialog-box.js';
 import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
 import { disabledReasonText, successRate } from './endpoint-health.js';
@@ -136,11 +138,20 @@ function CreateEndpointDialog({
   const { api, session } = usePortal();
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>([]);
+  const [settings, setSettings] = useState<DeliverySettingsDraft>({
+    scheme: '',
+    limited: false,
+    perSecond: '',
+  });
   const { busy, error, run } = useSubmit();
   const submit = async (event: Event) => {
     event.preventDefault();
     await run(async () => {
-      const answer = await api.post<{ webhook: WebhookView; secret: string }>('/webhooks', { url, events });
+      const answer = await api.post<{ webhook: WebhookView; secret: string }>('/webhooks', {
+        url,
+        events,
+        ...createSettingsBody(settings),
+      });
       onCreated(answer.webhook, answer.secret);
     });
   };
@@ -176,6 +187,7 @@ function CreateEndpointDialog({
             />
           ))}
         </ChoiceGroup>
+        <DeliverySettingsFields draft={settings} onChange={setSettings} error={error} isNew />
         <div class="actions">
           <button type="submit" class="primary" disabled={busy}>
             Add endpoint

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { contrastsMoreWithBlack } from '../app/accent-contrast.js';
+import type { WebhookView } from '../app/api-types.js';
+import {
+  changedSettingsBody,
+  createSettingsBody,
+  draftOf,
+  formatDeliveryRate,
+  schemeLabel,
+} from '../app/delivery-settings.js';
 import { disabledReasonText, successRate } from '../app/endpoint-health.js';
 import { hrefOf, parseRoute } from '../app/routes.js';
 import { verifySnippet } from '../app/verify-snippet.js';
@@ -83,5 +91,67 @@ describe('the verify snippet', () => {
     expect(snippet).toContain(
       "verify(req.body, req.headers, secret, {\n    headers: { signature: 'x-acme-signature', eventId: 'x-acme-event-id' },",
     );
+  });
+});
+
+describe('the delivery settings', () => {
+  const endpoint: WebhookView = {
+    id: 'wh_1',
+    url: 'https://example.com/hooks',
+    events: ['run.completed'],
+    status: 'active',
+    disabledReason: null,
+    previousSecretExpiresAt: null,
+    signatureScheme: 'standard-webhooks',
+    rateLimit: { perSecond: 5 },
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  };
+
+  it('names each signature scheme in plain words', () => {
+    expect(schemeLabel('keyhook')).toBe('keyhook (t=…,v1=…)');
+    expect(schemeLabel('standard-webhooks')).toBe('Standard Webhooks');
+  });
+
+  it('gives the delivery rate per second, fractions as the API holds them, or "No limit"', () => {
+    expect(formatDeliveryRate(null)).toBe('No limit');
+    expect(formatDeliveryRate({ perSecond: 5 })).toBe('5 per second');
+    expect(formatDeliveryRate({ perSecond: 0.5 })).toBe('0.5 per second');
+    expect(formatDeliveryRate({ perSecond: 0.01 })).toBe('0.01 per second');
+    expect(formatDeliveryRate({ perSecond: 1000 })).toBe('1000 per second');
+  });
+
+  it('sends nothing at creation for what the customer left unset, so the host default applies', () => {
+    expect(createSettingsBody({ scheme: '', limited: false, perSecond: '' })).toEqual({});
+    // A number typed, then the box unchecked: the number is not sent.
+    expect(createSettingsBody({ scheme: '', limited: false, perSecond: '7' })).toEqual({});
+    expect(createSettingsBody({ scheme: 'standard-webhooks', limited: true, perSecond: '0.5' })).toEqual({
+      signatureScheme: 'standard-webhooks',
+      rateLimit: { perSecond: 0.5 },
+    });
+  });
+
+  it('sends an edit only what changed, and an unchecked limit as null', () => {
+    expect(changedSettingsBody(endpoint, draftOf(endpoint))).toEqual({});
+    expect(changedSettingsBody(endpoint, { scheme: 'keyhook', limited: false, perSecond: '5' })).toEqual({
+      signatureScheme: 'keyhook',
+      rateLimit: null,
+    });
+    expect(changedSettingsBody(endpoint, { ...draftOf(endpoint), perSecond: '2.5' })).toEqual({
+      rateLimit: { perSecond: 2.5 },
+    });
+    const unlimited = { ...endpoint, rateLimit: null };
+    expect(draftOf(unlimited)).toEqual({ scheme: 'standard-webhooks', limited: false, perSecond: '' });
+    expect(changedSettingsBody(unlimited, draftOf(unlimited))).toEqual({});
+  });
+
+  it('hands an out-of-range or empty rate to the API as typed, for its refusal to name the bounds', () => {
+    const draft = draftOf(endpoint);
+    expect(changedSettingsBody(endpoint, { ...draft, perSecond: '5000' })).toEqual({
+      rateLimit: { perSecond: 5000 },
+    });
+    expect(changedSettingsBody(endpoint, { ...draft, perSecond: '' })).toEqual({
+      rateLimit: { perSecond: 0 },
+    });
   });
 });

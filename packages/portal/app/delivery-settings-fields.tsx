@@ -1,0 +1,89 @@
+import { useId } from 'preact/hooks';
+import type { ApiError } from './api-client.js';
+import { type DeliverySettingsDraft, SIGNATURE_SCHEMES } from './delivery-settings.js';
+import { ChoiceGroup, Field, RadioChoice } from './form-fields.js';
+
+/**
+ * An endpoint's signature scheme and delivery rate, for the create and edit dialogs. `isNew`
+ * offers the host's defaults: no scheme picked and no limit checked send nothing.
+ */
+export function DeliverySettingsFields({
+  draft,
+  onChange,
+  error,
+  isNew,
+}: {
+  draft: DeliverySettingsDraft;
+  onChange: (draft: DeliverySettingsDraft) => void;
+  error: ApiError | null;
+  isNew: boolean;
+}) {
+  const limitId = useId();
+  const set = (change: Partial<DeliverySettingsDraft>) => onChange({ ...draft, ...change });
+  return (
+    <>
+      <ChoiceGroup legend="Signature scheme" error={error?.fieldMessage('signatureScheme')}>
+        {isNew ? (
+          <RadioChoice
+            name="signatureScheme"
+            label="The default"
+            description="The scheme your provider signs new endpoints with."
+            checked={draft.scheme === ''}
+            onSelect={() => set({ scheme: '' })}
+          />
+        ) : null}
+        {SIGNATURE_SCHEMES.map((option) => (
+          <RadioChoice
+            key={option.scheme}
+            name="signatureScheme"
+            label={option.label}
+            description={option.hint}
+            checked={draft.scheme === option.scheme}
+            onSelect={() => set({ scheme: option.scheme })}
+          />
+        ))}
+      </ChoiceGroup>
+      <fieldset>
+        <legend>Delivery rate</legend>
+        <div class="choice">
+          <input
+            type="checkbox"
+            id={limitId}
+            checked={draft.limited}
+            aria-describedby={`${limitId}-description`}
+            onChange={(event) => set({ limited: event.currentTarget.checked })}
+          />
+          <label for={limitId}>Limit deliveries</label>
+          <p id={`${limitId}-description`} class="hint">
+            {isNew
+              ? 'Unchecked, the default applies: usually no limit.'
+              : 'Unchecked, deliveries go out as fast as events come.'}
+          </p>
+        </div>
+        {draft.limited ? (
+          <Field
+            label="Deliveries per second"
+            hint="0.01 to 1000; 0.5 sends one every 2 seconds. Deliveries over it wait their turn."
+            error={error ? rateLimitError(error) : undefined}
+          >
+            {(props) => (
+              <input
+                {...props}
+                type="number"
+                min={0.01}
+                max={1000}
+                step="any"
+                value={draft.perSecond}
+                onInput={(event) => set({ perSecond: event.currentTarget.value })}
+              />
+            )}
+          </Field>
+        ) : null}
+      </fieldset>
+    </>
+  );
+}
+
+function rateLimitError(error: ApiError): string | undefined {
+  return error.details.find((detail) => detail.path?.startsWith('rateLimit'))?.message;
+}

@@ -1,0 +1,90 @@
+import { useState } from 'preact/hooks';
+import type { WebhookView } from './api-types.js';
+import { changedSettingsBody, draftOf, formatDeliveryRate, schemeLabel } from './delivery-settings.js';
+import { DeliverySettingsFields } from './delivery-settings-fields.js';
+import { DialogBox } from './dialog-box.js';
+import { Choice, ChoiceGroup, Field, toggled } from './form-fields.js';
+import { ErrorNotice } from './notices.js';
+import { usePortal } from './portal-context.js';
+import { useSubmit } from './use-submit.js';
+
+/**
+ * One endpoint's URL, events, signature scheme and delivery rate, saved in one PATCH of what
+ * changed: the API takes them together, and an unchanged URL is not judged again.
+ */
+export function EditEndpointDialog({
+  webhook,
+  onClose,
+  onSaved,
+}: {
+  webhook: WebhookView;
+  onClose: () => void;
+  onSaved: (message: string) => void;
+}) {
+  const { api, session } = usePortal();
+  const [url, setUrl] = useState(webhook.url);
+  const [events, setEvents] = useState<string[]>(webhook.events);
+  const [settings, setSettings] = useState(() => draftOf(webhook));
+  const { busy, error, run } = useSubmit();
+  const sameEvents =
+    events.length === webhook.events.length && events.every((e) => webhook.events.includes(e));
+  const save = async (event: Event) => {
+    event.preventDefault();
+    const body = {
+      ...(url !== webhook.url ? { url } : {}),
+      ...(sameEvents ? {} : { events }),
+      ...changedSettingsBody(webhook, settings),
+    };
+    if (Object.keys(body).length === 0) {
+      onSaved('Nothing changed.');
+      return;
+    }
+    await run(async () => {
+      const answer = await api.patch<{ webhook: WebhookView }>(`/webhooks/${webhook.id}`, body);
+      const saved = answer.webhook;
+      onSaved(
+        `Endpoint ${saved.url} saved: signed with ${schemeLabel(saved.signatureScheme)}, ` +
+          `delivery rate ${formatDeliveryRate(saved.rateLimit)}.`,
+      );
+    });
+  };
+  return (
+    <DialogBox title="Edit the endpoint" onClose={onClose}>
+      <form onSubmit={save} noValidate>
+        <ErrorNotice error={error} />
+        <Field label="Endpoint URL" error={error?.fieldMessage('url')}>
+          {(props) => (
+            <input
+              {...props}
+              type="url"
+              required
+              value={url}
+              onInput={(e) => setUrl(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <ChoiceGroup legend="Events to send" error={error?.fieldMessage('events')}>
+          {session.events.map((type) => (
+            <Choice
+              key={type.type}
+              name="events"
+              value={type.type}
+              description={type.description}
+              checked={events.includes(type.type)}
+              onToggle={(value, on) => setEvents((list) => toggled(list, value, on))}
+            />
+          ))}
+        </ChoiceGroup>
+        <DeliverySettingsFields draft={settings} onChange={setSettings} error={error} isNew={false} />
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>
+            Save changes
+          </button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </DialogBox>
+  );
+}
