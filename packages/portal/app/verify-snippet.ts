@@ -1,4 +1,8 @@
-/** How a receiver checks a delivery with @keyhook/webhook-verify, with this host's header names. */
+/**
+ * How a receiver checks a delivery with @keyhook/webhook-verify, with this host's header names.
+ * It is shown beside the catalog, for every endpoint, so it pins no scheme: verify() reads it from
+ * the headers present, and the `headers` option names keyhook's only (webhook-verify's README).
+ */
 export function verifySnippet(headers: { signature: string; eventId: string }): string {
   return `import express from 'express';
 import { verify } from '@keyhook/webhook-verify';
@@ -8,6 +12,9 @@ const secret = process.env.WEBHOOK_SECRET; // the endpoint's whsec_… signing s
 
 // The raw body: verify() checks the signature over the exact bytes sent.
 app.post('/webhooks', express.raw({ type: 'application/json' }), (req, res) => {
+  // Either signature scheme: ${headers.signature} (keyhook), or webhook-id, webhook-timestamp
+  // and webhook-signature (Standard Webhooks), read from the headers present. To accept only
+  // your endpoint's, add scheme: 'keyhook' or scheme: 'standard-webhooks' below.
   const event = verify(req.body, req.headers, secret, {
     headers: { signature: '${headers.signature}', eventId: '${headers.eventId}' },
   });

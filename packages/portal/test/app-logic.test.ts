@@ -1,3 +1,4 @@
+import { signEvent, verify } from '@keyhook/webhook-verify';
 import { describe, expect, it } from 'vitest';
 import { contrastsMoreWithBlack } from '../app/accent-contrast.js';
 import type { WebhookView } from '../app/api-types.js';
@@ -91,6 +92,27 @@ describe('the verify snippet', () => {
     expect(snippet).toContain(
       "verify(req.body, req.headers, secret, {\n    headers: { signature: 'x-acme-signature', eventId: 'x-acme-event-id' },",
     );
+  });
+
+  it('shows a call that verifies a Standard Webhooks delivery as well as a keyhook one', () => {
+    const snippet = verifySnippet({ signature: 'x-acme-signature', eventId: 'x-acme-event-id' });
+    expect(snippet).toContain(
+      'webhook-id, webhook-timestamp\n  // and webhook-signature (Standard Webhooks)',
+    );
+    expect(snippet).toContain("scheme: 'standard-webhooks'");
+    // The options the snippet passes, with the whole headers, as it does (req.headers).
+    const options = { headers: { signature: 'x-acme-signature', eventId: 'x-acme-event-id' } };
+    const secret = `whsec_${'3f'.repeat(32)}`;
+    for (const scheme of ['keyhook', 'standard-webhooks'] as const) {
+      // A sender's header names are keyhook's; Standard Webhooks fixes its own.
+      const delivery = signEvent(
+        { type: 'run.completed', data: { runId: 'run_1' } },
+        secret,
+        scheme === 'keyhook' ? { headers: options.headers } : { scheme },
+      );
+      const event = verify(delivery.body, delivery.headers, secret, options);
+      expect(event.data, scheme).toEqual({ runId: 'run_1' });
+    }
   });
 });
 
