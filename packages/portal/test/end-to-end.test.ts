@@ -198,6 +198,12 @@ function fromPage(page: Page, method: string, path: string, body?: unknown, csrf
   );
 }
 
+/** The endpoint page's fact under `term`, as shown. */
+async function fact(page: Page, term: string): Promise<string> {
+  const value = page.locator('dl.facts dt', { hasText: term }).locator('xpath=following-sibling::dd[1]');
+  return (await value.innerText()).trim();
+}
+
 async function expectAccessible(page: Page, where: string): Promise<void> {
   expect(await seriousViolations(page), where).toEqual([]);
 }
@@ -227,8 +233,15 @@ describeInBrowser('the portal end to end', () => {
       let context: BrowserContext;
       let page: Page;
       /** What the UI showed once: the key's and the endpoint's secrets, and the link's token. */
-      const shown = { apiKey: '', signingSecret: '', rotatedSecret: '', link: '' };
+      const shown = { apiKey: '', signingSecret: '', rotatedSecret: '', standardSecret: '', link: '' };
       const pageErrors: string[] = [];
+      /** The settings of the endpoint at `url` as the store holds them, read past the portal. */
+      const storedEndpoint = async (url: string) => {
+        const endpoint = (await host.keyhook.webhooks.list(TENANT, 100)).find((item) => item.url === url);
+        if (!endpoint) throw new Error(`no endpoint at ${url}`);
+        const { events, status, signatureScheme, rateLimit } = endpoint;
+        return { url, events, status, signatureScheme, rateLimit };
+      };
 
       beforeAll(async () => {
         if (!runs) return;
@@ -448,6 +461,92 @@ describeInBrowser('the portal end to end', () => {
         await page.screenshot({ path: join(SCREENSHOTS, 'endpoints.png') });
       });
 
+      it.runIf(runs)(
+        'adds an endpoint signed with Standard Webhooks at 5 per second, and shows both on its page',
+        async () => {
+          const url = receiver.url('/standard');
+          await page.getByRole('button', { name: 'Add endpoint' }).click();
+          const dialog = page.getByRole('dialog');
+          await dialog.getByLabel('Endpoint URL').fill(url);
+          await dialog.getByRole('checkbox', { name: 'item.created' }).check();
+          await dialog.getByRole('radio', { name: 'Standard Webhooks' }).check();
+          await dialog.getByRole('checkbox', { name: 'Limit deliveries' }).check();
+          await dialog.getByLabel('Deliveries per second').fill('5');
+          await expectAccessible(page, 'the add-endpoint dialog with its delivery settings');
+          await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+          const secretField = page.getByLabel('Signing secret', { exact: true });
+          await secretField.waitFor();
+          shown.standardSecret = await secretField.inputValue();
+          await page.getByRole('button', { name: 'Done' }).click();
+
+          expect(await storedEndpoint(url)).toMatchObject({
+            signatureScheme: 'standard-webhooks',
+            rateLimit: { perSecond: 5 },
+          });
+          await page.getByRole('link', { name: url }).click();
+          await page.getByRole('heading', { name: 'Deliveries', exact: true }).waitFor();
+          expect(await fact(page, 'Signature scheme')).toBe('Standard Webhooks');
+          expect(await fact(page, 'Delivery rate')).toBe('5 per second');
+          await expectAccessible(page, 'the endpoint page with its delivery settings');
+
+          // A delivery really is signed the Standard Webhooks way, and the catalog's call verifies it.
+          await page.getByRole('button', { name: 'Send test event' }).click();
+          await receiver.waitFor(() => receiver.to('/standard').length > 0);
+          const [delivery] = receiver.to('/standard');
+          const headers = delivery!.headers as Record<string, string>;
+          expect(headers['webhook-signature']).toMatch(/^v1,/);
+          expect(headers[HEADERS.signature]).toBeUndefined();
+          expect(verify(delivery!.body, headers, shown.standardSecret, { headers: HEADERS }).type).toBe(
+            'item.created',
+          );
+          await page
+            .getByRole('row', { name: /item\.created/ })
+            .first()
+            .waitFor();
+          await page.screenshot({ path: join(SCREENSHOTS, 'endpoint.png'), fullPage: true });
+        },
+      );
+
+      it.runIf(runs)(
+        'refuses a delivery rate of 0 or 5000 in the edit form, changing nothing; then edits both back',
+        async () => {
+          const url = receiver.url('/standard');
+          const before = await storedEndpoint(url);
+          await page.getByRole('button', { name: 'Edit endpoint' }).click();
+          const dialog = page.getByRole('dialog', { name: 'Edit the endpoint' });
+          const rate = dialog.getByLabel('Deliveries per second');
+          expect(await rate.inputValue()).toBe('5');
+          expect(await dialog.getByRole('radio', { name: 'Standard Webhooks' }).isChecked()).toBe(true);
+          for (const [typed, refusal] of [
+            ['0', 'perSecond must be at least 0.01'],
+            ['5000', 'perSecond must be at most 1000'],
+          ] as const) {
+            await rate.fill(typed);
+            await dialog.getByRole('button', { name: 'Save changes' }).click();
+            await dialog.getByText(refusal, { exact: true }).waitFor();
+            expect(await rate.getAttribute('aria-invalid')).toBe('true');
+            expect(await storedEndpoint(url)).toEqual(before);
+          }
+          await expectAccessible(page, 'the edit dialog with a refused rate');
+
+          await dialog.getByRole('checkbox', { name: 'Limit deliveries' }).uncheck();
+          await dialog.getByRole('radio', { name: 'keyhook (t=…,v1=…)' }).check();
+          await dialog.getByRole('button', { name: 'Save changes' }).click();
+          await page.getByText(/saved: signed with keyhook/).waitFor();
+          expect(await page.getByRole('dialog').count()).toBe(0);
+          // The page reads the endpoint again after the save.
+          await expect.poll(() => fact(page, 'Signature scheme')).toBe('keyhook (t=…,v1=…)');
+          expect(await fact(page, 'Delivery rate')).toBe('No limit');
+          expect(await storedEndpoint(url)).toMatchObject({
+            url,
+            events: ['item.created'],
+            signatureScheme: 'keyhook',
+            rateLimit: null,
+          });
+          await expectAccessible(page, 'the endpoint page after the edit');
+        },
+      );
+
       it.runIf(runs)('shows the event catalog with the host header names', async () => {
         await page.getByRole('link', { name: 'Event catalog' }).click();
         await page.getByRole('heading', { name: 'item.created' }).waitFor();
@@ -527,7 +626,13 @@ describeInBrowser('the portal end to end', () => {
           await fromPage(page, 'GET', '/webhooks'),
           await fromPage(page, 'GET', '/session'),
         ];
-        const secrets = [shown.apiKey, shown.signingSecret, shown.rotatedSecret, shown.link];
+        const secrets = [
+          shown.apiKey,
+          shown.signingSecret,
+          shown.rotatedSecret,
+          shown.standardSecret,
+          shown.link,
+        ];
         const cookie = (await context.cookies(`${host.base}/api/v1/portal/`))[0]!.value;
         for (const secret of [...secrets, cookie]) {
           expect(secret.length).toBeGreaterThan(20);
