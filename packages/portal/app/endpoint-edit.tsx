@@ -3,7 +3,7 @@ import type { WebhookView } from './api-types.js';
 import { changedSettingsBody, draftOf, formatDeliveryRate, schemeLabel } from './delivery-settings.js';
 import { DeliverySettingsFields } from './delivery-settings-fields.js';
 import { DialogBox } from './dialog-box.js';
-import { Choice, ChoiceGroup, Field, toggled } from './form-fields.js';
+import { EndpointTargetFields } from './endpoint-fields.js';
 import { ErrorNotice } from './notices.js';
 import { usePortal } from './portal-context.js';
 import { useSubmit } from './use-submit.js';
@@ -21,7 +21,7 @@ export function EditEndpointDialog({
   onClose: () => void;
   onSaved: (message: string) => void;
 }) {
-  const { api, session } = usePortal();
+  const { api } = usePortal();
   const [url, setUrl] = useState(webhook.url);
   const [events, setEvents] = useState<string[]>(webhook.events);
   const [settings, setSettings] = useState(() => draftOf(webhook));
@@ -52,29 +52,7 @@ export function EditEndpointDialog({
     <DialogBox title="Edit the endpoint" onClose={onClose}>
       <form onSubmit={save} noValidate>
         <ErrorNotice error={error} />
-        <Field label="Endpoint URL" error={error?.fieldMessage('url')}>
-          {(props) => (
-            <input
-              {...props}
-              type="url"
-              required
-              value={url}
-              onInput={(e) => setUrl(e.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <ChoiceGroup legend="Events to send" error={error?.fieldMessage('events')}>
-          {session.events.map((type) => (
-            <Choice
-              key={type.type}
-              name="events"
-              value={type.type}
-              description={type.description}
-              checked={events.includes(type.type)}
-              onToggle={(value, on) => setEvents((list) => toggled(list, value, on))}
-            />
-          ))}
-        </ChoiceGroup>
+        <EndpointTargetFields url={url} onUrl={setUrl} events={events} onEvents={setEvents} error={error} />
         <DeliverySettingsFields draft={settings} onChange={setSettings} error={error} isNew={false} />
         <div class="actions">
           <button type="submit" class="primary" disabled={busy}>

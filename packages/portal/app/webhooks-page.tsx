@@ -6,8 +6,8 @@ import { createSettingsBody, type DeliverySettingsDraft } from './delivery-setti
 import { DeliverySettingsFields } from './delivery-settings-fields.js';
 import { DialogBox } from './dialog-box.js';
 import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
+import { EndpointTargetFields } from './endpoint-fields.js';
 import { disabledReasonText, successRate } from './endpoint-health.js';
-import { Choice, ChoiceGroup, Field, toggled } from './form-fields.js';
 import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
 import { hrefOf } from './routes.js';
@@ -135,7 +135,7 @@ function CreateEndpointDialog({
   onClose: () => void;
   onCreated: (webhook: WebhookView, secret: string) => void;
 }) {
-  const { api, session } = usePortal();
+  const { api } = usePortal();
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>([]);
   const [settings, setSettings] = useState<DeliverySettingsDraft>({
@@ -159,34 +159,7 @@ function CreateEndpointDialog({
     <DialogBox title="Add a webhook endpoint" onClose={onClose}>
       <form onSubmit={submit} noValidate>
         <ErrorNotice error={error} />
-        <Field
-          label="Endpoint URL"
-          hint="An https:// URL of yours that receives the events."
-          error={error?.fieldMessage('url')}
-        >
-          {(props) => (
-            <input
-              {...props}
-              type="url"
-              required
-              placeholder="https://example.com/webhooks"
-              value={url}
-              onInput={(e) => setUrl(e.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <ChoiceGroup legend="Events to send" error={error?.fieldMessage('events')}>
-          {session.events.map((type) => (
-            <Choice
-              key={type.type}
-              name="events"
-              value={type.type}
-              description={type.description}
-              checked={events.includes(type.type)}
-              onToggle={(value, on) => setEvents((list) => toggled(list, value, on))}
-            />
-          ))}
-        </ChoiceGroup>
+        <EndpointTargetFields url={url} onUrl={setUrl} events={events} onEvents={setEvents} error={error} />
         <DeliverySettingsFields draft={settings} onChange={setSettings} error={error} isNew />
         <div class="actions">
           <button type="submit" class="primary" disabled={busy}>

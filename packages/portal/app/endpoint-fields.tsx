@@ -1,0 +1,52 @@
+import type { ApiError } from './api-client.js';
+import { Choice, ChoiceGroup, Field, toggled } from './form-fields.js';
+import { usePortal } from './portal-context.js';
+
+/** An endpoint's URL and the events it receives, for the create and edit dialogs. */
+export function EndpointTargetFields({
+  url,
+  onUrl,
+  events,
+  onEvents,
+  error,
+}: {
+  url: string;
+  onUrl: (url: string) => void;
+  events: string[];
+  onEvents: (update: (events: string[]) => string[]) => void;
+  error: ApiError | null;
+}) {
+  const { session } = usePortal();
+  return (
+    <>
+      <Field
+        label="Endpoint URL"
+        hint="An https:// URL of yours that receives the events."
+        error={error?.fieldMessage('url')}
+      >
+        {(props) => (
+          <input
+            {...props}
+            type="url"
+            required
+            placeholder="https://example.com/webhooks"
+            value={url}
+            onInput={(e) => onUrl(e.currentTarget.value)}
+          />
+        )}
+      </Field>
+      <ChoiceGroup legend="Events to send" error={error?.fieldMessage('events')}>
+        {session.events.map((type) => (
+          <Choice
+            key={type.type}
+            name="events"
+            value={type.type}
+            description={type.description}
+            checked={events.includes(type.type)}
+            onToggle={(value, on) => onEvents((list) => toggled(list, value, on))}
+          />
+        ))}
+      </ChoiceGroup>
+    </>
+  );
+}
