@@ -1,14 +1,4 @@
-import type {
-  ApiKeyView,
-  DeliveryDetailView,
-  DeliveryView,
-  EndpointRateLimit,
-  RateLimit,
-  SignatureScheme,
-  WebhookView,
-} from '@keyhook/core';
-
-// The views core answers with; type imports only, so nothing of core reaches the bundle.
+// The views core answers with; type exports only, so nothing of core reaches the bundle.
 export type {
   ApiKeyView,
   DeliveryDetailView,
@@ -17,7 +7,7 @@ export type {
   RateLimit,
   SignatureScheme,
   WebhookView,
-};
+} from '@keyhook/core';
 
 export type PortalPermission = 'keys:read' | 'keys:write' | 'webhooks:read' | 'webhooks:write';
 

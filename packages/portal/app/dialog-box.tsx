@@ -72,3 +72,25 @@ export function ConfirmDialog({
     </DialogBox>
   );
 }
+
+/** A dialog form's buttons: its submit, the primary action, and Cancel. */
+export function DialogFormActions({
+  submitLabel,
+  busy,
+  onCancel,
+}: {
+  submitLabel: string;
+  busy: boolean;
+  onCancel: () => void;
+}) {
+  return (
+    <div class="actions">
+      <button type="submit" class="primary" disabled={busy}>
+        {submitLabel}
+      </button>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { WebhookView } from './api-types.js';
-import { ConfirmDialog, DialogBox } from './dialog-box.js';
+import { ConfirmDialog, DialogBox, DialogFormActions } from './dialog-box.js';
 import { Field } from './form-fields.js';
 import { ErrorNotice } from './notices.js';
 import { usePortal } from './portal-context.js';
@@ -124,14 +124,7 @@ function RotateSecretDialog({
             </select>
           )}
         </Field>
-        <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>
-            Rotate secret
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <DialogFormActions submitLabel="Rotate secret" busy={busy} onCancel={onClose} />
       </form>
     </DialogBox>
   );

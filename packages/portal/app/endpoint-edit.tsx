@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { WebhookView } from './api-types.js';
 import { changedSettingsBody, draftOf, formatDeliveryRate, schemeLabel } from './delivery-settings.js';
 import { DeliverySettingsFields } from './delivery-settings-fields.js';
-import { DialogBox } from './dialog-box.js';
+import { DialogBox, DialogFormActions } from './dialog-box.js';
 import { EndpointTargetFields } from './endpoint-fields.js';
 import { ErrorNotice } from './notices.js';
 import { usePortal } from './portal-context.js';
@@ -54,14 +54,7 @@ export function EditEndpointDialog({
         <ErrorNotice error={error} />
         <EndpointTargetFields url={url} onUrl={setUrl} events={events} onEvents={setEvents} error={error} />
         <DeliverySettingsFields draft={settings} onChange={setSettings} error={error} isNew={false} />
-        <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>
-            Save changes
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <DialogFormActions submitLabel="Save changes" busy={busy} onCancel={onClose} />
       </form>
     </DialogBox>
   );

@@ -3,7 +3,7 @@ import type { ApiError } from './api-client.js';
 import type { ApiKeyView, Page, RateLimit } from './api-types.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { formatDate, localInputToIso } from './dates.js';
-import { ConfirmDialog, DialogBox } from './dialog-box.js';
+import { ConfirmDialog, DialogBox, DialogFormActions } from './dialog-box.js';
 import { Choice, ChoiceGroup, Field, toggled } from './form-fields.js';
 import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
@@ -240,14 +240,7 @@ function CreateKeyDialog({
           onSeconds={setSeconds}
           error={error ? rateLimitError(error) : undefined}
         />
-        <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>
-            Create key
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <DialogFormActions submitLabel="Create key" busy={busy} onCancel={onClose} />
       </form>
     </DialogBox>
   );

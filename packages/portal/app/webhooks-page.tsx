@@ -4,7 +4,7 @@ import type { Page, WebhookStats, WebhookView } from './api-types.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { createSettingsBody, type DeliverySettingsDraft } from './delivery-settings.js';
 import { DeliverySettingsFields } from './delivery-settings-fields.js';
-import { DialogBox } from './dialog-box.js';
+import { DialogBox, DialogFormActions } from './dialog-box.js';
 import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
 import { EndpointTargetFields } from './endpoint-fields.js';
 import { disabledReasonText, successRate } from './endpoint-health.js';
@@ -161,14 +161,7 @@ function CreateEndpointDialog({
         <ErrorNotice error={error} />
         <EndpointTargetFields url={url} onUrl={setUrl} events={events} onEvents={setEvents} error={error} />
         <DeliverySettingsFields draft={settings} onChange={setSettings} error={error} isNew />
-        <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>
-            Add endpoint
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <DialogFormActions submitLabel="Add endpoint" busy={busy} onCancel={onClose} />
       </form>
     </DialogBox>
   );
