@@ -1,7 +1,6 @@
-import { useId } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
 import { type DeliverySettingsDraft, SIGNATURE_SCHEMES } from './delivery-settings.js';
-import { ChoiceGroup, Field, RadioChoice } from './form-fields.js';
+import { ChoiceGroup, ChoiceRow, Field, RadioChoice } from './form-fields.js';
 
 /**
  * An endpoint's signature scheme and delivery rate, for the create and edit dialogs. `isNew`
@@ -18,7 +17,6 @@ export function DeliverySettingsFields({
   error: ApiError | null;
   isNew: boolean;
 }) {
-  const limitId = useId();
   const set = (change: Partial<DeliverySettingsDraft>) => onChange({ ...draft, ...change });
   return (
     <>
@@ -45,21 +43,22 @@ export function DeliverySettingsFields({
       </ChoiceGroup>
       <fieldset>
         <legend>Delivery rate</legend>
-        <div class="choice">
-          <input
-            type="checkbox"
-            id={limitId}
-            checked={draft.limited}
-            aria-describedby={`${limitId}-description`}
-            onChange={(event) => set({ limited: event.currentTarget.checked })}
-          />
-          <label for={limitId}>Limit deliveries</label>
-          <p id={`${limitId}-description`} class="hint">
-            {isNew
+        <ChoiceRow
+          label="Limit deliveries"
+          description={
+            isNew
               ? 'Unchecked, the default applies: usually no limit.'
-              : 'Unchecked, deliveries go out as fast as events come.'}
-          </p>
-        </div>
+              : 'Unchecked, deliveries go out as fast as events come.'
+          }
+          input={(props) => (
+            <input
+              {...props}
+              type="checkbox"
+              checked={draft.limited}
+              onChange={(event) => set({ limited: event.currentTarget.checked })}
+            />
+          )}
+        />
         {draft.limited ? (
           <Field
             label="Deliveries per second"

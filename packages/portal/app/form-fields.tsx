@@ -46,6 +46,38 @@ export function Field({
   );
 }
 
+/**
+ * One choice's layout: its input, its label and an optional description the input points to.
+ * `input` gets the id and aria-describedby to put on the input.
+ */
+export function ChoiceRow({
+  input,
+  label,
+  labelClass,
+  description,
+}: {
+  input: (props: { id: string; 'aria-describedby': string | undefined }) => ComponentChildren;
+  label: ComponentChildren;
+  labelClass?: string | undefined;
+  description?: ComponentChildren;
+}) {
+  const id = useId();
+  const describedBy = description ? `${id}-description` : undefined;
+  return (
+    <div class="choice">
+      {input({ id, 'aria-describedby': describedBy })}
+      <label for={id} class={labelClass}>
+        {label}
+      </label>
+      {description ? (
+        <p id={describedBy} class="hint">
+          {description}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 /** A checkbox with its label and an optional description, for lists of choices (scopes, events). */
 export function Choice({
   name,
@@ -60,27 +92,22 @@ export function Choice({
   description?: string | undefined;
   onToggle: (value: string, checked: boolean) => void;
 }) {
-  const id = useId();
   return (
-    <div class="choice">
-      <input
-        type="checkbox"
-        id={id}
-        name={name}
-        value={value}
-        checked={checked}
-        aria-describedby={description ? `${id}-description` : undefined}
-        onChange={(event) => onToggle(value, event.currentTarget.checked)}
-      />
-      <label for={id} class="mono">
-        {value}
-      </label>
-      {description ? (
-        <p id={`${id}-description`} class="hint">
-          {description}
-        </p>
-      ) : null}
-    </div>
+    <ChoiceRow
+      label={value}
+      labelClass="mono"
+      description={description}
+      input={(props) => (
+        <input
+          {...props}
+          type="checkbox"
+          name={name}
+          value={value}
+          checked={checked}
+          onChange={(event) => onToggle(value, event.currentTarget.checked)}
+        />
+      )}
+    />
   );
 }
 
@@ -98,24 +125,12 @@ export function RadioChoice({
   description?: string | undefined;
   onSelect: () => void;
 }) {
-  const id = useId();
   return (
-    <div class="choice">
-      <input
-        type="radio"
-        id={id}
-        name={name}
-        checked={checked}
-        aria-describedby={description ? `${id}-description` : undefined}
-        onChange={onSelect}
-      />
-      <label for={id}>{label}</label>
-      {description ? (
-        <p id={`${id}-description`} class="hint">
-          {description}
-        </p>
-      ) : null}
-    </div>
+    <ChoiceRow
+      label={label}
+      description={description}
+      input={(props) => <input {...props} type="radio" name={name} checked={checked} onChange={onSelect} />}
+    />
   );
 }
 
