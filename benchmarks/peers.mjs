@@ -447,12 +447,17 @@ export function postSigned(agent, port, eventId, body, signature) {
   });
 }
 
+/** The signature header a sender without keyhook puts on `body`: one HMAC over `t.` and the bytes. */
+export function signBody(body) {
+  const t = Math.floor(Date.now() / 1000);
+  const v1 = createHmac('sha256', BARE_SECRET).update(`${t}.`).update(body).digest('hex');
+  return `t=${t},v1=${v1}`;
+}
+
 /** The body and signature header a sender without keyhook builds: stringify, then one HMAC. */
 export function signedBody(id, createdAt, data) {
   const body = Buffer.from(JSON.stringify({ id, type: EVENT_TYPE, createdAt, data }));
-  const t = Math.floor(Date.now() / 1000);
-  const v1 = createHmac('sha256', BARE_SECRET).update(`${t}.`).update(body).digest('hex');
-  return { body, signature: `t=${t},v1=${v1}` };
+  return { body, signature: signBody(body) };
 }
 
 /**
