@@ -467,9 +467,10 @@ export function signedBody(id, createdAt, data) {
  * signs it and POSTs it to the same receiver, throwing on a non-2xx so graphile-worker retries.
  * `workers` runners of `concurrency` each on one fresh schema, graphile-worker's defaults otherwise
  * (prepared statements and LISTEN/NOTIFY included). The clock stops when N tasks have succeeded
- * and graphile-worker's job table is empty (every completion recorded).
+ * and graphile-worker's job table is empty (every completion recorded). `prewarm` jobs, when
+ * given, run the same way before the clock.
  */
-export async function graphileRun(receiver, n, tag, { workers, concurrency, lanes }) {
+export async function graphileRun(receiver, n, tag, { workers, concurrency, lanes, prewarm = 0 }) {
   const { run, makeWorkerUtils, Logger } = await import('graphile-worker');
   const schema = `gw_bench_${randomBytes(6).toString('hex')}`;
   const drop = () => dropSchema(schema);
@@ -502,53 +503,71 @@ export async function graphileRun(receiver, n, tag, { workers, concurrency, lane
       runner.events.on('job:error', ({ error }) => warnings.push(String(error?.message ?? error)));
       runners.push(runner);
     }
-    const database = await postgresUse.reading();
-    const cpuBefore = process.cpuUsage();
-    const receiverCpuBefore = await receiver.cpuMicros();
-    const started = performance.now();
-    let next = 0;
-    let publishMs;
-    const lane = async () => {
-      let since = 0;
-      while (next < n) {
-        const seq = next++;
-        const id = `evt_${tag}${String(seq).padStart(26 - tag.length, '0')}`;
-        await utils[seq % utils.length].addJob('deliver', {
-          id,
-          createdAt: new Date().toISOString(),
-          data: eventData(seq, now()),
-        });
-        if (++since === PUBLISH_YIELD_EVERY) {
-          since = 0;
-          await yieldToLoop();
-        }
-      }
-    };
-    const publish = Promise.all(Array.from({ length: lanes }, lane)).then(() => {
-      publishMs = performance.now() - started;
-    });
-    let lastMoved = performance.now();
-    let last = 0;
     const { pg } = await loadPg();
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();
-    try {
-      const jobsLeft = async () =>
-        Number((await client.query(`SELECT count(*) AS n FROM "${schema}"._private_jobs`)).rows[0].n);
+    const jobsLeft = async () =>
+      Number((await client.query(`SELECT count(*) AS n FROM "${schema}"._private_jobs`)).rows[0].n);
+    /** Adds `count` jobs from `lanes` lanes; resolves when every one has run and been removed. */
+    const deliverAll = async (count, prefix) => {
+      const started = performance.now();
+      const target = succeeded + count;
+      let next = 0;
+      let publishMs;
+      const lane = async () => {
+        let since = 0;
+        while (next < count) {
+          const seq = next++;
+          const id = `evt_${prefix}${String(seq).padStart(26 - prefix.length, '0')}`;
+          await utils[seq % utils.length].addJob('deliver', {
+            id,
+            createdAt: new Date().toISOString(),
+            data: eventData(seq, now()),
+          });
+          if (++since === PUBLISH_YIELD_EVERY) {
+            since = 0;
+            await yieldToLoop();
+          }
+        }
+      };
+      const publish = Promise.all(Array.from({ length: lanes }, lane)).then(() => {
+        publishMs = performance.now() - started;
+      });
+      let lastMoved = performance.now();
+      let last = succeeded;
       for (;;) {
         await sleep(5);
         if (succeeded !== last) {
           last = succeeded;
           lastMoved = performance.now();
         } else if (performance.now() - lastMoved > STALL_MS) {
-          throw new Error(`graphile-worker stalled at ${succeeded}/${n}`);
+          throw new Error(`graphile-worker stalled at ${succeeded}/${target}`);
         }
-        if (succeeded >= n && publishMs !== undefined && (await jobsLeft()) === 0) break;
+        if (succeeded >= target && publishMs !== undefined && (await jobsLeft()) === 0) break;
       }
+      await publish;
+      return publishMs;
+    };
+    let publishMs;
+    let database;
+    let cpuBefore;
+    let receiverCpuBefore;
+    let started;
+    try {
+      // Before the clock, when asked: the pools' connections and prepared statements made.
+      if (prewarm > 0) {
+        await deliverAll(prewarm, `${tag}P`);
+        succeeded = 0;
+        await receiver.reset(BARE_SECRET);
+      }
+      database = await postgresUse.reading();
+      cpuBefore = process.cpuUsage();
+      receiverCpuBefore = await receiver.cpuMicros();
+      started = performance.now();
+      publishMs = await deliverAll(n, tag);
     } finally {
       await client.end();
     }
-    await publish;
     const ms = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     const receiverCpu = (await receiver.cpuMicros()) - receiverCpuBefore;
