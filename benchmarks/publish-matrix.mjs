@@ -51,6 +51,7 @@ import {
   openPostgresInstances,
   PG_URL,
   percentile,
+  postgresCpu,
   postgresReachable,
   postSigned,
   runCleanups,
@@ -278,11 +279,15 @@ async function bareRun(n, lanes, tag, receiver) {
     await timedLanes(PREWARM, lanes, (seq) => transaction(seq, `${tag}P`));
     await sender?.reached(PREWARM);
     if (receiver) await receiver.reset(BARE_SECRET);
+    const postgresBefore = sender ? await postgresCpu() : null;
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const transactions = await timedLanes(n, lanes, (seq) => transaction(seq, tag));
     if (!sender) return { transactions, problems: [] };
     await sender.reached(PREWARM + n);
     const ms = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    const postgresAfter = await postgresCpu();
     const problems = [];
     const { rows } = await pool.query(
       `SELECT count(*)::int AS n FROM "${schema}".deliveries WHERE status = 'succeeded'`,
@@ -294,7 +299,14 @@ async function bareRun(n, lanes, tag, receiver) {
     if (received.distinct !== n || received.hits !== n)
       problems.push(`${received.hits} hits, ${received.distinct} distinct`);
     if (received.badSignatures) problems.push(`${received.badSignatures} bad signatures`);
-    return { transactions, perSecond: (n / ms) * 1000, problems };
+    return {
+      transactions,
+      perSecond: (n / ms) * 1000,
+      cpuMicrosPerDelivery: (cpu.user + cpu.system) / n,
+      postgresMicrosPerDelivery:
+        postgresBefore === null || postgresAfter === null ? null : (postgresAfter - postgresBefore) / n,
+      problems,
+    };
   } finally {
     sender?.close();
     await senderPool?.end();
@@ -308,6 +320,8 @@ const ratioOf = (runs, figure) => runs.map(figure);
 const range = (values) =>
   `${median(values).toFixed(2)} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
 const ms = (value) => value.toFixed(2);
+const cpuPer = (node, postgres) =>
+  `CPU per delivery ${fixed(node)} µs here, ${postgres === null ? '—' : `${fixed(postgres)} µs`} Postgres`;
 
 function verdict(values, target, atMost) {
   const mid = median(values);
@@ -374,11 +388,11 @@ try {
         kind.key === 'bare'
           ? transaction()
           : kind.key === 'sender'
-            ? `${fixed(result.perSecond)}/s, ${transaction()}`
+            ? `${fixed(result.perSecond)}/s, ${transaction()}, ${cpuPer(result.cpuMicrosPerDelivery, result.postgresMicrosPerDelivery)}`
             : kind.key === 'keyhook'
               ? `${fixed(result.perSecond)}/s, publish p50 ${ms(percentile(result.publishes, 50))} ms, p99 ${ms(percentile(result.publishes, 99))} ms, ` +
                 `end to end p50 ${ms(percentile(result.endToEnd, 50))} ms, p99 ${ms(percentile(result.endToEnd, 99))} ms, ` +
-                `${result.database.roundTrips.toFixed(2)} round trips per delivery`
+                `${result.database.roundTrips.toFixed(2)} round trips per delivery, ${cpuPer(result.cpuMicrosPerDelivery, result.database.cpuMicros)}`
               : `${fixed(result.perSecond)}/s`;
       console.log(
         `round ${round + 1}/${ROUNDS}  ${String(cell.publishers).padStart(2)} publishers, ${cell.instances} instance${cell.instances > 1 ? 's' : ' '}  ${kind.key.padEnd(8)} ${figures}` +
