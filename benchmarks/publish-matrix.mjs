@@ -20,6 +20,8 @@
 //     keep-alive agent with the same concurrency, one UPDATE recording the success). Deliveries/s
 //     by keyhook's clock. Each target is judged on it too: where it misses, the machine's share
 //     of delivery alone puts the target out of reach of a sender that records its work.
+// Every run sends BENCH_MATRIX_PREWARM (200) events through its fresh pools before its clock, so
+// each is timed as a host that has been up a while, its connections open and statements prepared.
 // Rounds: BENCH_MATRIX_ROUNDS (3) after a warm-up of each kind of run; the order of all runs of a
 // round (cells and kinds) reverses every round. Every ratio is taken within one round and cell
 // (keyhook against the runs beside it), and the verdict is the median of those ratios, printed
@@ -125,7 +127,7 @@ async function keyhookRun(receiver, clock, n, lanes, instances) {
         type: EVENT_TYPE,
         data: eventData(seq, now()),
       });
-    // Before the clock, as the bare transaction's pool is opened before it (prewarmed below).
+    // PREWARM events before the clock, as bareRun sends them: connections and prepared statements made.
     await timedLanes(PREWARM, lanes, (seq) => publish(seq));
     await tally.reached(PREWARM);
     await receiver.reset(backend.secret, true);
