@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, mergeConfig } from 'vitest/config';
 
 const source = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
 
@@ -7,7 +7,7 @@ const source = (pkg: string) => fileURLToPath(new URL(`./packages/${pkg}/src/ind
  * Every package's tests run against the other packages' sources, not their builds, so a
  * test never passes on a stale dist.
  */
-export default defineConfig({
+const shared = defineConfig({
   resolve: {
     alias: [
       { find: /^@keyhook\/core$/, replacement: source('core') },
@@ -27,5 +27,19 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+  },
+});
+
+export default shared;
+
+/**
+ * The config of a package whose tests reach PostgreSQL: a test in which any code checks out a pg
+ * client without listening for its errors fails (packages/testing/src/setup/fail-unguarded-checkouts.ts).
+ */
+export const withPostgres = mergeConfig(shared, {
+  test: {
+    setupFiles: [
+      fileURLToPath(new URL('./packages/testing/src/setup/fail-unguarded-checkouts.ts', import.meta.url)),
+    ],
   },
 });

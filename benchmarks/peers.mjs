@@ -225,10 +225,15 @@ export function makeKeyhook(store, logger, delivery = {}, telemetry = undefined)
 }
 let pgModules;
 export async function loadPg() {
-  pgModules ??= {
-    pg: (await import('pg')).default,
-    createPostgresStore: (await import('@keyhook/store-postgres')).createPostgresStore,
-  };
+  if (!pgModules) {
+    const store = await import('@keyhook/store-postgres');
+    pgModules = {
+      pg: (await import('pg')).default,
+      createPostgresStore: store.createPostgresStore,
+      checkOut: store.checkOut,
+      withTransaction: store.withTransaction,
+    };
+  }
   return pgModules;
 }
 

@@ -229,7 +229,7 @@ function bareSender(receiver, pool, deliveries) {
  * delivers, faster than the bare transaction does beside the least a sender does.
  */
 async function bareRun(n, lanes, tag, receiver) {
-  const { pg } = await loadPg();
+  const { pg, checkOut, withTransaction } = await loadPg();
   const schema = `bare_bench_${randomBytes(6).toString('hex')}`;
   const drop = () => dropSchema(schema);
   cleanups.add(drop);
@@ -248,16 +248,14 @@ async function bareRun(n, lanes, tag, receiver) {
       [senderPool, SENDER_POOL],
     ]) {
       if (!each) continue;
-      const clients = await Promise.all(Array.from({ length: size }, () => each.connect()));
+      const clients = await Promise.all(Array.from({ length: size }, () => checkOut(each)));
       for (const client of clients) client.release();
     }
     const transaction = async (seq, prefix) => {
       const id = `evt_${prefix}${String(seq).padStart(26 - prefix.length, '0')}`;
       const createdAt = new Date();
       const payload = JSON.stringify({ id, type: EVENT_TYPE, createdAt, data: eventData(seq, now()) });
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      await withTransaction(pool, async (client) => {
         await client.query(`INSERT INTO "${schema}".events VALUES ($1, $2, $3, $4, $5)`, [
           TENANT,
           id,
@@ -272,10 +270,7 @@ async function bareRun(n, lanes, tag, receiver) {
           'ep_bench',
           createdAt,
         ]);
-        await client.query('COMMIT');
-      } finally {
-        client.release();
-      }
+      });
       sender?.send(id, Buffer.from(payload));
     };
     await timedLanes(PREWARM, lanes, (seq) => transaction(seq, `${tag}P`));

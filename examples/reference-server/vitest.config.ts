@@ -1,8 +1,8 @@
 import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
-import shared from '../../vitest.shared';
+import { withPostgres } from '../../vitest.shared';
 
 export default mergeConfig(
-  shared,
+  withPostgres,
   defineConfig({
     test: {
       // Builds dist/main.js once, for the test that runs the real process.

@@ -1,1 +1,1 @@
-export { default } from '../../vitest.shared';
+export { withPostgres as default } from '../../vitest.shared';

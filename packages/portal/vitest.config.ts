@@ -1,7 +1,7 @@
 import { mergeConfig } from 'vitest/config';
-import shared from '../../vitest.shared';
+import { withPostgres } from '../../vitest.shared';
 
-export default mergeConfig(shared, {
+export default mergeConfig(withPostgres, {
   // Says once, before any file runs, when the browser suites are skipped (no Chromium here).
   test: { globalSetup: ['./test/browser-setup.ts'] },
 });

@@ -10,6 +10,7 @@ import { Invoices } from './invoices.js';
 import { createInvoicesKeyhook, type InvoicesKeyhook } from './keyhook.js';
 import { invoicesApiDocument, OPENAPI_PATH } from './openapi.js';
 
+export { withTransaction } from '@keyhook/store-postgres';
 export type { Invoice, InvoiceStatus } from './invoice-table.js';
 export { InvoiceTable } from './invoice-table.js';
 export { Invoices, invoiceEventId, toInvoiceView } from './invoices.js';
@@ -20,7 +21,6 @@ export {
   invoiceCreatedData,
   invoicePaidData,
 } from './keyhook.js';
-export { withTransaction } from './transaction.js';
 export { INVOICE_WEBHOOK_HEADERS } from './webhook-headers.js';
 
 export interface InvoicesAppOptions {

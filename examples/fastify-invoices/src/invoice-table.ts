@@ -1,3 +1,4 @@
+import { withTransaction } from '@keyhook/store-postgres';
 import type pg from 'pg';
 
 export type InvoiceStatus = 'draft' | 'paid';
@@ -44,9 +45,7 @@ export class InvoiceTable {
 
   /** Creates the schema and table if missing; safe to run at every start, from every instance. */
   async create(pool: pg.Pool): Promise<void> {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    await withTransaction(pool, async (client) => {
       // Two instances starting at once would race on CREATE SCHEMA IF NOT EXISTS: one waits here.
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`invoices-app:${this.schema}`]);
       await client.query(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`);
@@ -63,13 +62,7 @@ export class InvoiceTable {
       await client.query(
         `CREATE INDEX IF NOT EXISTS invoices_tenant_created_idx ON ${this.table} (tenant_id, created_at DESC, id DESC)`,
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async insert(db: Queryable, invoice: Invoice): Promise<void> {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { withTransaction } from '@keyhook/store-postgres';
 import type pg from 'pg';
 import type { Invoice, InvoiceTable } from './invoice-table.js';
 import type { InvoicesKeyhook } from './keyhook.js';
-import { withTransaction } from './transaction.js';
 
 export interface NewInvoice {
   customer: string;

@@ -1,5 +1,6 @@
 import type { Logger } from '@keyhook/core/store';
 import type pg from 'pg';
+import { checkOut } from './checkout.js';
 import { DELIVERY_CHANNEL } from './delivery-statements.js';
 
 /** The channel of migration 0002's trigger; the payload is `<schema>:<key id>`. */
@@ -134,15 +135,14 @@ export class KeyChangeFeed {
   }
 
   private async connect(): Promise<void> {
-    const client = await this.pool.connect();
+    const client: pg.PoolClient = await checkOut(this.pool, (error) => this.lost(client, error));
     client.on('notification', (message) => this.onNotification(message.channel, message.payload));
-    client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
     try {
       // Both channels on the one connection, in one round trip.
       await client.query(`LISTEN ${KEY_CHANGE_CHANNEL}; LISTEN ${DELIVERY_CHANNEL}`);
     } catch (error) {
-      client.release(error instanceof Error ? error : true);
+      client.release(true);
       throw error;
     }
     // Stopped, unsubscribed, or another connect got there first meanwhile.
@@ -185,7 +185,7 @@ export class KeyChangeFeed {
   private lost(client: pg.PoolClient, error?: Error): void {
     if (this.client !== client) return;
     this.client = null;
-    client.release(error ?? true);
+    client.release(true);
     if (!this.wanted()) return;
     this.logger.warn(
       { err: error },

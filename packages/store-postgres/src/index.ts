@@ -1,3 +1,4 @@
+export { checkOut, type TransactionOptions, withTransaction } from './checkout.js';
 export { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './connection.js';
 export {
   type MigrationsMode,

@@ -11,6 +11,7 @@ import {
   silentLogger,
 } from '@keyhook/core/store';
 import type pg from 'pg';
+import { withTransaction } from './checkout.js';
 import { migrationLockKey, quoteSchema } from './schema-name.js';
 
 /** One migration file, as core's runner reads it: `name` is the file name, `0004_deliveries`. */
@@ -133,15 +134,7 @@ async function underLock<T>(
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const quoted = quoteSchema(schema);
-  const client = await pool.connect();
-  let failed = false;
-  // A connection the server ends mid-migration emits 'error'; heard here, it fails the query instead of the process.
-  const onError = () => {
-    failed = true;
-  };
-  client.on('error', onError);
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema)]);
     // Only create what is missing, so a schema a DBA made beforehand needs no database-level CREATE.
     const schemaExists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
@@ -164,16 +157,6 @@ async function underLock<T>(
     );
     if (summed.rowCount === 0)
       await client.query(`ALTER TABLE ${quoted}.keyhook_migrations ADD COLUMN checksum text`);
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    failed = true;
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    // A client that failed mid-transaction may be broken: destroy it rather than pool it.
-    client.off('error', onError);
-    client.release(failed);
-  }
+    return work(client);
+  });
 }

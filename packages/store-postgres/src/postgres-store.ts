@@ -48,6 +48,7 @@ import {
 } from '@keyhook/core/store';
 import type pg from 'pg';
 import type { KeyChangeFeed } from './change-feed.js';
+import { withTransaction } from './checkout.js';
 import {
   type DeliveryRow,
   type DetailRow,
@@ -996,35 +997,10 @@ export class PostgresStore implements Store {
    */
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     this.assertOpen();
-    let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
+      return await withTransaction(this.pool, work, { begin: 'BEGIN ISOLATION LEVEL READ COMMITTED' });
     } catch (error) {
       throw toStoreError(error);
-    }
-    let broken = false;
-    // pg-pool drops its own 'error' listener while a client is checked out. A server that ends
-    // the connection mid-transaction (restart, failover, pg_terminate_backend) emits 'error'
-    // here; unheard, it is an uncaught exception that kills the process. The query in flight
-    // fails on its own, and the client is destroyed instead of pooled.
-    const onError = () => {
-      broken = true;
-    };
-    client.on('error', onError);
-    try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      // A client whose ROLLBACK fails is broken (the connection died): destroy it rather than pool it.
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw toStoreError(error);
-    } finally {
-      client.off('error', onError);
-      client.release(broken);
     }
   }
 

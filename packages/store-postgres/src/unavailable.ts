@@ -70,6 +70,8 @@ export function unavailable(message: string, cause?: unknown): Error {
  * Retry-After); anything else is a bug and stays as it is.
  */
 export function toStoreError(error: unknown): unknown {
+  // Already mapped (a statement inside a transaction whose failure is mapped again on the way out).
+  if (error instanceof Error && error.name === 'KeyhookError') return error;
   if (isResourceShortage(error)) return unavailable('PostgreSQL is short of disk space or memory.', error);
   return isConnectionFailure(error) ? unavailable('PostgreSQL is unreachable.', error) : error;
 }

@@ -1,21 +1,17 @@
 import { isKeyhookError, silentLogger } from '@keyhook/core';
 import { DELIVERY_RULES } from '@keyhook/core/store';
+import { FaultProxy } from '@keyhook/testing/fault-proxy';
 import { T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkOut } from '../src/checkout.js';
 import { deliveryStatements } from '../src/delivery-statements.js';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 import { purgeLockKey } from '../src/schema-name.js';
 import { deliveryId, eventRecord, recordPoolQueries, Schemas, success } from './delivery-helpers.js';
-import { TcpProxy } from './tcp-proxy.js';
 
 const available = await postgresAvailable();
-
-const target = {
-  host: new URL(POSTGRES_TEST_URL).hostname,
-  port: Number(new URL(POSTGRES_TEST_URL).port || 5432),
-};
 
 const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
 const schemas = new Schemas(admin);
@@ -402,7 +398,7 @@ async function oneDelivery(store: PostgresStore) {
 
     it('purges on one instance at a time: another skips its round while the lock is held', async () => {
       const store = await schemas.open('purgelock');
-      const holder = await admin.connect();
+      const holder = await checkOut(admin);
       try {
         await finishedDelivery(store);
         await holder.query('SELECT pg_advisory_lock($1::bigint)', [purgeLockKey(store.schema)]);
@@ -425,7 +421,7 @@ async function oneDelivery(store: PostgresStore) {
 
     it('passes over, without waiting, a finished delivery another transaction holds', async () => {
       const store = await schemas.open('purgeskip');
-      const retrier = await admin.connect();
+      const retrier = await checkOut(admin);
       try {
         const held = await finishedDelivery(store);
         await retrier.query('BEGIN');
@@ -510,7 +506,7 @@ async function oneDelivery(store: PostgresStore) {
 
     it('passes over, without waiting, a failed delivery another transaction holds, and queues it next time', async () => {
       const store = await schemas.open('recoverskip');
-      const retrier = await admin.connect();
+      const retrier = await checkOut(admin);
       try {
         const { webhook, ids } = await failedDeliveries(store, 2);
         await retrier.query('BEGIN');
@@ -536,7 +532,7 @@ async function oneDelivery(store: PostgresStore) {
 
     it("reads a batch's own entries, oldest first, on the partial index of failed deliveries: no scan, no sort", async () => {
       const store = await schemas.open('recoverplan');
-      const explainer = await admin.connect();
+      const explainer = await checkOut(admin);
       try {
         const webhook = webhookRecord({ events: ['run.completed'] });
         await store.insertWebhook(webhook);
@@ -609,7 +605,7 @@ async function oneDelivery(store: PostgresStore) {
   describe('the lease and the webhook lock', () => {
     it('skips, without waiting, the deliveries of an endpoint another transaction is disabling', async () => {
       const store = await schemas.open('leaseskip');
-      const disabler = await admin.connect();
+      const disabler = await checkOut(admin);
       try {
         const { webhook, delivery } = await oneDelivery(store);
         await disabler.query('BEGIN');
@@ -634,7 +630,7 @@ async function oneDelivery(store: PostgresStore) {
 
     it('a success waiting on a failure counted meanwhile still resets the count (retried under the exclusive lock)', async () => {
       const store = await schemas.open('resetrace');
-      const counter = await admin.connect();
+      const counter = await checkOut(admin);
       const failures = async () => {
         const { rows } = await admin.query(
           `SELECT consecutive_failures AS n FROM "${store.schema}".keyhook_webhooks`,
@@ -768,10 +764,10 @@ async function oneDelivery(store: PostgresStore) {
     });
 
     it('after its LISTEN connection drops and comes back, the listener is called (work may have been missed)', async () => {
-      const proxy = await TcpProxy.start(target);
+      const proxy = await FaultProxy.start();
       const schema = schemas.fresh('wakedrop');
       const store = await createPostgresStore({
-        connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/test`,
+        connectionString: proxy.url(),
         schema,
         poolSize: 2,
         logger: silentLogger,
@@ -785,7 +781,7 @@ async function oneDelivery(store: PostgresStore) {
         const webhook = webhookRecord({ events: ['run.completed'] });
         await publisher.insertWebhook(webhook);
         const listener = await schemas.watch(store);
-        proxy.dropConnections();
+        proxy.reset();
         await expect.poll(listener.calls, { timeout: 10_000, interval: 10 }).toBe(1);
         // Listening again: another instance's publish is heard.
         await publisher.publishEvent(eventRecord(), deliveryId);

@@ -3,6 +3,7 @@ import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres'
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkOut } from '../src/checkout.js';
 import { feedQuery, feedStatements } from '../src/feed-statements.js';
 import type { PostgresStore } from '../src/index.js';
 import { Schemas } from './delivery-helpers.js';
@@ -85,7 +86,7 @@ async function page(keyhook: Keyhook, secret: string, after: string | undefined)
     // Each publisher: BEGIN, a write of the host's own (the transaction takes its id now), a pause,
     // one to three events (their sequence numbers are taken now), a pause, COMMIT.
     const publisher = async () => {
-      const client = await app.connect();
+      const client = await checkOut(app);
       try {
         while (published < EVENTS) {
           await client.query('BEGIN');
@@ -222,7 +223,7 @@ async function page(keyhook: Keyhook, secret: string, after: string | undefined)
     const store = await schemas.open('feedheld');
     const keyhook = keyhookOn(store);
     const { secret } = await keyhook.keys.create('tenant_a', { name: 'feed', scopes: ['events:read'] });
-    const client = await app.connect();
+    const client = await checkOut(app);
     try {
       const before = await keyhook.events.publish({ tenantId: 'tenant_a', type: 'order.placed', data: {} });
       await client.query('BEGIN');

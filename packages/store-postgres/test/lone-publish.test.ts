@@ -2,6 +2,7 @@ import { T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkOut } from '../src/checkout.js';
 import type { PostgresStore } from '../src/index.js';
 import { deliveryId, eventRecord, recordPoolQueries, Schemas, success } from './delivery-helpers.js';
 
@@ -42,7 +43,7 @@ const publishStatements = (sent: { text: string }[]) =>
 
   it('a publish goes at once beside a success statement in flight, and its event is stored when it answers', async () => {
     const store = await schemas.open('lone_publish');
-    const locker = await admin.connect();
+    const locker = await checkOut(admin);
     try {
       const inFlight = await successInFlight(store, locker);
       let published = false;
@@ -70,7 +71,7 @@ const publishStatements = (sent: { text: string }[]) =>
 
   it('publishes that arrive together beside a success in flight still wait for one another and go as one statement', async () => {
     const store = await schemas.open('lone_publish_batch');
-    const locker = await admin.connect();
+    const locker = await checkOut(admin);
     let recording: ReturnType<typeof recordPoolQueries> | undefined;
     try {
       const inFlight = await successInFlight(store, locker);

@@ -2,6 +2,7 @@ import { portalSessionRecord, sha256, T0, webhookRecord } from '@keyhook/testing
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkOut } from '../src/checkout.js';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 import { portalStatements } from '../src/portal-statements.js';
 import { Schemas } from './delivery-helpers.js';
@@ -22,7 +23,7 @@ interface PlanNode {
 
 /** Every node of the plan EXPLAIN ANALYZE gives for `sql`, run in a transaction rolled back. */
 async function planNodes(sql: string, params: unknown[]): Promise<PlanNode[]> {
-  const client = await admin.connect();
+  const client = await checkOut(admin);
   try {
     await client.query('BEGIN');
     const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);

@@ -1,24 +1,21 @@
 import { isKeyhookError, silentLogger } from '@keyhook/core';
+import { FaultProxy } from '@keyhook/testing/fault-proxy';
 import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeyChangeFeed } from '../src/change-feed.js';
+import { checkOut } from '../src/checkout.js';
 import { toClaimParams } from '../src/idempotency-row.js';
 import { idempotencyStatements } from '../src/idempotency-statements.js';
 import { createPostgresStore, PostgresStore } from '../src/index.js';
 import { loadMigrations } from '../src/migration-driver.js';
 import { toWebhookParams } from '../src/webhook-row.js';
 import { webhookStatements } from '../src/webhook-statements.js';
-import { TcpProxy } from './tcp-proxy.js';
 
 const available = await postgresAvailable();
 
 const CLOSED_PORT_URL = 'postgres://postgres@127.0.0.1:1/test';
-const target = {
-  host: new URL(POSTGRES_TEST_URL).hostname,
-  port: Number(new URL(POSTGRES_TEST_URL).port || 5432),
-};
 
 const schemas: string[] = [];
 const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
@@ -141,9 +138,9 @@ async function outcome(
     });
 
     it('a store whose database goes away mid-life answers `unavailable` for reads and writes', async () => {
-      const proxy = await TcpProxy.start(target);
+      const proxy = await FaultProxy.start();
       const store = await createPostgresStore({
-        connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/test`,
+        connectionString: proxy.url(),
         schema: freshSchema('cut'),
         poolSize: 2,
         logger: silentLogger,
@@ -183,9 +180,9 @@ async function outcome(
     });
 
     it('while the key-change listener is down nothing is cached, and it comes back as a new generation', async () => {
-      const proxy = await TcpProxy.start(target);
+      const proxy = await FaultProxy.start();
       const store = await createPostgresStore({
-        connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/test`,
+        connectionString: proxy.url(),
         schema: freshSchema('listen'),
         verifiedKeyCache: true,
         poolSize: 2,
@@ -194,7 +191,7 @@ async function outcome(
       try {
         const before = store.keyChangeVersion();
         expect(before).not.toBeNull();
-        proxy.dropConnections();
+        proxy.reset();
         await expect.poll(() => store.keyChangeVersion(), { timeout: 5000, interval: 5 }).toBeNull();
         await expect.poll(() => store.keyChangeVersion(), { timeout: 10_000, interval: 20 }).not.toBeNull();
         expect(store.keyChangeVersion()).not.toBe(before);
@@ -213,17 +210,17 @@ async function outcome(
     });
 
     it('a write cut off mid-flight answers `unavailable`', async () => {
-      const proxy = await TcpProxy.start(target);
+      const proxy = await FaultProxy.start();
       const schema = freshSchema('inflight');
       const store = await createPostgresStore({
-        connectionString: `postgres://postgres@127.0.0.1:${proxy.port}/test`,
+        connectionString: proxy.url(),
         schema,
         poolSize: 2,
         logger: silentLogger,
       });
       const key = keyRecord();
       await store.insertApiKey(key);
-      const locker = await admin.connect();
+      const locker = await checkOut(admin);
       try {
         // Hold the row lock so the revoke is certainly in flight when the connection dies.
         await locker.query('BEGIN');
@@ -241,18 +238,19 @@ async function outcome(
     });
 
     it('a server that accepts but never answers times out instead of hanging', async () => {
-      const blackhole = await TcpProxy.start(target, true);
+      const blackhole = await FaultProxy.start();
+      blackhole.blackhole();
       try {
         const result = await outcome(
           createPostgresStore({
-            connectionString: `postgres://postgres@127.0.0.1:${blackhole.port}/test`,
+            connectionString: blackhole.url(),
             connectionTimeoutMillis: 300,
           }),
         );
         expect(result.unavailable, String(result.error)).toBe(true);
         expect(result.ms).toBeLessThan(3000);
       } finally {
-        await blackhole.cut();
+        await blackhole.close();
       }
     });
   });
@@ -311,7 +309,7 @@ async function outcome(
       const schema = freshSchema('whto');
       const pool = new pg.Pool({ connectionString: POSTGRES_TEST_URL, options: '-c statement_timeout=200' });
       const store = await createPostgresStore({ pool, schema });
-      const holder = await admin.connect();
+      const holder = await checkOut(admin);
       try {
         const record = webhookRecord();
         await store.insertWebhook(record);
@@ -384,7 +382,7 @@ async function outcome(
     it('an insert waiting on a takeover that then commits is `claim_lost`, and writes nothing', async () => {
       const schema = freshSchema('whtk');
       const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema });
-      const taker = await admin.connect();
+      const taker = await checkOut(admin);
       try {
         const dead = idempotencyRecord();
         await store.claimIdempotencyKey(dead, T0);
@@ -427,7 +425,7 @@ async function outcome(
     it('a takeover waits for an insert that holds the claim, then finds the key completed', async () => {
       const schema = freshSchema('whhd');
       const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 4 });
-      const twinWriter = await admin.connect();
+      const twinWriter = await checkOut(admin);
       try {
         const claim = idempotencyRecord();
         await store.claimIdempotencyKey(claim, T0);

@@ -2,6 +2,7 @@ import { T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkOut } from '../src/checkout.js';
 import { deliveryId, eventRecord, Schemas } from './delivery-helpers.js';
 
 const available = await postgresAvailable();
@@ -22,7 +23,7 @@ const schemas = new Schemas(admin);
     it('commits with the caller: nothing is visible, and no instance is woken, before COMMIT', async () => {
       const store = await schemas.open('txok');
       const peer = await schemas.peerOf(store, { verifiedKeyCache: true });
-      const client = await app.connect();
+      const client = await checkOut(app);
       try {
         const webhook = webhookRecord({ events: ['run.completed'] });
         await store.insertWebhook(webhook);
@@ -61,7 +62,7 @@ const schemas = new Schemas(admin);
     it('rolls back with the caller: no event, no delivery, no wake-up', async () => {
       const store = await schemas.open('txrb');
       const peer = await schemas.peerOf(store, { verifiedKeyCache: true });
-      const client = await app.connect();
+      const client = await checkOut(app);
       try {
         await store.insertWebhook(webhookRecord({ events: ['run.completed'] }));
         const listener = await schemas.watch(peer);
@@ -87,7 +88,7 @@ const schemas = new Schemas(admin);
 
     it('a publish that fails rolls back to its savepoint: the caller’s transaction stays usable', async () => {
       const store = await schemas.open('txsp');
-      const client = await app.connect();
+      const client = await checkOut(app);
       try {
         await store.insertWebhook(webhookRecord({ events: ['run.completed'] }));
         await store.insertWebhook(webhookRecord({ events: ['run.completed'] }));
@@ -118,7 +119,7 @@ const schemas = new Schemas(admin);
 
     it('refuses a client outside BEGIN, a pool, and anything else with a TypeError, writing nothing', async () => {
       const store = await schemas.open('txno');
-      const client = await app.connect();
+      const client = await checkOut(app);
       try {
         await store.insertWebhook(webhookRecord({ events: ['run.completed'] }));
         await expect(store.publishEvent(eventRecord(), deliveryId, client)).rejects.toThrow(/BEGIN/);
@@ -138,7 +139,7 @@ const schemas = new Schemas(admin);
 
     it('a publish in an open transaction makes a concurrent disable wait, which then holds its delivery', async () => {
       const store = await schemas.open('txhold');
-      const client = await app.connect();
+      const client = await checkOut(app);
       try {
         const webhook = webhookRecord({ events: ['run.completed'] });
         await store.insertWebhook(webhook);

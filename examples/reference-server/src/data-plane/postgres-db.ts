@@ -1,4 +1,4 @@
-import { toStoreError } from '@keyhook/store-postgres';
+import { toStoreError, withTransaction } from '@keyhook/store-postgres';
 import pg from 'pg';
 import type { ReferenceKeyhook } from '../catalog.js';
 import type { SqlParam, StagingDb, Tx } from './db.js';
@@ -72,25 +72,10 @@ export function postgresStagingDb(
   return {
     dialect: 'postgres',
     async transaction(work) {
-      let client: pg.PoolClient;
       try {
-        client = await pool.connect();
+        return await withTransaction(pool, (client) => work(on(client)));
       } catch (error) {
         throw toStoreError(error);
-      }
-      let broken = false;
-      try {
-        await on(client).run('BEGIN');
-        const result = await work(on(client));
-        await on(client).run('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
-        });
-        throw error;
-      } finally {
-        client.release(broken);
       }
     },
     read: (work) => work(on(pool)),
