@@ -1,11 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { MIN_LIST_BYTE_BUDGET } from '@keyhook/core';
+import {
+  DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+} from '@keyhook/store-postgres';
 import { parseDuration } from './duration.js';
 
 export type StoreConfig =
   | { kind: 'sqlite'; filename: string }
-  | { kind: 'postgres'; connectionString: string; schema: string };
+  | {
+      kind: 'postgres';
+      connectionString: string;
+      schema: string;
+      /** KEYHOOK_PG_STATEMENT_TIMEOUT, in ms (0: off); the store's default unless set. */
+      statementTimeoutMs: number;
+      /** KEYHOOK_PG_IDLE_IN_TRANSACTION_TIMEOUT, in ms (0: off); the store's default unless set. */
+      idleInTransactionTimeoutMs: number;
+    };
 
 /** How admin JWTs are verified (docs/decisions.md §2.1): a shared HS256 secret or a JWKS URL. */
 export type AdminAuthConfig = (
@@ -486,10 +498,44 @@ function parseStore(
         'DATABASE_URL must be a postgres:// or postgresql:// URL (unset it to use SQLite at KEYHOOK_SQLITE_PATH)',
       );
     }
-    return { kind: 'postgres', connectionString: databaseUrl, schema };
+    return {
+      kind: 'postgres',
+      connectionString: databaseUrl,
+      schema,
+      statementTimeoutMs: parseBound(
+        read,
+        'KEYHOOK_PG_STATEMENT_TIMEOUT',
+        DEFAULT_STATEMENT_TIMEOUT_MS,
+        problems,
+      ),
+      idleInTransactionTimeoutMs: parseBound(
+        read,
+        'KEYHOOK_PG_IDLE_IN_TRANSACTION_TIMEOUT',
+        DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+        problems,
+      ),
+    };
   }
   const filename = read('KEYHOOK_SQLITE_PATH') ?? DEFAULT_SQLITE_PATH;
   return { kind: 'sqlite', filename: path.resolve(cwd, filename) };
+}
+
+/** A bound on Postgres (docs/decisions.md §20.2): a duration, or `off`. */
+function parseBound(
+  read: (name: string) => string | undefined,
+  name: string,
+  fallback: number,
+  problems: string[],
+): number {
+  const text = read(name);
+  if (text === undefined) return fallback;
+  if (text.trim().toLowerCase() === 'off') return 0;
+  const ms = parseDuration(text);
+  if (ms === null || ms > MAX_TIMER_MS) {
+    problems.push(`${name} must be a duration like 5s or 500ms, or off, got "${text}"`);
+    return fallback;
+  }
+  return ms;
 }
 
 function parseAdmin(

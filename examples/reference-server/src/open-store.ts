@@ -24,6 +24,8 @@ export async function openStorage(config: StoreConfig, logger: Logger): Promise<
     const store = await createPostgresStore({
       connectionString: config.connectionString,
       schema: config.schema,
+      statementTimeoutMs: config.statementTimeoutMs,
+      idleInTransactionTimeoutMs: config.idleInTransactionTimeoutMs,
       logger,
     });
     let staging: StagingDb | undefined;
@@ -31,7 +33,12 @@ export async function openStorage(config: StoreConfig, logger: Logger): Promise<
       store,
       staging: (events) => {
         staging = postgresStagingDb(
-          { connectionString: config.connectionString, schema: config.schema },
+          {
+            connectionString: config.connectionString,
+            schema: config.schema,
+            statementTimeoutMs: config.statementTimeoutMs,
+            idleInTransactionTimeoutMs: config.idleInTransactionTimeoutMs,
+          },
           events,
         );
         return staging;

@@ -60,12 +60,28 @@ describe('loadConfig (data-plane.md §7.1)', () => {
       kind: 'postgres',
       connectionString: url,
       schema: 'keyhook',
+      statementTimeoutMs: 5000,
+      idleInTransactionTimeoutMs: 10_000,
     });
-    expect(load({ DATABASE_URL: 'postgresql://db/app', KEYHOOK_PG_SCHEMA: 'tenant_x' }).store).toEqual({
+    expect(load({ DATABASE_URL: 'postgresql://db/app', KEYHOOK_PG_SCHEMA: 'tenant_x' }).store).toMatchObject({
       kind: 'postgres',
       connectionString: 'postgresql://db/app',
       schema: 'tenant_x',
     });
+  });
+
+  it('KEYHOOK_PG_STATEMENT_TIMEOUT and KEYHOOK_PG_IDLE_IN_TRANSACTION_TIMEOUT take a duration or off', () => {
+    const url = 'postgres://db/app';
+    expect(
+      load({
+        DATABASE_URL: url,
+        KEYHOOK_PG_STATEMENT_TIMEOUT: '2s',
+        KEYHOOK_PG_IDLE_IN_TRANSACTION_TIMEOUT: 'off',
+      }).store,
+    ).toMatchObject({ statementTimeoutMs: 2000, idleInTransactionTimeoutMs: 0 });
+    expect(problemsOf({ DATABASE_URL: url, KEYHOOK_PG_STATEMENT_TIMEOUT: '5' })).toEqual([
+      expect.stringContaining('KEYHOOK_PG_STATEMENT_TIMEOUT must be a duration'),
+    ]);
   });
 
   it('refuses a DATABASE_URL that is not Postgres, without echoing it (it may hold a password)', () => {

@@ -1,5 +1,6 @@
 import type { Logger } from '@keyhook/core/store';
 import pg from 'pg';
+import { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './bounds.js';
 
 export const DEFAULT_POOL_SIZE = 10;
 export const DEFAULT_CONNECTION_TIMEOUT_MS = 5000;
@@ -9,14 +10,21 @@ export interface PoolSettings {
   connectionString?: string;
   poolSize?: number;
   connectionTimeoutMillis?: number;
+  statementTimeoutMs?: number;
+  idleInTransactionTimeoutMs?: number;
 }
 
 // Pool settings next to your own pool would be silently ignored; refuse them instead.
 export function assertOneSource(options: PoolSettings & { pool?: pg.Pool }): void {
-  const poolSettings = [options.connectionString, options.poolSize, options.connectionTimeoutMillis];
+  const poolSettings = [
+    options.connectionString,
+    options.poolSize,
+    options.connectionTimeoutMillis,
+    options.idleInTransactionTimeoutMs,
+  ];
   if (options.pool && poolSettings.some((setting) => setting !== undefined)) {
     throw new TypeError(
-      'Pass either `pool` or `connectionString`/`poolSize`/`connectionTimeoutMillis`, not both.',
+      'Pass either `pool` or `connectionString`/`poolSize`/`connectionTimeoutMillis`/`idleInTransactionTimeoutMs`, not both.',
     );
   }
 }
@@ -27,11 +35,20 @@ export function openPool(settings: PoolSettings, logger: Logger): pg.Pool {
   if (!Number.isInteger(max) || max < 1) throw new TypeError('poolSize must be a positive integer.');
   if (!Number.isInteger(connectionTimeoutMillis) || connectionTimeoutMillis < 1)
     throw new TypeError('connectionTimeoutMillis must be a positive integer.');
+  const statementTimeout = settings.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const idleTimeout = settings.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS;
+  if (!Number.isInteger(idleTimeout) || idleTimeout < 0)
+    throw new TypeError('idleInTransactionTimeoutMs must be a non-negative integer (0: no bound).');
   const pool = new pg.Pool({
     connectionString: settings.connectionString,
     max,
     // Unreachable fails fast as `unavailable` instead of hanging the request (pg's default waits forever).
     connectionTimeoutMillis,
+    // docs/decisions.md §20.2. pg sends a setting of 0 as no setting: the server's own applies.
+    ...(statementTimeout > 0 && { statement_timeout: statementTimeout }),
+    ...(idleTimeout > 0 && { idle_in_transaction_session_timeout: idleTimeout }),
+    // A connection whose peer vanished without a word is found out by the kernel, not only by a query.
+    keepAlive: true,
     application_name: 'keyhook',
   });
   // An idle client dying (server restart, network cut) is emitted here; unhandled, it would crash the process.

@@ -135,6 +135,8 @@ async function underLock<T>(
 ): Promise<T> {
   const quoted = quoteSchema(schema);
   return withTransaction(pool, async (client) => {
+    // A migration runs to its end (an index on a large table takes what it takes): no statement bound.
+    await client.query('SET LOCAL statement_timeout = 0');
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema)]);
     // Only create what is missing, so a schema a DBA made beforehand needs no database-level CREATE.
     const schemaExists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);

@@ -1,5 +1,6 @@
 import { consoleLogger, type Logger, type MigrationsMode, migrationsMode } from '@keyhook/core/store';
 import type pg from 'pg';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, StatementBounds } from './bounds.js';
 import { KeyChangeFeed } from './change-feed.js';
 import { assertOneSource, openPool } from './connection.js';
 import { refuseIfPending } from './migrate.js';
@@ -19,6 +20,21 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long the store's own pool waits for a connection before failing `unavailable`. Default 5000 ms. */
   connectionTimeoutMillis?: number;
+  /**
+   * The longest one of the store's statements may run before it fails `unavailable` (503), in ms.
+   * Default 5000; a statement whose work grows with a queue (holding an endpoint's deliveries,
+   * deleting an endpoint) gets 12 times as long; 0 turns the bound off. On the store's own pool
+   * it is the server's `statement_timeout`, and the client gives up 1 s later (a network that
+   * stopped answering); with your own `pool`, only the client's bound is the store's, and the
+   * server keeps the one you set on the pool or the role.
+   */
+  statementTimeoutMs?: number;
+  /**
+   * How long a transaction on the store's own pool may sit idle before the server ends it and
+   * frees its locks (`idle_in_transaction_session_timeout`), in ms. Default 10000; 0 turns it off.
+   * Not combinable with `pool`: set it on yours.
+   */
+  idleInTransactionTimeoutMs?: number;
   /**
    * Where idle-connection errors of the store's own pool, and each migration applied (one line at
    * `info` with its duration; its start, schema and checksum at `debug`), are reported. Default: console.
@@ -57,6 +73,8 @@ export async function createPostgresStore(options: PostgresStoreOptions = {}): P
   assertOneSource(options);
   const logger = options.logger ?? consoleLogger;
   const ownsPool = options.pool === undefined;
+  // Checked before anything opens (the store takes the same value).
+  new StatementBounds(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS, ownsPool);
   const pool = options.pool ?? openPool(options, logger);
   const feed = new KeyChangeFeed(pool, schema, logger);
   try {
@@ -75,5 +93,6 @@ export async function createPostgresStore(options: PostgresStoreOptions = {}): P
     feed,
     logger,
     preparedStatements: options.preparedStatements ?? true,
+    statementTimeoutMs: options.statementTimeoutMs,
   });
 }

@@ -47,8 +47,9 @@ import {
   queuedOn,
 } from '@keyhook/core/store';
 import type pg from 'pg';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, StatementBounds } from './bounds.js';
 import type { KeyChangeFeed } from './change-feed.js';
-import { withTransaction } from './checkout.js';
+import { checkOut, withTransaction } from './checkout.js';
 import {
   type DeliveryRow,
   type DetailRow,
@@ -201,6 +202,8 @@ export interface PostgresStoreParts {
   logger?: Logger;
   /** Send the hot statements as named (prepared) statements (see src/prepared.ts). Default true. */
   preparedStatements?: boolean;
+  /** The statement bound (src/bounds.ts), in ms; 0 for none. Default DEFAULT_STATEMENT_TIMEOUT_MS. */
+  statementTimeoutMs?: number | undefined;
 }
 
 /**
@@ -244,6 +247,7 @@ export class PostgresStore implements Store {
   private readonly portalSql: PortalStatements;
   private readonly feedSql: FeedStatements;
   private readonly prepared: PreparedStatements;
+  private readonly bounds: StatementBounds;
   private readonly feed: KeyChangeFeed;
   private readonly logger: Logger;
   private closed = false;
@@ -257,6 +261,10 @@ export class PostgresStore implements Store {
     this.purgeLock = purgeLockKey(this.schema);
     this.pool = parts.pool;
     this.ownsPool = parts.ownsPool;
+    this.bounds = new StatementBounds(
+      parts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      parts.ownsPool,
+    );
     this.sql = keyStatements(this.schema);
     this.webhookSql = webhookStatements(this.schema);
     this.idempotencySql = idempotencyStatements(this.schema);
@@ -288,6 +296,7 @@ export class PostgresStore implements Store {
         this.portalSql.sessionByHash,
       ],
       parts.preparedStatements ?? true,
+      this.bounds,
     );
   }
 
@@ -409,7 +418,7 @@ export class PostgresStore implements Store {
         updated = await this.transaction(async (client) => {
           // The webhook row first: its lock orders this against publishEvent's FOR SHARE (see there).
           const webhook = this.oneWebhook(
-            await client.query<WebhookRow>(this.webhookSql.setStatus, [
+            await this.run<WebhookRow>(client, this.webhookSql.setStatus, [
               tenantId,
               id,
               status,
@@ -420,12 +429,13 @@ export class PostgresStore implements Store {
             ]),
           );
           if (!webhook) return null;
+          await this.allowBulk(client);
           if (holdsDeliveries(status)) {
-            await client.query(this.deliverySql.hold, [id, at, hold.state]);
+            await this.run(client, this.deliverySql.hold, [id, at, hold.state], true);
           } else {
-            await client.query(this.deliverySql.release, [id, at, hold.state]);
+            await this.run(client, this.deliverySql.release, [id, at, hold.state], true);
             // The slots given to the held deliveries were given up (docs/decisions.md §8.18).
-            await client.query(this.deliverySql.resetRate, [id, at]);
+            await this.run(client, this.deliverySql.resetRate, [id, at], true);
             // Released deliveries are due now, and so is an expired lease the disable kept from leasing.
             await this.notifyDeliveries(client);
           }
@@ -472,10 +482,16 @@ export class PostgresStore implements Store {
           : await this.transaction(async (client) => {
               // The webhook row first, then its slots and what they made wait (docs/decisions.md §8.18).
               const updated = this.oneWebhook(
-                await client.query<WebhookRow>(this.webhookSql.updateSubscription, params),
+                await this.run<WebhookRow>(client, this.webhookSql.updateSubscription, params),
               );
               if (!updated) return null;
-              const reset = await client.query<{ moved: number }>(this.deliverySql.resetRate, [id, at]);
+              await this.allowBulk(client);
+              const reset = await this.run<{ moved: number }>(
+                client,
+                this.deliverySql.resetRate,
+                [id, at],
+                true,
+              );
               if (reset.rows[0]!.moved > 0) await this.notifyDeliveries(client);
               return updated;
             });
@@ -506,7 +522,11 @@ export class PostgresStore implements Store {
   }
 
   async deleteWebhook(tenantId: string, id: string): Promise<boolean> {
-    const result = await this.query(this.webhookSql.delete, [tenantId, id]);
+    // Its deliveries and their attempts go with it: as long as the endpoint's history is.
+    const result = await this.transaction(async (client) => {
+      await this.allowBulk(client);
+      return this.run(client, this.webhookSql.delete, [tenantId, id], true);
+    });
     return result.rowCount === 1;
   }
 
@@ -571,11 +591,11 @@ export class PostgresStore implements Store {
   ): Promise<TestEventOutcome> {
     return this.transaction(async (client): Promise<TestEventOutcome> => {
       const webhook = this.oneWebhook(
-        await client.query<WebhookRow>(`${this.webhookSql.get} FOR SHARE`, [event.tenantId, webhookId]),
+        await this.run<WebhookRow>(client, `${this.webhookSql.get} FOR SHARE`, [event.tenantId, webhookId]),
       );
       if (!webhook) return { outcome: 'not_found' };
       const delivery = newDeliveryRecord(event, webhook, deliveryId);
-      await client.query(this.deliverySql.insertTestEvent, [
+      await this.run(client, this.deliverySql.insertTestEvent, [
         ...toEventParams(event),
         ...toDeliveryParams(delivery),
       ]);
@@ -703,17 +723,20 @@ export class PostgresStore implements Store {
   }
 
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
-    const result = await this.query(this.deliverySql.expireHeld, [heldBefore, at]);
+    const result = await this.transaction(async (client) => {
+      await this.allowBulk(client);
+      return this.run(client, this.deliverySql.expireHeld, [heldBefore, at], true);
+    });
     return result.rowCount ?? 0;
   }
 
   /** One batch in one transaction, by the instance that holds the schema's purge lock. */
   async purgeFinishedDeliveries(finishedBefore: Date, limit: number): Promise<PurgeOutcome> {
     const outcome = await this.transaction(async (client): Promise<PurgeOutcome> => {
-      const lock = await client.query<{ held: boolean }>(this.deliverySql.purgeLock, [this.purgeLock]);
+      const lock = await this.run<{ held: boolean }>(client, this.deliverySql.purgeLock, [this.purgeLock]);
       if (!lock.rows[0]?.held) return { deliveries: 0, events: 0, skipped: true };
-      const deliveries = await client.query(this.deliverySql.purgeDeliveries, [finishedBefore, limit]);
-      const events = await client.query(this.deliverySql.purgeEvents, [finishedBefore, limit]);
+      const deliveries = await this.run(client, this.deliverySql.purgeDeliveries, [finishedBefore, limit]);
+      const events = await this.run(client, this.deliverySql.purgeEvents, [finishedBefore, limit]);
       return { deliveries: deliveries.rowCount ?? 0, events: events.rowCount ?? 0, skipped: false };
     });
     this.purgedSinceVacuum += outcome.deliveries + outcome.events;
@@ -734,7 +757,22 @@ export class PostgresStore implements Store {
    */
   private async vacuumPurged(): Promise<void> {
     try {
-      await this.pool.query(this.deliverySql.vacuumPurged);
+      // VACUUM runs outside a transaction, so its bulk bound is the session's until it is done.
+      const ms = this.bounds.bulkServerMs();
+      if (ms === null) await this.pool.query(this.prepared.config(this.deliverySql.vacuumPurged, [], true));
+      else {
+        const client = await checkOut(this.pool);
+        let reset = false;
+        try {
+          await client.query(`SET statement_timeout = ${ms}`);
+          await client.query(this.prepared.config(this.deliverySql.vacuumPurged, [], true));
+          await client.query('RESET statement_timeout');
+          reset = true;
+        } finally {
+          // One whose setting could not be put back is not pooled again.
+          client.release(!reset);
+        }
+      }
     } catch (error) {
       this.logger.warn({ err: (error as Error).message }, 'keyhook: could not vacuum after a purge');
     }
@@ -780,10 +818,10 @@ export class PostgresStore implements Store {
   ): Promise<RequeueOutcome> {
     return this.transaction(async (client): Promise<RequeueOutcome> => {
       const webhook = this.oneWebhook(
-        await client.query<WebhookRow>(`${this.webhookSql.get} FOR SHARE`, [tenantId, webhookId]),
+        await this.run<WebhookRow>(client, `${this.webhookSql.get} FOR SHARE`, [tenantId, webhookId]),
       );
       if (!webhook) return { outcome: 'not_found' };
-      const locked = await client.query<DeliveryRow>(this.deliverySql.lockDelivery, [
+      const locked = await this.run<DeliveryRow>(client, this.deliverySql.lockDelivery, [
         tenantId,
         webhookId,
         deliveryId,
@@ -792,7 +830,7 @@ export class PostgresStore implements Store {
       if (!row) return { outcome: 'not_found' };
       if (!from.includes(row.status)) return { outcome: 'wrong_state', delivery: toDeliveryRecord(row) };
       const place = queuedOn(webhook.status, 'pending', at, at);
-      const requeued = await client.query<DeliveryRow>(this.deliverySql.requeue, [
+      const requeued = await this.run<DeliveryRow>(client, this.deliverySql.requeue, [
         deliveryId,
         place.status,
         place.dueAt,
@@ -821,11 +859,11 @@ export class PostgresStore implements Store {
   ): Promise<number> {
     return this.transaction(async (client): Promise<number> => {
       const webhook = this.oneWebhook(
-        await client.query<WebhookRow>(`${this.webhookSql.get} FOR SHARE`, [tenantId, webhookId]),
+        await this.run<WebhookRow>(client, `${this.webhookSql.get} FOR SHARE`, [tenantId, webhookId]),
       );
       if (!webhook) return 0;
       const place = queuedOn(webhook.status, 'pending', at, at);
-      const recovered = await client.query(this.deliverySql.recoverFailed, [
+      const recovered = await this.run(client, this.deliverySql.recoverFailed, [
         webhookId,
         tenantId,
         since,
@@ -1009,8 +1047,18 @@ export class PostgresStore implements Store {
     client: Queryable,
     text: string,
     values: unknown[],
+    bulk = false,
   ): Promise<pg.QueryResult<R>> {
-    return client.query<R>(this.prepared.config(text, values));
+    return client.query<R>(this.prepared.config(text, values, bulk));
+  }
+
+  /**
+   * The rest of this transaction (on the store's pool) may take the bulk bound (src/bounds.ts):
+   * its next statements' work grows with a queue or an endpoint's history.
+   */
+  private async allowBulk(client: Queryable): Promise<void> {
+    const ms = this.bounds.bulkServerMs();
+    if (ms !== null) await client.query(`SET LOCAL statement_timeout = ${ms}`);
   }
 
   private assertOpen(): void {
@@ -1212,11 +1260,13 @@ export class PostgresStore implements Store {
           ]),
         );
         // Held with the rest, this delivery too should it have just been scheduled for a retry.
-        const heldRows = await this.run<DeliveryRow>(client, this.deliverySql.hold, [
-          webhook.id,
-          at,
-          hold.state,
-        ]);
+        await this.allowBulk(client);
+        const heldRows = await this.run<DeliveryRow>(
+          client,
+          this.deliverySql.hold,
+          [webhook.id, at, hold.state],
+          true,
+        );
         const self = heldRows.rows.find((heldRow) => heldRow.id === deliveryId);
         if (self) delivery = toDeliveryRecord(self);
       } else {
@@ -1228,7 +1278,7 @@ export class PostgresStore implements Store {
 
   /** Queues the wake-up inside the caller's transaction: the server sends it at commit only. */
   private async notifyDeliveries(client: Queryable): Promise<void> {
-    await client.query(this.deliverySql.notify, [DELIVERY_CHANNEL, this.schema]);
+    await this.run(client, this.deliverySql.notify, [DELIVERY_CHANNEL, this.schema]);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import type { StatementBounds } from './bounds.js';
 import { STORE_TYPES } from './timestamps.js';
 
 /**
@@ -16,7 +17,11 @@ import { STORE_TYPES } from './timestamps.js';
 export class PreparedStatements {
   private readonly names = new Map<string, string>();
 
-  constructor(texts: readonly string[], enabled: boolean) {
+  constructor(
+    texts: readonly string[],
+    enabled: boolean,
+    private readonly bounds: StatementBounds,
+  ) {
     if (!enabled) return;
     for (const text of texts) {
       this.names.set(text, `keyhook_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`);
@@ -24,13 +29,16 @@ export class PreparedStatements {
   }
 
   /**
-   * The query as pg takes it: under its name when it is one of the prepared statements, and with
-   * the store's type parsers (src/timestamps.ts).
+   * The query as pg takes it: under its name when it is one of the prepared statements, with the
+   * store's type parsers (src/timestamps.ts) and its client-side bound (src/bounds.ts; `bulk` for
+   * a statement whose work grows with a queue).
    */
-  config(text: string, values: unknown[]): pg.QueryConfig {
+  config(text: string, values: unknown[], bulk = false): pg.QueryConfig {
     const name = this.names.get(text);
-    return name === undefined
-      ? { text, values, types: STORE_TYPES }
-      : { name, text, values, types: STORE_TYPES };
+    const query_timeout = this.bounds.readTimeout(bulk);
+    const config: pg.QueryConfig & { query_timeout?: number } = { text, values, types: STORE_TYPES };
+    if (name !== undefined) config.name = name;
+    if (query_timeout !== undefined) config.query_timeout = query_timeout;
+    return config;
   }
 }

@@ -1,7 +1,8 @@
 import { unavailableError } from '@keyhook/core/store';
 
 // Socket-level errno codes, and SQLSTATEs: admin/crash/cannot-connect-now shutdown, too many
-// connections, a cancelled or timed-out statement, a read-only standby after a failover, and a
+// connections, a cancelled or timed-out statement, a transaction ended for sitting idle, a
+// read-only standby after a failover, and a
 // serialization failure or deadlock (all pass if the client tries again).
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
@@ -17,6 +18,7 @@ const CONNECTION_CODES = new Set([
   '57P03',
   '53300',
   '57014',
+  '25P03',
   '25006',
   '40001',
   '40P01',

@@ -1,4 +1,9 @@
-import { toStoreError, withTransaction } from '@keyhook/store-postgres';
+import {
+  DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  toStoreError,
+  withTransaction,
+} from '@keyhook/store-postgres';
 import pg from 'pg';
 import type { ReferenceKeyhook } from '../catalog.js';
 import type { SqlParam, StagingDb, Tx } from './db.js';
@@ -17,13 +22,30 @@ export function numberPlaceholders(sql: string): string {
  * with the state change that caused it.
  */
 export function postgresStagingDb(
-  options: { connectionString: string; schema: string; max?: number },
+  options: {
+    connectionString: string;
+    schema: string;
+    max?: number;
+    /** The bounds keyhook's store keeps (docs/decisions.md §20.2), in ms; 0 for none. */
+    statementTimeoutMs?: number;
+    idleInTransactionTimeoutMs?: number;
+  },
   events: ReferenceKeyhook['events'],
 ): StagingDb {
+  const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const idleTimeout = options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
     connectionTimeoutMillis: 5_000,
+    // As the store's own pool: the server cancels a statement past the bound, and the client gives
+    // up a second later on one the network swallowed.
+    ...(statementTimeout > 0 && {
+      statement_timeout: statementTimeout,
+      query_timeout: statementTimeout + 1000,
+    }),
+    ...(idleTimeout > 0 && { idle_in_transaction_session_timeout: idleTimeout }),
+    keepAlive: true,
     // Counts and milliseconds are BIGINT; they fit a JavaScript number. This pool only.
     types: {
       getTypeParser: ((oid: number, format?: string) =>

@@ -7,7 +7,7 @@ let watching = false;
 
 /**
  * Makes every `pool.connect()` of pg in this process report a client that nobody listens on for
- * 'error' while it is checked out: the crash of docs/decisions.md §20.7, waiting for a reset.
+ * 'error' while it is checked out: the crash of docs/decisions.md §20.4, waiting for a reset.
  * Looked at once the caller's own code after the checkout has run (the next macrotask), so
  * `checkOut` and `withTransaction` of `@keyhook/store-postgres` and pg-pool's own `pool.query`
  * pass, and a bare `await pool.connect()` followed by a query does not.
