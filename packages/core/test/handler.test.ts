@@ -1,6 +1,8 @@
-import { createKeyhook, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
+import { createKeyhook, type KeyhookRequest, type Logger, MemoryStore, silentLogger } from '@keyhook/core';
 import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { unavailableError } from '../src/errors.js';
+import { REPEAT_WARNING_EVERY_MS } from '../src/repeated-warning.js';
 
 describe('the HTTP core', () => {
   const clock = new FakeClock(new Date());
@@ -153,5 +155,58 @@ describe('lists (docs/decisions.md §1.6: ?limit= 1–100, default 20)', () => {
     const all = await list('limit=100');
     expect(all.data).toHaveLength(21);
     expect(all.nextCursor).toBeNull();
+  });
+});
+
+describe('logging refusals while the store is out of reach (docs/decisions.md §8.9)', () => {
+  it('a 503 is one warn line without a stack, the repeats counted in the next line 10 s on; a 500 keeps its stack', async () => {
+    const clock = new FakeClock(new Date());
+    const lines: { level: string; context: Record<string, unknown>; message: string }[] = [];
+    const logger = Object.fromEntries(
+      (['info', 'warn', 'error'] as const).map((level) => [
+        level,
+        (context: Record<string, unknown>, message: string) => lines.push({ level, context, message }),
+      ]),
+    ) as unknown as Logger;
+    const store = new MemoryStore();
+    const keyhook = createKeyhook({
+      ...TEST_CATALOG,
+      store,
+      clock,
+      logger,
+      adminSession: { secret: TEST_ADMIN_SECRET },
+    });
+    const { secret } = await keyhook.keys.create('tenant_a', { name: 'x', scopes: ['items:read'] });
+    const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    store.findApiKeyByCredential = async () => {
+      throw unavailableError('PostgreSQL is unreachable.', cause);
+    };
+    const guard = () => keyhook.authenticate({ authorization: `Bearer ${secret}` }, 'items:read');
+    for (let i = 0; i < 50; i++) expect((await guard()).ok).toBe(false);
+    expect(lines).toEqual([
+      {
+        level: 'warn',
+        context: {
+          requestId: expect.stringMatching(/^req_/),
+          cause: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:5432',
+        },
+        message: 'request refused: the store is unavailable',
+      },
+    ]);
+    clock.advance(REPEAT_WARNING_EVERY_MS);
+    await guard();
+    expect(lines).toHaveLength(2);
+    expect(lines[1]!.context).toMatchObject({ repeated: 49 });
+
+    store.findApiKeyByCredential = async () => {
+      throw new TypeError('a bug');
+    };
+    await guard();
+    expect(lines[2]).toMatchObject({
+      level: 'error',
+      message: 'request failed',
+      context: { code: 'internal_error' },
+    });
+    expect((lines[2]!.context.err as Error).stack).toContain('a bug');
   });
 });

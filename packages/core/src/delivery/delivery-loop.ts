@@ -1,5 +1,6 @@
 import type { Clock, RandomBytes, TimerHandle, Timers } from '../clock.js';
 import type { Logger } from '../logger.js';
+import { RepeatedWarning } from '../repeated-warning.js';
 import type { DeliveryWorker } from '../service-interfaces.js';
 import type {
   AttemptCompletion,
@@ -107,6 +108,8 @@ export class DeliveryLoop implements DeliveryWorker {
   private unwatch: (() => void) | undefined;
   private lastHeldExpiry = 0;
   private outage = 0;
+  /** The outage's warnings: the first at once, then one every REPEAT_WARNING_EVERY_MS. */
+  private readonly outageLog: RepeatedWarning;
   private readonly leaseBatch: number;
   private readonly handoffs: Handoffs;
   private readonly retention: RetentionPurge;
@@ -134,6 +137,7 @@ export class DeliveryLoop implements DeliveryWorker {
     this.leaseMs = positive(options.leaseMs ?? deps.timeoutMs + 30_000, 'leaseMs');
     this.pollIntervalMs = positive(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, 'pollIntervalMs');
     this.leaseBatch = Math.max(1, Math.floor(this.concurrency / 4));
+    this.outageLog = new RepeatedWarning(deps.logger, deps.clock);
     this.handoffs = new Handoffs({
       clock: deps.clock,
       randomBytes: deps.randomBytes,
@@ -534,18 +538,15 @@ export class DeliveryLoop implements DeliveryWorker {
 
   private failed(error: unknown, what: string): void {
     this.outage++;
-    // Once at the start of an outage, then every tenth try: enough to see, not a flood.
-    if (this.outage === 1 || this.outage % 10 === 0) {
-      this.deps.logger.warn(
-        { err: messageOf(error), failures: this.outage },
-        `keyhook: delivery worker could not ${what}; backing off`,
-      );
-    }
+    this.outageLog.warn(
+      { err: messageOf(error), failures: this.outage },
+      `keyhook: delivery worker could not ${what}; backing off`,
+    );
   }
 
   private recovered(): void {
     if (this.outage === 0) return;
-    this.deps.logger.info({ failures: this.outage }, 'keyhook: delivery worker reached the store again');
+    this.outageLog.over('keyhook: delivery worker reached the store again');
     this.outage = 0;
   }
 }

@@ -88,13 +88,15 @@ export class WebhookSender {
   constructor(private readonly options: SenderOptions) {
     this.headerNames = options.headerNames ?? DEFAULT_HEADER_NAMES;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+    // The attempt's own deadline (below) covers connect, send and answer. undici's timers only
+    // keep its defaults from outliving it: they are set past it, so the deadline always ends an
+    // attempt first and the log says so in one way (attemptError).
+    const undiciTimeout = this.timeoutMs + UNDICI_MARGIN_MS;
     this.agent = new Agent({
       connections: 64,
-      connect: { lookup: checkedLookup(options.policy, options.lookup) },
-      // The attempt's own deadline (below) covers connect, send and answer; these only keep
-      // undici's longer defaults from outliving it.
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
+      connect: { lookup: checkedLookup(options.policy, options.lookup), timeout: undiciTimeout },
+      headersTimeout: undiciTimeout,
+      bodyTimeout: undiciTimeout,
     });
   }
 
@@ -159,8 +161,7 @@ export class WebhookSender {
           refusal: error.detail,
         };
       }
-      const message = timedOut ? `timed out after ${this.timeoutMs} ms` : describe(error);
-      return finish({ kind: 'error', message });
+      return finish({ kind: 'error', message: attemptError(error, timedOut, this.timeoutMs) });
     } finally {
       clearTimeout(timer);
     }
@@ -239,6 +240,26 @@ function loggable(text: string): string {
 function headerValue(value: string | string[] | undefined): string | null {
   if (value === undefined) return null;
   return Array.isArray(value) ? (value[0] ?? null) : value;
+}
+
+/** undici's own timeouts, which report what the attempt's deadline reports. */
+const UNDICI_TIMEOUTS = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+/** How far past the attempt's deadline undici's timers are set. */
+const UNDICI_MARGIN_MS = 1000;
+
+/**
+ * An attempt's error as the attempt log keeps it. A receiver too slow for the deadline reads
+ * `timed out after N ms` whichever timer noticed first (docs/decisions.md §8.5).
+ */
+export function attemptError(error: unknown, timedOut: boolean, timeoutMs: number): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (timedOut || (typeof code === 'string' && UNDICI_TIMEOUTS.has(code)))
+    return `timed out after ${timeoutMs} ms`;
+  return describe(error);
 }
 
 /** What went wrong, for the attempt log: the message and code, never a stack or a secret. */

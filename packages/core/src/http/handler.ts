@@ -10,6 +10,7 @@ import {
   rateLimitHeaders,
 } from '../keys/rate-limit.js';
 import type { Logger } from '../logger.js';
+import { RepeatedWarning } from '../repeated-warning.js';
 import type { ApiKeyRecord } from '../store/types.js';
 import { assertBodyWithinLimit, hasBody, readJsonBody } from './body.js';
 import { bearerToken } from './headers.js';
@@ -103,9 +104,13 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
     return response;
   };
 
+  const outage = new RepeatedWarning(deps.logger, deps.clock);
   const fail = (error: unknown, requestId: string): KeyhookResponse => {
     const keyhookError = toKeyhookError(error);
-    if (keyhookError.status >= 500) {
+    if (keyhookError.code === 'unavailable') {
+      // Expected while the store is out of reach, and then on every request: one line, no stack, repeats counted.
+      outage.warn({ requestId, cause: causeOf(keyhookError) }, 'request refused: the store is unavailable');
+    } else if (keyhookError.status >= 500) {
       deps.logger.error({ err: error, requestId, code: keyhookError.code }, 'request failed');
     }
     return finish(errorResponse(keyhookError), requestId);
@@ -292,4 +297,12 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
       }
     },
   };
+}
+
+/** What a store's `unavailable` came from, in one line: the driver's code and message, no stack. */
+function causeOf(error: Error): string {
+  const cause = error.cause;
+  if (!(cause instanceof Error)) return error.message;
+  const code = (cause as { code?: unknown }).code;
+  return typeof code === 'string' ? `${code}: ${cause.message}` : cause.message;
 }
