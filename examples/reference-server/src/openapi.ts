@@ -18,12 +18,14 @@ export function apiDocument(keyhook: Keyhook, prefix: string): Record<string, un
     summary: route.summary,
     success: route.created === undefined ? route.status : [route.status, route.created],
     response: route.response,
-    errors: [...(route.errors ?? []), ...(route.body ? [413] : [])],
+    // A malformed Idempotency-Key is a 400 on a route without a body too (apply, deactivate).
+    errors: [...(route.errors ?? []), ...(route.body ? [413] : []), ...(route.idempotent ? [400] : [])],
     requestBody: route.body,
     requestBodyOptional: route.bodyOptional,
     query: route.query,
     auth: 'apiKey',
     scope: scopeFor(route.operation),
+    idempotent: route.idempotent,
     tag: 'Data plane',
   }));
   const own: ApiOperation[] = [

@@ -59,6 +59,34 @@ describe('the OpenAPI document (/api/v1/openapi.json) and its page (/api/v1/docs
     expect(document.paths['/healthz'].get.security).toBeUndefined();
   });
 
+  it("shows Idempotency-Key on the data plane's five POSTs, as on keyhook's webhook create, and on no other of its routes", () => {
+    const keyed: string[] = [];
+    for (const [path, methods] of Object.entries<Record<string, typeof document>>(document.paths)) {
+      if (!path.startsWith('/api/v1/sources')) continue;
+      for (const [method, operation] of Object.entries(methods)) {
+        const header = operation.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key');
+        if (!header) continue;
+        keyed.push(`${method.toUpperCase()} ${path}`);
+        expect(header).toMatchObject({
+          in: 'header',
+          required: false,
+          schema: { minLength: 1, maxLength: 255 },
+        });
+        const success = Object.keys(operation.responses).find((status) => status.startsWith('2'))!;
+        expect(operation.responses[success].headers).toHaveProperty('idempotent-replayed');
+        // A malformed key (400) and a key used otherwise or still in progress (409).
+        expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '409']));
+      }
+    }
+    expect(keyed.sort()).toEqual([
+      'POST /api/v1/sources',
+      'POST /api/v1/sources/{sourceId}/deactivate',
+      'POST /api/v1/sources/{sourceId}/items/batch',
+      'POST /api/v1/sources/{sourceId}/runs',
+      'POST /api/v1/sources/{sourceId}/runs/{runId}/apply',
+    ]);
+  });
+
   it('lists the five events of data-plane.md §2.2 under webhooks, signed with the x-chatbot headers', () => {
     expect(Object.keys(document.webhooks)).toEqual([
       'run.completed',

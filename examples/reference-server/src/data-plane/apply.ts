@@ -1,6 +1,7 @@
 import { passagesOf } from './chunk.js';
 import { CHUNK_ROWS, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
 import { applyFailed, generationPublished, runConflicted } from './events.js';
+import type { KeyedWrite } from './idempotency-keys.js';
 import type { JobClaim, StagingJobHooks } from './jobs.js';
 import type { GenerationRecord, RunRecord } from './model.js';
 import { type GenerationRow, insertMany, type RunRow, toGeneration, toRun } from './rows.js';
@@ -57,54 +58,74 @@ export class ApplyStorage {
    * The apply request (data-plane.md §4.5): the run must have completed discovery on an
    * active source. A stale base conflicts the run (`run.conflict`); another run's apply on the
    * source refuses this one; a no-op run is applied at once, publishing nothing; otherwise the
-   * run takes the source's apply slot (one at a time) and a job builds its generation.
+   * run takes the source's apply slot (one at a time) and a job builds its generation. With
+   * `keyed`, the request's Idempotency-Key and its answer commit in the same transaction.
    */
-  async requestApply(tenantId: string, sourceId: string, runId: string, at: Date): Promise<ApplyOutcome> {
-    const outcome = await this.db.transaction(async (tx): Promise<ApplyOutcome> => {
-      const source = await lockSource(tx, this.db, tenantId, sourceId);
-      if (!source) return { outcome: 'source_not_found' };
-      const row = await tx.get<RunRow>(RUN, [tenantId, sourceId, runId]);
-      if (!row) return { outcome: 'run_not_found' };
-      const run = toRun(row);
-      if (source.status !== 'active') return { outcome: 'source_inactive' };
-      if (run.status === 'conflict') return { outcome: 'conflict', run };
-      if (run.status !== 'completed') return { outcome: 'not_ready', run };
-      if (source.activeGeneration !== run.baseGeneration) {
-        const reason = `the run's base is generation ${run.baseGeneration}; generation ${source.activeGeneration} is active now`;
-        const conflicted = await this.setStatus(tx, run.id, 'conflict', reason, at);
-        await tx.publish(runConflicted(conflicted, source.activeGeneration, reason));
-        return { outcome: 'conflict', run: conflicted };
-      }
-      if (source.applyingRunId !== null) {
-        return { outcome: 'apply_in_progress', run, holder: source.applyingRunId };
-      }
-      if (run.noop) {
-        const applied = toRun(
-          (await tx.get<RunRow>(
-            `UPDATE staging_runs SET status = 'applied', generation = ?, updated_at = ? WHERE id = ? RETURNING *`,
-            [source.activeGeneration === 0 ? null : source.activeGeneration, at.getTime(), run.id],
-          ))!,
-        );
-        return { outcome: 'noop', run: applied };
-      }
-      await tx.run('UPDATE staging_sources SET applying_run_id = ?, updated_at = ? WHERE id = ?', [
-        run.id,
-        at.getTime(),
-        sourceId,
-      ]);
-      const applying = toRun(
-        (await tx.get<RunRow>(
-          `UPDATE staging_runs SET status = 'applying', claimed_at = NULL, updated_at = ? WHERE id = ? RETURNING *`,
-          [at.getTime(), run.id],
-        ))!,
-      );
-      return { outcome: 'applying', run: applying };
+  async requestApply(
+    tenantId: string,
+    sourceId: string,
+    runId: string,
+    at: Date,
+    keyed?: KeyedWrite<ApplyOutcome>,
+  ): Promise<ApplyOutcome> {
+    const outcome = await this.db.transaction(async (tx) => {
+      const decided = await this.decideApply(tx, tenantId, sourceId, runId, at);
+      await keyed?.settle(tx, decided);
+      return decided;
     });
     // A conflicted or no-op run's pinned set is no longer needed: dropped after the commit, in
     // chunks. The answer is for what committed: a clean-up that fails leaves only rows nothing reads.
     if (outcome.outcome === 'conflict' || outcome.outcome === 'noop')
       await dropRunItems(this.db, runId).catch(() => {});
     return outcome;
+  }
+
+  /** requestApply's decision, and its writes, in the caller's transaction. */
+  private async decideApply(
+    tx: Tx,
+    tenantId: string,
+    sourceId: string,
+    runId: string,
+    at: Date,
+  ): Promise<ApplyOutcome> {
+    const source = await lockSource(tx, this.db, tenantId, sourceId);
+    if (!source) return { outcome: 'source_not_found' };
+    const row = await tx.get<RunRow>(RUN, [tenantId, sourceId, runId]);
+    if (!row) return { outcome: 'run_not_found' };
+    const run = toRun(row);
+    if (source.status !== 'active') return { outcome: 'source_inactive' };
+    if (run.status === 'conflict') return { outcome: 'conflict', run };
+    if (run.status !== 'completed') return { outcome: 'not_ready', run };
+    if (source.activeGeneration !== run.baseGeneration) {
+      const reason = `the run's base is generation ${run.baseGeneration}; generation ${source.activeGeneration} is active now`;
+      const conflicted = await this.setStatus(tx, run.id, 'conflict', reason, at);
+      await tx.publish(runConflicted(conflicted, source.activeGeneration, reason));
+      return { outcome: 'conflict', run: conflicted };
+    }
+    if (source.applyingRunId !== null) {
+      return { outcome: 'apply_in_progress', run, holder: source.applyingRunId };
+    }
+    if (run.noop) {
+      const applied = toRun(
+        (await tx.get<RunRow>(
+          `UPDATE staging_runs SET status = 'applied', generation = ?, updated_at = ? WHERE id = ? RETURNING *`,
+          [source.activeGeneration === 0 ? null : source.activeGeneration, at.getTime(), run.id],
+        ))!,
+      );
+      return { outcome: 'noop', run: applied };
+    }
+    await tx.run('UPDATE staging_sources SET applying_run_id = ?, updated_at = ? WHERE id = ?', [
+      run.id,
+      at.getTime(),
+      sourceId,
+    ]);
+    const applying = toRun(
+      (await tx.get<RunRow>(
+        `UPDATE staging_runs SET status = 'applying', claimed_at = NULL, updated_at = ? WHERE id = ? RETURNING *`,
+        [at.getTime(), run.id],
+      ))!,
+    );
+    return { outcome: 'applying', run: applying };
   }
 
   /** Takes an applying run for its build (or one whose build claim went stale). */

@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ReferenceKeyhook } from '../catalog.js';
 import { ApplyStorage } from './apply.js';
 import type { StagingDb } from './db.js';
+import { IdempotencyKeys } from './idempotency-keys.js';
 import { type StagingJobHooks, StagingJobs } from './jobs.js';
 import { migrateStaging } from './migrate.js';
 import { type Staging, stagingRoutes } from './routes.js';
@@ -43,9 +44,11 @@ export async function openDataPlane(
   const sources = new SourceStorage(db, options.hooks);
   const runs = new RunStorage(db, options.hooks);
   const apply = new ApplyStorage(db, options.hooks);
+  const keys = new IdempotencyKeys(db, common.clock);
   const jobs = new StagingJobs({
     runs,
     apply,
+    keys,
     clock: common.clock,
     logger,
     hooks: options.hooks,
@@ -57,6 +60,7 @@ export async function openDataPlane(
   const staging: Staging = {
     sources: new SourceApi({ sources, ...common, listByteBudget }),
     runs: new RunApi({ sources, runs, apply, jobs, ...common, listByteBudget }),
+    keys,
   };
   return { routes: stagingRoutes(keyhook, staging), jobs, staging };
 }

@@ -1,5 +1,6 @@
 import { type Clock, isKeyhookError, type Logger } from '@keyhook/core';
 import type { ApplyStorage } from './apply.js';
+import type { IdempotencyKeys } from './idempotency-keys.js';
 import type { RunRecord } from './model.js';
 import type { RunStorage } from './runs.js';
 
@@ -89,6 +90,7 @@ export class StagingJobs {
     private readonly deps: {
       runs: RunStorage;
       apply: ApplyStorage;
+      keys: IdempotencyKeys;
       clock: Clock;
       logger: Logger;
       hooks?: StagingJobHooks | undefined;
@@ -167,8 +169,21 @@ export class StagingJobs {
     });
   }
 
+  /** Idempotency-Keys past their 24 hours (data-plane.md §3.4): looked for every pass, off the request path. */
+  private purgeKeys(): void {
+    if (this.cleanUps.some((queued) => queued.key === 'keys')) return;
+    this.cleanUp({
+      what: 'the purge of expired Idempotency-Keys',
+      key: 'keys',
+      work: async () => {
+        await this.deps.keys.purgeExpired();
+      },
+    });
+  }
+
   private async pass(): Promise<void> {
     this.sweepSets();
+    this.purgeKeys();
     try {
       const staleBefore = new Date(
         this.deps.clock.now().getTime() - (this.deps.staleClaimMs ?? DEFAULT_STALE_CLAIM_MS),

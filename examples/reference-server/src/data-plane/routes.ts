@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import type { z } from 'zod';
 import type { ReferenceKeyhook } from '../catalog.js';
 import { StagingError } from './errors.js';
+import { type IdempotencyKeys, Replay, type RequestKey } from './idempotency-keys.js';
 import { type Operation, scopeFor } from './operation-scopes.js';
 import type { RunApi } from './run-api.js';
 import {
@@ -28,6 +29,7 @@ import { responses } from './views.js';
 export interface Staging {
   sources: SourceApi;
   runs: RunApi;
+  keys: IdempotencyKeys;
 }
 
 interface Call {
@@ -35,6 +37,8 @@ interface Call {
   params: Record<string, string>;
   query: URLSearchParams;
   body: unknown;
+  /** The request's Idempotency-Key, on a route that takes one and when it came. */
+  key?: RequestKey | undefined;
 }
 
 /** One data-plane route: its path, the operation (and so the scope) it is, and what it answers. */
@@ -56,6 +60,11 @@ export interface DataPlaneRoute {
   created?: number;
   /** Failure statuses beyond those its scope, body, query and path imply: 409 for a state that refuses it. */
   errors?: readonly number[];
+  /**
+   * Takes `Idempotency-Key` (data-plane.md §3.4): every POST. PUT, PATCH and DELETE are
+   * idempotent as they are, and ignore the header, as keyhook's own routes that do not take it.
+   */
+  idempotent?: true;
   handle(staging: Staging, call: Call): Promise<unknown>;
 }
 
@@ -84,7 +93,8 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'Create a source',
     body: sourceCreateSchema,
     status: 201,
-    handle: (s, c) => s.sources.createSource(c.tenantId, c.body),
+    idempotent: true,
+    handle: (s, c) => s.sources.createSource(c.tenantId, c.body, c.key),
   },
   {
     method: 'GET',
@@ -112,7 +122,8 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     response: responses.source,
     summary: 'Deactivate a source: its items and runs become read-only (409 source_inactive)',
     status: 200,
-    handle: (s, c) => s.sources.deactivateSource(c.tenantId, c.params['sourceId']!),
+    idempotent: true,
+    handle: (s, c) => s.sources.deactivateSource(c.tenantId, c.params['sourceId']!, c.key),
   },
   {
     method: 'GET',
@@ -145,7 +156,8 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'Up to 1000 upserts and deletes; one result per operation, in order',
     body: batchDocumentSchema,
     status: 200,
-    handle: (s, c) => s.sources.batch(c.tenantId, c.params['sourceId']!, c.body),
+    idempotent: true,
+    handle: (s, c) => s.sources.batch(c.tenantId, c.params['sourceId']!, c.body, c.key),
   },
   {
     method: 'PUT',
@@ -178,7 +190,8 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     summary: 'Start a run: discovery diffs the staged set against the active generation',
     body: runStartSchema,
     status: 202,
-    handle: (s, c) => s.runs.startRun(c.tenantId, c.params['sourceId']!, c.body),
+    idempotent: true,
+    handle: (s, c) => s.runs.startRun(c.tenantId, c.params['sourceId']!, c.body, c.key),
   },
   {
     method: 'GET',
@@ -217,7 +230,8 @@ export const DATA_PLANE_ROUTES: readonly DataPlaneRoute[] = [
     errors: [409],
     summary: 'Apply a completed run: build generation N+1 and make it active',
     status: 202,
-    handle: (s, c) => s.runs.applyRun(c.tenantId, c.params['sourceId']!, c.params['runId']!),
+    idempotent: true,
+    handle: (s, c) => s.runs.applyRun(c.tenantId, c.params['sourceId']!, c.params['runId']!, c.key),
   },
   {
     method: 'GET',
@@ -259,6 +273,7 @@ export function stagingRoutes(keyhook: ReferenceKeyhook, staging: Staging): Fast
       }
     });
     scope.setErrorHandler(async (error, _request, reply) => {
+      if (error instanceof Replay) return send(reply, error.response);
       if (error instanceof StagingError) return send(reply, error.toResponse());
       if (isKeyhookError(error)) return send(reply, errorResponse(error));
       throw error; // Fastify's own (body too large, bad JSON, media type): the app's handler maps them
@@ -274,12 +289,24 @@ export function stagingRoutes(keyhook: ReferenceKeyhook, staging: Staging): Fast
           const apiKey = request.apiKey as ApiKeyContext;
           const url = request.url;
           const queryAt = url.indexOf('?');
-          const result = await route.handle(staging, {
+          const call: Call = {
             tenantId: apiKey.tenantId,
             params: request.params as Record<string, string>,
             query: new URLSearchParams(queryAt === -1 ? '' : url.slice(queryAt + 1)),
             body: request.body,
-          });
+          };
+          if (route.idempotent) {
+            // Per tenant, not per API key: a retry under another key of the tenant is the same client.
+            call.key = staging.keys.of(call.tenantId, request.headers['idempotency-key'], {
+              route: `${route.method} ${route.path}`,
+              params: call.params,
+              body: call.body,
+              status: route.status,
+            });
+            // A key used before answers now, before the body is validated (docs/http-api.md §4.3).
+            await call.key?.check();
+          }
+          const result = await route.handle(staging, call);
           if (route.status === 204) return reply.code(204).send();
           const created =
             route.created !== undefined && (result as { result?: unknown }).result === 'created';

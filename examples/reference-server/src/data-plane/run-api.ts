@@ -11,6 +11,7 @@ import {
 } from '@keyhook/core';
 import type { ApplyOutcome, ApplyStorage } from './apply.js';
 import { StagingError } from './errors.js';
+import type { RequestKey } from './idempotency-keys.js';
 import type { StagingJobs } from './jobs.js';
 import type { Change } from './model.js';
 
@@ -38,8 +39,11 @@ export class RunApi {
     },
   ) {}
 
-  /** POST a run: 202; discovery runs as a job. A conflicting base is the run's own outcome. */
-  async startRun(tenantId: string, sourceId: string, body: unknown) {
+  /**
+   * POST a run: 202; discovery runs as a job. A conflicting base is the run's own outcome. With
+   * `key`, the key and its answer commit with the run (data-plane.md §3.4).
+   */
+  async startRun(tenantId: string, sourceId: string, body: unknown, key?: RequestKey) {
     const input = parseOrThrow(runStartSchema, body ?? {});
     if (!isSourceId(sourceId)) throw sourceNotFound();
     const runId = newId('run', this.deps.clock, this.deps.randomBytes);
@@ -49,11 +53,11 @@ export class RunApi {
       runId,
       input.expectedBaseGeneration,
       this.deps.clock.now(),
+      key?.write(started),
     );
-    refuseSource(outcome);
-    if (outcome.outcome !== 'started') throw new Error('unreachable');
-    if (outcome.run.status === 'queued') this.deps.jobs.kick();
-    return { run: runView(outcome.run) };
+    const answer = started(outcome);
+    if (answer.run.status === 'queued') this.deps.jobs.kick();
+    return answer;
   }
 
   async listRuns(tenantId: string, sourceId: string, query: URLSearchParams) {
@@ -79,45 +83,22 @@ export class RunApi {
     return { run: runView(run), ...pageOf(rows, limit, changeView, (c) => c.key, this.deps.listByteBudget) };
   }
 
-  /** POST apply: 202 while the generation is built, or the refusal (data-plane.md §4.5). */
-  async applyRun(tenantId: string, sourceId: string, runId: string) {
+  /**
+   * POST apply: 202 while the generation is built, or the refusal (data-plane.md §4.5). With
+   * `key`, the key and its answer commit with the apply's decision.
+   */
+  async applyRun(tenantId: string, sourceId: string, runId: string, key?: RequestKey) {
     if (!isSourceId(sourceId) || !isRunId(runId)) throw runNotFound();
     const outcome: ApplyOutcome = await this.deps.apply.requestApply(
       tenantId,
       sourceId,
       runId,
       this.deps.clock.now(),
+      key?.write(applied),
     );
-    refuseSource(outcome);
-    switch (outcome.outcome) {
-      case 'run_not_found':
-        throw runNotFound();
-      case 'conflict':
-        throw new StagingError(
-          'run_conflict',
-          outcome.run.reason ?? 'The run conflicts with the active generation.',
-          [{ message: outcome.run.reason ?? 'conflict', runId: outcome.run.id }],
-        );
-      case 'not_ready':
-        throw new StagingError(
-          'run_not_ready',
-          `The run is ${outcome.run.status}; only a completed run can be applied.`,
-          [{ message: `status ${outcome.run.status}`, runId: outcome.run.id, status: outcome.run.status }],
-        );
-      case 'apply_in_progress':
-        throw new StagingError(
-          'apply_in_progress',
-          `The apply of ${outcome.holder} is in flight on this source.`,
-          [{ message: 'one apply per source at a time', runId: outcome.holder }],
-        );
-      case 'applying':
-        this.deps.jobs.kick();
-        return { run: runView(outcome.run) };
-      case 'noop':
-        return { run: runView(outcome.run) };
-      default:
-        throw new Error('unreachable');
-    }
+    const answer = applied(outcome);
+    if (outcome.outcome === 'applying') this.deps.jobs.kick();
+    return answer;
   }
 
   // --- generations ---
@@ -173,4 +154,43 @@ function parseChange(raw: string): Change {
     throw validationFailed([{ path: 'change', message: 'must be added, updated, removed or unchanged' }]);
   }
   return parsed.data;
+}
+
+/** A start's answer: the run, or the source's refusal. The key stores it, and the API answers with it. */
+function started(outcome: StartOutcome) {
+  refuseSource(outcome);
+  if (outcome.outcome !== 'started') throw new Error('unreachable');
+  return { run: runView(outcome.run) };
+}
+
+/** An apply's answer: the run, or the refusal (data-plane.md §3.2, §4.4). */
+function applied(outcome: ApplyOutcome) {
+  refuseSource(outcome);
+  switch (outcome.outcome) {
+    case 'run_not_found':
+      throw runNotFound();
+    case 'conflict':
+      throw new StagingError(
+        'run_conflict',
+        outcome.run.reason ?? 'The run conflicts with the active generation.',
+        [{ message: outcome.run.reason ?? 'conflict', runId: outcome.run.id }],
+      );
+    case 'not_ready':
+      throw new StagingError(
+        'run_not_ready',
+        `The run is ${outcome.run.status}; only a completed run can be applied.`,
+        [{ message: `status ${outcome.run.status}`, runId: outcome.run.id, status: outcome.run.status }],
+      );
+    case 'apply_in_progress':
+      throw new StagingError(
+        'apply_in_progress',
+        `The apply of ${outcome.holder} is in flight on this source.`,
+        [{ message: 'one apply per source at a time', runId: outcome.holder }],
+      );
+    case 'applying':
+    case 'noop':
+      return { run: runView(outcome.run) };
+    default:
+      throw new Error('unreachable');
+  }
 }

@@ -1,6 +1,7 @@
 import { CHUNK_ROWS, type SqlParam, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
 import { isNoop } from './diff.js';
 import { runCompleted, runConflicted, runFailed } from './events.js';
+import { type KeyedWrite, releaseKeyOfRun } from './idempotency-keys.js';
 import type { JobClaim, StagingJobHooks } from './jobs.js';
 import type { Change, ChangeCounts, ChangeRecord, RunRecord } from './model.js';
 import { type ChangeRow, itemSetOf, type RunRow, toChange, toRun, toSource } from './rows.js';
@@ -50,6 +51,11 @@ export class RunStorage {
    * and that mark is cleared. If the copy fails, the run and its rows are removed and the
    * request fails, as one failed transaction did; if the process dies, the claim goes stale and
    * a job fails the run (StagingJobs, abandonStart).
+   *
+   * With `keyed`, the request's Idempotency-Key commits with what the start decides: a refusal or
+   * a conflicting run with its answer, in that one transaction; a queued run holds the key in
+   * progress from its first transaction, and its answer commits in the copy's last one. A start
+   * that fails frees the key with its run (here, or abandonStart).
    */
   async start(
     tenantId: string,
@@ -57,16 +63,23 @@ export class RunStorage {
     runId: string,
     expectedBaseGeneration: number | undefined,
     at: Date,
+    keyed?: KeyedWrite<StartOutcome>,
   ): Promise<StartOutcome> {
     const claim = `run:${runId}`;
     type Started = StartOutcome | { outcome: 'busy' } | { outcome: 'pinning'; run: RunRecord; set: string };
     let started: Started;
     for (;;) {
       started = await this.db.transaction(async (tx): Promise<Started> => {
+        // A twin that holds the key answers this one, rather than its waiting for the twin's copy.
+        await keyed?.check(tx);
+        const refuse = async (refusal: SourceRefusal) => {
+          await keyed?.settle(tx, refusal);
+          return refusal;
+        };
         const sourceRow = await lockSourceRow(tx, this.db, tenantId, sourceId);
-        if (!sourceRow) return { outcome: 'source_not_found' };
+        if (!sourceRow) return refuse({ outcome: 'source_not_found' });
         const source = toSource(sourceRow);
-        if (source.status !== 'active') return { outcome: 'source_inactive' };
+        if (source.status !== 'active') return refuse({ outcome: 'source_inactive' });
         const reason =
           expectedBaseGeneration !== undefined && expectedBaseGeneration !== source.activeGeneration
             ? `expectedBaseGeneration is ${expectedBaseGeneration}; the active generation is ${source.activeGeneration}`
@@ -95,6 +108,7 @@ export class RunStorage {
         const run = toRun(row!);
         if (reason !== null) {
           await tx.publish(runConflicted(run, source.activeGeneration, reason));
+          await keyed?.settle(tx, { outcome: 'started', run });
           return { outcome: 'started', run };
         }
         await tx.run('UPDATE staging_sources SET pending_set = ?, pending_at = ? WHERE id = ?', [
@@ -102,6 +116,7 @@ export class RunStorage {
           Date.now(),
           sourceId,
         ]);
+        await keyed?.hold(tx, runId);
         // The visible set: a chunked snapshot not yet flipped is not part of it.
         return { outcome: 'pinning', run, set: itemSetOf(sourceRow) };
       });
@@ -111,9 +126,9 @@ export class RunStorage {
     if (started.outcome !== 'pinning') return started;
     const { run, set } = started;
     try {
-      await this.pin(run, set, claim);
+      await this.pin(run, set, claim, keyed);
     } catch (error) {
-      // As if the start's one transaction had failed: no run, no claim, no pinned rows.
+      // As if the start's one transaction had failed: no run, no claim, no pinned rows, no key.
       await this.db
         .transaction(async (tx) => {
           await tx.run(
@@ -121,6 +136,7 @@ export class RunStorage {
             [sourceId, claim],
           );
           await tx.run(`DELETE FROM staging_runs WHERE id = ? AND status = 'queued'`, [runId]);
+          await keyed?.release(tx);
         })
         .catch(() => {});
       await dropRunItems(this.db, runId).catch(() => {});
@@ -129,8 +145,16 @@ export class RunStorage {
     return { outcome: 'started', run };
   }
 
-  /** Copies the set's (key, hash) pairs into the run's pinned set, a chunk per transaction, then releases the claim. */
-  private async pin(run: RunRecord, set: string, claim: string): Promise<void> {
+  /**
+   * Copies the set's (key, hash) pairs into the run's pinned set, a chunk per transaction, then
+   * releases the claim; the last transaction stores the start's answer under its key.
+   */
+  private async pin(
+    run: RunRecord,
+    set: string,
+    claim: string,
+    keyed: KeyedWrite<StartOutcome> | undefined,
+  ): Promise<void> {
     const bounded = `INSERT INTO staging_run_items (run_id, key, content_hash)
       SELECT ?, key, content_hash FROM staging_items
       WHERE tenant_id = ? AND source_id = ? AND key > ? AND key <= ?`;
@@ -167,6 +191,7 @@ export class RunStorage {
             [run.id],
           );
           if (released !== 1 || queued !== 1) throw lost();
+          await keyed?.settle(tx, { outcome: 'started', run });
         } else {
           await tx.run(bounded, [run.id, run.tenantId, set, after, last]);
         }
@@ -276,6 +301,8 @@ export class RunStorage {
         'UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ? AND pending_set = ?',
         [row.source_id, `run:${runId}`],
       );
+      // The key its request held is free again: a retry starts a run of its own.
+      await releaseKeyOfRun(tx, row.tenant_id, runId);
       await tx.publish(runFailed(toRun(row), reason));
       return true;
     });

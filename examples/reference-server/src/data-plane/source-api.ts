@@ -11,7 +11,8 @@ import {
 } from '@keyhook/core';
 import { yieldToEventLoop } from './db.js';
 import { contentHash } from './hash.js';
-import type { ItemFields } from './model.js';
+import type { KeyedWrite, RequestKey } from './idempotency-keys.js';
+import type { ItemFields, SourceRecord } from './model.js';
 
 import { isSourceId, refuseSource, sourceNotFound } from './refusals.js';
 import {
@@ -53,7 +54,8 @@ export class SourceApi {
     },
   ) {}
 
-  async createSource(tenantId: string, body: unknown) {
+  /** With `key`, the key and its answer commit with the source (data-plane.md §3.4). */
+  async createSource(tenantId: string, body: unknown, key?: RequestKey) {
     const input = parseOrThrow(sourceCreateSchema, body);
     const now = this.deps.clock.now();
     const source = {
@@ -68,8 +70,9 @@ export class SourceApi {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.sources.create(source);
-    return { source: sourceView(source) };
+    const answer = () => ({ source: sourceView(source) });
+    await this.deps.sources.create(source, key?.write(answer));
+    return answer();
   }
 
   async listSources(tenantId: string, query: URLSearchParams) {
@@ -92,12 +95,16 @@ export class SourceApi {
     return { source: sourceView(source) };
   }
 
-  async deactivateSource(tenantId: string, sourceId: string) {
-    const source = isSourceId(sourceId)
-      ? await this.deps.sources.deactivate(tenantId, sourceId, this.deps.clock.now())
-      : undefined;
-    if (!source) throw sourceNotFound();
-    return { source: sourceView(source) };
+  async deactivateSource(tenantId: string, sourceId: string, key?: RequestKey) {
+    const answer = (source: SourceRecord | undefined) => {
+      if (!source) throw sourceNotFound();
+      return { source: sourceView(source) };
+    };
+    return answer(
+      isSourceId(sourceId)
+        ? await this.deps.sources.deactivate(tenantId, sourceId, this.deps.clock.now(), key?.write(answer))
+        : undefined,
+    );
   }
 
   // --- items ---
@@ -132,9 +139,10 @@ export class SourceApi {
   /**
    * Up to 1000 upserts and deletes, applied in order in one transaction; one result per
    * operation, in order. An operation that is not valid fails alone, with its error, and the
-   * others are applied.
+   * others are applied. With `key`, the key and its answer commit with the writes; a batch with
+   * no valid operation writes nothing and keeps no answer.
    */
-  async batch(tenantId: string, sourceId: string, body: unknown) {
+  async batch(tenantId: string, sourceId: string, body: unknown, key?: RequestKey) {
     const batch = parseOrThrow(batchSchema, body);
     const results: (BatchResult | undefined)[] = [];
     const operations: ItemOperation[] = [];
@@ -157,15 +165,18 @@ export class SourceApi {
         results.push({ key: typeof raw === 'string' ? raw : null, error: invalid(parsed.error.issues) });
       else add({ kind: 'delete', key: parsed.data });
     }
-    if (operations.length > 0) {
-      const written = this.written(await this.write(tenantId, sourceId, operations, false));
-      written.results.forEach((result, index) => {
-        results[positions[index]!] = { key: operations[index]!.key, result };
-      });
-    } else {
+    if (operations.length === 0) {
       await this.writable(tenantId, sourceId);
+      return { results };
     }
-    return { results };
+    const answer = (outcome: SourceRefusal | ItemWrites) => {
+      const answered = [...results];
+      this.written(outcome).results.forEach((result, index) => {
+        answered[positions[index]!] = { key: operations[index]!.key, result };
+      });
+      return { results: answered };
+    };
+    return answer(await this.write(tenantId, sourceId, operations, false, key?.write(answer)));
   }
 
   /** PUT the whole staged set; an empty one only with `?allowEmpty=true`, as it removes everything. */
@@ -213,11 +224,18 @@ export class SourceApi {
     return source;
   }
 
-  private write(tenantId: string, sourceId: string, operations: ItemOperation[], snapshot: boolean) {
+  private write(
+    tenantId: string,
+    sourceId: string,
+    operations: ItemOperation[],
+    snapshot: boolean,
+    keyed?: KeyedWrite<SourceRefusal | ItemWrites>,
+  ) {
     if (!isSourceId(sourceId)) throw sourceNotFound();
     return this.deps.sources.writeItems(tenantId, sourceId, operations, {
       snapshot,
       at: this.deps.clock.now(),
+      keyed,
     });
   }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CHUNK_ROWS, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
+import type { KeyedWrite } from './idempotency-keys.js';
 import type { StagingJobHooks } from './jobs.js';
 import type { ItemFields, ItemRecord, SourceRecord, WriteResult } from './model.js';
 import {
@@ -105,9 +106,10 @@ export class SourceStorage {
     private readonly hooks?: StagingJobHooks | undefined,
   ) {}
 
-  async create(source: SourceRecord): Promise<void> {
-    await this.db.transaction((tx) =>
-      tx.run(
+  /** With `keyed`, the request's Idempotency-Key and its answer commit with the source. */
+  async create(source: SourceRecord, keyed?: KeyedWrite<void>): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.run(
         `INSERT INTO staging_sources (id, tenant_id, name, description, status, active_generation,
            staged_revision, applying_run_id, created_at, updated_at)
          VALUES (?, ?, ?, ?, 'active', 0, 0, NULL, ?, ?)`,
@@ -119,8 +121,9 @@ export class SourceStorage {
           source.createdAt.getTime(),
           source.updatedAt.getTime(),
         ],
-      ),
-    );
+      );
+      await keyed?.settle(tx, undefined);
+    });
   }
 
   async get(tenantId: string, id: string): Promise<SourceRecord | undefined> {
@@ -173,16 +176,23 @@ export class SourceStorage {
   }
 
   /** Deactivation is final and repeatable: a second call changes nothing and answers the source. */
-  async deactivate(tenantId: string, id: string, at: Date): Promise<SourceRecord | undefined> {
-    const row = await this.db.transaction(async (tx) => {
+  async deactivate(
+    tenantId: string,
+    id: string,
+    at: Date,
+    keyed?: KeyedWrite<SourceRecord | undefined>,
+  ): Promise<SourceRecord | undefined> {
+    return this.db.transaction(async (tx) => {
       await tx.run(
         `UPDATE staging_sources SET status = 'inactive', updated_at = ?
          WHERE tenant_id = ? AND id = ? AND status = 'active'`,
         [at.getTime(), tenantId, id],
       );
-      return tx.get<SourceRow>(SOURCE, [tenantId, id]);
+      const row = await tx.get<SourceRow>(SOURCE, [tenantId, id]);
+      const source = row ? toSource(row) : undefined;
+      await keyed?.settle(tx, source);
+      return source;
     });
-    return row ? toSource(row) : undefined;
   }
 
   async getItem(tenantId: string, sourceId: string, key: string): Promise<ItemRecord | undefined> {
@@ -227,26 +237,34 @@ export class SourceStorage {
   /**
    * Applies item operations in one transaction, in order (a later operation on a key sees the
    * earlier one). `snapshot`: the staged set becomes exactly the upserted keys. Any change moves
-   * the source's staged revision by one.
+   * the source's staged revision by one. With `keyed` (a batch), the request's Idempotency-Key and
+   * its answer commit in the same transaction.
    */
   async writeItems(
     tenantId: string,
     sourceId: string,
     operations: readonly ItemOperation[],
-    options: { snapshot: boolean; at: Date },
+    options: { snapshot: boolean; at: Date; keyed?: KeyedWrite<SourceRefusal | ItemWrites> | undefined },
   ): Promise<SourceRefusal | ItemWrites> {
     const at = options.at.getTime();
     if (options.snapshot && operations.length > CHUNKED_SNAPSHOT_MIN) {
       return this.writeSnapshotInChunks(tenantId, sourceId, operations, at);
     }
     for (;;) {
-      const outcome = await this.writeOnce(tenantId, sourceId, operations, options.snapshot, at);
+      const outcome = await this.db.transaction(async (tx) => {
+        await options.keyed?.check(tx);
+        const written = await this.writeOnce(tx, tenantId, sourceId, operations, options.snapshot, at);
+        if (written.outcome !== 'busy') await options.keyed?.settle(tx, written);
+        return written;
+      });
       if (outcome.outcome !== 'busy') return outcome;
       await sleep(BUSY_RETRY_MS); // a chunked snapshot holds the source: this write goes after it
     }
   }
 
-  private writeOnce(
+  /** The work of writeItems' one transaction (every item write but a chunked snapshot). */
+  private async writeOnce(
+    tx: Tx,
     tenantId: string,
     sourceId: string,
     operations: readonly ItemOperation[],
@@ -254,99 +272,97 @@ export class SourceStorage {
     at: number,
   ): Promise<SourceRefusal | ItemWrites | Busy> {
     const options = { snapshot };
-    return this.db.transaction(async (tx): Promise<SourceRefusal | ItemWrites | Busy> => {
-      const row = await lockSourceRow(tx, this.db, tenantId, sourceId);
-      if (!row) return { outcome: 'source_not_found' };
-      const source = toSource(row);
-      if (source.status !== 'active') return { outcome: 'source_inactive' };
-      if (pendingFresh(row, Date.now())) return { outcome: 'busy' };
-      if (row.pending_set !== null) {
-        // A stale claim (its holder stopped renewing it): taken away under the row lock before
-        // this write, so that its holder, should it still be alive, fails its next
-        // compare-and-swap (a chunk, the flip, a run start's copy) instead of making visible a
-        // set read before this write. What it wrote is unreachable now: the sweep drops it.
-        await tx.run(
-          'UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ? AND pending_set = ?',
-          [sourceId, row.pending_set],
-        );
-      }
-      const set = itemSetOf(row);
-
-      const staged = await stagedHashes(tx, tenantId, set, options.snapshot ? undefined : operations);
-      const results: WriteResult[] = [];
-      const upserts = new Map<string, Extract<ItemOperation, { kind: 'upsert' }>>();
-      const deletes = new Set<string>();
-      for (const operation of operations) {
-        const current = staged.get(operation.key);
-        if (operation.kind === 'delete') {
-          results.push(current === undefined ? 'not_found' : 'deleted');
-          if (current !== undefined) {
-            staged.delete(operation.key);
-            upserts.delete(operation.key);
-            deletes.add(operation.key);
-          }
-          continue;
-        }
-        results.push(
-          current === undefined ? 'created' : current === operation.contentHash ? 'unchanged' : 'updated',
-        );
-        if (current !== operation.contentHash) {
-          staged.set(operation.key, operation.contentHash);
-          upserts.set(operation.key, operation);
-          deletes.delete(operation.key);
-        }
-      }
-      let removed = 0;
-      if (options.snapshot) {
-        const kept = new Set(operations.map((operation) => operation.key));
-        for (const key of staged.keys()) {
-          if (!kept.has(key)) {
-            deletes.add(key);
-            removed++;
-          }
-        }
-      }
-
-      await insertMany(
-        tx,
-        'staging_blobs',
-        ['tenant_id', 'hash', 'title', 'content', 'url', 'metadata'],
-        [...upserts.values()].map(({ fields, contentHash }) => [
-          tenantId,
-          contentHash,
-          fields.title,
-          fields.content,
-          fields.url,
-          fields.metadata === null ? null : JSON.stringify(fields.metadata),
-        ]),
-        'ON CONFLICT (tenant_id, hash) DO NOTHING',
+    const row = await lockSourceRow(tx, this.db, tenantId, sourceId);
+    if (!row) return { outcome: 'source_not_found' };
+    const source = toSource(row);
+    if (source.status !== 'active') return { outcome: 'source_inactive' };
+    if (pendingFresh(row, Date.now())) return { outcome: 'busy' };
+    if (row.pending_set !== null) {
+      // A stale claim (its holder stopped renewing it): taken away under the row lock before
+      // this write, so that its holder, should it still be alive, fails its next
+      // compare-and-swap (a chunk, the flip, a run start's copy) instead of making visible a
+      // set read before this write. What it wrote is unreachable now: the sweep drops it.
+      await tx.run(
+        'UPDATE staging_sources SET pending_set = NULL, pending_at = NULL WHERE id = ? AND pending_set = ?',
+        [sourceId, row.pending_set],
       );
-      await insertMany(
-        tx,
-        'staging_items',
-        ['tenant_id', 'source_id', 'key', 'content_hash', 'created_at', 'updated_at'],
-        [...upserts.values()].map(({ key, contentHash }) => [tenantId, set, key, contentHash, at, at]),
-        'ON CONFLICT (source_id, key) DO UPDATE SET content_hash = excluded.content_hash, updated_at = excluded.updated_at',
+    }
+    const set = itemSetOf(row);
+
+    const staged = await stagedHashes(tx, tenantId, set, options.snapshot ? undefined : operations);
+    const results: WriteResult[] = [];
+    const upserts = new Map<string, Extract<ItemOperation, { kind: 'upsert' }>>();
+    const deletes = new Set<string>();
+    for (const operation of operations) {
+      const current = staged.get(operation.key);
+      if (operation.kind === 'delete') {
+        results.push(current === undefined ? 'not_found' : 'deleted');
+        if (current !== undefined) {
+          staged.delete(operation.key);
+          upserts.delete(operation.key);
+          deletes.add(operation.key);
+        }
+        continue;
+      }
+      results.push(
+        current === undefined ? 'created' : current === operation.contentHash ? 'unchanged' : 'updated',
       );
-      const gone = [...deletes];
-      for (let start = 0; start < gone.length; start += ROWS_PER_STATEMENT) {
-        const chunk = gone.slice(start, start + ROWS_PER_STATEMENT);
-        await tx.run(
-          `DELETE FROM staging_items WHERE tenant_id = ? AND source_id = ? AND key IN (${placeholders(chunk.length)})`,
-          [tenantId, set, ...chunk],
-        );
+      if (current !== operation.contentHash) {
+        staged.set(operation.key, operation.contentHash);
+        upserts.set(operation.key, operation);
+        deletes.delete(operation.key);
       }
-      let written = source;
-      if (upserts.size > 0 || deletes.size > 0) {
-        const row = await tx.get<SourceRow>(
-          `UPDATE staging_sources SET staged_revision = staged_revision + 1, updated_at = ?
-           WHERE id = ? RETURNING *`,
-          [at, sourceId],
-        );
-        written = toSource(row!);
+    }
+    let removed = 0;
+    if (options.snapshot) {
+      const kept = new Set(operations.map((operation) => operation.key));
+      for (const key of staged.keys()) {
+        if (!kept.has(key)) {
+          deletes.add(key);
+          removed++;
+        }
       }
-      return { outcome: 'written', source: written, results, removed };
-    });
+    }
+
+    await insertMany(
+      tx,
+      'staging_blobs',
+      ['tenant_id', 'hash', 'title', 'content', 'url', 'metadata'],
+      [...upserts.values()].map(({ fields, contentHash }) => [
+        tenantId,
+        contentHash,
+        fields.title,
+        fields.content,
+        fields.url,
+        fields.metadata === null ? null : JSON.stringify(fields.metadata),
+      ]),
+      'ON CONFLICT (tenant_id, hash) DO NOTHING',
+    );
+    await insertMany(
+      tx,
+      'staging_items',
+      ['tenant_id', 'source_id', 'key', 'content_hash', 'created_at', 'updated_at'],
+      [...upserts.values()].map(({ key, contentHash }) => [tenantId, set, key, contentHash, at, at]),
+      'ON CONFLICT (source_id, key) DO UPDATE SET content_hash = excluded.content_hash, updated_at = excluded.updated_at',
+    );
+    const gone = [...deletes];
+    for (let start = 0; start < gone.length; start += ROWS_PER_STATEMENT) {
+      const chunk = gone.slice(start, start + ROWS_PER_STATEMENT);
+      await tx.run(
+        `DELETE FROM staging_items WHERE tenant_id = ? AND source_id = ? AND key IN (${placeholders(chunk.length)})`,
+        [tenantId, set, ...chunk],
+      );
+    }
+    let written = source;
+    if (upserts.size > 0 || deletes.size > 0) {
+      const row = await tx.get<SourceRow>(
+        `UPDATE staging_sources SET staged_revision = staged_revision + 1, updated_at = ?
+         WHERE id = ? RETURNING *`,
+        [at, sourceId],
+      );
+      written = toSource(row!);
+    }
+    return { outcome: 'written', source: written, results, removed };
   }
 
   /**

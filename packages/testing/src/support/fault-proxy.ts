@@ -13,6 +13,8 @@ interface Link {
   dueAt: { up: number; down: number };
   /** The answer to a matched message is being dropped: the connection is reset once it is whole. */
   losing: (() => void) | null;
+  /** This connection sent a message the armed `loseAnswerTo`'s `after` matches. */
+  primed: boolean;
 }
 
 /**
@@ -122,16 +124,25 @@ export class FaultProxy {
   /**
    * The next message a client sends that `matches` (its raw protocol bytes: a statement's text,
    * or a prepared statement's name) reaches the server; the server's answer, up to and including
-   * its ReadyForQuery (so a statement outside a transaction has committed), is dropped, and that
-   * connection is reset. Resolves when that has happened.
+   * its ReadyForQuery (so a statement outside a transaction, or a COMMIT, has committed), is
+   * dropped, and that connection is reset. With `after`, only on a connection that sent a message
+   * `after` matches first (the COMMIT of a transaction that wrote something). Resolves when done.
    */
-  loseAnswerTo(matches: (message: Buffer) => boolean): Promise<void> {
+  loseAnswerTo(
+    matches: (message: Buffer) => boolean,
+    options: { after?: (message: Buffer) => boolean } = {},
+  ): Promise<void> {
+    for (const link of this.links) link.primed = false;
     return new Promise((resolve) => {
-      this.matcher = { matches, done: resolve };
+      this.matcher = { matches, after: options.after, done: resolve };
     });
   }
 
-  private matcher: { matches: (message: Buffer) => boolean; done: () => void } | null = null;
+  private matcher: {
+    matches: (message: Buffer) => boolean;
+    after: ((message: Buffer) => boolean) | undefined;
+    done: () => void;
+  } | null = null;
 
   async close(): Promise<void> {
     this.calm();
@@ -163,6 +174,7 @@ export class FaultProxy {
       held: { up: [], down: [] },
       dueAt: { up: 0, down: 0 },
       losing: null,
+      primed: false,
     };
     this.links.add(link);
     client.setNoDelay(true);
@@ -179,7 +191,9 @@ export class FaultProxy {
 
   private fromClient(link: Link, chunk: Buffer): void {
     const matcher = this.matcher;
-    if (matcher && link.losing === null && matcher.matches(chunk)) {
+    const primed = link.primed || matcher?.after === undefined;
+    if (matcher && !link.primed && matcher.after?.(chunk)) link.primed = true;
+    if (matcher && primed && link.losing === null && matcher.matches(chunk)) {
       this.matcher = null;
       link.losing = () => {
         this.counts.answersLost++;
