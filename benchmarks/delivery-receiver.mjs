@@ -10,6 +10,8 @@
 //   - distinct event ids, so a delivery sent twice shows (hits > distinct).
 // In latency mode it also parses the body and records, per event, its own clock at the end of
 // the body minus `data.sentAt` (the publisher's performance.timeOrigin + performance.now()).
+// A request to a path ending in /hang is never answered, and only counted (`hung`);
+// {type:'release'} drops those still open.
 //
 // IPC, one answer per message, in order: {type:'reset', secret, latency} clears the counters;
 // {type:'stats'} answers the counters (and the latency samples); {type:'clock'} answers this
@@ -23,6 +25,8 @@ const SIGNATURE_HEADER = 'keyhook-signature';
 const VERIFY_EVERY = 64;
 
 let state = fresh(null, false);
+/** The /hang requests still open, for {type:'release'}. */
+const hanging = new Set();
 
 function fresh(secret, latency) {
   return {
@@ -34,6 +38,7 @@ function fresh(secret, latency) {
     verified: 0,
     badSignatures: 0,
     samples: [],
+    hung: 0,
   };
 }
 
@@ -45,6 +50,13 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     const arrived = now();
     const s = state;
+    // A receiver that hangs: never answered, counted apart; the sender's deadline ends it.
+    if (req.url?.endsWith('/hang')) {
+      s.hung++;
+      hanging.add(res);
+      res.on('close', () => hanging.delete(res));
+      return;
+    }
     s.hits++;
     const id = req.headers[EVENT_ID_HEADER];
     const signature = req.headers[SIGNATURE_HEADER];
@@ -83,7 +95,7 @@ process.on('message', (message) => {
       process.send({ type: 'reset' });
       break;
     case 'stats': {
-      const { hits, ids, missingHeaders, verified, badSignatures, samples } = state;
+      const { hits, ids, missingHeaders, verified, badSignatures, samples, hung } = state;
       process.send({
         type: 'stats',
         hits,
@@ -92,9 +104,14 @@ process.on('message', (message) => {
         verified,
         badSignatures,
         samples,
+        hung,
       });
       break;
     }
+    case 'release':
+      for (const res of hanging) res.destroy();
+      process.send({ type: 'release' });
+      break;
     case 'clock':
       process.send({ type: 'clock', now: now() });
       break;

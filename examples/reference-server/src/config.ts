@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { MIN_LIST_BYTE_BUDGET } from '@keyhook/core';
 import {
+  DEFAULT_CONNECTION_TIMEOUT_MS,
   DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
   DEFAULT_STATEMENT_TIMEOUT_MS,
 } from '@keyhook/store-postgres';
@@ -17,6 +18,8 @@ export type StoreConfig =
       statementTimeoutMs: number;
       /** KEYHOOK_PG_IDLE_IN_TRANSACTION_TIMEOUT, in ms (0: off); the store's default unless set. */
       idleInTransactionTimeoutMs: number;
+      /** KEYHOOK_PG_CONNECT_TIMEOUT, in ms: how long a request waits for a connection. */
+      connectTimeoutMs: number;
     };
 
 /** How admin JWTs are verified (docs/decisions.md §2.1): a shared HS256 secret or a JWKS URL. */
@@ -514,25 +517,35 @@ function parseStore(
         DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
         problems,
       ),
+      connectTimeoutMs: parseBound(
+        read,
+        'KEYHOOK_PG_CONNECT_TIMEOUT',
+        DEFAULT_CONNECTION_TIMEOUT_MS,
+        problems,
+        false,
+      ),
     };
   }
   const filename = read('KEYHOOK_SQLITE_PATH') ?? DEFAULT_SQLITE_PATH;
   return { kind: 'sqlite', filename: path.resolve(cwd, filename) };
 }
 
-/** A bound on Postgres (docs/decisions.md §20.2): a duration, or `off`. */
+/** A bound on Postgres (docs/decisions.md §20.2): a duration, or `off` where `offAllowed`. */
 function parseBound(
   read: (name: string) => string | undefined,
   name: string,
   fallback: number,
   problems: string[],
+  offAllowed = true,
 ): number {
   const text = read(name);
   if (text === undefined) return fallback;
-  if (text.trim().toLowerCase() === 'off') return 0;
+  if (offAllowed && text.trim().toLowerCase() === 'off') return 0;
   const ms = parseDuration(text);
   if (ms === null || ms > MAX_TIMER_MS) {
-    problems.push(`${name} must be a duration like 5s or 500ms, or off, got "${text}"`);
+    problems.push(
+      `${name} must be a duration like 5s or 500ms${offAllowed ? ', or off' : ''}, got "${text}"`,
+    );
     return fallback;
   }
   return ms;

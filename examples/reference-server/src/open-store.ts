@@ -26,6 +26,7 @@ export async function openStorage(config: StoreConfig, logger: Logger): Promise<
       schema: config.schema,
       statementTimeoutMs: config.statementTimeoutMs,
       idleInTransactionTimeoutMs: config.idleInTransactionTimeoutMs,
+      connectionTimeoutMillis: config.connectTimeoutMs,
       logger,
     });
     let staging: StagingDb | undefined;
@@ -38,6 +39,7 @@ export async function openStorage(config: StoreConfig, logger: Logger): Promise<
             schema: config.schema,
             statementTimeoutMs: config.statementTimeoutMs,
             idleInTransactionTimeoutMs: config.idleInTransactionTimeoutMs,
+            connectTimeoutMs: config.connectTimeoutMs,
           },
           events,
         );

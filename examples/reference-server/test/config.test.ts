@@ -62,6 +62,7 @@ describe('loadConfig (data-plane.md §7.1)', () => {
       schema: 'keyhook',
       statementTimeoutMs: 5000,
       idleInTransactionTimeoutMs: 10_000,
+      connectTimeoutMs: 5000,
     });
     expect(load({ DATABASE_URL: 'postgresql://db/app', KEYHOOK_PG_SCHEMA: 'tenant_x' }).store).toMatchObject({
       kind: 'postgres',
@@ -70,7 +71,7 @@ describe('loadConfig (data-plane.md §7.1)', () => {
     });
   });
 
-  it('KEYHOOK_PG_STATEMENT_TIMEOUT and KEYHOOK_PG_IDLE_IN_TRANSACTION_TIMEOUT take a duration or off', () => {
+  it('KEYHOOK_PG_STATEMENT_TIMEOUT and KEYHOOK_PG_IDLE_IN_TRANSACTION_TIMEOUT take a duration or off; KEYHOOK_PG_CONNECT_TIMEOUT a duration', () => {
     const url = 'postgres://db/app';
     expect(
       load({
@@ -81,6 +82,12 @@ describe('loadConfig (data-plane.md §7.1)', () => {
     ).toMatchObject({ statementTimeoutMs: 2000, idleInTransactionTimeoutMs: 0 });
     expect(problemsOf({ DATABASE_URL: url, KEYHOOK_PG_STATEMENT_TIMEOUT: '5' })).toEqual([
       expect.stringContaining('KEYHOOK_PG_STATEMENT_TIMEOUT must be a duration'),
+    ]);
+    expect(load({ DATABASE_URL: url, KEYHOOK_PG_CONNECT_TIMEOUT: '1s' }).store).toMatchObject({
+      connectTimeoutMs: 1000,
+    });
+    expect(problemsOf({ DATABASE_URL: url, KEYHOOK_PG_CONNECT_TIMEOUT: 'off' })).toEqual([
+      expect.stringContaining('KEYHOOK_PG_CONNECT_TIMEOUT must be a duration like 5s or 500ms, got'),
     ]);
   });
 

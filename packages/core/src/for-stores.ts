@@ -45,6 +45,7 @@ export type {
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
+  EndedLease,
   EndpointRateLimit,
   EventRecord,
   FeedEntry,

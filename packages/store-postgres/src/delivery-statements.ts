@@ -37,6 +37,10 @@ export interface DeliveryStatements {
   notify: string;
   lease: string;
   leaseUnlimited: string;
+  /** `lease` and `leaseUnlimited` with $10 and $6 the endpoints the worker's cap leaves. */
+  leaseSkipping: string;
+  leaseUnlimitedSkipping: string;
+  endLeases: string;
   deliveryWebhook: string;
   lockWebhook: string;
   shareWebhook: string;
@@ -194,7 +198,8 @@ export function deliveryStatements(schema: string): DeliveryStatements {
     .join(', ');
   // The claim's head, shared by leaseUnlimited and lease: the due deliveries of endpoints that are
   // not held, oldest due first, locked, with their webhook's columns (see lease for why so).
-  const dueClaim = `due AS MATERIALIZED (
+  // `skip`, when given, is the parameter of the endpoints the worker's cap leaves (LeaseRequest.skipEndpoints).
+  const dueClaim = (skip?: string) => `due AS MATERIALIZED (
         SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
         FROM ${deliveries} AS d
         CROSS JOIN LATERAL (
@@ -203,7 +208,12 @@ export function deliveryStatements(schema: string): DeliveryStatements {
           FOR SHARE SKIP LOCKED
         ) AS w
         WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight')
-          AND d.due_at <= $1::timestamptz
+          AND d.due_at <= $1::timestamptz${
+            skip === undefined
+              ? ''
+              : `
+          AND d.webhook_id <> ALL (${skip}::text[])`
+          }
         ORDER BY d.due_at, d.id
         LIMIT $2
         FOR UPDATE OF d SKIP LOCKED
@@ -213,6 +223,115 @@ export function deliveryStatements(schema: string): DeliveryStatements {
   const noWebhook = WEBHOOK_COLUMNS.split(', ')
     .map(() => 'NULL')
     .join(', ');
+
+  const leaseUnlimitedClaim = (skip?: string) => `WITH ${dueClaim(skip)}      leased AS (
+        UPDATE ${deliveries} AS d
+        SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
+        FROM due WHERE d.id = due.id AND due.${WEBHOOK_PREFIX}rate_per_second IS NULL
+        RETURNING ${returning}
+      ),
+      met AS (
+        SELECT count(*)::int AS limited_met FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NOT NULL
+      )
+      SELECT (SELECT limited_met FROM met) AS limited_met, due.was_due AS lease_order,
+        leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
+      FROM leased
+      JOIN due ON due.id = leased.id
+      JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
+      UNION ALL
+      SELECT limited_met, NULL, ${noLease}
+      FROM met WHERE NOT EXISTS (SELECT 1 FROM leased)
+      ORDER BY lease_order, id`;
+  const leaseClaim = (skip?: string) => `WITH ${dueClaim(skip)}      rates AS MATERIALIZED (
+        SELECT r.webhook_id, r.next_at, r.queue_at FROM ${rates} AS r
+        WHERE r.webhook_id IN (SELECT ${WEBHOOK_PREFIX}id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NOT NULL)
+        ORDER BY r.webhook_id
+        FOR UPDATE SKIP LOCKED
+      ),
+      extra AS MATERIALIZED (
+        SELECT x.id, x.was_due, r.webhook_id, NULL::float8 AS rate
+        FROM rates AS r
+        CROSS JOIN LATERAL (
+          SELECT d.id, d.due_at AS was_due FROM ${deliveries} AS d
+          WHERE d.webhook_id = r.webhook_id
+            AND d.status IN ('pending', 'retry_scheduled', 'in_flight')
+            AND d.due_at <= $1::timestamptz
+            AND d.id <> ALL (ARRAY(SELECT id FROM due))
+          ORDER BY d.due_at, d.id
+          LIMIT $9
+          FOR UPDATE SKIP LOCKED
+        ) AS x
+      ),
+      met AS MATERIALIZED (
+        SELECT m.*, max(m.rate) OVER (PARTITION BY m.webhook_id) AS per_second
+        FROM (
+          SELECT due.id, due.was_due, due.${WEBHOOK_PREFIX}id AS webhook_id, due.${WEBHOOK_PREFIX}rate_per_second AS rate
+          FROM due WHERE due.${WEBHOOK_PREFIX}rate_per_second IS NOT NULL
+          UNION ALL
+          SELECT id, was_due, webhook_id, rate FROM extra
+        ) AS m
+      ),
+      slotted AS MATERIALIZED (
+        SELECT met.id, r.webhook_id, r.next_at, r.queue_at, p.step, p.slot,
+          p.slot <= $6::float8 + p.early AS leases,
+          row_number() OVER (PARTITION BY r.webhook_id ORDER BY met.was_due, met.id) - 1 AS k,
+          count(*) OVER (PARTITION BY r.webhook_id) AS m
+        FROM met
+        JOIN rates AS r ON r.webhook_id = met.webhook_id
+        CROSS JOIN LATERAL (SELECT 1000::float8 / met.per_second AS step) AS i
+        CROSS JOIN LATERAL (
+          SELECT i.step, $7::float8 * i.step AS early,
+            CASE WHEN r.next_at IS NULL THEN $6::float8
+              ELSE greatest(r.next_at, $6::float8 - $8::float8 * i.step) END AS slot
+        ) AS p
+      ),
+      paced AS MATERIALIZED (
+        SELECT s.*, s.leases AND s.k = 0 AS leased,
+          s.k - CASE WHEN s.leases THEN 1 ELSE 0 END AS r,
+          s.m - CASE WHEN s.leases THEN 1 ELSE 0 END AS waiting,
+          n.next, greatest(s.queue_at, n.next + s.step) AS base
+        FROM slotted AS s
+        CROSS JOIN LATERAL (SELECT CASE WHEN s.leases THEN s.slot + s.step ELSE s.slot END AS next) AS n
+      ),
+      deferred AS (
+        UPDATE ${deliveries} AS d
+        SET due_at = 'epoch'::timestamptz
+            + ceil(CASE WHEN p.r = 0 THEN p.next ELSE p.base + (p.r - 1) * p.step END) * interval '1 millisecond',
+          updated_at = $1::timestamptz
+        FROM paced AS p WHERE d.id = p.id AND NOT p.leased
+      ),
+      advanced AS (
+        UPDATE ${rates} AS r
+        SET next_at = CASE WHEN p.leases THEN p.slot + p.step ELSE r.next_at END,
+          queue_at = CASE WHEN p.waiting > 1 THEN p.base + (p.waiting - 1) * p.step ELSE r.queue_at END
+        FROM paced AS p WHERE p.k = 0 AND r.webhook_id = p.webhook_id
+        RETURNING r.next_at
+      ),
+      summary AS (
+        SELECT (SELECT count(*) FROM paced WHERE NOT leased)::int AS rate_deferred,
+          (SELECT min(next_at) FROM advanced) AS rate_next_slot
+      ),
+      chosen AS MATERIALIZED (
+        SELECT id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NULL
+        UNION ALL
+        SELECT id FROM paced WHERE leased
+      ),
+      leased AS (
+        UPDATE ${deliveries} AS d
+        SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
+        FROM chosen WHERE d.id = chosen.id
+        RETURNING ${returning}
+      )
+      SELECT (SELECT rate_deferred FROM summary) AS rate_deferred,
+        (SELECT rate_next_slot FROM summary) AS rate_next_slot, due.was_due AS lease_order,
+        leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
+      FROM leased
+      JOIN due ON due.id = leased.id
+      JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
+      UNION ALL
+      SELECT rate_deferred, rate_next_slot, NULL, ${noLease}
+      FROM summary WHERE NOT EXISTS (SELECT 1 FROM leased)
+      ORDER BY lease_order, id`;
 
   return {
     // publishEvent for one event or many (the store's group commit) in one statement, so a
@@ -307,6 +426,14 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // Sent inside the writing transaction: the server delivers it at commit, and never on rollback.
     notify: 'SELECT pg_notify($1, $2)',
 
+    // LeaseRequest.endLeases: leases a worker gives up end now, as if they had run out, so their
+    // deliveries are due at once. $1 now, $2 the latest end a live lease can have (now + leaseMs),
+    // so the due index finds them; $3 leases ended whole, $4 and $5 single deliveries with theirs.
+    endLeases: `UPDATE ${deliveries} AS d SET due_at = $1::timestamptz
+      WHERE d.status = 'in_flight' AND d.due_at > $1::timestamptz AND d.due_at <= $2::timestamptz
+        AND (d.lease_id = ANY ($3::text[])
+          OR (d.id, d.lease_id) IN (SELECT * FROM unnest($4::text[], $5::text[])))`,
+
     // One statement. `due` locks the oldest due deliveries of active endpoints, skipping rows another
     // lease holds (FOR UPDATE OF d SKIP LOCKED), and share-locks their webhooks, skipping one whose
     // row a setWebhookStatus (or a completion counting a failure) holds: a delivery is never leased
@@ -338,115 +465,11 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // the store claims again with `lease`, which paces them (docs/decisions.md §8.18). The pacing
     // CTEs are planned on every claim that carries them, even one that meets nothing, and most
     // claims meet nothing. This one is prepared: its plan is the same generic or custom.
-    leaseUnlimited: `WITH ${dueClaim}      leased AS (
-        UPDATE ${deliveries} AS d
-        SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
-        FROM due WHERE d.id = due.id AND due.${WEBHOOK_PREFIX}rate_per_second IS NULL
-        RETURNING ${returning}
-      ),
-      met AS (
-        SELECT count(*)::int AS limited_met FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NOT NULL
-      )
-      SELECT (SELECT limited_met FROM met) AS limited_met, due.was_due AS lease_order,
-        leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
-      FROM leased
-      JOIN due ON due.id = leased.id
-      JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
-      UNION ALL
-      SELECT limited_met, NULL, ${noLease}
-      FROM met WHERE NOT EXISTS (SELECT 1 FROM leased)
-      ORDER BY lease_order, id`,
+    leaseUnlimited: leaseUnlimitedClaim(),
+    leaseUnlimitedSkipping: leaseUnlimitedClaim('$6'),
 
-    lease: `WITH ${dueClaim}      rates AS MATERIALIZED (
-        SELECT r.webhook_id, r.next_at, r.queue_at FROM ${rates} AS r
-        WHERE r.webhook_id IN (SELECT ${WEBHOOK_PREFIX}id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NOT NULL)
-        ORDER BY r.webhook_id
-        FOR UPDATE SKIP LOCKED
-      ),
-      extra AS MATERIALIZED (
-        SELECT x.id, x.was_due, r.webhook_id, NULL::float8 AS rate
-        FROM rates AS r
-        CROSS JOIN LATERAL (
-          SELECT d.id, d.due_at AS was_due FROM ${deliveries} AS d
-          WHERE d.webhook_id = r.webhook_id
-            AND d.status IN ('pending', 'retry_scheduled', 'in_flight')
-            AND d.due_at <= $1::timestamptz
-            AND d.id <> ALL (ARRAY(SELECT id FROM due))
-          ORDER BY d.due_at, d.id
-          LIMIT $9
-          FOR UPDATE SKIP LOCKED
-        ) AS x
-      ),
-      met AS MATERIALIZED (
-        SELECT m.*, max(m.rate) OVER (PARTITION BY m.webhook_id) AS per_second
-        FROM (
-          SELECT due.id, due.was_due, due.${WEBHOOK_PREFIX}id AS webhook_id, due.${WEBHOOK_PREFIX}rate_per_second AS rate
-          FROM due WHERE due.${WEBHOOK_PREFIX}rate_per_second IS NOT NULL
-          UNION ALL
-          SELECT id, was_due, webhook_id, rate FROM extra
-        ) AS m
-      ),
-      slotted AS MATERIALIZED (
-        SELECT met.id, r.webhook_id, r.next_at, r.queue_at, p.step, p.slot,
-          p.slot <= $6::float8 + p.early AS leases,
-          row_number() OVER (PARTITION BY r.webhook_id ORDER BY met.was_due, met.id) - 1 AS k,
-          count(*) OVER (PARTITION BY r.webhook_id) AS m
-        FROM met
-        JOIN rates AS r ON r.webhook_id = met.webhook_id
-        CROSS JOIN LATERAL (SELECT 1000::float8 / met.per_second AS step) AS i
-        CROSS JOIN LATERAL (
-          SELECT i.step, $7::float8 * i.step AS early,
-            CASE WHEN r.next_at IS NULL THEN $6::float8
-              ELSE greatest(r.next_at, $6::float8 - $8::float8 * i.step) END AS slot
-        ) AS p
-      ),
-      paced AS MATERIALIZED (
-        SELECT s.*, s.leases AND s.k = 0 AS leased,
-          s.k - CASE WHEN s.leases THEN 1 ELSE 0 END AS r,
-          s.m - CASE WHEN s.leases THEN 1 ELSE 0 END AS waiting,
-          n.next, greatest(s.queue_at, n.next + s.step) AS base
-        FROM slotted AS s
-        CROSS JOIN LATERAL (SELECT CASE WHEN s.leases THEN s.slot + s.step ELSE s.slot END AS next) AS n
-      ),
-      deferred AS (
-        UPDATE ${deliveries} AS d
-        SET due_at = 'epoch'::timestamptz
-            + ceil(CASE WHEN p.r = 0 THEN p.next ELSE p.base + (p.r - 1) * p.step END) * interval '1 millisecond',
-          updated_at = $1::timestamptz
-        FROM paced AS p WHERE d.id = p.id AND NOT p.leased
-      ),
-      advanced AS (
-        UPDATE ${rates} AS r
-        SET next_at = CASE WHEN p.leases THEN p.slot + p.step ELSE r.next_at END,
-          queue_at = CASE WHEN p.waiting > 1 THEN p.base + (p.waiting - 1) * p.step ELSE r.queue_at END
-        FROM paced AS p WHERE p.k = 0 AND r.webhook_id = p.webhook_id
-        RETURNING r.next_at
-      ),
-      summary AS (
-        SELECT (SELECT count(*) FROM paced WHERE NOT leased)::int AS rate_deferred,
-          (SELECT min(next_at) FROM advanced) AS rate_next_slot
-      ),
-      chosen AS MATERIALIZED (
-        SELECT id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NULL
-        UNION ALL
-        SELECT id FROM paced WHERE leased
-      ),
-      leased AS (
-        UPDATE ${deliveries} AS d
-        SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
-        FROM chosen WHERE d.id = chosen.id
-        RETURNING ${returning}
-      )
-      SELECT (SELECT rate_deferred FROM summary) AS rate_deferred,
-        (SELECT rate_next_slot FROM summary) AS rate_next_slot, due.was_due AS lease_order,
-        leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
-      FROM leased
-      JOIN due ON due.id = leased.id
-      JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
-      UNION ALL
-      SELECT rate_deferred, rate_next_slot, NULL, ${noLease}
-      FROM summary WHERE NOT EXISTS (SELECT 1 FROM leased)
-      ORDER BY lease_order, id`,
+    lease: leaseClaim(),
+    leaseSkipping: leaseClaim('$10'),
 
     // Unlocked: only to learn which webhook to lock first (its id never changes), and whether its failure
     // count looks like it will change (which decides the lock; re-checked once locked).

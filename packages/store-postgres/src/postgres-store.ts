@@ -8,6 +8,7 @@ import type {
   DeliveryListPage,
   DeliveryRecord,
   DeliveryState,
+  EndedLease,
   EventRecord,
   FeedPage,
   FeedQuery,
@@ -613,32 +614,36 @@ export class PostgresStore implements Store {
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
     const leaseEnds = new Date(request.now.getTime() + request.leaseMs);
+    if (request.endLeases?.length) await this.endLeases(request.now, leaseEnds, request.endLeases);
+    // The endpoints the worker's cap leaves go as one more parameter, to a claim of their own.
+    const skip = request.skipEndpoints?.length ? [request.skipEndpoints] : [];
     let leased: LeasedDelivery[] = [];
     if (!this.pacing) {
       // Most claims meet no endpoint with a rate: the plain claim leases those and says whether
       // it met any that has one (deliverySql.leaseUnlimited).
-      const plain = await this.query<LeaseRow & { limited_met: number }>(this.deliverySql.leaseUnlimited, [
-        request.now,
-        request.limit,
-        request.leaseId,
-        leaseEnds,
-        hold.endpointStatus,
-      ]);
+      const plain = await this.query<LeaseRow & { limited_met: number }>(
+        skip.length ? this.deliverySql.leaseUnlimitedSkipping : this.deliverySql.leaseUnlimited,
+        [request.now, request.limit, request.leaseId, leaseEnds, hold.endpointStatus, ...skip],
+      );
       leased = leasedRows(plain.rows);
       if (!plain.rows[0]?.limited_met) return leased;
     }
     const rule = request.rate ?? ENDPOINT_RATE_RULE;
-    const result = await this.query<LeaseRow & RateSummaryRow>(this.deliverySql.lease, [
-      request.now,
-      request.limit - leased.length,
-      request.leaseId,
-      leaseEnds,
-      hold.endpointStatus,
-      request.now.getTime(),
-      rule.early,
-      rule.late,
-      rule.spread,
-    ]);
+    const result = await this.query<LeaseRow & RateSummaryRow>(
+      skip.length ? this.deliverySql.leaseSkipping : this.deliverySql.lease,
+      [
+        request.now,
+        request.limit - leased.length,
+        request.leaseId,
+        leaseEnds,
+        hold.endpointStatus,
+        request.now.getTime(),
+        rule.early,
+        rule.late,
+        rule.spread,
+        ...skip,
+      ],
+    );
     // One row at least: the rate summary, with no delivery when nothing was leased.
     const summary = result.rows[0];
     // A slot given out (a delivery leased or made to wait) means a limited endpoint with work.
@@ -647,6 +652,19 @@ export class PostgresStore implements Store {
       request.onRateWait?.({ deferred: summary.rate_deferred, nextSlotAt: new Date(summary.rate_next_slot) });
     }
     return [...leased, ...leasedRows(result.rows)];
+  }
+
+  /** LeaseRequest.endLeases, in one statement before the claim (deliverySql.endLeases). */
+  private async endLeases(now: Date, latestEnd: Date, ended: readonly EndedLease[]): Promise<void> {
+    const whole = ended.filter((lease) => lease.deliveryId === undefined).map((lease) => lease.leaseId);
+    const single = ended.filter((lease) => lease.deliveryId !== undefined);
+    await this.query(this.deliverySql.endLeases, [
+      now,
+      latestEnd,
+      whole,
+      single.map((lease) => lease.deliveryId),
+      single.map((lease) => lease.leaseId),
+    ]);
   }
 
   /**

@@ -147,6 +147,9 @@ export interface DeliveryStatements {
   subscriberRows: Database.Statement<[string, string], WebhookRow>;
   insertDelivery: Database.Statement<unknown[]>;
   dueDeliveries: Database.Statement<[number, WebhookStatus, number], DueRow>;
+  dueDeliveriesSkipping: Database.Statement<[number, WebhookStatus, string, number], DueRow>;
+  endLease: Database.Statement<[number, string, number, number]>;
+  endLeaseOf: Database.Statement<[number, string, string, number]>;
   lease: Database.Statement<[string, number, number, string]>;
   leaseHolder: Database.Statement<
     [string, string, string],
@@ -258,6 +261,38 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
         WHERE d.due_at <= ? AND w.status <> ?
         ORDER BY d.due_at, d.id
         LIMIT ?`,
+    ),
+    // The same, leaving the endpoints the worker's cap skips (a JSON array of webhook ids): a
+    // statement of its own, so the usual claim does not pay for an empty list.
+    dueDeliveriesSkipping: db.prepare<[number, WebhookStatus, string, number], DueRow>(
+      `SELECT d.id, d.attempts, d.last_attempt_at, d.created_at,
+          e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
+          e.payload AS event_payload, e.created_at AS event_created_at,
+          e.trace_context AS event_trace_context,
+          w.id AS webhook_id, w.tenant_id AS webhook_tenant_id, w.url AS webhook_url,
+          w.events AS webhook_events, w.twin_key AS webhook_twin_key, w.status AS webhook_status,
+          w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
+          w.previous_secret_sealed AS webhook_previous_secret_sealed,
+          w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
+          w.signature_scheme AS webhook_signature_scheme, w.rate_per_second AS webhook_rate_per_second,
+          w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
+        FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
+          CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
+          CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
+        WHERE d.due_at <= ? AND w.status <> ?
+          AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+        ORDER BY d.due_at, d.id
+        LIMIT ?`,
+    ),
+    // A lease given up ends now, as if it had run out: the deliveries it still holds are due at once.
+    // Only live leases are touched, through the due index (a live lease ends within leaseMs).
+    endLease: db.prepare<[number, string, number, number]>(
+      `UPDATE keyhook_deliveries INDEXED BY keyhook_deliveries_due SET due_at = ?
+        WHERE lease_id = ? AND status = 'in_flight' AND due_at > ? AND due_at <= ?`,
+    ),
+    endLeaseOf: db.prepare<[number, string, string, number]>(
+      `UPDATE keyhook_deliveries SET due_at = ?
+        WHERE id = ? AND lease_id = ? AND status = 'in_flight' AND due_at > ?`,
     ),
     // docs/decisions.md §8.18: a limited endpoint's slot pointers, read and written under the
     // lease's write lock, so every connection's claims share one pace.
@@ -509,7 +544,15 @@ export function deliveryTransactions(
     // One record per webhook: under this transaction's lock its row is the same for every delivery.
     const webhooks = new Map<string, WebhookRecord>();
     const rule = request.rate ?? ENDPOINT_RATE_RULE;
-    const due = statements.dueDeliveries.all(now, hold.endpointStatus, request.limit);
+    for (const ended of request.endLeases ?? []) {
+      if (ended.deliveryId === undefined) statements.endLease.run(now, ended.leaseId, now, leaseEnd);
+      else statements.endLeaseOf.run(now, ended.deliveryId, ended.leaseId, now);
+    }
+    const skip = request.skipEndpoints ?? [];
+    const due =
+      skip.length === 0
+        ? statements.dueDeliveries.all(now, hold.endpointStatus, request.limit)
+        : statements.dueDeliveriesSkipping.all(now, hold.endpointStatus, JSON.stringify(skip), request.limit);
     // docs/decisions.md §8.18: each limited endpoint's due deliveries, in due order, paced at once,
     // its slots read and written under this claim's write lock.
     const limited = new Map<string, DueRow[]>();

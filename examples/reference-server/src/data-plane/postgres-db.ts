@@ -1,4 +1,5 @@
 import {
+  DEFAULT_CONNECTION_TIMEOUT_MS,
   DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
   DEFAULT_STATEMENT_TIMEOUT_MS,
   toStoreError,
@@ -29,6 +30,8 @@ export function postgresStagingDb(
     /** The bounds keyhook's store keeps (docs/decisions.md §20.2), in ms; 0 for none. */
     statementTimeoutMs?: number;
     idleInTransactionTimeoutMs?: number;
+    /** How long a request waits for a connection. Default the store's, 5 s. */
+    connectTimeoutMs?: number;
   },
   events: ReferenceKeyhook['events'],
 ): StagingDb {
@@ -37,7 +40,7 @@ export function postgresStagingDb(
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
     // As the store's own pool: the server cancels a statement past the bound, and the client gives
     // up a second later on one the network swallowed.
     ...(statementTimeout > 0 && {

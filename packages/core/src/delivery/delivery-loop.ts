@@ -1,17 +1,21 @@
-import type { Clock, RandomBytes, TimerHandle, Timers } from '../clock.js';
+import { type Clock, epochMs, type RandomBytes, type TimerHandle, type Timers } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { RepeatedWarning } from '../repeated-warning.js';
 import type { DeliveryWorker } from '../service-interfaces.js';
 import type {
   AttemptCompletion,
+  AttemptCompletionOutcome,
   DeliveryRecord,
+  EndedLease,
   LeasedDelivery,
   Store,
   WebhookRecord,
 } from '../store/types.js';
-import { deliveryOutcome, type KeyhookMetrics } from '../telemetry.js';
+import type { KeyhookMetrics } from '../telemetry.js';
 import type { KeyhookTracing } from '../tracing.js';
+import { AttemptRecording, messageOf, outageBackoff } from './attempt-recording.js';
 import { ENDPOINT_RATE_RULE } from './endpoint-rate.js';
+import { type EndpointConcurrency, EndpointSlots, endpointCapOf } from './endpoint-slots.js';
 import { Handoffs, leaseIdFrom } from './handoff.js';
 import { judgeAttempt } from './outcome.js';
 import { DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
@@ -21,7 +25,7 @@ import { DELIVERY_RULES } from './rules.js';
 import type { RetryPlan } from './schedule.js';
 import type { SendOutcome, WebhookSender } from './sender.js';
 
-export const DEFAULT_CONCURRENCY = 16;
+export const DEFAULT_CONCURRENCY = 64;
 export const DEFAULT_POLL_INTERVAL_MS = 1000;
 /** Opened signing secrets kept per worker (oldest dropped first). */
 const SECRET_CACHE_ENTRIES = 1000;
@@ -35,14 +39,14 @@ export const HELD_EXPIRY_INTERVAL_MS = 60_000;
  * it is recorded, so a slow or unreachable store slows the sending down.
  */
 export const RECORDING_PER_SLOT = 2;
-/** After an outage the worker tries again after these waits, the last one repeating. */
-const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
+/** Leases a worker keeps to end at its next claim; beyond, the oldest are left to run out. */
+const MAX_ENDED_LEASES = 256;
 
 export interface DeliveryWorkerOptions {
   /**
-   * Attempts sent at once. Default 16. An attempt leaves its slot when its answer came, and is
-   * recorded meanwhile; at most twice as many wait to be recorded (then an attempt keeps its
-   * slot until its record is written).
+   * Attempts sent at once, to every endpoint together. Default 64. An attempt leaves its slot
+   * when its answer came, and is recorded meanwhile; at most twice as many wait to be recorded
+   * (then an attempt keeps its slot until its record is written).
    */
   concurrency?: number | undefined;
   /**
@@ -56,6 +60,13 @@ export interface DeliveryWorkerOptions {
    * on a store without a change signal, a lease that ran out). Default 1 s.
    */
   pollIntervalMs?: number | undefined;
+  /**
+   * Attempts to one endpoint this worker runs at once, so that an endpoint that hangs holds its
+   * own slots and never the others' (docs/decisions.md §8.20). Default 16, or `concurrency` if
+   * that is less. A function gives each endpoint its own, read when the worker starts work for
+   * it after a pause.
+   */
+  endpointConcurrency?: EndpointConcurrency | undefined;
 }
 
 export interface DeliveryWorkerDeps {
@@ -112,7 +123,19 @@ export class DeliveryLoop implements DeliveryWorker {
   private readonly outageLog: RepeatedWarning;
   private readonly leaseBatch: number;
   private readonly handoffs: Handoffs;
+  /** Each endpoint's share of the slots, and the deliveries waiting for one (§8.20). */
+  private readonly slots: EndpointSlots;
+  /** The endpoints the last claim left because their slots were full: one freeing a slot wakes the loop. */
+  private skipped = new Set<string>();
+  /**
+   * Leases the next claim ends (LeaseRequest.endLeases): claims and publishes whose answer was
+   * lost, so what they leased goes now rather than when the lease runs out (§8.4), and
+   * deliveries that waited for their endpoint's slot until their lease could no longer hold an
+   * attempt.
+   */
+  private endLeases: EndedLease[] = [];
   private readonly retention: RetentionPurge;
+  private readonly recorder: AttemptRecording;
   /**
    * Work may be due that the worker has not leased: a lease filled all its room, or a wake or
    * poll found no room to lease. A finished attempt (or room a publish gave back) then wakes
@@ -137,6 +160,7 @@ export class DeliveryLoop implements DeliveryWorker {
     this.leaseMs = positive(options.leaseMs ?? deps.timeoutMs + 30_000, 'leaseMs');
     this.pollIntervalMs = positive(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, 'pollIntervalMs');
     this.leaseBatch = Math.max(1, Math.floor(this.concurrency / 4));
+    this.slots = new EndpointSlots(endpointCapOf(options.endpointConcurrency, this.concurrency, deps.logger));
     this.outageLog = new RepeatedWarning(deps.logger, deps.clock);
     this.handoffs = new Handoffs({
       clock: deps.clock,
@@ -144,11 +168,28 @@ export class DeliveryLoop implements DeliveryWorker {
       concurrency: this.concurrency,
       leaseMs: this.leaseMs,
       timeoutMs: deps.timeoutMs,
-      busy: () => this.inFlight.size + this.leasing,
-      start: (delivery) => this.track(this.attempt(delivery)),
+      // Deliveries waiting for their endpoint's slot count too: an endpoint that hangs takes no more handoffs than that.
+      busy: () => this.inFlight.size + this.leasing + this.slots.waiting,
+      slotFree: () => this.inFlight.size + this.leasing < this.concurrency,
+      start: (delivery) => this.dispatch(delivery),
       roomReturned: () => {
         if (this.backlog) this.wake();
       },
+      leaseLost: (leaseId) => {
+        this.endLease({ leaseId });
+        this.wake();
+      },
+    });
+    this.recorder = new AttemptRecording({
+      store: deps.store,
+      clock: deps.clock,
+      timers: deps.timers,
+      logger: deps.logger,
+      metrics: deps.metrics,
+      onEndpointDisabled: deps.onEndpointDisabled,
+      onDeliveryFailed: deps.onDeliveryFailed,
+      failed: (error, what) => this.failed(error, what),
+      recovered: () => this.recovered(),
     });
     this.retention = new RetentionPurge({
       store: deps.store,
@@ -224,15 +265,18 @@ export class DeliveryLoop implements DeliveryWorker {
       if (leaseNow) {
         // Publishes meanwhile may reserve only what this lease leaves.
         this.leasing = room;
-        const leased = await this.lease(room);
+        const skip = this.slots.full();
+        const leased = await this.lease(room, skip);
         this.leasing = 0;
-        // A publish during the lease found its room counted as the lease's: its handover waits.
-        this.startWaiting();
         if (leased === null) {
+          this.startNext();
           await this.idle(this.backoff());
           continue;
         }
-        for (const delivery of leased.deliveries) this.track(this.attempt(delivery));
+        this.skipped = new Set(skip);
+        for (const delivery of leased.deliveries) this.dispatch(delivery);
+        // A publish during the lease found its room counted as the lease's: its handover waited until now.
+        this.startNext();
         // A full batch, or one whose rate-limited deliveries were given later slots: more may be due already.
         this.backlog = leased.deliveries.length === room || leased.deferred > 0;
         if (this.backlog && this.running) continue;
@@ -242,15 +286,23 @@ export class DeliveryLoop implements DeliveryWorker {
     }
   }
 
-  private async lease(room: number): Promise<{ deliveries: LeasedDelivery[]; deferred: number } | null> {
+  private async lease(
+    room: number,
+    skip: readonly string[],
+  ): Promise<{ deliveries: LeasedDelivery[]; deferred: number } | null> {
+    const leaseId = leaseIdFrom(this.deps.randomBytes);
+    const ending = this.endLeases;
+    this.endLeases = [];
     try {
       let deferred = 0;
       const deliveries = await this.deps.store.leaseDeliveries({
         now: this.deps.clock.now(),
         limit: room,
         leaseMs: this.leaseMs,
-        leaseId: leaseIdFrom(this.deps.randomBytes),
+        leaseId,
         rate: ENDPOINT_RATE_RULE,
+        ...(skip.length > 0 && { skipEndpoints: skip }),
+        ...(ending.length > 0 && { endLeases: ending }),
         // docs/decisions.md §8.18: wake at a limited endpoint's next slot, not at the poll. The
         // millisecond after it: a deferred delivery is due at its slot rounded up.
         onRateWait: (wait) => {
@@ -261,26 +313,59 @@ export class DeliveryLoop implements DeliveryWorker {
       this.recovered();
       return { deliveries, deferred };
     } catch (error) {
+      // The claim may have committed before its answer was lost: the next claim ends its lease,
+      // so what it leased goes then, not when the lease runs out (§8.4). Those it was to end too.
+      this.endLeases.unshift(...ending);
+      this.endLease({ leaseId });
       this.failed(error, 'lease deliveries');
       return null;
     }
   }
 
-  /** Handed-over deliveries that waited for a slot, while slots are free. */
-  private startWaiting(): void {
+  /** A lease for the next claim to end; the list keeps the latest MAX_ENDED_LEASES (older ones run out on their own). */
+  private endLease(lease: EndedLease): void {
+    this.endLeases.push(lease);
+    if (this.endLeases.length > MAX_ENDED_LEASES) this.endLeases.shift();
+  }
+
+  /** A leased delivery: its attempt starts now when its endpoint has a free slot, or waits for one. */
+  private dispatch(delivery: LeasedDelivery): void {
+    if (this.slots.take(delivery)) this.track(delivery);
+  }
+
+  /**
+   * Fills free slots with what waits: deliveries whose endpoint has a slot again, then handed-over
+   * ones. One that waited until its lease could no longer hold an attempt is given back (§8.20).
+   */
+  private startNext(): void {
+    const startsBy = epochMs(this.deps.clock) + this.deps.timeoutMs;
     while (this.inFlight.size < this.concurrency) {
-      const next = this.handoffs.next();
-      if (!next) return;
-      this.track(this.attempt(next));
+      const waited = this.slots.next(startsBy, (late) => {
+        this.endLease({ leaseId: late.delivery.leaseId!, deliveryId: late.delivery.id });
+        this.wake();
+      });
+      if (waited) {
+        this.track(waited);
+        continue;
+      }
+      const handed = this.handoffs.next();
+      if (!handed) return;
+      this.dispatch(handed);
     }
   }
 
-  private track(attempt: Promise<void>): void {
-    const work = this.guarded(attempt).finally(() => {
+  private track(delivery: LeasedDelivery): void {
+    const webhookId = delivery.webhook.id;
+    const work = this.guarded(this.attempt(delivery)).finally(() => {
       this.inFlight.delete(work);
-      const next = this.handoffs.next();
-      if (next) this.track(this.attempt(next));
-      if (this.backlog) this.wake(); // room for one more of what is due
+      this.slots.free(webhookId);
+      this.startNext();
+      // Room for one more of what is due, or of an endpoint the last claim left for want of slots.
+      if (this.backlog) this.wake();
+      else if (this.skipped.has(webhookId) && !this.slots.isFull(webhookId)) {
+        this.skipped.delete(webhookId);
+        this.wake();
+      }
     });
     this.inFlight.add(work);
   }
@@ -365,7 +450,7 @@ export class DeliveryLoop implements DeliveryWorker {
     };
     // The span ends at the attempt's end, with the outcome the store recorded (a retry of an
     // endpoint disabled meanwhile is held), or with none when it was not recorded.
-    const recorded = this.record(completion, delivery.dueAt!, event.createdAt).then(
+    const recorded = this.recorder.record(completion, webhook.id, delivery.dueAt!, event.createdAt).then(
       (state) => {
         span?.end(sent.result, state, finishedAt);
         if (plan.nextAttemptAt) this.wakeAt(plan.nextAttemptAt.getTime());
@@ -405,83 +490,6 @@ export class DeliveryLoop implements DeliveryWorker {
       this.secrets.set(slot, secret);
     }
     return secret;
-  }
-
-  /**
-   * Records the attempt, retrying through an outage for as long as the lease lives, and resolves
-   * with the delivery's recorded state. After that (undefined) another worker owns the delivery
-   * and will send it again: at least once, never lost.
-   */
-  private async record(
-    completion: AttemptCompletion,
-    leaseEnds: Date,
-    publishedAt: Date,
-  ): Promise<DeliveryRecord['status'] | undefined> {
-    for (let tries = 0; ; tries++) {
-      try {
-        const outcome = await this.deps.store.completeAttempt(completion);
-        this.recovered();
-        if (outcome.outcome === 'recorded') this.measure(completion, outcome.delivery.status, publishedAt);
-        if (outcome.outcome === 'lease_lost') {
-          this.deps.logger.warn(
-            { deliveryId: completion.deliveryId },
-            'keyhook: a delivery lease ran out before its attempt was recorded; it will be sent again',
-          );
-        } else {
-          if (outcome.delivery.status === 'failed') {
-            const delivery = outcome.delivery;
-            this.callBack('onDeliveryFailed', { deliveryId: delivery.id }, () =>
-              this.deps.onDeliveryFailed?.(delivery),
-            );
-          }
-          if (outcome.disabledWebhook) this.endpointDisabled(outcome.disabledWebhook);
-        }
-        return outcome.outcome === 'recorded' ? outcome.delivery.status : undefined;
-      } catch (error) {
-        this.failed(error, 'record an attempt');
-        const wait = BACKOFF_MS[Math.min(tries, BACKOFF_MS.length - 1)]!;
-        if (this.deps.clock.now().getTime() + wait >= leaseEnds.getTime()) return undefined;
-        await this.sleep(wait);
-      }
-    }
-  }
-
-  /** The attempt as the metrics count it, once the store has it. */
-  private measure(completion: AttemptCompletion, status: DeliveryRecord['status'], publishedAt: Date): void {
-    const outcome = deliveryOutcome(status);
-    if (outcome === undefined || this.deps.metrics === undefined) return;
-    const { durationMs, statusCode } = completion.attempt;
-    const lagMs = outcome === 'succeeded' ? completion.at.getTime() - publishedAt.getTime() : null;
-    this.deps.metrics.attempt(outcome, durationMs, statusCode, lagMs);
-  }
-
-  private endpointDisabled(webhook: WebhookRecord): void {
-    this.deps.metrics?.endpointDisabled();
-    this.deps.logger.warn(
-      { webhookId: webhook.id, tenantId: webhook.tenantId },
-      `keyhook: webhook disabled after ${DELIVERY_RULES.autoDisable.after} consecutive failed deliveries`,
-    );
-    this.callBack('onEndpointDisabled', { webhookId: webhook.id }, () =>
-      this.deps.onEndpointDisabled?.(webhook),
-    );
-  }
-
-  /**
-   * A host's callback, after the change it reports is committed. Never awaited: one that hangs
-   * holds nothing of delivery, one that throws or rejects is logged.
-   */
-  private callBack(name: string, context: object, call: () => void | Promise<void> | undefined): void {
-    const failed = (error: unknown) =>
-      this.deps.logger.error({ ...context, err: messageOf(error) }, `keyhook: ${name} threw`);
-    try {
-      const returned: unknown = call();
-      // A host in JavaScript may return anything; only a thenable is watched for a rejection.
-      if (typeof (returned as PromiseLike<void> | undefined)?.then === 'function') {
-        (returned as PromiseLike<void>).then(undefined, failed);
-      }
-    } catch (error) {
-      failed(error);
-    }
   }
 
   private async expireHeld(): Promise<void> {
@@ -528,12 +536,8 @@ export class DeliveryLoop implements DeliveryWorker {
     });
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.deps.timers.setTimeout(resolve, ms));
-  }
-
   private backoff(): number {
-    return BACKOFF_MS[Math.min(this.outage - 1, BACKOFF_MS.length - 1)]!;
+    return outageBackoff(this.outage);
   }
 
   private failed(error: unknown, what: string): void {
@@ -559,8 +563,4 @@ function positive(value: number, name: string): number {
 
 function redirectNote(status: number): string | null {
   return status >= 300 && status < 400 ? 'redirects are not followed' : null;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

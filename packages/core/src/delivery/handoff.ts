@@ -16,12 +16,16 @@ export interface HandoffDeps {
   concurrency: number;
   leaseMs: number;
   timeoutMs: number;
-  /** Attempts running now, and deliveries the worker's own lease may still bring. */
+  /** Attempts running now, deliveries the worker's own lease may still bring, and those waiting for their endpoint's slot. */
   busy(): number;
+  /** Whether a slot is free for an attempt now. */
+  slotFree(): boolean;
   /** Starts the attempt of a delivery now. */
   start(delivery: LeasedDelivery): void;
   /** Room promised to a publish came back unused. */
   roomReturned(): void;
+  /** A publish failed after it may have written its lease (its answer lost): the next claim ends it. */
+  leaseLost(leaseId: string): void;
 }
 
 /**
@@ -57,18 +61,24 @@ export class Handoffs {
       if (this.reserved === 0) this.settled?.();
       return true;
     };
+    const lease = { limit, leaseId: leaseIdFrom(this.deps.randomBytes), leaseMs: this.deps.leaseMs };
     return {
-      lease: { limit, leaseId: leaseIdFrom(this.deps.randomBytes), leaseMs: this.deps.leaseMs },
+      lease,
       accept: (leased) => {
         if (!settle()) return;
         for (const delivery of leased) {
-          if (this.deps.busy() < this.deps.concurrency) this.deps.start(delivery);
+          if (this.deps.slotFree()) this.deps.start(delivery);
           else this.waiting.push(delivery);
         }
         if (leased.length < limit) this.deps.roomReturned();
       },
       release: () => {
         if (settle()) this.deps.roomReturned();
+      },
+      lost: () => {
+        if (!settle()) return;
+        this.deps.roomReturned();
+        this.deps.leaseLost(lease.leaseId);
       },
     };
   }

@@ -72,7 +72,10 @@ export interface PublishedEvent {
 export interface DeliveryHandoff {
   lease: PublishLease;
   accept(leased: readonly LeasedDelivery[]): void;
+  /** Nothing was leased (a replayed event id). */
   release(): void;
+  /** The publish failed: it may have committed its lease before its answer was lost (docs/decisions.md §8.4). */
+  lost(): void;
 }
 
 export interface EventsDeps {
@@ -117,7 +120,7 @@ export class EventService<Catalog extends EventCatalog = EventCatalog> implement
         handoff?.lease,
       );
     } catch (error) {
-      handoff?.release();
+      handoff?.lost();
       throw error;
     }
     if (outcome.outcome === 'duplicate') handoff?.release();

@@ -364,12 +364,26 @@ export class MemoryStore implements Store {
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
     this.assertOpen();
     const now = request.now.getTime();
+    for (const ended of request.endLeases ?? []) {
+      for (const delivery of this.deliveries.values()) {
+        if (
+          delivery.status === 'in_flight' &&
+          delivery.leaseId === ended.leaseId &&
+          (ended.deliveryId === undefined || delivery.id === ended.deliveryId) &&
+          delivery.dueAt!.getTime() > now
+        ) {
+          delivery.dueAt = new Date(now);
+        }
+      }
+    }
+    const skipped = new Set(request.skipEndpoints);
     const due = [...this.deliveries.values()]
       .filter(
         (d) =>
           LEASABLE.includes(d.status) &&
           d.dueAt !== null &&
           d.dueAt.getTime() <= now &&
+          !skipped.has(d.webhookId) &&
           !holdsDeliveries(this.webhooks.get(d.webhookId)!.status),
       )
       .sort(dueOrder)

@@ -257,6 +257,26 @@ export interface LeaseRequest {
    * so the worker wakes then rather than at its poll.
    */
   onRateWait?: ((wait: RateWait) => void) | undefined;
+  /**
+   * Endpoints (webhook ids) whose due deliveries this claim leaves where they are: the caller's
+   * cap on attempts in flight per endpoint is reached for them (docs/decisions.md §8.20). The
+   * claim leases the due deliveries of other endpoints behind them, as if these were not due.
+   */
+  skipEndpoints?: readonly string[] | undefined;
+  /**
+   * Leases the caller ends before the claim, as if they had run out at `now`: the deliveries stay
+   * in flight, due now, for this claim (or any other) to lease again, their attempts unchanged.
+   * Without `deliveryId`, every delivery the lease still holds (a claim or a publish whose answer
+   * never came: docs/decisions.md §8.4); with it, that delivery only (one the caller could not
+   * start in time). A lease that no longer holds a delivery (recorded, or taken) changes nothing.
+   */
+  endLeases?: readonly EndedLease[] | undefined;
+}
+
+/** A lease a caller gives up (LeaseRequest.endLeases). */
+export interface EndedLease {
+  leaseId: string;
+  deliveryId?: string | undefined;
 }
 
 /** What a claim tells its caller of the endpoint rates it applied (LeaseRequest.onRateWait). */

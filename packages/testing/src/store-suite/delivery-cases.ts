@@ -359,6 +359,88 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       expect(detail!.attempts).toEqual([]);
     });
 
+    it('a lease given up (endLeases) ends at once: its deliveries are due now, attempts unchanged; one delivery alone, or the whole lease', async () => {
+      await subscribed();
+      const ids = [];
+      for (let i = 0; i < 3; i++)
+        ids.push((await publishOne(ctx.store, { createdAt: at(-3 + i) })).deliveries[0]!.id);
+      const lost = await ctx.store.leaseDeliveries({ now: T0, limit: 2, leaseMs: 30_000, leaseId: 'lost' });
+      expect(lost.map((l) => l.delivery.id)).toEqual(ids.slice(0, 2));
+      const single = await ctx.store.leaseDeliveries({
+        now: T0,
+        limit: 1,
+        leaseMs: 30_000,
+        leaseId: 'single',
+      });
+      expect(single.map((l) => l.delivery.id)).toEqual([ids[2]]);
+      // One delivery of the lease `single`, and every delivery of `lost` (a claim whose answer never came).
+      const again = await ctx.store.leaseDeliveries({
+        now: at(10),
+        limit: 10,
+        leaseMs: 30_000,
+        leaseId: 'again',
+        endLeases: [{ leaseId: 'lost' }, { leaseId: 'single', deliveryId: ids[2]! }],
+      });
+      expect(again.map((l) => l.delivery.id).sort()).toEqual([...ids].sort());
+      expect(again.every((l) => l.delivery.attempts === 0 && l.delivery.leaseId === 'again')).toBe(true);
+      // The old holders can no longer record; the new one can.
+      const completion = (leaseId: string, id: string): AttemptCompletion => ({
+        tenantId: 'tenant_a',
+        deliveryId: id,
+        leaseId,
+        attempt: attemptOf(id, 1, 200),
+        ...SUCCEEDED,
+        autoDisable: DELIVERY_RULES.autoDisable,
+        at: at(20),
+      });
+      expect(await ctx.store.completeAttempt(completion('lost', ids[0]!))).toEqual({ outcome: 'lease_lost' });
+      expect(await ctx.store.completeAttempt(completion('again', ids[0]!))).toMatchObject({
+        outcome: 'recorded',
+      });
+      // Ending a lease that holds nothing any more (recorded, or taken) changes nothing.
+      expect(
+        await ctx.store.leaseDeliveries({
+          now: at(30),
+          limit: 10,
+          leaseMs: 30_000,
+          leaseId: 'late',
+          endLeases: [{ leaseId: 'lost' }, { leaseId: 'single', deliveryId: ids[2]! }],
+        }),
+      ).toEqual([]);
+      const detail = await ctx.store.getDelivery('tenant_a', again[0]!.delivery.webhookId, ids[0]!);
+      expect(detail!.delivery.status).toBe('succeeded');
+    });
+
+    it('a claim leaves the endpoints it is told to skip, and leases the due deliveries of others behind them', async () => {
+      const capped = await subscribed();
+      const other = await subscribed(ctx.store, { events: ['run.failed'] });
+      const older = [];
+      for (let i = 0; i < 5; i++)
+        older.push((await publishOne(ctx.store, { createdAt: at(-100 + i) })).deliveries[0]!.id);
+      const newer = (await publishOne(ctx.store, { type: 'run.failed', createdAt: at(-1) })).deliveries[0]!
+        .id;
+      // An endpoint with a rate, so the pacing claim skips too (its first delivery has a slot now).
+      const limited = await subscribed(ctx.store, { events: ['apply.failed'], rateLimit: { perSecond: 1 } });
+      const paced = (await publishOne(ctx.store, { type: 'apply.failed', createdAt: at(-2) })).deliveries[0]!
+        .id;
+      const leased = await ctx.store.leaseDeliveries({
+        now: T0,
+        limit: 3,
+        leaseMs: 30_000,
+        leaseId: 'skipping',
+        skipEndpoints: [capped.id],
+      });
+      expect(new Map(leased.map((l) => [l.delivery.id, l.webhook.id]))).toEqual(
+        new Map([
+          [paced, limited.id],
+          [newer, other.id],
+        ]),
+      );
+      // Not skipped, they are next, oldest first.
+      const next = await leaseAll(ctx.store, T0, 30_000, 2);
+      expect(next.map((l) => l.delivery.id)).toEqual(older.slice(0, 2));
+    });
+
     it('two connections leasing at once never share a delivery', async () => {
       await subscribed();
       const ids = new Set<string>();

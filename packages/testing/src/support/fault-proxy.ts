@@ -4,6 +4,13 @@ import { POSTGRES_TEST_URL } from './postgres.js';
 /** What the proxy does with the connections through it. */
 export type FaultMode = 'pass' | 'blackhole' | 'refuse';
 
+interface Matcher {
+  matches: (sql: string) => boolean;
+  after: ((sql: string) => boolean) | undefined;
+  answer: ((answer: Buffer) => boolean) | undefined;
+  done: () => void;
+}
+
 interface Link {
   client: net.Socket;
   upstream: net.Socket | null;
@@ -11,10 +18,14 @@ interface Link {
   held: { up: Buffer[]; down: Buffer[] };
   /** When the last chunk each way is due out, so a change of latency never reorders bytes. */
   dueAt: { up: number; down: number };
-  /** The answer to a matched message is being dropped: the connection is reset once it is whole. */
-  losing: (() => void) | null;
-  /** This connection sent a message the armed `loseAnswerTo`'s `after` matches. */
+  /** The answer to a matched statement, held until it is whole; then lost (and the connection reset) or passed on. */
+  losing: { matcher: Matcher; answer: Buffer[] } | null;
+  /** This connection sent a statement the armed `loseAnswerTo`'s `after` matches. */
   primed: boolean;
+  /** What the client sent and the proxy has not read as whole messages yet. */
+  unread: Buffer;
+  /** The startup message (untyped) is still to come. */
+  startup: boolean;
 }
 
 /**
@@ -30,8 +41,8 @@ export class FaultProxy {
   private delayMs = 0;
   private listeningPort = 0;
   private storm: NodeJS.Timeout | undefined;
-  /** Connections accepted, and connections reset by a fault. */
-  readonly counts = { connections: 0, resets: 0, answersLost: 0 };
+  /** Connections accepted; connections reset by a fault; rounds of `resetEvery`; answers lost. */
+  readonly counts = { connections: 0, resets: 0, stormRounds: 0, answersLost: 0 };
 
   private constructor(private readonly target: { host: string; port: number }) {}
 
@@ -106,6 +117,7 @@ export class FaultProxy {
     const next = () => {
       this.storm = setTimeout(
         () => {
+          this.counts.stormRounds++;
           this.reset();
           next();
         },
@@ -122,27 +134,30 @@ export class FaultProxy {
   }
 
   /**
-   * The next message a client sends that `matches` (its raw protocol bytes: a statement's text,
-   * or a prepared statement's name) reaches the server; the server's answer, up to and including
-   * its ReadyForQuery (so a statement outside a transaction, or a COMMIT, has committed), is
-   * dropped, and that connection is reset. With `after`, only on a connection that sent a message
-   * `after` matches first (the COMMIT of a transaction that wrote something). Resolves when done.
+   * The next statement a client sends whose SQL text `matches` (a simple query, or the extended
+   * protocol's Parse, or a Bind of a statement prepared earlier on any connection) reaches the
+   * server; the server's answer, up to and including its ReadyForQuery (so a statement outside a
+   * transaction, or a COMMIT, has committed), is dropped, and that connection is reset. With
+   * `after`, only on a connection that sent a statement `after` matches first (the COMMIT of a
+   * transaction that wrote something). Resolves when done.
    */
   loseAnswerTo(
-    matches: (message: Buffer) => boolean,
-    options: { after?: (message: Buffer) => boolean } = {},
+    matches: (sql: string) => boolean,
+    options: {
+      after?: (sql: string) => boolean;
+      /** Lose only an answer whose bytes this holds for (a claim that leased something); others pass and the proxy waits for the next. */
+      answer?: (answer: Buffer) => boolean;
+    } = {},
   ): Promise<void> {
     for (const link of this.links) link.primed = false;
     return new Promise((resolve) => {
-      this.matcher = { matches, after: options.after, done: resolve };
+      this.matcher = { matches, after: options.after, answer: options.answer, done: resolve };
     });
   }
 
-  private matcher: {
-    matches: (message: Buffer) => boolean;
-    after: ((message: Buffer) => boolean) | undefined;
-    done: () => void;
-  } | null = null;
+  private matcher: Matcher | null = null;
+  /** Named statements' SQL, by name, as the clients prepared them (names are global: keyhook's are derived from the text). */
+  private readonly prepared = new Map<string, string>();
 
   async close(): Promise<void> {
     this.calm();
@@ -175,6 +190,8 @@ export class FaultProxy {
       dueAt: { up: 0, down: 0 },
       losing: null,
       primed: false,
+      unread: Buffer.alloc(0),
+      startup: true,
     };
     this.links.add(link);
     client.setNoDelay(true);
@@ -190,33 +207,74 @@ export class FaultProxy {
   }
 
   private fromClient(link: Link, chunk: Buffer): void {
-    const matcher = this.matcher;
-    const primed = link.primed || matcher?.after === undefined;
-    if (matcher && !link.primed && matcher.after?.(chunk)) link.primed = true;
-    if (matcher && primed && link.losing === null && matcher.matches(chunk)) {
+    for (const sql of this.statementsIn(link, chunk)) {
+      const matcher = this.matcher;
+      if (!matcher || link.losing !== null) break;
+      const primed = link.primed || matcher.after === undefined;
+      if (!link.primed && matcher.after?.(sql)) link.primed = true;
+      if (!primed || !matcher.matches(sql)) continue;
       this.matcher = null;
-      link.losing = () => {
-        this.counts.answersLost++;
-        this.resetLink(link);
-        matcher.done();
-      };
+      link.losing = { matcher, answer: [] };
     }
     this.send(link, 'up', chunk);
   }
 
-  private fromServer(link: Link, chunk: Buffer): void {
-    if (link.losing) {
-      // ReadyForQuery ('Z', length 5, a status byte) ends the answer: the statement is done.
-      if (
-        chunk.length >= 6 &&
-        chunk[chunk.length - 6] === 0x5a &&
-        chunk.readInt32BE(chunk.length - 5) === 5
-      ) {
-        link.losing();
+  /** The SQL of each whole statement message in what the client sent (Query, Parse, Bind). */
+  private statementsIn(link: Link, chunk: Buffer): string[] {
+    link.unread = link.unread.length === 0 ? chunk : Buffer.concat([link.unread, chunk]);
+    const statements: string[] = [];
+    for (;;) {
+      const buffer = link.unread;
+      // The startup message has no type byte: its length comes first.
+      const typed = link.startup ? 0 : 1;
+      if (buffer.length < typed + 4) break;
+      const end = typed + buffer.readInt32BE(typed);
+      if (buffer.length < end) break;
+      const body = buffer.subarray(typed + 4, end);
+      link.unread = buffer.subarray(end);
+      if (link.startup) {
+        link.startup = false;
+        continue;
       }
+      const type = String.fromCharCode(buffer[0]!);
+      if (type === 'Q') statements.push(cString(body, 0).text);
+      else if (type === 'P') {
+        const name = cString(body, 0);
+        const sql = cString(body, name.next).text;
+        if (name.text !== '') this.prepared.set(name.text, sql);
+        statements.push(sql);
+      } else if (type === 'B') {
+        const portal = cString(body, 0);
+        const name = cString(body, portal.next).text;
+        // A Bind of an unnamed statement runs the Parse just before it, already matched.
+        if (name !== '') statements.push(this.prepared.get(name) ?? '');
+      }
+    }
+    return statements;
+  }
+
+  private fromServer(link: Link, chunk: Buffer): void {
+    const losing = link.losing;
+    if (losing === null) {
+      this.send(link, 'down', chunk);
       return;
     }
-    this.send(link, 'down', chunk);
+    losing.answer.push(chunk);
+    // ReadyForQuery ('Z', length 5, a status byte) ends the answer: the statement is done.
+    const whole =
+      chunk.length >= 6 && chunk[chunk.length - 6] === 0x5a && chunk.readInt32BE(chunk.length - 5) === 5;
+    if (!whole) return;
+    link.losing = null;
+    const answer = Buffer.concat(losing.answer);
+    if (losing.matcher.answer && !losing.matcher.answer(answer)) {
+      // Not the one: it goes through, and the proxy waits for the next match.
+      this.matcher ??= losing.matcher;
+      this.send(link, 'down', answer);
+      return;
+    }
+    this.counts.answersLost++;
+    this.resetLink(link);
+    losing.matcher.done();
   }
 
   private send(link: Link, way: 'up' | 'down', chunk: Buffer): void {
@@ -259,4 +317,10 @@ export class FaultProxy {
 function postgresTarget(): { host: string; port: number } {
   const url = new URL(POSTGRES_TEST_URL);
   return { host: url.hostname, port: Number(url.port || 5432) };
+}
+
+/** A NUL-terminated string at `at`, and where the next field starts. */
+function cString(buffer: Buffer, at: number): { text: string; next: number } {
+  const end = buffer.indexOf(0, at);
+  return { text: buffer.toString('utf8', at, end), next: end + 1 };
 }
