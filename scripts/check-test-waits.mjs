@@ -24,12 +24,14 @@ export const ALLOWED = [
   {
     file: 'packages/testing/src/support/fault-proxy.ts',
     text: 'this.storm = setTimeout(',
-    reason: 'the fault proxy resets connections at random moments of a storm: the fault, not a wait of the test',
+    reason:
+      'the fault proxy resets connections at random moments of a storm: the fault, not a wait of the test',
   },
   {
     file: 'packages/testing/src/support/fault-proxy.ts',
     text: 'setTimeout(() => {',
-    reason: 'the fault proxy delays each chunk by the latency it was given: the fault, not a wait of the test',
+    reason:
+      'the fault proxy delays each chunk by the latency it was given: the fault, not a wait of the test',
   },
   {
     file: 'packages/testing/src/support/wait-until.ts',

@@ -42,7 +42,6 @@ export type { Clock, RandomBytes, TimerHandle, TimerOptions, Timers } from './cl
 export type { EncryptionKeyInput } from './crypto/secret-box.js';
 export { generateEncryptionKey } from './crypto/secret-box.js';
 export type { DeliveryWorkerOptions } from './delivery/delivery-loop.js';
-export type { EndpointConcurrency } from './delivery/endpoint-slots.js';
 export type { RecoverInput } from './delivery/delivery-service.js';
 export {
   type AttemptView,
@@ -55,6 +54,7 @@ export {
   toDeliveryView,
 } from './delivery/delivery-view.js';
 export type { EndpointRateRule } from './delivery/endpoint-rate.js';
+export type { EndpointConcurrency } from './delivery/endpoint-slots.js';
 export {
   type EventsFeedOption,
   type FeedEventView,

@@ -107,7 +107,7 @@ describe('an endpoint that hangs holds its own slots, never the others’ (docs/
     expect(new Set(receiver.requests.map((r) => r.headers[EVENT_ID_HEADER])).size).toBe(11);
   });
 
-  it('without a cap of its own, one endpoint may take every slot: the others wait (what the cap prevents)', async () => {
+  it('without a cap of its own, one endpoint may take every slot, and the others’ deliveries stay queued: what the cap prevents', async () => {
     const { keyhook, clock } = startedKeyhook(
       { delivery: { timeoutMs: 10_000 } },
       { concurrency: 2, endpointConcurrency: 2, pollIntervalMs: 50 },
