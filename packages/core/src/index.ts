@@ -109,6 +109,7 @@ export {
 } from './http/pagination.js';
 export { errorEnvelope, errorResponse } from './http/response.js';
 export { canonicalJson } from './idempotency/canonical-json.js';
+export { checkIdempotencyKey, IDEMPOTENCY_REFUSALS_NOT_KEPT } from './idempotency/key-rules.js';
 export { newId } from './ids.js';
 export {
   createKeyhook,

@@ -22,6 +22,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HELD_EXPIRY_INTERVAL_MS, RECORDING_PER_SLOT } from '../src/delivery/delivery-loop.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../src/delivery/signature.js';
+import { eventually } from './worker-harness.js';
 
 /** The default schedule's shape, in milliseconds instead of minutes. */
 const FAST_SCHEDULE = [40, 80, 120, 160, 200, 240];
@@ -84,24 +85,6 @@ async function webhookTo(
 
 const publish = (data: Record<string, unknown> = { runId: 'run_1' }, id?: string) =>
   keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data, id });
-
-/**
- * Waits until `check` passes, for what real I/O brings (an answer from the receiver, and its
- * record): it checks again at each turn of the event loop, never on a timer, and the last
- * failure is the test's after `timeoutMs` of real time. Time on the clock never moves here.
- */
-async function eventually(check: () => Promise<void> | void, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-  }
-}
 
 /**
  * A receiver's answers held back until the test lets them go: an attempt that takes as long as

@@ -1,5 +1,11 @@
 import { createKeyhook, type KeyhookRequest, type Logger, MemoryStore, silentLogger } from '@keyhook/core';
-import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
+import {
+  adminToken,
+  FakeClock,
+  recordingLogger,
+  TEST_ADMIN_SECRET,
+  TEST_CATALOG,
+} from '@keyhook/testing/support';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { unavailableError } from '../src/errors.js';
 import { REPEAT_WARNING_EVERY_MS } from '../src/repeated-warning.js';
@@ -161,13 +167,8 @@ describe('lists (docs/decisions.md §1.6: ?limit= 1–100, default 20)', () => {
 describe('logging refusals while the store is out of reach (docs/decisions.md §8.9)', () => {
   it('a 503 is one warn line without a stack, the repeats counted in the next line 10 s on; a 500 keeps its stack', async () => {
     const clock = new FakeClock(new Date());
-    const lines: { level: string; context: Record<string, unknown>; message: string }[] = [];
-    const logger = Object.fromEntries(
-      (['info', 'warn', 'error'] as const).map((level) => [
-        level,
-        (context: Record<string, unknown>, message: string) => lines.push({ level, context, message }),
-      ]),
-    ) as unknown as Logger;
+    const logger = recordingLogger();
+    const { lines } = logger;
     const store = new MemoryStore();
     const keyhook = createKeyhook({
       ...TEST_CATALOG,

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { type Keyhook, KeyhookError, type Logger, MemoryStore, type WebhookView } from '@keyhook/core';
-import { TestReceiver } from '@keyhook/testing/support';
+import { type Keyhook, KeyhookError, MemoryStore, type WebhookView } from '@keyhook/core';
+import { recordingLogger, TestReceiver } from '@keyhook/testing/support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EVENT_ID_HEADER } from '../src/delivery/signature.js';
-import { startedKeyhook } from './worker-harness.js';
+import { eventually, startedKeyhook } from './worker-harness.js';
 
 const TENANT = 'tenant_a';
 
@@ -17,21 +17,6 @@ afterEach(async () => {
   close = undefined;
   await receiver.close();
 });
-
-interface Line {
-  level: string;
-  message: string;
-  context: Record<string, unknown>;
-}
-function recording(): { logger: Logger; lines: Line[] } {
-  const lines: Line[] = [];
-  const at =
-    (level: string) =>
-    (context: object, message: string): void => {
-      lines.push({ level, message, context: context as Record<string, unknown> });
-    };
-  return { logger: { info: at('info'), warn: at('warn'), error: at('error') }, lines };
-}
 
 /**
  * A receiver path whose requests are held open until the test lets them go (or the attempt times
@@ -54,19 +39,6 @@ function hangAt(path: string) {
       release();
     },
   };
-}
-
-async function eventually(check: () => Promise<void> | void, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-  }
 }
 
 const webhookTo = (keyhook: Keyhook, path: string, events: string[]) =>
@@ -128,7 +100,8 @@ describe('an endpoint that hangs holds its own slots, never the others’ (docs/
   });
 
   it('a function gives each endpoint its own cap, by its view and tenant; one that throws gets the default', async () => {
-    const { logger, lines } = recording();
+    const logger = recordingLogger();
+    const { lines } = logger;
     const asked: [string, string][] = [];
     const { keyhook, clock } = startedKeyhook(
       { logger, delivery: { timeoutMs: 10_000 } },
@@ -194,6 +167,41 @@ describe('an endpoint that hangs holds its own slots, never the others’ (docs/
     });
   });
 
+  it('a worker that stops gives back what waited for its endpoint’s slot: another worker sends it at once', async () => {
+    const store = new MemoryStore();
+    const { keyhook, clock, worker } = startedKeyhook(
+      { store, delivery: { timeoutMs: 1000 } },
+      { concurrency: 2, endpointConcurrency: 1, pollIntervalMs: 50 },
+    );
+    const hung = hangAt('/hang');
+    let next: ReturnType<typeof keyhook.createWorker> | undefined;
+    const published: Awaited<ReturnType<typeof keyhook.events.publish>>[] = [];
+    close = async () => {
+      hung.done();
+      await next?.stop();
+      await keyhook.close();
+    };
+    const { webhook } = await webhookTo(keyhook, '/hang', ['run.completed']);
+    for (let i = 0; i < 2; i++)
+      published.push(await keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: { i } }));
+    await receiver.waitFor((requests) => requests.length === 1, 5000);
+    // The second waits in the worker for the endpoint's one slot; the worker stops.
+    const stopping = worker.stop();
+    hung.done();
+    await stopping;
+    const second = await keyhook.deliveries.get(TENANT, webhook.id, published[1]!.deliveries[0]!.id);
+    expect(second.delivery.status).toBe('in_flight');
+    expect(second.delivery.dueAt).toEqual(clock.now());
+    // Due now, not at its lease's end 31 s away: the next worker's first claim sends it.
+    next = keyhook.createWorker({ pollIntervalMs: 50 });
+    next.start();
+    await receiver.waitFor((requests) => requests.length === 2, 5000);
+    await eventually(async () => {
+      const detail = await keyhook.deliveries.get(TENANT, webhook.id, published[1]!.deliveries[0]!.id);
+      expect(detail.delivery.status).toBe('succeeded');
+    });
+  });
+
   it('refuses a cap that is not a positive whole number', () => {
     const { keyhook } = startedKeyhook();
     close = () => keyhook.close();
@@ -241,7 +249,8 @@ describe('answers the store never gave (docs/decisions.md §8.4)', () => {
 
   it('a success recorded by a try whose answer was lost is told apart: no "lease ran out" warning, nothing sent again', async () => {
     const store = new MemoryStore();
-    const { logger, lines } = recording();
+    const logger = recordingLogger();
+    const { lines } = logger;
     const { keyhook, clock } = startedKeyhook({ store, logger }, { pollIntervalMs: 50 });
     close = () => keyhook.close();
     receiver.on('/ok', (_request, _index, res) => res.writeHead(200).end());

@@ -81,3 +81,21 @@ export function startedKeyhook<
   worker.start();
   return { ...started, worker };
 }
+
+/**
+ * Waits until `check` passes, for what real I/O brings (an answer from the receiver, and its
+ * record): it checks again at each turn of the event loop, never on a timer, and the last
+ * failure is the test's after `timeoutMs` of real time. Time on the clock never moves here.
+ */
+export async function eventually(check: () => Promise<void> | void, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+}

@@ -243,46 +243,11 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
     // `due_at IS NOT NULL`, which is what lets SQLite use it (INDEXED BY would fail at prepare
     // otherwise); a due time means pending, retry_scheduled or in_flight (the table's checks). The
     // endpoint's status that holds its deliveries is core's (DELIVERY_RULES.hold), bound.
-    dueDeliveries: db.prepare<[number, WebhookStatus, number], DueRow>(
-      `SELECT d.id, d.attempts, d.last_attempt_at, d.created_at,
-          e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
-          e.payload AS event_payload, e.created_at AS event_created_at,
-          e.trace_context AS event_trace_context,
-          w.id AS webhook_id, w.tenant_id AS webhook_tenant_id, w.url AS webhook_url,
-          w.events AS webhook_events, w.twin_key AS webhook_twin_key, w.status AS webhook_status,
-          w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
-          w.previous_secret_sealed AS webhook_previous_secret_sealed,
-          w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
-          w.signature_scheme AS webhook_signature_scheme, w.rate_per_second AS webhook_rate_per_second,
-          w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
-        FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
-          CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
-          CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
-        WHERE d.due_at <= ? AND w.status <> ?
-        ORDER BY d.due_at, d.id
-        LIMIT ?`,
-    ),
+    dueDeliveries: db.prepare<[number, WebhookStatus, number], DueRow>(dueDeliveriesSql(false)),
     // The same, leaving the endpoints the worker's cap skips (a JSON array of webhook ids): a
     // statement of its own, so the usual claim does not pay for an empty list.
     dueDeliveriesSkipping: db.prepare<[number, WebhookStatus, string, number], DueRow>(
-      `SELECT d.id, d.attempts, d.last_attempt_at, d.created_at,
-          e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
-          e.payload AS event_payload, e.created_at AS event_created_at,
-          e.trace_context AS event_trace_context,
-          w.id AS webhook_id, w.tenant_id AS webhook_tenant_id, w.url AS webhook_url,
-          w.events AS webhook_events, w.twin_key AS webhook_twin_key, w.status AS webhook_status,
-          w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
-          w.previous_secret_sealed AS webhook_previous_secret_sealed,
-          w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
-          w.signature_scheme AS webhook_signature_scheme, w.rate_per_second AS webhook_rate_per_second,
-          w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
-        FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
-          CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
-          CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
-        WHERE d.due_at <= ? AND w.status <> ?
-          AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
-        ORDER BY d.due_at, d.id
-        LIMIT ?`,
+      dueDeliveriesSql(true),
     ),
     // A lease given up ends now, as if it had run out: the deliveries it still holds are due at once.
     // Only live leases are touched, through the due index (a live lease ends within leaseMs).
@@ -731,4 +696,28 @@ export function deliveryTransactions(
       } satisfies DeliveryDetail;
     }),
   };
+}
+
+/**
+ * The claim's read (DeliveryStatements.dueDeliveries): `skipping` leaves the endpoints of a JSON
+ * array bound before the limit.
+ */
+function dueDeliveriesSql(skipping: boolean): string {
+  return `SELECT d.id, d.attempts, d.last_attempt_at, d.created_at,
+          e.tenant_id AS event_tenant_id, e.id AS event_id, e.type AS event_type,
+          e.payload AS event_payload, e.created_at AS event_created_at,
+          e.trace_context AS event_trace_context,
+          w.id AS webhook_id, w.tenant_id AS webhook_tenant_id, w.url AS webhook_url,
+          w.events AS webhook_events, w.twin_key AS webhook_twin_key, w.status AS webhook_status,
+          w.disabled_reason AS webhook_disabled_reason, w.secret_sealed AS webhook_secret_sealed,
+          w.previous_secret_sealed AS webhook_previous_secret_sealed,
+          w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
+          w.signature_scheme AS webhook_signature_scheme, w.rate_per_second AS webhook_rate_per_second,
+          w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
+        FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
+          CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
+          CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
+        WHERE d.due_at <= ? AND w.status <> ?${skipping ? '\n          AND d.webhook_id NOT IN (SELECT value FROM json_each(?))' : ''}
+        ORDER BY d.due_at, d.id
+        LIMIT ?`;
 }

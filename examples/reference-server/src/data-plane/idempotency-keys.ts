@@ -2,11 +2,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import {
   type Clock,
   canonicalJson,
+  checkIdempotencyKey,
   errorResponse,
+  IDEMPOTENCY_REFUSALS_NOT_KEPT,
   isKeyhookError,
   KeyhookError,
   type KeyhookResponse,
-  validationFailed,
 } from '@keyhook/core';
 import { CHUNK_ROWS, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
 import { StagingError } from './errors.js';
@@ -14,22 +15,12 @@ import { StagingError } from './errors.js';
 /** How long a first answer is kept: keyhook's default for its own keys (docs/http-api.md §8). */
 export const KEY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
-/** docs/http-api.md §4.3 rule 9, as keyhook checks it. */
-const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
-
 /**
- * Refusals that free the key instead of being kept. Those the client fixes and sends again
- * (keyhook's own four, docs/decisions.md §7.4), and those that say "not now" about a run whose
- * state moves on by itself: kept, a retry would hear a state that no longer holds. None wrote anything.
+ * Refusals that free the key instead of being kept: keyhook's (the client fixes the request and
+ * sends it again), and those that say "not now" about a run whose state moves on by itself: kept,
+ * a retry would hear a state that no longer holds. None wrote anything.
  */
-const NOT_KEPT = new Set([
-  'validation_failed',
-  'invalid_json',
-  'payload_too_large',
-  'unsupported_media_type',
-  'run_not_ready',
-  'apply_in_progress',
-]);
+const NOT_KEPT = new Set([...IDEMPOTENCY_REFUSALS_NOT_KEPT, 'run_not_ready', 'apply_in_progress']);
 
 /**
  * Takes the key with this request's row, in the caller's transaction: a new key, one this request
@@ -105,12 +96,7 @@ export class IdempotencyKeys {
     request: { route: string; params: Record<string, string>; body: unknown; status: number },
   ): RequestKey | undefined {
     if (header === undefined) return undefined;
-    const key = Array.isArray(header) ? header.join(', ') : header;
-    if (!PRINTABLE_ASCII.test(key)) {
-      throw validationFailed([
-        { path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
-      ]);
-    }
+    const key = checkIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);
     const fingerprint = createHash('sha256')
       .update(canonicalJson([request.route, request.params, request.body ?? null]))
       .digest('hex');

@@ -249,6 +249,7 @@ export class DeliveryLoop implements DeliveryWorker {
     await this.handoffs.allSettled();
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
     await Promise.all(this.recording);
+    await this.giveBack();
     this.deps.timers.clearTimeout(this.retryTimer);
     this.secrets.clear();
     this.deps.sender.close();
@@ -322,6 +323,31 @@ export class DeliveryLoop implements DeliveryWorker {
     }
   }
 
+  /**
+   * At the stop: deliveries still waiting for their endpoint's slot, and leases still to end, go
+   * back to the queue at once (a claim of none that only ends leases), for another worker to take
+   * now rather than when the leases run out. A store that cannot be reached leaves them to run out.
+   */
+  private async giveBack(): Promise<void> {
+    for (const waiting of this.slots.drain()) {
+      this.endLease({ leaseId: waiting.delivery.leaseId!, deliveryId: waiting.delivery.id });
+    }
+    if (this.endLeases.length === 0) return;
+    const endLeases = this.endLeases;
+    this.endLeases = [];
+    try {
+      await this.deps.store.leaseDeliveries({
+        now: this.deps.clock.now(),
+        limit: 0,
+        leaseMs: this.leaseMs,
+        leaseId: leaseIdFrom(this.deps.randomBytes),
+        endLeases,
+      });
+    } catch (error) {
+      this.failed(error, 'give back leased deliveries');
+    }
+  }
+
   /** A lease for the next claim to end; the list keeps the latest MAX_ENDED_LEASES (older ones run out on their own). */
   private endLease(lease: EndedLease): void {
     this.endLeases.push(lease);
@@ -340,10 +366,13 @@ export class DeliveryLoop implements DeliveryWorker {
   private startNext(): void {
     const startsBy = epochMs(this.deps.clock) + this.deps.timeoutMs;
     while (this.inFlight.size < this.concurrency) {
-      const waited = this.slots.next(startsBy, (late) => {
-        this.endLease({ leaseId: late.delivery.leaseId!, deliveryId: late.delivery.id });
-        this.wake();
-      });
+      // A stopping worker starts nothing that waited for its endpoint: it gives those back (giveBack).
+      const waited = !this.running
+        ? undefined
+        : this.slots.next(startsBy, (late) => {
+            this.endLease({ leaseId: late.delivery.leaseId!, deliveryId: late.delivery.id });
+            this.wake();
+          });
       if (waited) {
         this.track(waited);
         continue;

@@ -85,6 +85,15 @@ export class EndpointSlots {
     return undefined;
   }
 
+  /** Takes every waiting delivery out (the worker stops): their leases are to be given back. */
+  drain(): LeasedDelivery[] {
+    const drained: LeasedDelivery[] = [];
+    for (const endpoint of this.endpoints.values()) drained.push(...endpoint.waiting.splice(0));
+    this.waitingCount = 0;
+    this.ready.clear();
+    return drained;
+  }
+
   /** Whether the endpoint's slots are all taken or promised: a claim should leave it. */
   isFull(webhookId: string): boolean {
     const endpoint = this.endpoints.get(webhookId);

@@ -8,20 +8,12 @@ import type { Logger } from '../logger.js';
 import type { IdempotencyCompletion, IdempotencyRecord, Store } from '../store/types.js';
 import { validationFailed } from '../validation.js';
 import { canonicalJson } from './canonical-json.js';
+import { checkIdempotencyKey, IDEMPOTENCY_REFUSALS_NOT_KEPT } from './key-rules.js';
 
 export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A claim not completed within this is taken as a request that died (docs/decisions.md §7.6). */
 export const IDEMPOTENCY_LOCK_MS = 60_000;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
-const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
-// Answers the client can fix and send again with the same key are not kept
-// (docs/decisions.md §7.4).
-const NOT_KEPT = new Set([
-  'validation_failed',
-  'invalid_json',
-  'payload_too_large',
-  'unsupported_media_type',
-]);
 
 export interface IdempotencyDeps {
   store: Store;
@@ -90,11 +82,7 @@ export class Idempotency {
     execute: (claim: IdempotencyClaim | null) => Promise<KeyhookResponse>,
   ): Promise<KeyhookResponse> {
     if (key === undefined) return execute(null);
-    if (!PRINTABLE_ASCII.test(key)) {
-      throw validationFailed([
-        { path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' },
-      ]);
-    }
+    checkIdempotencyKey(key);
     const now = this.deps.clock.now();
     this.purgeIfDue(now);
     const record: IdempotencyRecord = {
@@ -178,7 +166,7 @@ function fingerprintOf(operation: string, body: unknown): string {
 }
 
 function kept(status: number, code?: string): boolean {
-  return status < 500 && (code === undefined || !NOT_KEPT.has(code));
+  return status < 500 && (code === undefined || !IDEMPOTENCY_REFUSALS_NOT_KEPT.has(code));
 }
 
 const responseContext = (tenantId: string, key: string) =>

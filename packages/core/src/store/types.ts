@@ -242,7 +242,7 @@ export interface PublishLease {
 
 export interface LeaseRequest {
   now: Date;
-  /** At most this many deliveries. */
+  /** At most this many deliveries; 0 leases none (a worker that stops only ends leases: `endLeases`). */
   limit: number;
   /** The lease runs out at now + leaseMs. */
   leaseMs: number;

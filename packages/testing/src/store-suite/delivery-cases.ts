@@ -373,13 +373,24 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
         leaseId: 'single',
       });
       expect(single.map((l) => l.delivery.id)).toEqual([ids[2]]);
-      // One delivery of the lease `single`, and every delivery of `lost` (a claim whose answer never came).
+      // Every delivery of `lost` (a claim whose answer never came), by a claim of none: a worker
+      // that stops gives its leases back so.
+      expect(
+        await ctx.store.leaseDeliveries({
+          now: at(10),
+          limit: 0,
+          leaseMs: 30_000,
+          leaseId: 'none',
+          endLeases: [{ leaseId: 'lost' }],
+        }),
+      ).toEqual([]);
+      // And one delivery of the lease `single`, in the claim that takes them all again.
       const again = await ctx.store.leaseDeliveries({
         now: at(10),
         limit: 10,
         leaseMs: 30_000,
         leaseId: 'again',
-        endLeases: [{ leaseId: 'lost' }, { leaseId: 'single', deliveryId: ids[2]! }],
+        endLeases: [{ leaseId: 'single', deliveryId: ids[2]! }],
       });
       expect(again.map((l) => l.delivery.id).sort()).toEqual([...ids].sort());
       expect(again.every((l) => l.delivery.attempts === 0 && l.delivery.leaseId === 'again')).toBe(true);
