@@ -29,7 +29,7 @@ export const ALLOWED = [
   },
   {
     file: 'packages/testing/src/support/fault-proxy.ts',
-    text: 'setTimeout(() => {',
+    text: 'setTimeout(sendDue',
     reason:
       'the fault proxy delays each chunk by the latency it was given: the fault, not a wait of the test',
   },

@@ -1,8 +1,8 @@
 /**
  * Faults between the reference server and PostgreSQL, through @keyhook/testing's FaultProxy on
  * loopback (the shared cluster is never touched), with one instance and with two on one schema:
- * a reset storm under load, a black hole, a refuse window, a lost claim answer and a lost
- * success answer. The load is the data plane's run starts that conflict, each committing its run
+ * a reset storm under load, a black hole, latency, a refuse window, a lost claim answer and a
+ * lost success answer. The load is the data plane's run starts that conflict, each committing its run
  * and its `run.conflict` event in one transaction (the data plane's pool and the store's both go
  * through the proxy). Each case counts lost events (must be 0: every committed event arrives)
  * and duplicates (reported; at most what the workers' leases held), and checks that the
@@ -38,6 +38,8 @@ const LANES = 2;
 const LOAD_PAUSE_MS = 50;
 /** Slots a default worker has: each instance holds at most this many leases at once. */
 const WORKER_SLOTS = 64;
+/** The latency case's delay, each way. */
+const LATENCY_MS = 100;
 
 const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
 afterAll(() => admin.end());
@@ -253,6 +255,33 @@ describe.runIf(available).each([1, 2])(
       );
       await world.stopLoad();
       await world.settle('black hole');
+    });
+
+    it('latency inside the bounds: every request is slower, none is refused, and every event arrives', async () => {
+      world = await faultWorld(instances);
+      world.startLoad();
+      await waitUntil(
+        () => world!.received().size >= 10,
+        10_000,
+        () => 'no delivery before the latency',
+      );
+      // 100 ms each way: a round trip of 200 ms, a new connection's handshake well inside its 1 s.
+      world.proxy.latency(LATENCY_MS);
+      const from = world.answers.length;
+      await waitUntil(
+        () => world!.answers.length >= from + 2 * LANES + 4,
+        20_000,
+        () => 'too few answers under latency',
+      );
+      await world.stopLoad();
+      world.proxy.latency(0);
+      // The lanes' requests in flight when the latency came may have been quick; the rest were not.
+      const slowed = world.answers.slice(from + LANES);
+      for (const answer of slowed) {
+        expect(answer.status).toBe(202);
+        expect(answer.ms).toBeGreaterThan(2 * LATENCY_MS);
+      }
+      await world.settle('latency');
     });
 
     it('a refuse window: refused connections answer 503, and the servers recover by themselves', async () => {

@@ -11,13 +11,18 @@ interface Matcher {
   done: () => void;
 }
 
+interface Delayed {
+  chunks: { due: number; chunk: Buffer }[];
+  timer: NodeJS.Timeout | undefined;
+}
+
 interface Link {
   client: net.Socket;
   upstream: net.Socket | null;
   /** Bytes held while black-holed, per direction, sent on in order when the path comes back. */
   held: { up: Buffer[]; down: Buffer[] };
-  /** When the last chunk each way is due out, so a change of latency never reorders bytes. */
-  dueAt: { up: number; down: number };
+  /** Chunks delayed by latency, per direction, in the order they came; one timer sends each way's out in that order. */
+  delayed: { up: Delayed; down: Delayed };
   /** The answer to a matched statement, held until it is whole; then lost (and the connection reset) or passed on. */
   losing: { matcher: Matcher; answer: Buffer[] } | null;
   /** This connection sent a statement the armed `loseAnswerTo`'s `after` matches. */
@@ -187,7 +192,7 @@ export class FaultProxy {
       client,
       upstream: null,
       held: { up: [], down: [] },
-      dueAt: { up: 0, down: 0 },
+      delayed: { up: { chunks: [], timer: undefined }, down: { chunks: [], timer: undefined } },
       losing: null,
       primed: false,
       unread: Buffer.alloc(0),
@@ -288,15 +293,22 @@ export class FaultProxy {
   private forward(link: Link, way: 'up' | 'down', chunk: Buffer): void {
     const to = way === 'up' ? link.upstream : link.client;
     if (!to) return;
-    if (this.delayMs <= 0 && link.dueAt[way] <= Date.now()) {
+    const delayed = link.delayed[way];
+    if (this.delayMs <= 0 && delayed.chunks.length === 0) {
       to.write(chunk);
       return;
     }
-    const due = Math.max(Date.now() + this.delayMs, link.dueAt[way]);
-    link.dueAt[way] = due;
-    setTimeout(() => {
-      if (!to.destroyed) to.write(chunk);
-    }, due - Date.now());
+    // Behind whatever is still delayed: a change of latency never reorders bytes.
+    delayed.chunks.push({ due: Date.now() + this.delayMs, chunk });
+    const sendDue = () => {
+      delayed.timer = undefined;
+      while (delayed.chunks.length > 0 && delayed.chunks[0]!.due <= Date.now()) {
+        const { chunk: next } = delayed.chunks.shift()!;
+        if (!to.destroyed) to.write(next);
+      }
+      if (delayed.chunks.length > 0) delayed.timer = setTimeout(sendDue, delayed.chunks[0]!.due - Date.now());
+    };
+    delayed.timer ??= setTimeout(sendDue, this.delayMs);
   }
 
   private resetLink(link: Link): void {
