@@ -177,12 +177,15 @@ async function lockWaiters(schema: string, forMs = 0): Promise<number> {
       const client = await checkOut(pool, (error) => {
         heard = error;
       });
-      await client.query('BEGIN');
-      await client.query(`LOCK TABLE "${schema}".api_keys IN ACCESS EXCLUSIVE MODE`);
-      // The server ends the session: the client hears it, and the lock is free for others.
-      await expect.poll(() => heard, { timeout: BOUND_MS + SLACK_MS }).toBeDefined();
-      expect(heard).toMatchObject({ code: '25P03' });
-      client.release();
+      try {
+        // One round trip, so a busy machine cannot leave the session idle before it holds the lock.
+        await client.query(`BEGIN; LOCK TABLE "${schema}".api_keys IN ACCESS EXCLUSIVE MODE`);
+        // The server ends the session: the client hears it, and the lock is free for others.
+        await expect.poll(() => heard, { timeout: BOUND_MS + SLACK_MS }).toBeDefined();
+        expect(heard).toMatchObject({ code: '25P03' });
+      } finally {
+        client.release();
+      }
       await admin.query(`SELECT count(*) FROM "${schema}".api_keys`);
     } finally {
       await pool.end();
