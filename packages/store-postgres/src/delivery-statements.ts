@@ -32,6 +32,8 @@ export const SUCCESS_INPUT =
 export interface DeliveryStatements {
   publish: string;
   publishOne: string;
+  /** `publishOne` with its NOTIFY's column read as text: for a data layer that cannot read a `void` column (Prisma). */
+  publishOneText: string;
   getEvent: string;
   insertTestEvent: string;
   notify: string;
@@ -333,41 +335,7 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       FROM summary WHERE NOT EXISTS (SELECT 1 FROM leased)
       ORDER BY lease_order, id`;
 
-  return {
-    // publishEvent for one event or many (the store's group commit) in one statement, so a
-    // publish outside a caller's transaction is one round trip and one commit. $1 is a JSON array
-    // of the events, one object each (PUBLISH_INPUT's fields: the event's columns, its lease's
-    // id, limit and end, NULL without one, and where its delivery ids start in $2 and how many
-    // there are). One JSON document costs the driver a JSON.stringify where ten arrays cost it an
-    // escaping pass over every payload. $3 and $4 are the NOTIFY's channel and payload; $5 and $6
-    // core's hold rule (DELIVERY_RULES.hold: the endpoint status that holds, the state it holds in).
-    // - `subscribers` share-locks, in id order, every endpoint that may subscribe to one of the
-    //   events. FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change
-    //   either commits before this read (which then sees the new status) or waits for the publish
-    //   to commit (and then holds or releases the deliveries it wrote).
-    // - An event with more subscribers than delivery ids does not `fit`: nothing of it is written,
-    //   and the caller sends it again with as many ids as `subscribers` counted.
-    // - The primary key decides between concurrent publishes of one id: the later waits for the
-    //   earlier to commit and then writes nothing (or, if the earlier rolled back, writes after
-    //   all). `inserted` false for an event that fits is a replay. The caller never puts one
-    //   event id in a batch twice.
-    // - Each delivery's state is the Postgres form of core's newDeliveryRecord and
-    //   leasedSubscribers (src/delivery/records.ts in @keyhook/core), with core's hold rule bound as
-    //   $5 and $6 rather than spelled here: held on an endpoint whose status holds;
-    //   with a lease, in flight for the first `limit` active endpoints until the lease's end;
-    //   pending otherwise, due at once. The store conformance suite checks the two agree.
-    // - The NOTIFY goes out when a delivery is pending; the server sends it at commit.
-    // One row per written delivery, by event and webhook id, with the endpoint's columns when it
-    // was leased (the worker needs them); one row of NULL delivery columns for an event without.
-    publish: `WITH ${publishCtes}
-${publishRows('')}      ORDER BY i.position, written.webhook_id`,
-
-    // `publish` for one event, its columns bound one by one: $1–$6 the event's (EVENT_COLUMNS),
-    // $7–$9 its lease's id, limit and end (NULL without one), $10 the delivery ids, $11 and $12
-    // the NOTIFY's channel and payload, $13 and $14 core's hold rule. The same rules and the same
-    // rows as `publish` (position 1); without the JSON input, the positions and their joins, a
-    // lone publish costs Postgres about a third less (docs/decisions.md §8.19).
-    publishOne: `WITH subscribers AS MATERIALIZED (
+  const publishOne = (asText: boolean) => `WITH subscribers AS MATERIALIZED (
         SELECT ${WEBHOOK_COLUMNS} FROM ${webhooks}
         WHERE tenant_id = $1::text AND $3::text = ANY (events)
         ORDER BY id
@@ -404,12 +372,49 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
         RETURNING ${DELIVERY_COLUMNS}
       )
       SELECT 1 AS position, c.fits, c.subscribers, EXISTS (SELECT 1 FROM inserted) AS inserted,
-        (SELECT pg_notify($11, $12) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending')) AS notified,
+        (SELECT pg_notify($11, $12) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending'))${asText ? '::text' : ''} AS notified,
         ${qualified('written', DELIVERY_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
       FROM counted AS c
       LEFT JOIN written ON true
       LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
-      ORDER BY written.webhook_id`,
+      ORDER BY written.webhook_id`;
+
+  return {
+    // publishEvent for one event or many (the store's group commit) in one statement, so a
+    // publish outside a caller's transaction is one round trip and one commit. $1 is a JSON array
+    // of the events, one object each (PUBLISH_INPUT's fields: the event's columns, its lease's
+    // id, limit and end, NULL without one, and where its delivery ids start in $2 and how many
+    // there are). One JSON document costs the driver a JSON.stringify where ten arrays cost it an
+    // escaping pass over every payload. $3 and $4 are the NOTIFY's channel and payload; $5 and $6
+    // core's hold rule (DELIVERY_RULES.hold: the endpoint status that holds, the state it holds in).
+    // - `subscribers` share-locks, in id order, every endpoint that may subscribe to one of the
+    //   events. FOR SHARE is the lock setWebhookStatus's UPDATE conflicts with: a status change
+    //   either commits before this read (which then sees the new status) or waits for the publish
+    //   to commit (and then holds or releases the deliveries it wrote).
+    // - An event with more subscribers than delivery ids does not `fit`: nothing of it is written,
+    //   and the caller sends it again with as many ids as `subscribers` counted.
+    // - The primary key decides between concurrent publishes of one id: the later waits for the
+    //   earlier to commit and then writes nothing (or, if the earlier rolled back, writes after
+    //   all). `inserted` false for an event that fits is a replay. The caller never puts one
+    //   event id in a batch twice.
+    // - Each delivery's state is the Postgres form of core's newDeliveryRecord and
+    //   leasedSubscribers (src/delivery/records.ts in @keyhook/core), with core's hold rule bound as
+    //   $5 and $6 rather than spelled here: held on an endpoint whose status holds;
+    //   with a lease, in flight for the first `limit` active endpoints until the lease's end;
+    //   pending otherwise, due at once. The store conformance suite checks the two agree.
+    // - The NOTIFY goes out when a delivery is pending; the server sends it at commit.
+    // One row per written delivery, by event and webhook id, with the endpoint's columns when it
+    // was leased (the worker needs them); one row of NULL delivery columns for an event without.
+    publish: `WITH ${publishCtes}
+${publishRows('')}      ORDER BY i.position, written.webhook_id`,
+
+    // `publish` for one event, its columns bound one by one: $1–$6 the event's (EVENT_COLUMNS),
+    // $7–$9 its lease's id, limit and end (NULL without one), $10 the delivery ids, $11 and $12
+    // the NOTIFY's channel and payload, $13 and $14 core's hold rule. The same rules and the same
+    // rows as `publish` (position 1); without the JSON input, the positions and their joins, a
+    // lone publish costs Postgres about a third less (docs/decisions.md §8.19).
+    publishOne: publishOne(false),
+    publishOneText: publishOne(true),
 
     // A new statement after the insert found a conflict, so its snapshot holds the committed winner.
     getEvent: `SELECT ${EVENT_COLUMNS} FROM ${events} WHERE tenant_id = $1 AND id = $2`,

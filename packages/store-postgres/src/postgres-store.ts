@@ -73,6 +73,13 @@ import {
 } from './delivery-statements.js';
 import { type FeedStatements, feedQuery, feedStatements, toFeedPage } from './feed-statements.js';
 import { Batcher } from './group-commit.js';
+import {
+  joinTransaction,
+  type Queryable,
+  refused,
+  type StatementResult,
+  sqlStateOf,
+} from './host-transaction.js';
 import { type IdempotencyRow, toClaimParams, toIdempotencyRecord } from './idempotency-row.js';
 import { type IdempotencyStatements, idempotencyStatements } from './idempotency-statements.js';
 import { type KeyRow, toKeyParams, toKeyRecord } from './key-row.js';
@@ -187,9 +194,9 @@ function successInput(completions: readonly AttemptCompletion[]): string {
 
 /** SQLSTATE 25P01, no_active_sql_transaction: what SAVEPOINT answers outside BEGIN … COMMIT. */
 const NO_ACTIVE_TRANSACTION = '25P01';
-
-/** What a method's transaction runs its statements on: the store's pool client, or the caller's client. */
-type Queryable = Pick<pg.ClientBase, 'query'>;
+/** SQLSTATEs 3F000 and 42P01: the caller's connection has no store schema (another database). */
+const INVALID_SCHEMA_NAME = '3F000';
+const UNDEFINED_TABLE = '42P01';
 
 export interface PostgresStoreParts {
   pool: pg.Pool;
@@ -554,27 +561,21 @@ export class PostgresStore implements Store {
         throw toStoreError(error);
       }
     }
-    const client = asCallerClient(transaction);
+    const joined = joinTransaction(transaction);
     this.assertOpen();
     try {
-      await client.query(`SAVEPOINT ${PUBLISH_SAVEPOINT}`);
-    } catch (error) {
-      if (sqlState(error) === NO_ACTIVE_TRANSACTION) {
-        throw new TypeError(
-          'keyhook: `transaction` must be a pg client inside a transaction: run BEGIN on it (or pass no transaction).',
-        );
-      }
-      throw toStoreError(error);
-    }
-    try {
-      const [[outcome]] = await this.publishOn(client, [{ event, newDeliveryId }]);
-      await client.query(`RELEASE SAVEPOINT ${PUBLISH_SAVEPOINT}`);
+      const [[outcome]] = await joined.inSavepoint(PUBLISH_SAVEPOINT, (client) =>
+        this.publishOn(client, [{ event, newDeliveryId }]),
+      );
       return outcome!;
     } catch (error) {
-      // Undo only this publish; the caller decides about the rest of their transaction.
-      await client
-        .query(`ROLLBACK TO SAVEPOINT ${PUBLISH_SAVEPOINT}; RELEASE SAVEPOINT ${PUBLISH_SAVEPOINT}`)
-        .catch(() => {});
+      const state = sqlStateOf(error);
+      if (state === NO_ACTIVE_TRANSACTION)
+        throw refused(
+          `is a ${joined.library} connection outside a transaction (or one whose transaction has ended)`,
+        );
+      if (state === INVALID_SCHEMA_NAME || state === UNDEFINED_TABLE)
+        throw refused(`reaches a database without the store's schema "${this.schema}" (${state})`);
       throw toStoreError(error);
     }
   }
@@ -1066,7 +1067,7 @@ export class PostgresStore implements Store {
     text: string,
     values: unknown[],
     bulk = false,
-  ): Promise<pg.QueryResult<R>> {
+  ): Promise<StatementResult<R>> {
     return client.query<R>(this.prepared.config(text, values, bulk));
   }
 
@@ -1120,7 +1121,9 @@ export class PostgresStore implements Store {
       if (pending.length === 1 && !riding) {
         // One event alone: its columns bound one by one (deliverySql.publishOne).
         const { event, lease } = pending[0]!.call;
-        const result = await this.run<PublishRow>(client, this.deliverySql.publishOne, [
+        const statement =
+          client.readsVoid === false ? this.deliverySql.publishOneText : this.deliverySql.publishOne;
+        const result = await this.run<PublishRow>(client, statement, [
           event.tenantId,
           event.id,
           event.type,
@@ -1330,33 +1333,10 @@ export class PostgresStore implements Store {
     return row ? toKeyRecord(row) : null;
   }
 
-  private oneWebhook(result: pg.QueryResult<WebhookRow>): WebhookRecord | null {
+  private oneWebhook(result: StatementResult<WebhookRow>): WebhookRecord | null {
     const row = result.rows[0];
     return row ? toWebhookRecord(row) : null;
   }
-}
-
-/**
- * The caller's transaction as publishEvent takes it: a pg client (`PoolClient` or `Client`) on
- * which BEGIN ran. A pool is refused: its queries may each run on another connection.
- */
-function asCallerClient(transaction: unknown): Queryable {
-  const candidate = transaction as { query?: unknown; totalCount?: unknown } | null;
-  if (
-    candidate === null ||
-    typeof candidate !== 'object' ||
-    typeof candidate.query !== 'function' ||
-    typeof candidate.totalCount === 'number'
-  ) {
-    throw new TypeError(
-      'keyhook: `transaction` must be a pg client (from pool.connect() or new pg.Client()) on which BEGIN ran.',
-    );
-  }
-  return candidate as Queryable;
-}
-
-function sqlState(error: unknown): unknown {
-  return ((error ?? {}) as { code?: unknown }).code;
 }
 
 /** A unique violation of the active-twin index, and not of any other constraint. */
