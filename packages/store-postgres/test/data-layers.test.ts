@@ -12,7 +12,7 @@ import { verify } from '@keyhook/webhook-verify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
-import { DATA_LAYERS, type DataLayer, invoicesTable, type OpenLayer } from './data-layers/layers.js';
+import { DATA_LAYERS, type DataLayer, invoicesTable, type OpenLayer } from './host-layers.js';
 
 const available = await postgresAvailable();
 const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 export interface ReadmeCheck {
@@ -33,8 +33,7 @@ export interface ReadmeCheckOptions {
  */
 export function checkReadme(packageDir: URL | string, options: ReadmeCheckOptions = {}): ReadmeCheck {
   const root = typeof packageDir === 'string' ? packageDir : fileURLToPath(packageDir);
-  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-  const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
+  const blocks = readmeBlocks(root);
   const at = path.join(root, options.placedIn ?? 'src');
   const virtual = new Map(blocks.map((code, i) => [path.join(at, `readme-block-${i}.ts`), code]));
   const ambientFile = path.join(at, 'readme-ambient.d.ts');
@@ -77,4 +76,44 @@ export function checkReadme(packageDir: URL | string, options: ReadmeCheckOption
       return `${where}, line ${line + 1}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`;
     });
   return { blocks: blocks.length, problems };
+}
+
+/** The ` ```ts ` blocks of a package's README.md, in order. */
+export function readmeBlocks(packageDir: URL | string): string[] {
+  const root = typeof packageDir === 'string' ? packageDir : fileURLToPath(packageDir);
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+  return [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
+}
+
+let runs = 0;
+
+/**
+ * Runs the one ` ```ts ` block of a package's README that contains `marker`, as the reader would
+ * paste it: compiled to JavaScript, placed in the package (so its imports resolve from there),
+ * with `values` standing for the reader's own values the README names (the ones `checkReadme`'s
+ * `ambient` declares). Resolves when the block's top level has finished.
+ */
+export async function runReadmeBlock(
+  packageDir: URL | string,
+  marker: string,
+  values: Record<string, unknown>,
+): Promise<void> {
+  const root = typeof packageDir === 'string' ? packageDir : fileURLToPath(packageDir);
+  const matching = readmeBlocks(root).filter((block) => block.includes(marker));
+  if (matching.length !== 1)
+    throw new Error(`runReadmeBlock: ${matching.length} blocks of ${root}/README.md contain ${marker}`);
+  const { outputText } = ts.transpileModule(matching[0]!, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  });
+  const key = `__keyhookReadme${process.pid}_${runs++}`;
+  (globalThis as Record<string, unknown>)[key] = values;
+  const names = Object.keys(values).join(', ');
+  const file = path.join(root, `.readme-block-${process.pid}-${runs}.mjs`);
+  writeFileSync(file, `const { ${names} } = globalThis[${JSON.stringify(key)}];\n${outputText}`);
+  try {
+    await import(/* @vite-ignore */ pathToFileURL(file).href);
+  } finally {
+    rmSync(file, { force: true });
+    delete (globalThis as Record<string, unknown>)[key];
+  }
 }

@@ -11,8 +11,8 @@ import { Kysely, type Kysely as KyselyDb, PostgresDialect, type Transaction } fr
 import pg from 'pg';
 import postgres from 'postgres';
 import { DataSource, type EntityManager } from 'typeorm';
-import { withTransaction } from '../../src/index.js';
-import { openPrisma, type PrismaTransactionClient } from '../prisma/client.js';
+import { withTransaction } from '../src/index.js';
+import { openPrisma, type PrismaTransactionClient } from './prisma/client.js';
 
 export interface OpenLayer {
   /** Runs `work` in one of the library's transactions: commits when it resolves, rolls back when it throws. */
