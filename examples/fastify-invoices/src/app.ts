@@ -1,18 +1,17 @@
 import { keyhookFastify } from '@keyhook/adapter-fastify';
 import { DEFAULT_PREFIX, type EncryptionKeyInput, type KeyhookOptions } from '@keyhook/core';
 import { createPostgresStore, type PostgresStore } from '@keyhook/store-postgres';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import pg from 'pg';
 import { registerErrorReplies } from './error-replies.js';
 import { invoiceRoutes, registerInvoiceRoutes } from './invoice-routes.js';
-import { InvoiceTable } from './invoice-table.js';
+import { createInvoiceTable, type InvoiceTable, invoiceTable } from './invoice-table.js';
 import { Invoices } from './invoices.js';
 import { createInvoicesKeyhook, type InvoicesKeyhook } from './keyhook.js';
 import { invoicesApiDocument, OPENAPI_PATH } from './openapi.js';
 
-export { withTransaction } from '@keyhook/store-postgres';
-export type { Invoice, InvoiceStatus } from './invoice-table.js';
-export { InvoiceTable } from './invoice-table.js';
+export { type Invoice, type InvoiceStatus, type InvoiceTable, invoiceTable } from './invoice-table.js';
 export { Invoices, invoiceEventId, toInvoiceView } from './invoices.js';
 export {
   createInvoicesKeyhook,
@@ -47,6 +46,9 @@ export interface InvoicesApp {
   keyhook: InvoicesKeyhook;
   /** The app's pool; keyhook's store runs on it too, so one client can hold both in a transaction. */
   pool: pg.Pool;
+  /** Drizzle on `pool`: the app's reads, writes and transactions. */
+  db: NodePgDatabase;
+  /** The app's `invoices` table, as Drizzle sees it. */
   table: InvoiceTable;
   invoices: Invoices;
   /** Every route the app registered (method and URL), HEAD included. */
@@ -60,7 +62,7 @@ export interface InvoicesApp {
  * 1. `createInvoicesKeyhook(store, …)`: keyhook with this app's scopes, events and header names;
  * 2. `app.register(keyhookFastify, { keyhook })`: keyhook's admin routes at `/api/v1`;
  * 3. `requireScope(keyhook, …)` in front of each invoice route;
- * 4. `keyhook.events.publish(…, { transaction: client })` inside the app's own transactions;
+ * 4. `keyhook.events.publish(…, { transaction: tx })` inside the app's own Drizzle transactions;
  * 5. one OpenAPI document for all of it, and a delivery worker in this process.
  */
 export async function buildInvoicesApp(options: InvoicesAppOptions): Promise<InvoicesApp> {
@@ -78,11 +80,17 @@ export async function buildInvoicesApp(options: InvoicesAppOptions): Promise<Inv
   });
   // An idle client dying (a database restart) is reported here; unhandled, it would crash the process.
   pool.on('error', (error) => app.log.warn({ err: error }, 'idle PostgreSQL client failed'));
+  // pg-pool stops listening while a client is out, and Drizzle's db.transaction checks clients out
+  // bare: a connection dying then would crash the process too (docs/decisions.md §20.4).
+  const inUseError = (error: Error) => app.log.warn({ err: error }, 'PostgreSQL client in use failed');
+  pool.on('acquire', (client) => client.on('error', inUseError));
+  pool.on('release', (_error, client) => client.off('error', inUseError));
+  const db = drizzle({ client: pool });
   let store: PostgresStore | undefined;
   let keyhook: InvoicesKeyhook | undefined;
   try {
-    const table = new InvoiceTable(options.schema ?? 'invoices');
-    await table.create(pool);
+    const table = invoiceTable(options.schema ?? 'invoices');
+    await createInvoiceTable(db, table);
     store = await createPostgresStore({ pool, schema: options.keyhookSchema ?? 'keyhook' });
     keyhook = createInvoicesKeyhook(store, {
       adminSecret: options.adminSecret,
@@ -90,7 +98,7 @@ export async function buildInvoicesApp(options: InvoicesAppOptions): Promise<Inv
       mode: options.mode,
       logger: app.log,
     });
-    const invoices = new Invoices(pool, table, keyhook);
+    const invoices = new Invoices(db, table, keyhook);
     const routes = invoiceRoutes(invoices);
 
     registerErrorReplies(app);
@@ -107,6 +115,7 @@ export async function buildInvoicesApp(options: InvoicesAppOptions): Promise<Inv
       app,
       keyhook,
       pool,
+      db,
       table,
       invoices,
       routes: registered,

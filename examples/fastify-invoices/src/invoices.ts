@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { withTransaction } from '@keyhook/store-postgres';
-import type pg from 'pg';
+import { and, desc, eq, sql } from 'drizzle-orm';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import type { Invoice, InvoiceTable } from './invoice-table.js';
 import type { InvoicesKeyhook } from './keyhook.js';
 
@@ -25,10 +25,10 @@ export const INVOICE_ID = /^inv_[0-9a-f]{24}$/;
 
 const newInvoiceId = () => `inv_${randomBytes(12).toString('hex')}`;
 
-/** The app's invoice rules: every write and its event share one transaction. */
+/** The app's invoice rules: every write and its event share one Drizzle transaction. */
 export class Invoices {
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly db: NodePgDatabase,
     private readonly table: InvoiceTable,
     private readonly keyhook: InvoicesKeyhook,
   ) {}
@@ -43,8 +43,8 @@ export class Invoices {
       createdAt: new Date(),
       paidAt: null,
     };
-    return withTransaction(this.pool, async (client) => {
-      await this.table.insert(client, invoice);
+    return this.db.transaction(async (tx) => {
+      await tx.insert(this.table).values(invoice);
       await this.keyhook.events.publish(
         {
           tenantId,
@@ -52,20 +52,23 @@ export class Invoices {
           id: invoiceEventId(invoice.id, 'created'),
           data: { invoiceId: invoice.id, customer: invoice.customer, amountCents: invoice.amountCents },
         },
-        { transaction: client },
+        { transaction: tx },
       );
       return invoice;
     });
   }
 
   pay(tenantId: string, id: string): Promise<PayOutcome> {
-    return withTransaction(this.pool, async (client): Promise<PayOutcome> => {
+    return this.db.transaction(async (tx): Promise<PayOutcome> => {
       // The row lock orders concurrent payments: the second sees `paid` and publishes nothing.
-      const invoice = await this.table.find(client, tenantId, id, { forUpdate: true });
+      const [invoice] = await tx.select().from(this.table).where(this.one(tenantId, id)).for('update');
       if (invoice === undefined) return { outcome: 'not_found' };
       if (invoice.status === 'paid') return { outcome: 'already_paid', invoice };
       const paidAt = new Date();
-      await this.table.markPaid(client, tenantId, id, paidAt);
+      await tx
+        .update(this.table)
+        .set({ status: 'paid', paidAt })
+        .where(and(this.one(tenantId, id), eq(this.table.status, 'draft')));
       await this.keyhook.events.publish(
         {
           tenantId,
@@ -78,19 +81,39 @@ export class Invoices {
             paidAt: paidAt.toISOString(),
           },
         },
-        { transaction: client },
+        { transaction: tx },
       );
       return { outcome: 'paid', invoice: { ...invoice, status: 'paid', paidAt } };
     });
   }
 
-  get(tenantId: string, id: string): Promise<Invoice | undefined> {
-    return this.table.find(this.pool, tenantId, id);
+  /** The tenant's invoice, or undefined: another tenant's id reads as unknown. */
+  async get(tenantId: string, id: string): Promise<Invoice | undefined> {
+    const [invoice] = await this.db.select().from(this.table).where(this.one(tenantId, id));
+    return invoice;
   }
 
-  /** Newest first, from just after the invoice `after` when given. */
+  /**
+   * The tenant's newest invoices first; with `after`, those older than that invoice of the same
+   * tenant (another tenant's id, or an unknown one, gives none).
+   */
   list(tenantId: string, limit: number, after?: string): Promise<Invoice[]> {
-    return this.table.list(this.pool, tenantId, limit, after);
+    const { createdAt, id } = this.table;
+    // The position of `after` is looked up in this tenant's invoices only.
+    const olderThan =
+      after === undefined
+        ? undefined
+        : sql`(${createdAt}, ${id}) < ${this.db.select({ createdAt, id }).from(this.table).where(this.one(tenantId, after))}`;
+    return this.db
+      .select()
+      .from(this.table)
+      .where(and(eq(this.table.tenantId, tenantId), olderThan))
+      .orderBy(desc(createdAt), desc(id))
+      .limit(limit);
+  }
+
+  private one(tenantId: string, id: string) {
+    return and(eq(this.table.tenantId, tenantId), eq(this.table.id, id));
   }
 }
 

@@ -2,9 +2,10 @@ import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import { requestJson } from '@keyhook/testing/support';
+import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Invoice, invoiceEventId, withTransaction } from '../src/app.js';
+import { type Invoice, invoiceEventId } from '../src/app.js';
 import { createInvoiceReceiver, type InvoiceWebhookEvent } from '../src/invoice-receiver.js';
 import {
   adminSessionFor,
@@ -283,7 +284,7 @@ describe.skipIf(!available)('the invoices app with keyhook embedded (PostgreSQL)
   });
 
   it("a publish refused inside the app's transaction rolls the app's own row back", async () => {
-    const { pool, table, keyhook } = running.instance;
+    const { db, table, keyhook, invoices } = running.instance;
     const draft = (id: string): Invoice => ({
       id,
       tenantId: 'rollback',
@@ -295,26 +296,26 @@ describe.skipIf(!available)('the invoices app with keyhook embedded (PostgreSQL)
     });
     // What a buggy caller might hand over: JSON with a string amount, which the event schema refuses.
     const untrusted: { amountCents: number } = JSON.parse('{"amountCents":"12"}');
-    const attempt = withTransaction(pool, async (client) => {
-      await table.insert(client, draft('inv_rolled_back'));
+    const attempt = db.transaction(async (tx) => {
+      await tx.insert(table).values(draft('inv_rolled_back'));
       await keyhook.events.publish(
         {
           tenantId: 'rollback',
           type: 'invoice.created',
           data: { invoiceId: 'inv_rolled_back', customer: 'Umbrella', amountCents: untrusted.amountCents },
         },
-        { transaction: client },
+        { transaction: tx },
       );
     });
     await expect(attempt).rejects.toMatchObject({
       code: 'validation_failed',
       details: [{ path: 'data.amountCents' }],
     });
-    expect(await table.find(pool, 'rollback', 'inv_rolled_back')).toBeUndefined();
+    expect(await invoices.get('rollback', 'inv_rolled_back')).toBeUndefined();
 
     // The same transaction with valid data commits both: the row and its event.
-    await withTransaction(pool, async (client) => {
-      await table.insert(client, draft('inv_committed'));
+    await db.transaction(async (tx) => {
+      await tx.insert(table).values(draft('inv_committed'));
       await keyhook.events.publish(
         {
           tenantId: 'rollback',
@@ -322,10 +323,10 @@ describe.skipIf(!available)('the invoices app with keyhook embedded (PostgreSQL)
           id: invoiceEventId('inv_committed', 'created'),
           data: { invoiceId: 'inv_committed', customer: 'Umbrella', amountCents: 1200 },
         },
-        { transaction: client },
+        { transaction: tx },
       );
     });
-    expect(await table.find(pool, 'rollback', 'inv_committed')).toMatchObject({ status: 'draft' });
+    expect(await invoices.get('rollback', 'inv_committed')).toMatchObject({ status: 'draft' });
     const events = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 1 });
     try {
       const { rows } = await events.query(
@@ -335,6 +336,16 @@ describe.skipIf(!available)('the invoices app with keyhook embedded (PostgreSQL)
     } finally {
       await events.end();
     }
+  });
+
+  it('a connection that dies inside a Drizzle transaction fails that transaction, not the process', async () => {
+    // Unheard, the client's 'error' would be an uncaught exception, and vitest fails the run on one.
+    await expect(
+      running.instance.db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT pg_terminate_backend(pg_backend_pid())`);
+      }),
+    ).rejects.toThrow();
+    expect((await running.call('GET', '/api/v1/invoices', keys.read)).status).toBe(200);
   });
 
   it('pages through a tenant’s invoices, newest first, with nextCursor; a cursor never crosses tenants', async () => {
