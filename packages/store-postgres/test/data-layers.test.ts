@@ -1,10 +1,14 @@
 /**
  * Publishing inside a host's own transaction, whatever its data layer: the same cases for pg,
- * postgres.js, Drizzle (node-postgres and postgres-js), Kysely, Knex and TypeORM, each with the
- * real library on the real database. A host's invoice and its `invoice.paid` commit together or
+ * postgres.js, Drizzle (node-postgres and postgres-js), Kysely, Knex, TypeORM and Prisma, each
+ * with the real library on the real database. A host's invoice and its `invoice.paid` commit together or
  * not at all; a failed publish leaves the transaction usable; anything not inside a transaction,
- * or on another database, is refused with a TypeError and writes nothing.
+ * or on another database, is refused with a TypeError and writes nothing; a host process killed
+ * after its commit loses nothing.
  */
+
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createKeyhook, type Keyhook, silentLogger } from '@keyhook/core';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver, waitUntil } from '@keyhook/testing/support';
@@ -24,6 +28,42 @@ const otherUrl = () => {
   return url.toString();
 };
 
+const viteNode = fileURLToPath(new URL('../../../node_modules/.bin/vite-node', import.meta.url));
+const vitestConfig = fileURLToPath(new URL('../vitest.config.ts', import.meta.url));
+const publishAndDie = fileURLToPath(new URL('./fixtures/publish-and-die.ts', import.meta.url));
+
+/** test/fixtures/publish-and-die.ts on `schema` through `layer`; resolves once it committed, then kills it (SIGKILL). */
+async function commitThenKill(layer: string, schema: string): Promise<void> {
+  const child = spawn(viteNode, ['--config', vitestConfig, publishAndDie], {
+    env: {
+      ...process.env,
+      KEYHOOK_TEST_LAYER: layer,
+      KEYHOOK_TEST_SCHEMA: schema,
+      KEYHOOK_TEST_SECRETS: JSON.stringify({
+        adminSecret: TEST_ADMIN_SECRET,
+        encryptionKey: TEST_ENCRYPTION_KEY,
+      }),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const read = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('committed\n')) resolve();
+      };
+      child.stdout.on('data', read);
+      child.stderr.on('data', read);
+      child.on('close', (code) => reject(new Error(`the host process exited with ${code}: ${output}`)));
+    });
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
 const EVENTS = { 'invoice.paid': { description: 'An invoice was paid.' } } as const;
 
 interface World {
@@ -39,7 +79,7 @@ interface World {
 }
 
 /** A store on a fresh schema with the host's invoices table, a keyhook with its worker, one endpoint, and the layer. */
-async function world(dataLayer: DataLayer): Promise<World> {
+async function world(dataLayer: DataLayer, { worker = true } = {}): Promise<World> {
   const schema = uniqueSchemaName('layer');
   const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 4 });
   await admin.query(invoicesTable(schema));
@@ -56,7 +96,7 @@ async function world(dataLayer: DataLayer): Promise<World> {
     url: receiver.url('/hooks'),
     events: ['invoice.paid'],
   });
-  keyhook.createWorker({ pollIntervalMs: 20 }).start();
+  if (worker) keyhook.createWorker({ pollIntervalMs: 20 }).start();
   const layer = await dataLayer.open(POSTGRES_TEST_URL, schema);
   return {
     schema,
@@ -220,6 +260,19 @@ describe.runIf(available)('publishing inside a data layer’s transaction', () =
         expect(await w.count('keyhook_events')).toBe(0);
       } finally {
         await elsewhere.close();
+        await w.close();
+      }
+    });
+
+    it('the host process killed after its commit: a worker started afterwards delivers the event once', async () => {
+      const w = await world(dataLayer, { worker: false });
+      try {
+        await commitThenKill(dataLayer.name, w.schema);
+        expect(await w.count('invoices')).toBe(1);
+        expect(await w.count('keyhook_deliveries', `status = 'pending'`)).toBe(1);
+        w.keyhook.createWorker({ pollIntervalMs: 20 }).start();
+        await deliveredOnce(w, ['evt_inv_killed']);
+      } finally {
         await w.close();
       }
     });
