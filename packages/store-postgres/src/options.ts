@@ -71,6 +71,7 @@ export async function createPostgresStore(options: PostgresStoreOptions = {}): P
   const schema = assertSchemaName(options.schema ?? DEFAULT_SCHEMA);
   const mode = migrationsMode(options.migrations);
   assertOneSource(options);
+  if (options.pool) assertPoolServesStore(options.pool);
   const logger = options.logger ?? consoleLogger;
   const ownsPool = options.pool === undefined;
   // Checked before anything opens (the store takes the same value).
@@ -95,4 +96,18 @@ export async function createPostgresStore(options: PostgresStoreOptions = {}): P
     preparedStatements: options.preparedStatements ?? true,
     statementTimeoutMs: options.statementTimeoutMs,
   });
+}
+
+/**
+ * A host's pool must hold the store's listening connection (held for as long as a worker or the
+ * verified-key cache runs) and still have one for the store's statements: `max` of at least 2.
+ */
+function assertPoolServesStore(pool: pg.Pool): void {
+  const max = (pool as pg.Pool & { options?: { max?: unknown } }).options?.max;
+  if (typeof max === 'number' && max < 2) {
+    throw new TypeError(
+      `keyhook: the store needs a pool of at least 2 connections (this one has max ${max}): it holds one ` +
+        'for LISTEN while a worker or the verified-key cache runs, and runs its statements on the others.',
+    );
+  }
 }

@@ -278,6 +278,19 @@ async function outcome(
       }
     });
 
+    it('refuses a pool of yours too small to hold its listening connection and run statements', async () => {
+      const pool = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 1 });
+      try {
+        await expect(createPostgresStore({ pool, schema: freshSchema('one') })).rejects.toThrow(
+          /at least 2 connections \(this one has max 1\)/,
+        );
+        // Nothing opened on it: no migration ran, no connection was taken.
+        expect(pool.totalCount).toBe(0);
+      } finally {
+        await pool.end();
+      }
+    });
+
     it('leaves an external pool open on close, and is itself unusable afterwards', async () => {
       const pool = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
       try {
