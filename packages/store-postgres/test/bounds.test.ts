@@ -173,9 +173,10 @@ async function lockWaiters(schema: string, forMs = 0): Promise<number> {
       silentLogger,
     );
     try {
+      // The first error heard: the server's FATAL 25P03; pg may report the closed socket after it.
       let heard: Error | undefined;
       const client = await checkOut(pool, (error) => {
-        heard = error;
+        heard ??= error;
       });
       try {
         // One round trip, so a busy machine cannot leave the session idle before it holds the lock.

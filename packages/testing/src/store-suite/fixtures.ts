@@ -9,6 +9,7 @@ import {
   type WebhookRecord,
   type WebhookSubscription,
 } from '@keyhook/core/store';
+import { waitUntil } from '../support/wait-until.js';
 
 /** A key record as core would write it; fields can be overridden. */
 export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
@@ -148,7 +149,18 @@ export async function feedAfterBackfill(
     (await store.listFeedEvents(tenantId, { limit: 10, createdSince: T0 })).events.map(
       (entry) => entry.event.id,
     );
-  return { published: outcome.outcome, tenantA: await ids('tenant_a'), tenantB: await ids('tenant_b') };
+  // On Postgres the feed shows only what committed below every open transaction of the cluster:
+  // another suite's transaction, open on a shared server, holds it back until it ends.
+  let tenantA: string[] = [];
+  await waitUntil(
+    async () => {
+      tenantA = await ids('tenant_a');
+      return tenantA.includes('evt_0_new');
+    },
+    10_000,
+    () => `tenant_a's feed reads ${JSON.stringify(tenantA)}`,
+  ).catch(() => {});
+  return { published: outcome.outcome, tenantA, tenantB: await ids('tenant_b') };
 }
 
 /** What feedAfterBackfill reads when the feed's migration placed the older events right. */
