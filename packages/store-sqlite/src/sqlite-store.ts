@@ -46,6 +46,7 @@ import {
 } from './delivery-statements.js';
 import { feedReader } from './feed-statements.js';
 import { GroupCommit } from './group-commit.js';
+import { joinedLibrary } from './host-transaction.js';
 import {
   type IdempotencyStatements,
   type IdempotencyTransactions,
@@ -341,17 +342,13 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Joins a transaction of yours when it runs on this store's own connection (`database`):
-   * the event and its deliveries are written before this returns, in a savepoint of your
+   * Joins a transaction of yours when it runs on this store's own connection (`database`): the
+   * connection itself, or a Drizzle, Kysely or Knex transaction on it (host-transaction.ts).
+   * The event and its deliveries are written before this returns, in a savepoint of your
    * transaction, and commit or roll back with it. For a transactional outbox on SQLite.
    */
   publishEventSync(event: EventRecord, newDeliveryId: () => string, transaction: unknown): PublishOutcome {
-    if (transaction !== this.db || !this.db.inTransaction) {
-      throw new TypeError(
-        'keyhook: the SQLite store joins only a transaction open on its own connection: ' +
-          'createSqliteStore({ database: db }), then db.transaction(() => { … publishSync(…, { transaction: db }) … })',
-      );
-    }
+    joinedLibrary(transaction, this.db); // a TypeError for anything else, before anything is written
     return this.run(() => this.deliveryTransactions.publishEvent(event, newDeliveryId, undefined));
   }
 
