@@ -201,16 +201,23 @@ function drizzle(tx: Record<string, unknown>, kind: string): JoinedTransaction {
   throw refused(`is a Drizzle ${kind}; keyhook joins Drizzle's node-postgres and postgres-js transactions`);
 }
 
+/** Prepared, as on pg; a host's `postgres({ prepare: false })` (a pooler in transaction mode) still wins. */
+const PREPARED = { prepare: true };
+
+type PostgresJsSql = ((...args: never[]) => unknown) & {
+  unsafe(
+    text: string,
+    values: unknown[],
+    options: { prepare: boolean },
+  ): Promise<readonly Record<string, unknown>[]>;
+  savepoint<T>(work: (sql: PostgresJsSql) => Promise<T>): Promise<T>;
+};
+
 /**
  * postgres.js: the `sql` that `sql.begin()` hands its callback (it has `savepoint`; the top-level
  * `sql` has not). The publish runs in its `savepoint()`: a statement that fails inside a bare
  * SAVEPOINT would still fail the whole `begin()`, which remembers every error it saw.
  */
-type PostgresJsSql = ((...args: never[]) => unknown) & {
-  unsafe(text: string, values: unknown[]): Promise<readonly Record<string, unknown>[]>;
-  savepoint<T>(work: (sql: PostgresJsSql) => Promise<T>): Promise<T>;
-};
-
 function postgresJs(sql: Record<string, unknown>, library = 'postgres.js'): JoinedTransaction {
   if (typeof sql.savepoint !== 'function')
     throw refused(
@@ -225,7 +232,7 @@ function postgresJs(sql: Record<string, unknown>, library = 'postgres.js'): Join
           work(
             executorClient({
               // A Date as ISO text: Drizzle's postgres-js driver replaces the timestamp serializers with ones that take text.
-              executeSql: (text, values) => sp.unsafe(text, values.map(isoDate)),
+              executeSql: (text, values) => sp.unsafe(text, values.map(isoDate), PREPARED),
             }),
           ),
         );
@@ -238,7 +245,7 @@ function postgresJs(sql: Record<string, unknown>, library = 'postgres.js'): Join
   };
 }
 
-/** Knex: its `raw` takes `?` placeholders, so each `$n` becomes one, with its value in place. */
+/** Knex (client `pg`): through the connection its transaction holds (`trx.client.acquireConnection()`). */
 function knex(trx: Record<string, unknown>): JoinedTransaction {
   if (trx.isTransaction !== true)
     throw refused('is a Knex instance, not inside a transaction: pass the `trx` of knex.transaction()');
@@ -248,20 +255,13 @@ function knex(trx: Record<string, unknown>): JoinedTransaction {
     '') as unknown;
   if (typeof dialect === 'string' && !/^(pg|postgres|postgresql|pgnative)$/.test(dialect))
     throw refused(`is a Knex transaction on ${dialect}, not PostgreSQL`);
-  const raw = trx.raw as (text: string, bindings: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
-  return throughExecutor(
-    {
-      async executeSql(text, values) {
-        const bindings: unknown[] = [];
-        const positional = text.replaceAll('?', '\\?').replace(/\$(\d+)/g, (_, n: string) => {
-          bindings.push(values[Number(n) - 1]);
-          return '?';
-        });
-        return (await raw.call(trx, positional, bindings)).rows;
-      },
-    },
-    'knex',
-  );
+  // The transaction's own pg client, so the statements go as on pg: named, parsed once per connection.
+  const acquire = (trx.client as { acquireConnection: () => Promise<Queryable> }).acquireConnection;
+  return {
+    library: 'knex',
+    inSavepoint: async (name, work) =>
+      pgClient(await acquire.call(trx.client), 'knex').inSavepoint(name, work),
+  };
 }
 
 /** Kysely: the statement as a raw compiled query, past the instance's plugins (a CamelCasePlugin would rename the columns). */
@@ -327,13 +327,13 @@ function prisma(tx: Record<string, unknown>): JoinedTransaction {
 }
 
 interface TypeormRunner {
-  query(text: string, values: unknown[], structured: true): Promise<{ records: Record<string, unknown>[] }>;
+  databaseConnection: Queryable;
   isTransactionActive: boolean;
   isReleased: boolean;
   connection?: { options?: { type?: unknown } };
 }
 
-/** TypeORM: the manager that `dataSource.transaction()` hands its callback carries its QueryRunner. */
+/** TypeORM: the manager that `dataSource.transaction()` hands its callback carries its QueryRunner, which holds a pg client. */
 function typeormManager(manager: Record<string, unknown>): JoinedTransaction {
   const runner = manager.queryRunner as TypeormRunner | undefined;
   if (!runner)
@@ -350,8 +350,6 @@ function typeormRunner(value: Record<string, unknown>): JoinedTransaction {
   const type = runner.connection?.options?.type;
   if (type !== undefined && type !== 'postgres')
     throw refused(`is a TypeORM transaction on ${String(type)}, not PostgreSQL`);
-  return throughExecutor(
-    { executeSql: async (text, values) => (await runner.query(text, values, true)).records },
-    'typeorm',
-  );
+  // The transaction's own pg client, so the statements go as on pg: named, parsed once per connection.
+  return pgClient(runner.databaseConnection, 'typeorm');
 }
