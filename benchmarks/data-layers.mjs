@@ -39,16 +39,12 @@
 // opened is skipped with the reason. A quick run: BENCH_LAYERS_ROUNDS=1 BENCH_LAYERS_PUBLISHES=50
 // BENCH_LAYERS_WARMUP=10 BENCH_LAYERS_PREWARM=20. Needs the built packages and Postgres
 // (BENCH_PG_URL, postgres://postgres@127.0.0.1:5432/test); skipped without it. Exits 0 always.
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { pathToFileURL } from 'node:url';
 import { createKeyhook } from '@keyhook/core';
+import { generatePrismaClient } from '../packages/store-postgres/test/prisma/generate.mjs';
 import {
   ADMIN_SECRET,
   cleanups,
@@ -75,75 +71,15 @@ const TARGET = 1.15;
 const TENANT = 'acme';
 const EVENT_TYPE = 'invoice.paid';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const benchRequire = createRequire(import.meta.url);
-const execFileAsync = promisify(execFile);
 // ---------------------------------------------------------------------------------------------
-// Prisma: its client generated offline, as packages/store-postgres/test/prisma/client.ts does.
+// Prisma: its client generated offline, by the data-layer tests' generate.mjs.
 
-const PRISMA_SCHEMA = path.join(here, '../packages/store-postgres/test/prisma/schema.prisma');
-
-/** The generated client's entry, generating it unless os.tmpdir() already holds this version. */
-async function prismaClientEntry() {
-  const schema = await readFile(PRISMA_SCHEMA, 'utf8');
-  const versionOf = (name) => benchRequire(`${name}/package.json`).version;
-  const key = createHash('sha256')
-    .update(
-      [
-        versionOf('prisma'),
-        versionOf('@prisma/client'),
-        versionOf('typescript'),
-        schema,
-        os.userInfo().uid,
-      ].join('\0'),
-    )
-    .digest('hex')
-    .slice(0, 16);
-  const target = path.join(os.tmpdir(), `keyhook-bench-prisma-${key}`);
-  const entry = path.join(target, 'client.js');
-  if (existsSync(entry)) return entry;
-  const scratch = `${target}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  await mkdir(scratch, { recursive: true });
-  try {
-    // The schema's `output = "./generated/client"` is relative to this copy.
-    await writeFile(path.join(scratch, 'schema.prisma'), schema);
-    const cli = path.join(path.dirname(benchRequire.resolve('prisma/package.json')), 'build', 'index.js');
-    await execFileAsync(process.execPath, [cli, 'generate', '--schema', 'schema.prisma', '--no-hints'], {
-      cwd: scratch,
-      timeout: 120_000,
-      env: {
-        ...process.env,
-        // `generate` only checks that a schema engine exists; without one it downloads it.
-        PRISMA_SCHEMA_ENGINE_BINARY: existsSync('/bin/true') ? '/bin/true' : process.execPath,
-        CHECKPOINT_DISABLE: '1',
-        PRISMA_HIDE_UPDATE_MESSAGE: '1',
-      },
-    });
-    // The `prisma-client` generator writes TypeScript; Node 20 runs JavaScript: each file transpiled beside it.
-    const { default: ts } = await import('typescript');
-    const client = path.join(scratch, 'generated', 'client');
-    for (const file of await readdir(client, { recursive: true })) {
-      if (!file.endsWith('.ts')) continue;
-      const source = await readFile(path.join(client, file), 'utf8');
-      const { outputText } = ts.transpileModule(source, {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      });
-      await writeFile(path.join(client, file.replace(/\.ts$/, '.js')), outputText);
-    }
-    await writeFile(path.join(client, 'package.json'), '{ "type": "module" }\n');
-    // Its imports of @prisma/client resolve through this repository's node_modules.
-    const modules = path.resolve(path.dirname(benchRequire.resolve('@prisma/client/package.json')), '../..');
-    await symlink(modules, path.join(client, 'node_modules'), 'dir');
-    try {
-      await rename(client, target);
-    } catch (error) {
-      if (!existsSync(entry)) throw error; // another run renamed its copy into place first
-    }
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
-  return entry;
-}
+/** The generated client's entry, generating it into os.tmpdir() unless it is there already. */
+const prismaClientEntry = () =>
+  generatePrismaClient({
+    into: path.join(os.tmpdir(), `keyhook-bench-prisma-${os.userInfo().uid}`),
+    javascript: true,
+  });
 // ---------------------------------------------------------------------------------------------
 // The layers: each opens its library on the database with its invoices in `schema`, and gives
 // `transaction(work)` (work gets the library's transaction object), `statement(tx)` (one
