@@ -93,6 +93,27 @@ const drizzleInvoices = async (schema) => {
   });
 };
 
+/** pg behind a SqlExecutor of its own, each statement sent as `config(text, values)` gives it. */
+function executorLayer(name, config) {
+  return {
+    name,
+    async open(schema) {
+      const { pg, withTransaction } = await loadPg();
+      const pool = new pg.Pool({ connectionString: PG_URL, max: POOL });
+      const executorOf = (client) => ({
+        executeSql: async (text, values) => (await client.query(config(text, values))).rows,
+      });
+      return {
+        transaction: (work) => withTransaction(pool, (client) => work(executorOf(client))),
+        statement: (tx) => tx.executeSql('SELECT $1::text AS probe', ['x']),
+        insertInvoice: (tx, id) =>
+          tx.executeSql(`INSERT INTO "${schema}".invoices (id, status) VALUES ($1, 'paid')`, [id]),
+        close: () => pool.end(),
+      };
+    },
+  };
+}
+
 const LAYERS = [
   {
     name: 'pg',
@@ -109,43 +130,16 @@ const LAYERS = [
       };
     },
   },
-  {
-    name: 'SqlExecutor (pg)',
-    async open(schema) {
-      const { pg, withTransaction } = await loadPg();
-      const pool = new pg.Pool({ connectionString: PG_URL, max: POOL });
-      const executorOf = (client) => ({
-        executeSql: async (text, values) => (await client.query(text, values)).rows,
-      });
-      return {
-        transaction: (work) => withTransaction(pool, (client) => work(executorOf(client))),
-        statement: (tx) => tx.executeSql('SELECT $1::text AS probe', ['x']),
-        insertInvoice: (tx, id) =>
-          tx.executeSql(`INSERT INTO "${schema}".invoices (id, status) VALUES ($1, 'paid')`, [id]),
-        close: () => pool.end(),
-      };
-    },
-  },
+  executorLayer('SqlExecutor (pg)', (text, values) => ({ text, values })),
   {
     // Not a data layer: the executor above, each statement prepared under a name from its text,
     // as keyhook's own pg path sends them. What is left of its gap to raw pg is not parsing and planning.
-    name: 'SqlExecutor prepared (pg)',
+    ...executorLayer('SqlExecutor prepared (pg)', (text, values) => ({
+      name: `bench_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`,
+      text,
+      values,
+    })),
     control: 'diagnostic',
-    async open(schema) {
-      const { pg, withTransaction } = await loadPg();
-      const pool = new pg.Pool({ connectionString: PG_URL, max: POOL });
-      const named = (text) => `bench_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-      const executorOf = (client) => ({
-        executeSql: async (text, values) => (await client.query({ name: named(text), text, values })).rows,
-      });
-      return {
-        transaction: (work) => withTransaction(pool, (client) => work(executorOf(client))),
-        statement: (tx) => tx.executeSql('SELECT $1::text AS probe', ['x']),
-        insertInvoice: (tx, id) =>
-          tx.executeSql(`INSERT INTO "${schema}".invoices (id, status) VALUES ($1, 'paid')`, [id]),
-        close: () => pool.end(),
-      };
-    },
   },
   {
     name: 'postgres.js',

@@ -71,43 +71,44 @@ const postgresJs: DataLayer = {
 const invoicesIn = (schema: string) =>
   pgSchema(schema).table('invoices', { id: text('id').primaryKey(), status: text('status').notNull() });
 
-const drizzleNodePostgres: DataLayer = {
-  name: 'drizzle (node-postgres)',
-  async open(url, schema) {
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
-    const db = drizzlePg({ client: pool });
-    const invoices = invoicesIn(schema);
-    return {
-      transaction: (work) => db.transaction((tx) => work(tx)),
-      async insertInvoice(tx, id) {
-        await (tx as Parameters<Parameters<typeof db.transaction>[0]>[0])
-          .insert(invoices)
-          .values({ id, status: 'paid' });
-      },
-      outside: db,
-      close: () => pool.end(),
-    };
+/** Drizzle on one of its drivers: `connect` opens the driver and Drizzle on it. */
+function drizzleLayer(
+  name: string,
+  connect: (url: string) => {
+    db: ReturnType<typeof drizzlePg> | ReturnType<typeof drizzlePostgresJs>;
+    end(): Promise<void>;
   },
-};
+): DataLayer {
+  return {
+    name,
+    async open(url, schema) {
+      const { db, end } = connect(url);
+      const invoices = invoicesIn(schema);
+      return {
+        transaction: (work) =>
+          (db.transaction as (run: (tx: unknown) => Promise<unknown>) => Promise<never>)(work),
+        async insertInvoice(tx, id) {
+          // Both drivers' transactions build the same insert.
+          await (tx as Pick<ReturnType<typeof drizzlePg>, 'insert'>)
+            .insert(invoices)
+            .values({ id, status: 'paid' });
+        },
+        outside: db,
+        close: end,
+      };
+    },
+  };
+}
 
-const drizzlePostgresJsLayer: DataLayer = {
-  name: 'drizzle (postgres-js)',
-  async open(url, schema) {
-    const sql = postgres(url, { max: 10, onnotice: () => {} });
-    const db = drizzlePostgresJs({ client: sql });
-    const invoices = invoicesIn(schema);
-    return {
-      transaction: (work) => db.transaction((tx) => work(tx)),
-      async insertInvoice(tx, id) {
-        await (tx as Parameters<Parameters<typeof db.transaction>[0]>[0])
-          .insert(invoices)
-          .values({ id, status: 'paid' });
-      },
-      outside: db,
-      close: () => sql.end(),
-    };
-  },
-};
+const drizzleNodePostgres = drizzleLayer('drizzle (node-postgres)', (url) => {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  return { db: drizzlePg({ client: pool }), end: () => pool.end() };
+});
+
+const drizzlePostgresJsLayer = drizzleLayer('drizzle (postgres-js)', (url) => {
+  const sql = postgres(url, { max: 10, onnotice: () => {} });
+  return { db: drizzlePostgresJs({ client: sql }), end: () => sql.end() };
+});
 
 interface KyselyTables {
   invoices: { id: string; status: string };
