@@ -1,6 +1,6 @@
 import { keyhookFastify } from '@keyhook/adapter-fastify';
 import { DEFAULT_PREFIX, type EncryptionKeyInput, type KeyhookOptions } from '@keyhook/core';
-import { createPostgresStore, type PostgresStore } from '@keyhook/store-postgres';
+import { createPostgresStore, guardPool, type PostgresStore } from '@keyhook/store-postgres';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import pg from 'pg';
@@ -78,13 +78,9 @@ export async function buildInvoicesApp(options: InvoicesAppOptions): Promise<Inv
     // An unreachable database fails a request in 5 s instead of hanging it (pg waits forever by default).
     connectionTimeoutMillis: 5000,
   });
-  // An idle client dying (a database restart) is reported here; unhandled, it would crash the process.
-  pool.on('error', (error) => app.log.warn({ err: error }, 'idle PostgreSQL client failed'));
-  // pg-pool stops listening while a client is out, and Drizzle's db.transaction checks clients out
-  // bare: a connection dying then would crash the process too (docs/decisions.md §20.4).
-  const inUseError = (error: Error) => app.log.warn({ err: error }, 'PostgreSQL client in use failed');
-  pool.on('acquire', (client) => client.on('error', inUseError));
-  pool.on('release', (_error, client) => client.off('error', inUseError));
+  // A client dying, idle or checked out by Drizzle's transactions (which attach no listener), is
+  // reported here; unheard, it would crash the process (docs/decisions.md §20.4).
+  guardPool(pool, (error) => app.log.warn({ err: error }, 'PostgreSQL client failed'));
   const db = drizzle({ client: pool });
   let store: PostgresStore | undefined;
   let keyhook: InvoicesKeyhook | undefined;

@@ -70,3 +70,17 @@ export async function withTransaction<T>(
 export function isReadTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === 'Query read timeout';
 }
+
+/**
+ * Listens for the connection errors of every client of `pool`, idle or checked out, for as long
+ * as the pool lives; `onError` hears each. For a pool whose clients a data layer checks out
+ * itself (Drizzle's and Kysely's transactions call `pool.connect()` and attach no listener), so
+ * that a reset while one is out fails its statement rather than the process (docs/decisions.md
+ * §20.4). Returns `pool`.
+ */
+export function guardPool(pool: pg.Pool, onError: (error: Error) => void): pg.Pool {
+  pool.on('error', onError);
+  pool.on('acquire', (client) => client.on('error', onError));
+  pool.on('release', (_error, client) => client.off('error', onError));
+  return pool;
+}

@@ -1,5 +1,5 @@
 export { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './bounds.js';
-export { checkOut, type TransactionOptions, withTransaction } from './checkout.js';
+export { checkOut, guardPool, type TransactionOptions, withTransaction } from './checkout.js';
 export { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './connection.js';
 export type { SqlExecutor } from './host-transaction.js';
 export {

@@ -3,7 +3,7 @@ import { takeUnguardedCheckouts } from '@keyhook/testing/pg-checkouts';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { checkOut, withTransaction } from '../src/checkout.js';
+import { checkOut, guardPool, withTransaction } from '../src/checkout.js';
 
 const available = await postgresAvailable();
 
@@ -54,6 +54,23 @@ describe.runIf(available)('a checked-out client whose connection fails', () => {
     await expect.poll(() => heard).toBeDefined();
     client.release();
     expect(pool.totalCount).toBe(0);
+  });
+
+  it('guardPool: a reset while a data layer holds a client it checked out bare fails that client, not the process', async () => {
+    pool = new pg.Pool({ connectionString: proxy.url(), max: 1 });
+    const heard: Error[] = [];
+    guardPool(pool, (error) => heard.push(error));
+    // What Drizzle's and Kysely's transactions do: pool.connect(), no listener of their own.
+    const client = await pool.connect();
+    await client.query('BEGIN');
+    proxy.reset();
+    await expect.poll(() => heard.length).toBeGreaterThan(0);
+    await expect(client.query('SELECT 1')).rejects.toThrow();
+    client.release();
+    // Released, the failed client is dropped; the pool still serves, and the guard is on the new one.
+    expect((await pool.query('SELECT 2 AS n')).rows[0].n).toBe(2);
+    proxy.reset();
+    await expect.poll(() => heard.length).toBeGreaterThan(1);
   });
 
   it('withTransaction: a reset mid-transaction rejects with the connection error and writes nothing', async () => {
