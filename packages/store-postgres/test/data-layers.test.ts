@@ -7,11 +7,16 @@
  * after its commit loses nothing.
  */
 
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createKeyhook, type Keyhook, silentLogger } from '@keyhook/core';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver, waitUntil } from '@keyhook/testing/support';
+import {
+  killHostProcessAt,
+  TEST_ADMIN_SECRET,
+  TEST_ENCRYPTION_KEY,
+  TestReceiver,
+  waitUntil,
+} from '@keyhook/testing/support';
 import { verify } from '@keyhook/webhook-verify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,41 +33,17 @@ const otherUrl = () => {
   return url.toString();
 };
 
-const viteNode = fileURLToPath(new URL('../../../node_modules/.bin/vite-node', import.meta.url));
 const vitestConfig = fileURLToPath(new URL('../vitest.config.ts', import.meta.url));
 const publishAndDie = fileURLToPath(new URL('./fixtures/publish-and-die.ts', import.meta.url));
 
-/** test/fixtures/publish-and-die.ts on `schema` through `layer`; resolves once it committed, then kills it (SIGKILL). */
-async function commitThenKill(layer: string, schema: string): Promise<void> {
-  const child = spawn(viteNode, ['--config', vitestConfig, publishAndDie], {
-    env: {
-      ...process.env,
-      KEYHOOK_TEST_LAYER: layer,
-      KEYHOOK_TEST_SCHEMA: schema,
-      KEYHOOK_TEST_SECRETS: JSON.stringify({
-        adminSecret: TEST_ADMIN_SECRET,
-        encryptionKey: TEST_ENCRYPTION_KEY,
-      }),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const read = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('committed\n')) resolve();
-      };
-      child.stdout.on('data', read);
-      child.stderr.on('data', read);
-      child.on('close', (code) => reject(new Error(`the host process exited with ${code}: ${output}`)));
-    });
-  } finally {
-    child.kill('SIGKILL');
-    await exited;
-  }
-}
+/** test/fixtures/publish-and-die.ts on `schema` through `layer`, killed once it has committed. */
+const commitThenKill = (layer: string, schema: string) =>
+  killHostProcessAt(
+    publishAndDie,
+    vitestConfig,
+    { KEYHOOK_TEST_LAYER: layer, KEYHOOK_TEST_SCHEMA: schema },
+    'committed',
+  );
 
 const EVENTS = { 'invoice.paid': { description: 'An invoice was paid.' } } as const;
 

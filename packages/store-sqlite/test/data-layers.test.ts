@@ -1,12 +1,14 @@
 /**
  * publishSync inside a transaction of each data layer the SQLite store joins, on the store's
- * own connection to a real file: raw better-sqlite3, Drizzle, Kysely and Knex, the same cases
- * for each. Deliveries go to a real receiver through a real worker.
+ * own connection to a real file: raw better-sqlite3, Drizzle, Kysely and Knex (test/host-layers.ts),
+ * the same cases for each. Deliveries go to a real receiver through a real worker; a host process
+ * killed right after its commit (test/fixtures/publish-and-die.ts) loses nothing.
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   createKeyhook,
   type DeliveryWorker,
@@ -16,6 +18,7 @@ import {
   silentLogger,
 } from '@keyhook/core';
 import {
+  killHostProcessAt,
   type ReceivedRequest,
   TEST_ADMIN_SECRET,
   TEST_CATALOG,
@@ -24,12 +27,9 @@ import {
   waitUntil,
 } from '@keyhook/testing/support';
 import type Database from 'better-sqlite3';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import knex from 'knex';
-import { Kysely, SqliteDialect } from 'kysely';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteStore, openDatabase, type SqliteStore } from '../src/index.js';
+import { LAYERS, type Opened, ORDERS_TABLE, type Step } from './host-layers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'keyhook-data-layers-'));
 let count = 0;
@@ -38,122 +38,25 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 /** A file with the host's own table. */
 function openFile(): Database.Database {
   const db = openDatabase(join(root, `db-${++count}.db`));
-  db.exec('CREATE TABLE orders (id TEXT PRIMARY KEY, status TEXT NOT NULL)');
+  db.exec(ORDERS_TABLE);
   return db;
 }
 
-/** One step of a host transaction, given the layer's transaction object. */
-type Step = (tx: unknown) => void | Promise<void>;
+const vitestConfig = fileURLToPath(new URL('../vitest.config.ts', import.meta.url));
+const publishAndDie = fileURLToPath(new URL('./fixtures/publish-and-die.ts', import.meta.url));
 
-/** A data layer opened on one connection. */
-interface Opened {
-  /** The library's own object, outside any transaction. */
-  outside: unknown;
-  /** Runs `steps` in one transaction of the layer; rolls back and rejects when one throws. */
-  transaction(steps: Step[]): Promise<void>;
-  /** The host's own write, in the layer's words. */
-  insert(id: string): Step;
-  close(): Promise<void>;
-}
-
-interface Layer {
-  name: string;
-  /** Its transaction stays open across awaits (the others' are synchronous). */
-  async: boolean;
-  /** The store can tell its transaction on another connection (Knex does not show it). */
-  showsConnection: boolean;
-  open(db: Database.Database): Opened;
-}
-
-function synchronously(result: void | Promise<void>): void {
-  if (result instanceof Promise) throw new Error('a synchronous transaction was given an async step');
-}
-
-const orders = sqliteTable('orders', { id: text('id').primaryKey(), status: text('status').notNull() });
-
-const LAYERS: Layer[] = [
-  {
-    name: 'better-sqlite3',
-    async: false,
-    showsConnection: true,
-    open: (db) => ({
-      outside: db,
-      transaction: async (steps) =>
-        db.transaction(() => {
-          for (const step of steps) synchronously(step(db));
-        })(),
-      insert: (id) => () => {
-        db.prepare("INSERT INTO orders (id, status) VALUES (?, 'paid')").run(id);
-      },
-      close: async () => {},
-    }),
-  },
-  {
-    name: 'Drizzle',
-    async: false,
-    showsConnection: true,
-    open: (db) => {
-      const orm = drizzle({ client: db });
-      type Tx = Parameters<Parameters<typeof orm.transaction>[0]>[0];
-      return {
-        outside: orm,
-        transaction: async (steps) =>
-          orm.transaction((tx) => {
-            for (const step of steps) synchronously(step(tx));
-          }),
-        insert: (id) => (tx) => {
-          (tx as Tx).insert(orders).values({ id, status: 'paid' }).run();
-        },
-        close: async () => {},
-      };
-    },
-  },
-  {
-    name: 'Kysely',
-    async: true,
-    showsConnection: true,
-    open: (db) => {
-      const orm = new Kysely<{ orders: { id: string; status: string } }>({
-        dialect: new SqliteDialect({ database: db }),
-      });
-      return {
-        outside: orm,
-        transaction: (steps) =>
-          orm.transaction().execute(async (trx) => {
-            for (const step of steps) await step(trx);
-          }),
-        insert: (id) => async (trx) => {
-          await (trx as typeof orm).insertInto('orders').values({ id, status: 'paid' }).execute();
-        },
-        // Not orm.destroy(): it would close the connection, which the store shares.
-        close: async () => {},
-      };
-    },
-  },
-  {
-    name: 'Knex',
-    async: true,
-    showsConnection: false,
-    open: (db) => {
-      const pool = new knex.KnexPool({ create: () => db, destroy: () => {}, min: 0, max: 1 });
-      const orm = knex({ client: 'better-sqlite3', connectionPool: pool, useNullAsDefault: true });
-      return {
-        outside: orm,
-        transaction: (steps) =>
-          orm.transaction(async (trx) => {
-            for (const step of steps) await step(trx);
-          }),
-        insert: (id) => async (trx) => {
-          await (trx as typeof orm)('orders').insert({ id, status: 'paid' });
-        },
-        close: async () => {
-          await orm.destroy();
-          await pool.destroy();
-        },
-      };
-    },
-  },
-];
+/**
+ * test/fixtures/publish-and-die.ts on the file `filename` through `layer`: a host process with no
+ * worker that commits order `order_killed` and event `evt_killed` together, killed (SIGKILL) as
+ * soon as it has printed that it committed; resolves with the signal it died of.
+ */
+const commitThenKill = (layer: string, filename: string) =>
+  killHostProcessAt(
+    publishAndDie,
+    vitestConfig,
+    { KEYHOOK_TEST_DB: filename, KEYHOOK_TEST_LAYER: layer },
+    'committed',
+  );
 
 const TENANT = 'tenant_a';
 let db: Database.Database;
@@ -418,6 +321,56 @@ describe.each(LAYERS)('publishSync in a $name transaction on the store’s conne
       expect(eventIds()).toEqual([]);
     },
   );
+
+  it('the host process killed between its commit and any delivery: after a restart the event is delivered once, and it verifies', async () => {
+    await worker.stop(); // nothing in this process delivers before the restart
+    expect(await commitThenKill(layer.name, db.name)).toBe('SIGKILL');
+    const deliveries = () =>
+      db.prepare('SELECT status, attempts FROM keyhook_deliveries').all() as {
+        status: string;
+        attempts: number;
+      }[];
+    expect(orderIds()).toEqual(['order_killed']);
+    expect(eventIds()).toEqual(['evt_killed']);
+    expect(deliveries()).toEqual([{ status: 'pending', attempts: 0 }]);
+    expect(receiver.requests).toHaveLength(0);
+
+    // The restart: the host opens the store on its file again, with a keyhook whose worker runs.
+    const reopened = openDatabase(db.name);
+    const restarted = createSqliteStore({ database: reopened, logger: silentLogger });
+    const again = createKeyhook({
+      ...TEST_CATALOG,
+      store: restarted,
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      mode: 'development',
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      logger: silentLogger,
+      delivery: { timeoutMs: 2000 },
+    });
+    try {
+      const delivering = again.createWorker({ pollIntervalMs: 50 });
+      delivering.start();
+      await waitUntil(
+        () => deliveries()[0]?.status === 'succeeded',
+        10_000,
+        () => `deliveries ${JSON.stringify(deliveries())}, ${receiver.requests.length} received`,
+      );
+      await delivering.stop(); // once the attempts in flight are recorded
+      expect(reopened.prepare('SELECT id FROM orders').pluck().all()).toEqual(['order_killed']);
+      expect(deliveries()).toEqual([{ status: 'succeeded', attempts: 1 }]);
+      expect(sentEventIds()).toEqual(['evt_killed']);
+      expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({
+        id: 'evt_killed',
+        type: 'run.completed',
+        data: { id: 'evt_killed' },
+      });
+      expect(signedWith(receiver.requests[0]!, secret)).toBe(true);
+    } finally {
+      await again.close();
+      await restarted.close();
+      reopened.close();
+    }
+  });
 
   it('8 transactions, started together, each commit their row and event, and each event is delivered once', async () => {
     const ids = Array.from({ length: 8 }, (_, i) => i);

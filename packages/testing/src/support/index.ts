@@ -1,6 +1,7 @@
 export { TEST_CATALOG, TEST_EVENTS, TEST_SCOPES } from './catalog.js';
 export { FakeClock, VirtualClock } from './clock.js';
 export { type AdminTokenOptions, adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
+export { type HostProcessSecrets, killHostProcessAt } from './host-process.js';
 export { type JsonReply, type JsonRequestOptions, requestJson } from './http.js';
 export { keysOn, scopedKeyhooks } from './keyhooks.js';
 export { type LoggedLine, migrationLogLines, migrationLogProblems, recordingLogger } from './logger.js';
