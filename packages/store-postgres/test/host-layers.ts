@@ -10,7 +10,7 @@ import knex, { type Knex } from 'knex';
 import { Kysely, type Kysely as KyselyDb, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import postgres from 'postgres';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { withTransaction } from '../src/index.js';
 import { openPrisma, type PrismaTransactionClient } from './prisma/client.js';
 
@@ -150,6 +150,15 @@ const knexLayer: DataLayer = {
   },
 };
 
+/** The invoice through TypeORM's query builder on `manager`. */
+const typeormInvoice = (manager: EntityManager, schema: string, id: string) =>
+  manager
+    .createQueryBuilder()
+    .insert()
+    .into(`${schema}.invoices`, ['id', 'status'])
+    .values({ id, status: 'paid' })
+    .execute();
+
 const typeorm: DataLayer = {
   name: 'typeorm',
   async open(url, schema) {
@@ -158,14 +167,41 @@ const typeorm: DataLayer = {
     return {
       transaction: (work) => dataSource.transaction((manager) => work(manager)),
       async insertInvoice(tx, id) {
-        await (tx as EntityManager)
-          .createQueryBuilder()
-          .insert()
-          .into(`${schema}.invoices`, ['id', 'status'])
-          .values({ id, status: 'paid' })
-          .execute();
+        await typeormInvoice(tx as EntityManager, schema, id);
       },
       outside: dataSource.manager,
+      close: () => dataSource.destroy(),
+    };
+  },
+};
+
+/** TypeORM's other way: a QueryRunner of the host's, between startTransaction() and commitTransaction(). */
+const typeormQueryRunner: DataLayer = {
+  name: 'typeorm (QueryRunner)',
+  async open(url, schema) {
+    const dataSource = new DataSource({ type: 'postgres', url, schema, poolSize: 10 });
+    await dataSource.initialize();
+    return {
+      async transaction(work) {
+        const runner = dataSource.createQueryRunner();
+        await runner.connect();
+        await runner.startTransaction();
+        try {
+          const result = await work(runner);
+          await runner.commitTransaction();
+          return result;
+        } catch (error) {
+          await runner.rollbackTransaction();
+          throw error;
+        } finally {
+          await runner.release();
+        }
+      },
+      async insertInvoice(tx, id) {
+        await typeormInvoice((tx as QueryRunner).manager, schema, id);
+      },
+      // A QueryRunner with no transaction started.
+      outside: dataSource.createQueryRunner(),
       close: () => dataSource.destroy(),
     };
   },
@@ -195,5 +231,6 @@ export const DATA_LAYERS: DataLayer[] = [
   kysely,
   knexLayer,
   typeorm,
+  typeormQueryRunner,
   prisma,
 ];
