@@ -1,9 +1,8 @@
 /**
  * Publishing inside a host's own transaction, whatever its data layer: the same cases for pg,
  * postgres.js, Drizzle (node-postgres and postgres-js), Kysely, Knex, TypeORM (its transaction's
- * EntityManager, and a QueryRunner of the host's) and Prisma, each
- * with the real library on the real database. A host's invoice and its `invoice.paid` commit together or
- * not at all; a failed publish leaves the transaction usable; anything not inside a transaction,
+ * EntityManager, and a QueryRunner of the host's) and Prisma, each with the real library on the
+ * real database. A host's invoice and its `invoice.paid` commit together or not at all; a failed publish leaves the transaction usable; anything not inside a transaction,
  * or on another database, is refused with a TypeError and writes nothing; a host process killed
  * after its commit loses nothing.
  */
