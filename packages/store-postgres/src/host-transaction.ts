@@ -264,37 +264,59 @@ function knex(trx: Record<string, unknown>): JoinedTransaction {
   };
 }
 
-/** Kysely: the statement as a raw compiled query, past the instance's plugins (a CamelCasePlugin would rename the columns). */
+interface KyselyConnection {
+  executeQuery(query: unknown): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+/**
+ * Kysely: the statements on the transaction's own connection (`provideConnection`), past the
+ * instance's plugins (a CamelCasePlugin would rename the columns). Kysely's pg connection hands a
+ * query's `sql` to pg's `client.query` as it is, so there it gets the store's query config and the
+ * statements go as on pg: named, parsed once per connection. Any other connection gets the text.
+ */
 function kysely(trx: Record<string, unknown>): JoinedTransaction {
   if (trx.isTransaction !== true)
     throw refused(
       'is a Kysely instance, not inside a transaction: pass the `trx` of db.transaction().execute()',
     );
-  const bare = (
-    trx.withoutPlugins as () => {
-      executeQuery: (query: unknown) => Promise<{ rows: Record<string, unknown>[] }>;
+  const executor = (
+    trx.getExecutor as () => {
+      provideConnection<T>(consumer: (connection: KyselyConnection) => Promise<T>): Promise<T>;
     }
   ).call(trx);
-  return throughExecutor(
-    {
-      async executeSql(text, values) {
-        const query = {
-          sql: text,
-          parameters: values,
-          query: { kind: 'RawNode', sqlFragments: [text], parameters: [] },
-          queryId: { queryId: 'keyhook' },
-        };
-        try {
-          return (await bare.executeQuery(query)).rows;
-        } catch (error) {
-          if (error instanceof Error && /^Transaction is already (committed|rolled back)/.test(error.message))
-            throw refused('is a Kysely transaction that has already committed or rolled back');
-          throw error;
-        }
-      },
+  return {
+    library: 'kysely',
+    async inSavepoint(name, work) {
+      try {
+        return await executor.provideConnection((connection) => {
+          const run = (sql: unknown, text: string, parameters: unknown[]) =>
+            connection.executeQuery({
+              sql,
+              parameters,
+              query: { kind: 'RawNode', sqlFragments: [text], parameters: [] },
+              queryId: { queryId: 'keyhook' },
+            });
+          if (connection.constructor.name === 'PostgresConnection') {
+            const client: Queryable = {
+              async query<R>(statement: StatementConfig | string) {
+                const config = typeof statement === 'string' ? { text: statement } : statement;
+                return { rows: (await run(config, config.text, config.values ?? [])).rows as R[] };
+              },
+            };
+            return pgClient(client, 'kysely').inSavepoint(name, work);
+          }
+          return throughExecutor(
+            { executeSql: async (text, values) => (await run(text, text, values)).rows },
+            'kysely',
+          ).inSavepoint(name, work);
+        });
+      } catch (error) {
+        if (error instanceof Error && /^Transaction is already (committed|rolled back)/.test(error.message))
+          throw refused('is a Kysely transaction that has already committed or rolled back');
+        throw error;
+      }
     },
-    'kysely',
-  );
+  };
 }
 
 /** Prisma: the `tx` of an interactive `$transaction` (the top-level client has `$transaction`; `tx` has not). */
