@@ -10,8 +10,61 @@ export const KEY_CHANGE_CHANNEL = 'keyhook_key_changes';
 const OWN_NOTIFICATION_WAIT_MS = 1000;
 const RECONNECT_DELAYS_MS = [100, 250, 500, 1000, 2000, 5000];
 
+/** Where the feed's notifications come from: a connection that LISTENs. */
+export interface NotificationSource {
+  /**
+   * Whether `lost` is called when the connection goes. Only then may the verified-key cache rely
+   * on the feed: a revoke sent while nobody listened would otherwise go unheard.
+   */
+  readonly reportsLoss: boolean;
+  /** LISTENs on `channels`; resolves once listening, rejects when it could not. */
+  listen(channels: readonly string[], events: ListenEvents): Promise<Listening>;
+}
+
+export interface ListenEvents {
+  notification(channel: string, payload: string | undefined): void;
+  /** The connection went (once); the feed reconnects. */
+  lost(error?: Error): void;
+  /** The library re-listened by itself after a loss it did not report (notifications meanwhile are lost). */
+  resumed(): void;
+}
+
+export interface Listening {
+  /** Stops listening and gives the connection back; safe to call twice. */
+  close(): void;
+}
+
 /**
- * LISTENs on one dedicated pool connection, for two uses. Key changes: `start()` (the opt-in
+ * LISTEN on one connection of a pg pool, checked out for it and destroyed rather than returned
+ * when it closes (the pool must not hand out a connection with the feed's listeners on it).
+ */
+export function poolNotifications(pool: pg.Pool): NotificationSource {
+  return {
+    reportsLoss: true,
+    async listen(channels, events) {
+      let closed = false;
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        client.release(true);
+      };
+      const client: pg.PoolClient = await checkOut(pool, (error) => events.lost(error));
+      client.on('notification', (message) => events.notification(message.channel, message.payload));
+      client.on('end', () => events.lost());
+      try {
+        // Every channel on the one connection, in one round trip.
+        await client.query(channels.map((channel) => `LISTEN ${channel}`).join('; '));
+      } catch (error) {
+        close();
+        throw error;
+      }
+      return { close };
+    },
+  };
+}
+
+/**
+ * LISTENs on one dedicated connection, for two uses. Key changes: `start()` (the opt-in
  * verified-key cache) listens from the store's creation on; the version moves on every key
  * notification for this schema and on every reconnect, and while it is not listening (or was
  * never started) the version is null, so core caches nothing and every verification reads the
@@ -20,7 +73,7 @@ const RECONNECT_DELAYS_MS = [100, 250, 500, 1000, 2000, 5000];
  * back unless the key cache still needs it.
  */
 export class KeyChangeFeed {
-  private client: pg.PoolClient | null = null;
+  private client: Listening | null = null;
   private generation = 0;
   private stopped = false;
   private keysWanted = false;
@@ -33,7 +86,7 @@ export class KeyChangeFeed {
   private readonly deliveryListeners = new Set<{ listener: () => void }>();
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly source: NotificationSource,
     private readonly schema: string,
     private readonly logger: Logger,
   ) {}
@@ -95,8 +148,7 @@ export class KeyChangeFeed {
     this.client = null;
     this.deliveryListeners.clear();
     for (const set of this.waiters.values()) for (const finish of [...set]) finish();
-    // Destroyed, not returned: the pool must not hand out a connection with our listeners on it.
-    if (client) client.release(true);
+    client?.close();
   }
 
   private wanted(): boolean {
@@ -130,24 +182,26 @@ export class KeyChangeFeed {
     this.connecting = false;
     const client = this.client;
     this.client = null;
-    // Destroyed, not returned: the pool must not hand out a connection with our listeners on it.
-    if (client) client.release(true);
+    client?.close();
   }
 
   private async connect(): Promise<void> {
-    const client: pg.PoolClient = await checkOut(this.pool, (error) => this.lost(client, error));
-    client.on('notification', (message) => this.onNotification(message.channel, message.payload));
-    client.on('end', () => this.lost(client));
-    try {
-      // Both channels on the one connection, in one round trip.
-      await client.query(`LISTEN ${KEY_CHANGE_CHANNEL}; LISTEN ${DELIVERY_CHANNEL}`);
-    } catch (error) {
-      client.release(true);
-      throw error;
-    }
+    let client: Listening | undefined;
+    const listening = await this.source.listen([KEY_CHANGE_CHANNEL, DELIVERY_CHANNEL], {
+      notification: (channel, payload) => this.onNotification(channel, payload),
+      lost: (error) => {
+        if (client) this.lost(client, error);
+      },
+      resumed: () => {
+        if (this.client !== client) return;
+        this.generation++;
+        this.wakeDeliveryListeners();
+      },
+    });
+    client = listening;
     // Stopped, unsubscribed, or another connect got there first meanwhile.
     if (!this.wanted() || this.client !== null) {
-      client.release(true);
+      client.close();
       return;
     }
     // A new generation: whatever was cached before this connection may have missed a notification.
@@ -182,10 +236,10 @@ export class KeyChangeFeed {
     }
   }
 
-  private lost(client: pg.PoolClient, error?: Error): void {
+  private lost(client: Listening, error?: Error): void {
     if (this.client !== client) return;
     this.client = null;
-    client.release(true);
+    client.close();
     if (!this.wanted()) return;
     this.logger.warn(
       { err: error },

@@ -1,6 +1,7 @@
 import type { Logger } from '@keyhook/core/store';
 import pg from 'pg';
 import { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './bounds.js';
+import { isPostgresJs, type PostgresJsSql, postgresJsPool } from './postgres-js.js';
 
 export const DEFAULT_POOL_SIZE = 10;
 export const DEFAULT_CONNECTION_TIMEOUT_MS = 5000;
@@ -15,7 +16,7 @@ export interface PoolSettings {
 }
 
 // Pool settings next to your own pool would be silently ignored; refuse them instead.
-export function assertOneSource(options: PoolSettings & { pool?: pg.Pool }): void {
+export function assertOneSource(options: PoolSettings & { pool?: HostPool }): void {
   const poolSettings = [
     options.connectionString,
     options.poolSize,
@@ -27,6 +28,14 @@ export function assertOneSource(options: PoolSettings & { pool?: pg.Pool }): voi
       'Pass either `pool` or `connectionString`/`poolSize`/`connectionTimeoutMillis`/`idleInTransactionTimeoutMs`, not both.',
     );
   }
+}
+
+/** A pool the host passes in: pg's, or a postgres.js `sql`. */
+export type HostPool = pg.Pool | PostgresJsSql;
+
+/** The host's pool as the store uses it: a pg.Pool as it is, a postgres.js `sql` through src/postgres-js.ts. */
+export function hostPool(pool: HostPool): pg.Pool {
+  return isPostgresJs(pool) ? postgresJsPool(pool) : pool;
 }
 
 export function openPool(settings: PoolSettings, logger: Logger): pg.Pool {

@@ -1,6 +1,6 @@
 export { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './bounds.js';
 export { checkOut, guardPool, type TransactionOptions, withTransaction } from './checkout.js';
-export { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './connection.js';
+export { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_POOL_SIZE, type HostPool } from './connection.js';
 export type { SqlExecutor } from './host-transaction.js';
 export {
   type MigrationsMode,
@@ -11,6 +11,7 @@ export {
 } from './migrate.js';
 export type { AppliedMigration, PendingMigration } from './migration-driver.js';
 export { createPostgresStore, type PostgresStoreOptions } from './options.js';
+export type { PostgresJsSql } from './postgres-js.js';
 export { PostgresStore, type PostgresStoreParts } from './postgres-store.js';
 export { DEFAULT_SCHEMA } from './schema-name.js';
 /** For hosts that share the database: a connection failure becomes `unavailable` (503). */

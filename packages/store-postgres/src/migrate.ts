@@ -1,6 +1,6 @@
 import { consoleLogger, type Logger, pendingMigrationsError } from '@keyhook/core/store';
 import type pg from 'pg';
-import { assertOneSource, openPool } from './connection.js';
+import { assertOneSource, type HostPool, hostPool, openPool } from './connection.js';
 import {
   type AppliedMigration,
   applyMigrations,
@@ -15,8 +15,8 @@ import { toStoreError } from './unavailable.js';
 export interface PostgresDatabaseSource {
   /** `postgres://…`. Without it (and without `pool`) pg reads the PG* environment variables. */
   connectionString?: string;
-  /** Your own pool. You own it: it is left open. Not combinable with `connectionString`. */
-  pool?: pg.Pool;
+  /** Your own pool, pg's or a postgres.js `sql`. You own it: it is left open. Not combinable with `connectionString`. */
+  pool?: HostPool;
   /** The schema keyhook's tables live in. Default `keyhook`. */
   schema?: string;
   /** How long to wait for a connection before failing `unavailable`. Default 5000 ms. */
@@ -84,7 +84,7 @@ async function withPool<T>(
 ): Promise<T> {
   const schema = assertSchemaName(source.schema ?? DEFAULT_SCHEMA);
   assertOneSource(source);
-  const pool = source.pool ?? openPool({ ...source, poolSize: 1 }, logger);
+  const pool = source.pool ? hostPool(source.pool) : openPool({ ...source, poolSize: 1 }, logger);
   try {
     return await run(pool, schema);
   } catch (error) {

@@ -1,10 +1,11 @@
 import { consoleLogger, type Logger, type MigrationsMode, migrationsMode } from '@keyhook/core/store';
 import type pg from 'pg';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, StatementBounds } from './bounds.js';
-import { KeyChangeFeed } from './change-feed.js';
-import { assertOneSource, openPool } from './connection.js';
+import { KeyChangeFeed, poolNotifications } from './change-feed.js';
+import { assertOneSource, type HostPool, hostPool, openPool } from './connection.js';
 import { refuseIfPending } from './migrate.js';
 import { applyMigrations } from './migration-driver.js';
+import { isPostgresJs, postgresJsNotifications } from './postgres-js.js';
 import { PostgresStore } from './postgres-store.js';
 import { assertSchemaName, DEFAULT_SCHEMA } from './schema-name.js';
 import { toStoreError } from './unavailable.js';
@@ -12,8 +13,11 @@ import { toStoreError } from './unavailable.js';
 export interface PostgresStoreOptions {
   /** `postgres://…`. Without it (and without `pool`) pg reads the PG* environment variables. */
   connectionString?: string;
-  /** Your own pool. You own it: `close()` leaves it open. Not combinable with the pool settings below. */
-  pool?: pg.Pool;
+  /**
+   * Your own pool: a pg.Pool, or a postgres.js `sql`. You own it: `close()` leaves it open. Not
+   * combinable with the pool settings below. What the store needs of it: the package README, under Usage.
+   */
+  pool?: HostPool;
   /** The schema keyhook's tables live in. Default `keyhook`. */
   schema?: string;
   /** Connections in the pool the store creates. Default 10. */
@@ -71,13 +75,19 @@ export async function createPostgresStore(options: PostgresStoreOptions = {}): P
   const schema = assertSchemaName(options.schema ?? DEFAULT_SCHEMA);
   const mode = migrationsMode(options.migrations);
   assertOneSource(options);
-  if (options.pool) assertPoolServesStore(options.pool);
+  if (isPostgresJs(options.pool) && options.verifiedKeyCache)
+    throw new TypeError(
+      'keyhook: `verifiedKeyCache` needs a pg.Pool: postgres.js does not report a lost LISTEN connection, ' +
+        'so a revoke sent meanwhile could go unheard. Leave it off with a postgres.js `sql`.',
+    );
+  if (options.pool && !isPostgresJs(options.pool)) assertPoolServesStore(options.pool);
   const logger = options.logger ?? consoleLogger;
   const ownsPool = options.pool === undefined;
   // Checked before anything opens (the store takes the same value).
   new StatementBounds(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS, ownsPool);
-  const pool = options.pool ?? openPool(options, logger);
-  const feed = new KeyChangeFeed(pool, schema, logger);
+  const pool = options.pool ? hostPool(options.pool) : openPool(options, logger);
+  const source = isPostgresJs(options.pool) ? postgresJsNotifications(options.pool) : poolNotifications(pool);
+  const feed = new KeyChangeFeed(source, schema, logger);
   try {
     if (mode === 'apply') await applyMigrations(pool, schema, logger);
     else await refuseIfPending(pool, schema);

@@ -1,7 +1,8 @@
-import type { Store } from '@keyhook/core';
+import { type Store, silentLogger } from '@keyhook/core';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { runStoreConformance } from '@keyhook/testing/store-suite';
+import { runStoreConformance, type StoreHarness } from '@keyhook/testing/store-suite';
 import pg from 'pg';
+import postgres from 'postgres';
 import { afterAll, describe } from 'vitest';
 import { createPostgresStore, PostgresStore } from '../src/index.js';
 
@@ -11,13 +12,46 @@ const available = await postgresAvailable();
 const schemas: string[] = [];
 const admin = new pg.Pool({ connectionString: POSTGRES_TEST_URL, max: 2 });
 
+/**
+ * The second run's stores share one postgres.js `sql`, as the stores of one app would, and their
+ * peers (a second app instance) another. The host owns them, so they end here.
+ */
+const hostSql = postgres(POSTGRES_TEST_URL, { max: 4, onnotice: () => {} });
+const peerSql = postgres(POSTGRES_TEST_URL, { max: 4, onnotice: () => {} });
+
 const asPostgres = (store: Store): PostgresStore => {
   if (!(store instanceof PostgresStore)) throw new TypeError('the harness was given a store it did not open');
   return store;
 };
 
+/** The harness's reads and writes behind the store's back, through the admin pool. */
+const adminAccess: Pick<StoreHarness, 'migrations' | 'readKeyRow'> = {
+  // Written through the admin pool, as another release or a hand edit would.
+  migrations: {
+    async record(store, version, name) {
+      await admin.query(
+        `INSERT INTO "${asPostgres(store).schema}".keyhook_migrations (version, name) VALUES ($1, $2)`,
+        [version, name.slice(5)],
+      );
+    },
+    async setChecksum(store, version, checksum) {
+      await admin.query(
+        `UPDATE "${asPostgres(store).schema}".keyhook_migrations SET checksum = $1 WHERE version = $2`,
+        [checksum, version],
+      );
+    },
+  },
+  async readKeyRow(store, id) {
+    const { rows } = await admin.query(`SELECT * FROM "${asPostgres(store).schema}".api_keys WHERE id = $1`, [
+      id,
+    ]);
+    return rows[0] ?? null;
+  },
+};
+
 (available ? describe : describe.skip)('PostgresStore', () => {
   afterAll(async () => {
+    await Promise.all([hostSql.end({ timeout: 5 }), peerSql.end({ timeout: 5 })]);
     for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
   });
@@ -45,27 +79,22 @@ const asPostgres = (store: Store): PostgresStore => {
         poolSize: 4,
         verifiedKeyCache: true,
       }),
-    // Written through the admin pool, as another release or a hand edit would.
-    migrations: {
-      async record(store, version, name) {
-        await admin.query(
-          `INSERT INTO "${asPostgres(store).schema}".keyhook_migrations (version, name) VALUES ($1, $2)`,
-          [version, name.slice(5)],
-        );
-      },
-      async setChecksum(store, version, checksum) {
-        await admin.query(
-          `UPDATE "${asPostgres(store).schema}".keyhook_migrations SET checksum = $1 WHERE version = $2`,
-          [checksum, version],
-        );
-      },
+    ...adminAccess,
+  });
+
+  // The store on a host's postgres.js `sql` (src/postgres-js.ts): every statement through it.
+  runStoreConformance({
+    name: 'postgres on postgres.js',
+    joinsTransactions: true,
+    // Refused with a postgres.js `sql` (src/options.ts): it never reports a lost LISTEN connection.
+    cachesVerifiedKeys: false,
+    async create() {
+      const schema = uniqueSchemaName('conf');
+      schemas.push(schema);
+      return createPostgresStore({ pool: hostSql, schema, logger: silentLogger });
     },
-    async readKeyRow(store, id) {
-      const { rows } = await admin.query(
-        `SELECT * FROM "${asPostgres(store).schema}".api_keys WHERE id = $1`,
-        [id],
-      );
-      return rows[0] ?? null;
-    },
+    createPeer: (store) =>
+      createPostgresStore({ pool: peerSql, schema: asPostgres(store).schema, logger: silentLogger }),
+    ...adminAccess,
   });
 });

@@ -4,7 +4,7 @@ import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testin
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { KeyChangeFeed } from '../src/change-feed.js';
+import { KeyChangeFeed, poolNotifications } from '../src/change-feed.js';
 import { checkOut } from '../src/checkout.js';
 import { toClaimParams } from '../src/idempotency-row.js';
 import { idempotencyStatements } from '../src/idempotency-statements.js';
@@ -120,7 +120,7 @@ async function outcome(
     it('a store on a closed port rejects ping and reads', async () => {
       const pool = new pg.Pool({ connectionString: CLOSED_PORT_URL, connectionTimeoutMillis: 5000 });
       // A feed that never connected: the store verifies without caching, and still fails fast.
-      const feed = new KeyChangeFeed(pool, 'keyhook', silentLogger);
+      const feed = new KeyChangeFeed(poolNotifications(pool), 'keyhook', silentLogger);
       const store = new PostgresStore({ pool, schema: 'keyhook', ownsPool: true, feed });
       expect(store.keyChangeVersion()).toBeNull();
       try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { keyRecord, sha256 } from './fixtures.js';
-import type { SuiteContext } from './store-harness.js';
+import type { StoreHarness, SuiteContext } from './store-harness.js';
 
 /** How long a store may take to see another connection's change (its documented bound, with room). */
 const PEER_BOUND_MS = 2000;
@@ -15,7 +15,22 @@ async function changes(read: () => number | null, from: number | null): Promise<
   return Number.POSITIVE_INFINITY;
 }
 
-export function changeVersionCases(ctx: SuiteContext): void {
+export function changeVersionCases(ctx: SuiteContext, harness: StoreHarness): void {
+  if (harness.cachesVerifiedKeys === false) {
+    describe('key-change version, on a store that cannot hear other instances', () => {
+      it('stays null through its own and a peer’s changes, so core caches no verified key', async () => {
+        const peer = await ctx.peer();
+        const key = keyRecord();
+        await ctx.store.insertApiKey(key);
+        expect(ctx.store.keyChangeVersion()).toBeNull();
+        await ctx.store.rotateApiKey(key.tenantId, key.id, key.keyHash, sha256('next'));
+        await peer.revokeApiKey(key.tenantId, key.id, new Date());
+        expect(ctx.store.keyChangeVersion()).toBeNull();
+        expect(peer.keyChangeVersion()).toBeNull();
+      });
+    });
+    return;
+  }
   describe('key-change version (what lets core cache verified keys)', () => {
     it('moves at once when this store revokes or rotates a key', async () => {
       const key = keyRecord();

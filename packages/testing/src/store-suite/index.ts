@@ -51,7 +51,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     restartCases(context, harness);
     rotationOverlapCases(context);
     timingCases(context);
-    changeVersionCases(context);
+    changeVersionCases(context, harness);
     webhookCases(context);
     idempotencyCases(context);
     deliveryCases(context, harness);

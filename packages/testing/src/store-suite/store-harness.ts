@@ -11,6 +11,11 @@ export interface StoreHarness {
   createPeer(store: Store): Promise<Store>;
   /** The stored row of a key, read straight from the database, every column as stored. */
   readKeyRow(store: Store, id: string): Promise<Record<string, unknown> | null>;
+  /**
+   * False for a store opened so that it cannot hear another instance's key changes: its
+   * `keyChangeVersion()` must then stay null, so core caches no verified key. Default true.
+   */
+  cachesVerifiedKeys?: boolean;
   /** True when `publishEvent` can join a caller's transaction; other stores must refuse one. */
   joinsTransactions?: boolean;
   /**
