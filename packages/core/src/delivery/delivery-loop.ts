@@ -4,7 +4,6 @@ import { RepeatedWarning } from '../repeated-warning.js';
 import type { DeliveryWorker } from '../service-interfaces.js';
 import type {
   AttemptCompletion,
-  AttemptCompletionOutcome,
   DeliveryRecord,
   EndedLease,
   LeasedDelivery,
