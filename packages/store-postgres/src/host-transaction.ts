@@ -39,10 +39,21 @@ export interface JoinedTransaction {
   /** The data layer it came from, for messages. */
   library: string;
   /**
+   * For a layer that pays a round trip through itself on every statement and cannot prepare one
+   * (Prisma): what lets the store publish in one call (src/publish-function.ts).
+   */
+  oneCall?: OneCallLayer;
+  /**
    * Runs `work` in a savepoint of the transaction: released when it resolves; rolled back to,
    * and released, when it throws, which leaves the caller's transaction usable.
    */
   inSavepoint<T>(name: string, work: (client: Queryable) => Promise<T>): Promise<T>;
+}
+
+export interface OneCallLayer {
+  /** An object that stands for the layer's database: the same for every transaction of one client. */
+  database: object;
+  executor: SqlExecutor;
 }
 
 /** SAVEPOINT, the work, RELEASE; on failure ROLLBACK TO and RELEASE (`undo`), and the failure rethrown. */
@@ -137,10 +148,14 @@ function executorClient(executor: SqlExecutor): Queryable {
     readsVoid: false,
     async query<R>(statement: StatementConfig | string) {
       const { text, values = [] } = typeof statement === 'string' ? { text: statement } : statement;
-      const rows = await executor.executeSql(text, values);
-      return { rows: rows.map(decodeRow) as R[] };
+      return { rows: readExecutorRows(await executor.executeSql(text, values)) as R[] };
     },
   };
+}
+
+/** Rows from a SqlExecutor, as pg's parsers would give them (decodeRow). */
+export function readExecutorRows(rows: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  return rows.map(decodeRow);
 }
 
 /** A SqlExecutor, and the data layers that go through one: undone in two statements. */
@@ -330,22 +345,24 @@ function prisma(tx: Record<string, unknown>): JoinedTransaction {
     text: string,
     ...values: unknown[]
   ) => Promise<Record<string, unknown>[]>;
-  return throughExecutor(
-    {
-      async executeSql(text, values) {
-        try {
-          // A Date as ISO text: @prisma/adapter-pg sends a Date without its offset, read in the session's time zone.
-          return await queryRaw.call(tx, text, ...values.map(isoDate));
-        } catch (error) {
-          // P2028: the transaction has ended (committed, rolled back, or timed out).
-          if ((error as { code?: unknown }).code === 'P2028')
-            throw refused('is a Prisma transaction that has already finished');
-          throw error;
-        }
-      },
+  const executor: SqlExecutor = {
+    async executeSql(text, values) {
+      try {
+        // A Date as ISO text: @prisma/adapter-pg sends a Date without its offset, read in the session's time zone.
+        return await queryRaw.call(tx, text, ...values.map(isoDate));
+      } catch (error) {
+        // P2028: the transaction has ended (committed, rolled back, or timed out).
+        if ((error as { code?: unknown }).code === 'P2028')
+          throw refused('is a Prisma transaction that has already finished');
+        throw error;
+      }
     },
-    'prisma',
-  );
+  };
+  const joined = throughExecutor(executor, 'prisma');
+  // Every transaction of one client shares its engine, and so its database (Prisma's internals; the tests pin it).
+  const engine = tx._engine;
+  if (engine !== null && typeof engine === 'object') joined.oneCall = { database: engine, executor };
+  return joined;
 }
 
 interface TypeormRunner {

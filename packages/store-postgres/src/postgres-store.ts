@@ -87,6 +87,7 @@ import { type KeyStatements, keyStatements } from './key-statements.js';
 import { type PortalSessionRow, toPortalSessionParams, toPortalSessionRecord } from './portal-row.js';
 import { type PortalStatements, portalStatements } from './portal-statements.js';
 import { PreparedStatements } from './prepared.js';
+import { PublishFunction } from './publish-function.js';
 import { assertSchemaName, purgeLockKey } from './schema-name.js';
 import { toStoreError, unavailable } from './unavailable.js';
 import { toWebhookParams, toWebhookRecord, type WebhookRow } from './webhook-row.js';
@@ -257,6 +258,7 @@ export class PostgresStore implements Store {
   private readonly prepared: PreparedStatements;
   private readonly bounds: StatementBounds;
   private readonly feed: KeyChangeFeed;
+  private readonly publishFunction: PublishFunction;
   private readonly logger: Logger;
   private closed = false;
   private localChanges = 0;
@@ -279,6 +281,12 @@ export class PostgresStore implements Store {
     this.deliverySql = deliveryStatements(this.schema);
     this.portalSql = portalStatements(this.schema);
     this.feedSql = feedStatements(this.schema);
+    this.publishFunction = new PublishFunction(
+      this.pool,
+      this.schema,
+      this.deliverySql.publishOneText,
+      this.logger,
+    );
     const d = this.deliverySql;
     // What runs for every delivery, every key verification and every request of a portal
     // session (its lookup, as an API request's key); the rest is admin traffic. Not the lease:
@@ -561,9 +569,10 @@ export class PostgresStore implements Store {
         throw toStoreError(error);
       }
     }
-    const joined = joinTransaction(transaction);
+    let joined = joinTransaction(transaction);
     this.assertOpen();
     try {
+      joined = await this.publishFunction.route(joined);
       const [[outcome]] = await joined.inSavepoint(PUBLISH_SAVEPOINT, (client) =>
         this.publishOn(client, [{ event, newDeliveryId }]),
       );

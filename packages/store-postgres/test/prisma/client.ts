@@ -47,10 +47,15 @@ export interface PrismaClientLike extends PrismaTransactionClient {
   ): Promise<R>;
   $connect(): Promise<void>;
   $disconnect(): Promise<void>;
+  /** Each statement Prisma sends, with `log: [{ emit: 'event', level: 'query' }]`. */
+  $on(event: 'query', listener: (event: { query: string }) => void): void;
 }
 
 interface GeneratedModule {
-  PrismaClient: new (options: { adapter: PrismaPg }) => PrismaClientLike;
+  PrismaClient: new (options: {
+    adapter: PrismaPg;
+    log?: { emit: 'event'; level: 'query' }[];
+  }) => PrismaClientLike;
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -73,6 +78,7 @@ export function generatePrismaClient(): Promise<string> {
 export async function openPrisma(
   connectionString: string,
   schema?: string,
+  { onQuery }: { onQuery?: (text: string) => void } = {},
 ): Promise<{ prisma: PrismaClientLike; close(): Promise<void> }> {
   if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(schema)) {
     throw new Error(`openPrisma: not a plain schema name: ${schema}`);
@@ -83,6 +89,9 @@ export async function openPrisma(
     schema === undefined
       ? new PrismaPg({ connectionString })
       : new PrismaPg({ connectionString, options: `-c search_path="${schema}"` }, { schema });
-  const prisma = new PrismaClient({ adapter });
+  const prisma = new PrismaClient(
+    onQuery ? { adapter, log: [{ emit: 'event', level: 'query' }] } : { adapter },
+  );
+  if (onQuery) prisma.$on('query', (event) => onQuery(event.query));
   return { prisma, close: () => prisma.$disconnect() };
 }
