@@ -1,4 +1,4 @@
-import { isKeyhookError, silentLogger } from '@keyhook/core';
+import { silentLogger } from '@keyhook/core';
 import { FaultProxy } from '@keyhook/testing/fault-proxy';
 import { keyRecord, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkOut } from '../src/checkout.js';
 import { openPool } from '../src/connection.js';
 import { createPostgresStore } from '../src/index.js';
+import { lockKeyRow, outcome } from './support.js';
 
 const available = await postgresAvailable();
 
@@ -21,18 +22,6 @@ const freshSchema = (label: string) => {
 const BOUND_MS = 300;
 /** What a loaded machine may add to a bound before the answer comes; an unbounded wait hits the test's timeout. */
 const SLACK_MS = 5000;
-
-/** Settles the promise: how long it took, and the error (null when it resolved). */
-async function settle(promise: Promise<unknown>): Promise<{ ms: number; error: unknown }> {
-  const started = performance.now();
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  return { ms: performance.now() - started, error };
-}
-
-const isUnavailable = (error: unknown) => isKeyhookError(error) && error.code === 'unavailable';
 
 /** Statements on the schema waiting for a lock, for at least `forMs`. */
 async function lockWaiters(schema: string, forMs = 0): Promise<number> {
@@ -68,8 +57,8 @@ async function lockWaiters(schema: string, forMs = 0): Promise<number> {
         () => store.getApiKey(key.tenantId, key.id),
         () => store.insertApiKey(keyRecord()),
       ]) {
-        const result = await settle(attempt());
-        expect(isUnavailable(result.error), String(result.error)).toBe(true);
+        const result = await outcome(attempt());
+        expect(result.unavailable, String(result.error)).toBe(true);
         // The server never saw it: the client's bound (BOUND_MS + 1 s) ended it, or the pool's wait for a new connection.
         expect(result.ms).toBeGreaterThanOrEqual(BOUND_MS);
         expect(result.ms).toBeLessThan(BOUND_MS + 1000 + SLACK_MS);
@@ -94,21 +83,19 @@ async function lockWaiters(schema: string, forMs = 0): Promise<number> {
       poolSize: 1,
       logger: silentLogger,
     });
-    const locker = await checkOut(admin);
+    const key = keyRecord();
+    await store.insertApiKey(key);
+    const lock = await lockKeyRow(admin, schema, key.id);
     try {
-      const key = keyRecord();
-      await store.insertApiKey(key);
-      await locker.query('BEGIN');
-      await locker.query(`SELECT 1 FROM "${schema}".api_keys WHERE id = $1 FOR UPDATE`, [key.id]);
-      const result = await settle(store.revokeApiKey(key.tenantId, key.id, new Date()));
-      expect(isUnavailable(result.error), String(result.error)).toBe(true);
+      const result = await outcome(store.revokeApiKey(key.tenantId, key.id, new Date()));
+      expect(result.unavailable, String(result.error)).toBe(true);
       expect((result.error as Error).cause).toMatchObject({ code: '57014' });
       expect(result.ms).toBeLessThan(BOUND_MS + 1000 + SLACK_MS);
-      await locker.query('ROLLBACK');
+      await lock.release();
       // Nothing was written, and the one pooled connection still works.
       expect((await store.getApiKey(key.tenantId, key.id))?.status).toBe('active');
     } finally {
-      locker.release();
+      await lock.release();
       await store.close();
     }
   });
@@ -140,7 +127,7 @@ async function lockWaiters(schema: string, forMs = 0): Promise<number> {
       // The queued delivery is locked, so the disable's hold waits for it beyond one statement's bound.
       await locker.query('BEGIN');
       await locker.query(`SELECT 1 FROM "${schema}".keyhook_deliveries WHERE id = 'dlv_bulk' FOR UPDATE`);
-      const disable = settle(
+      const disable = outcome(
         store.setWebhookStatus(webhook.tenantId, webhook.id, 'disabled', 'manual', new Date()),
       );
       // Until the hold has waited past one statement's server and client bounds.

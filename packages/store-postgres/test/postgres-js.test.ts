@@ -1,13 +1,13 @@
-import { isKeyhookError, silentLogger } from '@keyhook/core';
+import { silentLogger } from '@keyhook/core';
 import { FaultProxy } from '@keyhook/testing/fault-proxy';
 import { keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkOut } from '../src/checkout.js';
 import { createPostgresStore, migrate, type PostgresStore } from '../src/index.js';
 import { deliveryId, eventRecord, Schemas } from './delivery-helpers.js';
+import { lockKeyRow, outcome } from './support.js';
 
 // The store on a host's postgres.js `sql` (src/postgres-js.ts). The conformance suite runs every
 // store operation on one (test/conformance.test.ts); these cases are what only a `sql` raises.
@@ -19,17 +19,6 @@ const schemas = new Schemas(admin);
 const BOUND_MS = 300;
 /** What a loaded machine may add to a bound before the answer comes. */
 const SLACK_MS = 5000;
-
-const isUnavailable = (error: unknown) => isKeyhookError(error) && error.code === 'unavailable';
-
-async function settle(promise: Promise<unknown>): Promise<{ ms: number; error: unknown }> {
-  const started = performance.now();
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  return { ms: performance.now() - started, error };
-}
 
 async function schemaExists(schema: string): Promise<boolean> {
   const { rows } = await admin.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
@@ -195,12 +184,10 @@ async function withStore(
         async (store) => {
           const key = keyRecord();
           await store.insertApiKey(key);
-          const locker = await checkOut(admin);
+          const lock = await lockKeyRow(admin, store.schema, key.id);
           try {
-            await locker.query('BEGIN');
-            await locker.query(`SELECT 1 FROM "${store.schema}".api_keys WHERE id = $1 FOR UPDATE`, [key.id]);
-            const result = await settle(store.revokeApiKey(key.tenantId, key.id, new Date()));
-            expect(isUnavailable(result.error), String(result.error)).toBe(true);
+            const result = await outcome(store.revokeApiKey(key.tenantId, key.id, new Date()));
+            expect(result.unavailable, String(result.error)).toBe(true);
             // The client's bound (BOUND_MS + 1 s): the server keeps the host's own, here none.
             expect(result.ms).toBeGreaterThanOrEqual(BOUND_MS + 1000);
             expect(result.ms).toBeLessThan(BOUND_MS + 1000 + SLACK_MS);
@@ -217,9 +204,8 @@ async function withStore(
                 { timeout: 5000 },
               )
               .toBe(0);
-            await locker.query('ROLLBACK');
           } finally {
-            locker.release();
+            await lock.release();
           }
           expect((await store.getApiKey(key.tenantId, key.id))?.status).toBe('active');
           expect(await store.revokeApiKey(key.tenantId, key.id, T0)).toBeTruthy();
@@ -242,8 +228,8 @@ async function withStore(
           const key = keyRecord();
           await store.insertApiKey(key);
           proxy.blackhole();
-          const result = await settle(store.getApiKey(key.tenantId, key.id));
-          expect(isUnavailable(result.error), String(result.error)).toBe(true);
+          const result = await outcome(store.getApiKey(key.tenantId, key.id));
+          expect(result.unavailable, String(result.error)).toBe(true);
           expect(result.ms).toBeLessThan(BOUND_MS + 1000 + SLACK_MS);
           await proxy.pass();
           await expect

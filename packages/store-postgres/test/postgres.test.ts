@@ -12,6 +12,7 @@ import { createPostgresStore, PostgresStore } from '../src/index.js';
 import { loadMigrations } from '../src/migration-driver.js';
 import { toWebhookParams } from '../src/webhook-row.js';
 import { webhookStatements } from '../src/webhook-statements.js';
+import { lockKeyRow, outcome } from './support.js';
 
 const available = await postgresAvailable();
 
@@ -45,22 +46,6 @@ async function waitingOnLock(schema: string): Promise<boolean> {
     [`%"${schema}".api_keys%`],
   );
   return rows[0].n > 0;
-}
-
-/** Settles the promise and tells how long it took, and whether it failed with `unavailable`. */
-async function outcome(
-  promise: Promise<unknown>,
-): Promise<{ unavailable: boolean; ms: number; error: unknown }> {
-  const started = performance.now();
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  return {
-    unavailable: isKeyhookError(error) && error.code === 'unavailable',
-    ms: performance.now() - started,
-    error,
-  };
 }
 
 (available ? describe : describe.skip)('PostgresStore specifics', () => {
@@ -220,19 +205,16 @@ async function outcome(
       });
       const key = keyRecord();
       await store.insertApiKey(key);
-      const locker = await checkOut(admin);
+      // Hold the row lock so the revoke is certainly in flight when the connection dies.
+      const lock = await lockKeyRow(admin, schema, key.id);
       try {
-        // Hold the row lock so the revoke is certainly in flight when the connection dies.
-        await locker.query('BEGIN');
-        await locker.query(`SELECT 1 FROM "${schema}".api_keys WHERE id = $1 FOR UPDATE`, [key.id]);
         const revoke = outcome(store.revokeApiKey(key.tenantId, key.id, new Date()));
         await expect.poll(() => waitingOnLock(schema), { timeout: 5000 }).toBe(true);
         await proxy.cut();
         const result = await revoke;
         expect(result.unavailable, String(result.error)).toBe(true);
       } finally {
-        await locker.query('ROLLBACK');
-        locker.release();
+        await lock.release();
         await store.close();
       }
     });
