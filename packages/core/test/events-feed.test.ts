@@ -16,8 +16,9 @@ const DAY = 24 * 60 * 60 * 1000;
 
 function make(options: Partial<Parameters<typeof createKeyhook>[0]> = {}) {
   const clock = new FakeClock('2026-05-01T00:00:00.000Z');
+  const store = new MemoryStore();
   const keyhook = createKeyhook({
-    store: new MemoryStore(),
+    store,
     adminSession: { secret: TEST_ADMIN_SECRET },
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger: silentLogger,
@@ -26,7 +27,7 @@ function make(options: Partial<Parameters<typeof createKeyhook>[0]> = {}) {
     delivery: { retentionMs: 7 * DAY },
     ...options,
   } as Parameters<typeof createKeyhook>[0]);
-  return { keyhook, clock };
+  return { keyhook, clock, store };
 }
 
 async function feed(keyhook: Keyhook, secret: string, query = '') {
@@ -172,10 +173,28 @@ describe('GET /events (docs/http-api.md §4.8)', () => {
     const { keyhook } = make();
     const theirs = await keyhook.events.publish({ tenantId: 'tenant_b', type: 'invoice.paid', data: {} });
     const reader = await keyWith(keyhook, ['events:read']);
-    for (const after of [newId('evt'), theirs.event.id, 'evt_callers_own_id']) {
+    for (const after of [newId('evt'), theirs.event.id]) {
       const answer = await feed(keyhook, reader, `after=${after}`);
       expect(answer.status).toBe(404);
       expect(answer.body.error.code).toBe('not_found');
+    }
+  });
+
+  it('410 feed_expired for an id the host chose that the feed does not hold: it may have been purged', async () => {
+    const { keyhook, clock, store } = make();
+    const reader = await keyWith(keyhook, ['events:read']);
+    await keyhook.events.publish({ tenantId: 'tenant_a', type: 'invoice.paid', data: {}, id: 'evt_run_42' });
+    expect((await feed(keyhook, reader, 'after=evt_run_42')).status).toBe(200);
+    // Retention purges it (it has no deliveries to wait for) once the window has passed.
+    clock.advance(8 * DAY);
+    await store.purgeFinishedDeliveries(new Date(clock.now().getTime() - 7 * DAY), 100);
+    for (const after of ['evt_run_42', 'evt_run_41']) {
+      const answer = await feed(keyhook, reader, `after=${after}`);
+      expect({ after, status: answer.status, code: answer.body.error.code }).toEqual({
+        after,
+        status: 410,
+        code: 'feed_expired',
+      });
     }
   });
 

@@ -164,7 +164,11 @@ export class EventsFeed {
       // Found or not, an event from before the window may have had followers that are gone: never a silent gap.
       const createdAt = page.after ? page.after.createdAt.getTime() : idTime(after, 'evt');
       if (createdAt !== undefined && createdAt < createdSince.getTime()) throw expired();
-      if (!page.after) throw new KeyhookError('not_found', 'No event with that id in this feed.');
+      // Gone, an id the host chose tells no time: it may have been purged, so the reader starts again.
+      if (!page.after) {
+        if (createdAt === undefined) throw expired();
+        throw new KeyhookError('not_found', 'No event with that id in this feed.');
+      }
     }
     const held = withinBudget(page.events, limit, this.deps.listByteBudget, toFeedEventView);
     return { data: held.data, hasMore: held.more };
