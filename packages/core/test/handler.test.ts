@@ -1,4 +1,4 @@
-import { createKeyhook, type KeyhookRequest, type Logger, MemoryStore, silentLogger } from '@keyhook/core';
+import { createKeyhook, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
 import {
   adminToken,
   FakeClock,

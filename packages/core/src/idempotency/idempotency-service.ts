@@ -6,7 +6,6 @@ import type { KeyhookResponse } from '../http/messages.js';
 import { errorResponse, toKeyhookError } from '../http/response.js';
 import type { Logger } from '../logger.js';
 import type { IdempotencyCompletion, IdempotencyRecord, Store } from '../store/types.js';
-import { validationFailed } from '../validation.js';
 import { canonicalJson } from './canonical-json.js';
 import { checkIdempotencyKey, IDEMPOTENCY_REFUSALS_NOT_KEPT } from './key-rules.js';
 
