@@ -323,12 +323,24 @@ export function deliveryStatements(schema: string): DeliveryStatements {
         SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
         FROM chosen WHERE d.id = chosen.id
         RETURNING ${returning}
+      ),
+      -- Each leased row with what its answer carries: a row of due, or one of extra with its
+      -- webhook's columns from a row of due (extra's webhooks are due's). A row of extra is leased
+      -- when another instance's claim, committing while this one read, made it due before due's
+      -- rows; left out of the answer, it would wait for its lease to run out.
+      claimed AS (
+        SELECT * FROM due
+        UNION ALL
+        SELECT x.id, x.was_due, w.* FROM extra AS x
+        CROSS JOIN LATERAL (
+          SELECT ${leasedWebhook} FROM due WHERE due.${WEBHOOK_PREFIX}id = x.webhook_id LIMIT 1
+        ) AS w
       )
       SELECT (SELECT rate_deferred FROM summary) AS rate_deferred,
         (SELECT rate_next_slot FROM summary) AS rate_next_slot, due.was_due AS lease_order,
         leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
       FROM leased
-      JOIN due ON due.id = leased.id
+      JOIN claimed AS due ON due.id = leased.id
       JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
       UNION ALL
       SELECT rate_deferred, rate_next_slot, NULL, ${noLease}
