@@ -3,7 +3,7 @@ import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook
 import { runStoreConformance, type StoreHarness } from '@keyhook/testing/store-suite';
 import pg from 'pg';
 import postgres from 'postgres';
-import { afterAll, describe } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { createPostgresStore, PostgresStore } from '../src/index.js';
 
 // Under CI=true this throws when Postgres is down, so CI can never skip this suite silently.
@@ -25,7 +25,23 @@ const asPostgres = (store: Store): PostgresStore => {
 };
 
 /** The harness's reads and writes behind the store's back, through the admin pool. */
-const adminAccess: Pick<StoreHarness, 'migrations' | 'readKeyRow'> = {
+const adminAccess: Pick<StoreHarness, 'migrations' | 'readKeyRow' | 'settleFeed'> = {
+  // Every transaction of the cluster that holds an id below one taken now has ended.
+  async settleFeed() {
+    const { rows } = await admin.query<{ now: string }>('SELECT pg_current_xact_id()::text AS now');
+    await expect
+      .poll(
+        async () =>
+          (
+            await admin.query<{ past: boolean }>(
+              'SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::xid8 AS past',
+              [rows[0]!.now],
+            )
+          ).rows[0]!.past,
+        { timeout: 60_000, interval: 5 },
+      )
+      .toBe(true);
+  },
   // Written through the admin pool, as another release or a hand edit would.
   migrations: {
     async record(store, version, name) {

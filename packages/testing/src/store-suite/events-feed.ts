@@ -21,12 +21,18 @@ export function eventsFeedCases(ctx: SuiteContext): void {
     return outcome;
   }
 
+  /** One page of the feed, once it shows what committed before (StoreHarness.settleFeed). */
+  async function list(tenantId: string, query: Parameters<Store['listFeedEvents']>[1]) {
+    await ctx.settleFeed();
+    return ctx.store.listFeedEvents(tenantId, query);
+  }
+
   /** Every page of the tenant's feed, `limit` at a time, as the reader pages with `after`. */
   async function readAll(tenantId: string, limit: number, type?: string) {
     const seen: string[] = [];
     let after: string | undefined;
     for (let pages = 0; pages < 100; pages++) {
-      const page = await ctx.store.listFeedEvents(tenantId, { after, type, limit, ...WINDOW });
+      const page = await list(tenantId, { after, type, limit, ...WINDOW });
       seen.push(...page.events.map((entry) => entry.event.id));
       if (page.events.length < limit) return seen;
       after = page.events[page.events.length - 1]!.event.id;
@@ -41,7 +47,7 @@ export function eventsFeedCases(ctx: SuiteContext): void {
       const events = [];
       for (const [index, id] of ids.entries())
         events.push((await publish({ id, createdAt: at(index) })).event);
-      const page = await ctx.store.listFeedEvents('tenant_a', { limit: 10, ...WINDOW });
+      const page = await list('tenant_a', { limit: 10, ...WINDOW });
       expect(page.after).toBeUndefined();
       expect(page.events.map((entry) => entry.event)).toEqual(events);
       expect(page.events.every((entry) => entry.deliveries.length === 0)).toBe(true);
@@ -52,21 +58,21 @@ export function eventsFeedCases(ctx: SuiteContext): void {
       for (let i = 0; i < 7; i++) written.push((await publish({ createdAt: at(i) })).event.id);
       expect(await readAll('tenant_a', 3)).toEqual(written);
       expect(await readAll('tenant_a', 1)).toEqual(written);
-      const page = await ctx.store.listFeedEvents('tenant_a', { after: written[4], limit: 10, ...WINDOW });
+      const page = await list('tenant_a', { after: written[4], limit: 10, ...WINDOW });
       expect(page.after).toMatchObject({ id: written[4], tenantId: 'tenant_a', createdAt: at(4) });
       expect(page.events.map((entry) => entry.event.id)).toEqual(written.slice(5));
-      const last = await ctx.store.listFeedEvents('tenant_a', { after: written[6], limit: 10, ...WINDOW });
+      const last = await list('tenant_a', { after: written[6], limit: 10, ...WINDOW });
       expect(last.events).toEqual([]);
       expect(last.after?.id).toBe(written[6]);
     });
 
     it('an event written after a page is read comes after it, on the next page', async () => {
       const first = await publish();
-      const page = await ctx.store.listFeedEvents('tenant_a', { limit: 10, ...WINDOW });
+      const page = await list('tenant_a', { limit: 10, ...WINDOW });
       expect(page.events.map((entry) => entry.event.id)).toEqual([first.event.id]);
       const peer = await ctx.peer();
       const later = await publish({ id: 'evt_0000_sorts_first' }, peer);
-      const next = await ctx.store.listFeedEvents('tenant_a', {
+      const next = await list('tenant_a', {
         after: first.event.id,
         limit: 10,
         ...WINDOW,
@@ -82,7 +88,7 @@ export function eventsFeedCases(ctx: SuiteContext): void {
         completed1.event.id,
         completed2.event.id,
       ]);
-      const page = await ctx.store.listFeedEvents('tenant_a', {
+      const page = await list('tenant_a', {
         after: failed.event.id,
         type: 'run.completed',
         limit: 10,
@@ -94,7 +100,7 @@ export function eventsFeedCases(ctx: SuiteContext): void {
     it('leaves out events created before the window', async () => {
       await publish({ createdAt: at(-1) });
       const inside = await publish({ createdAt: T0 });
-      const page = await ctx.store.listFeedEvents('tenant_a', { limit: 10, ...WINDOW });
+      const page = await list('tenant_a', { limit: 10, ...WINDOW });
       expect(page.events.map((entry) => entry.event.id)).toEqual([inside.event.id]);
     });
 
@@ -105,9 +111,9 @@ export function eventsFeedCases(ctx: SuiteContext): void {
         written.push((await publish({ createdAt: at(i), payload: payload(i) })).event.id);
       const size = Buffer.byteLength(payload(0), 'utf8');
       const read = async (byteBudget: number | undefined, more: { after?: string; type?: string } = {}) =>
-        (
-          await ctx.store.listFeedEvents('tenant_a', { limit: 10, byteBudget, ...more, ...WINDOW })
-        ).events.map((entry) => entry.event.id);
+        (await list('tenant_a', { limit: 10, byteBudget, ...more, ...WINDOW })).events.map(
+          (entry) => entry.event.id,
+        );
       expect(await read(undefined)).toEqual(written);
       expect(await read(1)).toEqual(written.slice(0, 2));
       expect(await read(2 * size - 1)).toEqual(written.slice(0, 2));
@@ -115,8 +121,7 @@ export function eventsFeedCases(ctx: SuiteContext): void {
       expect(await read(4 * size)).toEqual(written);
       expect(await read(1, { after: written[1] })).toEqual(written.slice(2, 4));
       expect(await read(1, { type: 'run.completed' })).toEqual(written.slice(0, 2));
-      const [first] = (await ctx.store.listFeedEvents('tenant_a', { limit: 1, byteBudget: 1, ...WINDOW }))
-        .events;
+      const [first] = (await list('tenant_a', { limit: 1, byteBudget: 1, ...WINDOW })).events;
       expect(first!.event.payload).toBe(payload(0));
     });
 
@@ -155,7 +160,7 @@ export function eventsFeedCases(ctx: SuiteContext): void {
         at: at(20),
       });
       if (recorded.outcome !== 'recorded') throw new Error('expected the attempt to be recorded');
-      const page = await ctx.store.listFeedEvents('tenant_a', { limit: 10, ...WINDOW });
+      const page = await list('tenant_a', { limit: 10, ...WINDOW });
       expect(page.events).toHaveLength(1);
       const { deliveries } = page.events[0]!;
       expect(deliveries.map((delivery) => delivery.webhookId)).toEqual([active.id, disabled.id].sort());
@@ -175,12 +180,13 @@ export function eventsFeedCases(ctx: SuiteContext): void {
       const theirs = await publish({ tenantId: 'tenant_b' });
       expect(await readAll('tenant_a', 10)).toEqual([ours.event.id]);
       expect(await readAll('tenant_b', 10)).toEqual([theirs.event.id]);
-      expect(
-        await ctx.store.listFeedEvents('tenant_a', { after: theirs.event.id, limit: 10, ...WINDOW }),
-      ).toEqual({ after: null, events: [] });
+      expect(await list('tenant_a', { after: theirs.event.id, limit: 10, ...WINDOW })).toEqual({
+        after: null,
+        events: [],
+      });
       // The same id in two tenants is two events, each in its own feed.
       const twin = await publish({ tenantId: 'tenant_b', id: ours.event.id });
-      const page = await ctx.store.listFeedEvents('tenant_b', {
+      const page = await list('tenant_b', {
         after: theirs.event.id,
         limit: 10,
         ...WINDOW,
@@ -190,9 +196,7 @@ export function eventsFeedCases(ctx: SuiteContext): void {
 
     it('an unknown after is not found, and nothing is read', async () => {
       await publish();
-      expect(
-        await ctx.store.listFeedEvents('tenant_a', { after: newId('evt'), limit: 10, ...WINDOW }),
-      ).toEqual({
+      expect(await list('tenant_a', { after: newId('evt'), limit: 10, ...WINDOW })).toEqual({
         after: null,
         events: [],
       });
@@ -206,7 +210,7 @@ export function eventsFeedCases(ctx: SuiteContext): void {
       expect((await ctx.store.publishTestEvent(test, webhook.id, deliveryId())).outcome).toBe('published');
       const after = await publish();
       expect(await readAll('tenant_a', 10)).toEqual([before.event.id, after.event.id]);
-      expect(await ctx.store.listFeedEvents('tenant_a', { after: test.id, limit: 10, ...WINDOW })).toEqual({
+      expect(await list('tenant_a', { after: test.id, limit: 10, ...WINDOW })).toEqual({
         after: null,
         events: [],
       });

@@ -40,6 +40,7 @@ export function runStoreConformance(harness: StoreHarness): void {
         return peer;
       };
       context.readKeyRow = (id) => harness.readKeyRow(created, id);
+      context.settleFeed = async () => harness.settleFeed?.(created);
     });
 
     afterEach(async () => {

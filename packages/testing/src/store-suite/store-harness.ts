@@ -12,6 +12,12 @@ export interface StoreHarness {
   /** The stored row of a key, read straight from the database, every column as stored. */
   readKeyRow(store: Store, id: string): Promise<Record<string, unknown> | null>;
   /**
+   * Resolves once the store's events feed shows every event committed before the call. On
+   * Postgres the feed waits for every transaction of the cluster open at the time to end, and
+   * other suites share the server. Default: at once.
+   */
+  settleFeed?(store: Store): Promise<void>;
+  /**
    * False for a store opened so that it cannot hear another instance's key changes: its
    * `keyChangeVersion()` must then stay null, so core caches no verified key. Default true.
    */
@@ -38,6 +44,8 @@ export interface StoreHarness {
 
 export interface SuiteContext {
   store: Store;
+  /** The harness's settleFeed for the case's store. */
+  settleFeed(): Promise<void>;
   peer(): Promise<Store>;
   readKeyRow(id: string): Promise<Record<string, unknown> | null>;
 }
