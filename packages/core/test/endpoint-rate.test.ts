@@ -162,4 +162,45 @@ describe('the worker paces a limited endpoint (docs/decisions.md §8.18)', () =>
     }
     expect(await waiting()).toEqual([]);
   });
+  it('several limited endpoints side by side: each is sent at its own slots, none left to the poll', async () => {
+    receiver = await TestReceiver.start();
+    const clock = new VirtualClock();
+    keyhook = createKeyhook({
+      ...TEST_CATALOG,
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      mode: 'development',
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      clock,
+      timers: clock,
+    });
+    // 100 ms and 500 ms apart: the faster endpoint's timer is always the earlier one.
+    const rates = { '/ten': 100, '/two': 500 } as const;
+    for (const [path, intervalMs] of Object.entries(rates)) {
+      await keyhook.webhooks.create(TENANT, {
+        url: receiver.url(path),
+        events: ['run.completed'],
+        rateLimit: { perSecond: 1000 / intervalMs },
+      });
+    }
+    for (let i = 0; i < 4; i++) {
+      await keyhook.events.publish({ tenantId: TENANT, type: 'run.completed', data: { runId: `run_${i}` } });
+    }
+    worker = keyhook.createWorker({ pollIntervalMs: 600_000 });
+    worker.start();
+    await receiver.waitFor((r) => r.some((q) => q.path === '/ten') && r.some((q) => q.path === '/two'));
+    const start = clock.now().getTime();
+    // Every slot of both, in time order: at each, that endpoint's next delivery goes, a millisecond after it.
+    const slots = Object.entries(rates)
+      .flatMap(([path, intervalMs]) =>
+        [1, 2, 3].map((n) => ({ path, at: start + n * intervalMs, sent: n + 1 })),
+      )
+      .sort((a, b) => a.at - b.at);
+    for (const { path, at, sent } of slots) {
+      await clock.advance(at + 1 - clock.now().getTime());
+      await receiver.waitFor((r) => r.filter((q) => q.path === path).length === sent);
+    }
+    expect(receiver.to('/ten')).toHaveLength(4);
+    expect(receiver.to('/two')).toHaveLength(4);
+  });
 });

@@ -311,7 +311,8 @@ export function deliveryStatements(schema: string): DeliveryStatements {
       ),
       summary AS (
         SELECT (SELECT count(*) FROM paced WHERE NOT leased)::int AS rate_deferred,
-          (SELECT min(next_at) FROM advanced) AS rate_next_slot
+          (SELECT min(next_at) FROM advanced) AS rate_next_slot,
+          (SELECT array_agg(next_at) FROM advanced) AS rate_next_slots
       ),
       chosen AS MATERIALIZED (
         SELECT id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NULL
@@ -337,13 +338,14 @@ export function deliveryStatements(schema: string): DeliveryStatements {
         ) AS w
       )
       SELECT (SELECT rate_deferred FROM summary) AS rate_deferred,
-        (SELECT rate_next_slot FROM summary) AS rate_next_slot, due.was_due AS lease_order,
+        (SELECT rate_next_slot FROM summary) AS rate_next_slot,
+        (SELECT rate_next_slots FROM summary) AS rate_next_slots, due.was_due AS lease_order,
         leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
       FROM leased
       JOIN claimed AS due ON due.id = leased.id
       JOIN ${events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
       UNION ALL
-      SELECT rate_deferred, rate_next_slot, NULL, ${noLease}
+      SELECT rate_deferred, rate_next_slot, rate_next_slots, NULL, ${noLease}
       FROM summary WHERE NOT EXISTS (SELECT 1 FROM leased)
       ORDER BY lease_order, id`;
 

@@ -98,6 +98,7 @@ interface RateSummaryRow {
   rate_deferred: number;
   /** Milliseconds since the epoch; null when the claim met no limited endpoint. */
   rate_next_slot: number | null;
+  rate_next_slots: number[] | null;
 }
 
 const { hold } = DELIVERY_RULES;
@@ -659,7 +660,11 @@ export class PostgresStore implements Store {
     // A slot given out (a delivery leased or made to wait) means a limited endpoint with work.
     this.pacing = summary !== undefined && summary.rate_next_slot !== null;
     if (summary && summary.rate_next_slot !== null) {
-      request.onRateWait?.({ deferred: summary.rate_deferred, nextSlotAt: new Date(summary.rate_next_slot) });
+      request.onRateWait?.({
+        deferred: summary.rate_deferred,
+        nextSlotAt: new Date(summary.rate_next_slot),
+        nextSlots: (summary.rate_next_slots ?? []).map((at) => new Date(at)),
+      });
     }
     return [...leased, ...leasedRows(result.rows)];
   }

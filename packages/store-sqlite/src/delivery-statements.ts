@@ -527,7 +527,7 @@ export function deliveryTransactions(
     }
     const met = new Set(due.map((row) => row.id));
     const refused = new Set<string>();
-    let nextSlotAt = Number.POSITIVE_INFINITY;
+    const nextSlots: number[] = [];
     for (const [webhookId, rows] of limited) {
       const slots: RateSlots = { ...statements.rateSlots.get(webhookId)! };
       const limit = { perSecond: rows[0]!.webhook_rate_per_second! };
@@ -543,9 +543,14 @@ export function deliveryTransactions(
         statements.deferDelivery.run(decision.dueAt, now, ids[i]!);
       });
       statements.advanceRate.run(slots.nextAt, slots.queueAt, webhookId);
-      nextSlotAt = Math.min(nextSlotAt, slots.nextAt ?? now);
+      nextSlots.push(slots.nextAt ?? now);
     }
-    if (limited.size > 0) request.onRateWait?.({ deferred: refused.size, nextSlotAt: new Date(nextSlotAt) });
+    if (limited.size > 0)
+      request.onRateWait?.({
+        deferred: refused.size,
+        nextSlotAt: new Date(Math.min(...nextSlots)),
+        nextSlots: nextSlots.map((at) => new Date(at)),
+      });
     return due
       .filter((row) => !refused.has(row.id))
       .map((row) => {

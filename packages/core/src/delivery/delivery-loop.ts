@@ -115,6 +115,8 @@ export class DeliveryLoop implements DeliveryWorker {
   private wakeIdle: (() => void) | undefined;
   private retryTimer: TimerHandle | undefined;
   private retryTimerAt = Number.POSITIVE_INFINITY;
+  /** Later wake times asked for while an earlier timer runs, ascending (at most WAKE_TIMES_KEPT). */
+  private laterWakes: number[] = [];
   private unwatch: (() => void) | undefined;
   private lastHeldExpiry = 0;
   private outage = 0;
@@ -250,6 +252,7 @@ export class DeliveryLoop implements DeliveryWorker {
     await Promise.all(this.recording);
     await this.giveBack();
     this.deps.timers.clearTimeout(this.retryTimer);
+    this.laterWakes = [];
     this.secrets.clear();
     this.deps.sender.close();
   }
@@ -307,7 +310,7 @@ export class DeliveryLoop implements DeliveryWorker {
         // millisecond after it: a deferred delivery is due at its slot rounded up.
         onRateWait: (wait) => {
           deferred = wait.deferred;
-          this.wakeAt(Math.ceil(wait.nextSlotAt.getTime()) + 1);
+          for (const slot of wait.nextSlots) this.wakeAt(Math.ceil(slot.getTime()) + 1);
         },
       });
       this.recovered();
@@ -532,15 +535,30 @@ export class DeliveryLoop implements DeliveryWorker {
     }
   }
 
-  /** A timer for the earliest retry this worker scheduled, so it goes out on time without polling. */
+  /**
+   * Wakes the worker at `epochMs`: a retry it scheduled, or a limited endpoint's next slot, goes
+   * out on time without polling. One timer runs, for the earliest; a later time asked for
+   * meanwhile is kept, and the timer is set for it once the earlier one has fired, so each paced
+   * endpoint keeps its own slots (docs/decisions.md §8.18).
+   */
   private wakeAt(epochMs: number): void {
-    if (!this.running || epochMs >= this.retryTimerAt) return;
+    if (!this.running) return;
+    if (epochMs === this.retryTimerAt) return;
+    if (epochMs > this.retryTimerAt) {
+      keepWake(this.laterWakes, epochMs);
+      return;
+    }
+    if (this.retryTimerAt !== Number.POSITIVE_INFINITY) keepWake(this.laterWakes, this.retryTimerAt);
     this.deps.timers.clearTimeout(this.retryTimer);
     this.retryTimerAt = epochMs;
     // Unref'd: while the worker runs, its poll already keeps the process alive.
     this.retryTimer = this.deps.timers.setTimeout(
       () => {
         this.retryTimerAt = Number.POSITIVE_INFINITY;
+        const now = this.deps.clock.now().getTime();
+        this.laterWakes = this.laterWakes.filter((at) => at > now);
+        const next = this.laterWakes.shift();
+        if (next !== undefined) this.wakeAt(next);
         this.wake();
       },
       Math.max(0, epochMs - this.deps.clock.now().getTime()),
@@ -591,4 +609,16 @@ function positive(value: number, name: string): number {
 
 function redirectNote(status: number): string | null {
   return status >= 300 && status < 400 ? 'redirects are not followed' : null;
+}
+
+/** How many later wake times a worker keeps: the earliest ones (one per paced endpoint, and retries). */
+const WAKE_TIMES_KEPT = 256;
+
+/** Adds `at` to the ascending `times`, once, keeping the earliest WAKE_TIMES_KEPT. */
+function keepWake(times: number[], at: number): void {
+  let i = times.length;
+  while (i > 0 && times[i - 1]! > at) i--;
+  if (times[i - 1] === at) return;
+  times.splice(i, 0, at);
+  if (times.length > WAKE_TIMES_KEPT) times.pop();
 }

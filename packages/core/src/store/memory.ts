@@ -412,7 +412,7 @@ export class MemoryStore implements Store {
       deliveries.push(...more);
     }
     const refused = new Set<DeliveryRecord>();
-    let nextSlotAt = Number.POSITIVE_INFINITY;
+    const nextSlots: number[] = [];
     for (const [webhookId, deliveries] of limited) {
       const slots = this.rateSlots(webhookId);
       const limit = this.webhooks.get(webhookId)!.rateLimit!;
@@ -423,9 +423,14 @@ export class MemoryStore implements Store {
         delivery.dueAt = new Date(decision.dueAt);
         delivery.updatedAt = new Date(now);
       });
-      nextSlotAt = Math.min(nextSlotAt, slots.nextAt ?? now);
+      nextSlots.push(slots.nextAt ?? now);
     }
-    if (limited.size > 0) request.onRateWait?.({ deferred: refused.size, nextSlotAt: new Date(nextSlotAt) });
+    if (limited.size > 0)
+      request.onRateWait?.({
+        deferred: refused.size,
+        nextSlotAt: new Date(Math.min(...nextSlots)),
+        nextSlots: nextSlots.map((at) => new Date(at)),
+      });
     const leased = due.filter((delivery) => !refused.has(delivery));
     return leased.map((delivery) => {
       delivery.status = 'in_flight';

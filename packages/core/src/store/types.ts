@@ -285,6 +285,11 @@ export interface RateWait {
   deferred: number;
   /** The earliest next slot of the limited endpoints the claim met. */
   nextSlotAt: Date;
+  /**
+   * The next slot of each limited endpoint the claim met (nextSlotAt is the earliest), so that a
+   * worker wakes for each endpoint's pace, not only the fastest one's.
+   */
+  nextSlots: readonly Date[];
 }
 
 /** What a finished attempt makes of its delivery (core decides it; see delivery/plan.ts). */

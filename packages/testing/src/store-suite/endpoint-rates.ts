@@ -82,7 +82,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
       const first = await lease(T0);
       expect(of(first.leased, free)).toHaveLength(4);
       expect(of(first.leased, limited)).toHaveLength(1);
-      expect(first.waits).toEqual([{ deferred: 3, nextSlotAt: at(100) }]);
+      expect(first.waits).toEqual([{ deferred: 3, nextSlotAt: at(100), nextSlots: [at(100)] }]);
       expect(await waiting(limited)).toEqual([
         [100, 'pending', 0],
         [200, 'pending', 0],
@@ -95,7 +95,9 @@ export function endpointRateCases(ctx: SuiteContext): void {
       for (const slot of [100, 200, 300]) {
         const claim = await lease(at(slot));
         expect(of(claim.leased, limited)).toHaveLength(1);
-        expect(claim.waits).toEqual([{ deferred: 0, nextSlotAt: at(slot + 100) }]);
+        expect(claim.waits).toEqual([
+          { deferred: 0, nextSlotAt: at(slot + 100), nextSlots: [at(slot + 100)] },
+        ]);
         times.push(slot);
       }
       expect(await waiting(limited)).toEqual([]);
@@ -104,18 +106,32 @@ export function endpointRateCases(ctx: SuiteContext): void {
       for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(75);
     });
 
+    it('a claim that meets several limited endpoints tells the next slot of each, the earliest as nextSlotAt', async () => {
+      const ten = await inserted({ rateLimit: TEN_PER_SECOND });
+      const two = await inserted({ rateLimit: { perSecond: 2 } });
+      await publish(3);
+      const claim = await lease(T0);
+      expect(of(claim.leased, ten)).toHaveLength(1);
+      expect(of(claim.leased, two)).toHaveLength(1);
+      expect(claim.waits).toHaveLength(1);
+      const [wait] = claim.waits;
+      expect(wait!.deferred).toBe(4);
+      expect(wait!.nextSlotAt).toEqual(at(100));
+      expect([...wait!.nextSlots].sort((a, b) => a.getTime() - b.getTime())).toEqual([at(100), at(500)]);
+    });
+
     it("a claim gives slots to the due deliveries of a limited endpoint it meets beyond its limit, up to the rule's spread", async () => {
       const limited = await inserted({ rateLimit: TEN_PER_SECOND });
       await publish(5);
       const first = await lease(T0, ctx.store, 2);
       expect(first.leased).toHaveLength(1);
-      expect(first.waits).toEqual([{ deferred: 4, nextSlotAt: at(100) }]);
+      expect(first.waits).toEqual([{ deferred: 4, nextSlotAt: at(100), nextSlots: [at(100)] }]);
       expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 200, 300, 400]);
       expect(await lease(T0, ctx.store, 2)).toEqual({ leased: [], waits: [] });
       // At the slot, one goes; the rest keep theirs.
       const atSlot = await lease(at(100));
       expect(atSlot.leased).toHaveLength(1);
-      expect(atSlot.waits).toEqual([{ deferred: 0, nextSlotAt: at(200) }]);
+      expect(atSlot.waits).toEqual([{ deferred: 0, nextSlotAt: at(200), nextSlots: [at(200)] }]);
       expect((await waiting(limited)).map(([due]) => due)).toEqual([200, 300, 400]);
     });
 
@@ -161,7 +177,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
       // At T0 + 110 both are due (the waiting one since 100); one slot: the older due goes, the retry waits.
       const claim = await lease(at(110));
       expect(claim.leased).toHaveLength(1);
-      expect(claim.waits).toEqual([{ deferred: 1, nextSlotAt: at(200) }]);
+      expect(claim.waits).toEqual([{ deferred: 1, nextSlotAt: at(200), nextSlots: [at(200)] }]);
       expect(await waiting(limited)).toEqual([[200, 'retry_scheduled', 1]]);
     });
 
@@ -173,7 +189,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
       await publish(2, peer);
       const claim = await lease(at(10), peer);
       expect(claim.leased).toEqual([]);
-      expect(claim.waits).toEqual([{ deferred: 2, nextSlotAt: at(100) }]);
+      expect(claim.waits).toEqual([{ deferred: 2, nextSlotAt: at(100), nextSlots: [at(100)] }]);
       expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 200]);
     });
 
@@ -210,7 +226,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
       expect((await waiting(slow)).map(([due]) => due)).toEqual([100, 100, 100, 100]);
       const claim = await lease(at(100));
       expect(claim.leased).toHaveLength(1);
-      expect(claim.waits).toEqual([{ deferred: 3, nextSlotAt: at(200) }]);
+      expect(claim.waits).toEqual([{ deferred: 3, nextSlotAt: at(200), nextSlots: [at(200)] }]);
       expect((await waiting(slow)).map(([due]) => due)).toEqual([200, 300, 400]);
 
       // A change that names no rate keeps it and its slots.
@@ -261,7 +277,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
       await ctx.store.setWebhookStatus('tenant_a', limited.id, 'active', null, at(1000));
       const claim = await lease(at(1000));
       expect(claim.leased).toHaveLength(1);
-      expect(claim.waits).toEqual([{ deferred: 2, nextSlotAt: at(1100) }]);
+      expect(claim.waits).toEqual([{ deferred: 2, nextSlotAt: at(1100), nextSlots: [at(1100)] }]);
       expect((await waiting(limited)).map(([due]) => due)).toEqual([1100, 1200]);
     });
   });
