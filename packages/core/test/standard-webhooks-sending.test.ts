@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { deliverOneEvent } from '@keyhook/testing/support';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
@@ -83,5 +84,26 @@ describe('Standard Webhooks deliveries (signatureScheme: standard-webhooks)', ()
     });
     expect(Object.keys(named.request.headers).filter((name) => name.startsWith('webhook-'))).toEqual([]);
     expect(named.request.headers['keyhook-event-id']).toBe(named.eventId);
+  });
+  it('sign with a secret the host already has (Svix issues whsec_ and base64 of 24 bytes): both libraries verify, under rotation too', async () => {
+    const svixSecret = `whsec_${randomBytes(24).toString('base64')}`;
+    const { request, secret } = await deliverOneEvent(event, {
+      signatureScheme: 'standard-webhooks',
+      secret: svixSecret,
+    });
+    expect(secret).toBe(svixSecret);
+    expect(verifiedByBoth(svixSecret, request.body, standardHeaders(request.headers))).toHaveLength(2);
+
+    const next = `whsec_${randomBytes(64).toString('base64')}`;
+    const rotated = await deliverOneEvent(event, {
+      signatureScheme: 'standard-webhooks',
+      secret: svixSecret,
+      rotate: { overlapSeconds: 3600, secret: next },
+    });
+    expect([rotated.secret, rotated.previousSecret]).toEqual([next, svixSecret]);
+    for (const key of [next, svixSecret])
+      expect(
+        verifiedByBoth(key, rotated.request.body, standardHeaders(rotated.request.headers)),
+      ).toHaveLength(2);
   });
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { EventTypeCatalog } from '../catalog/events.js';
 import { ENDPOINT_RATE_BOUNDS } from '../delivery/endpoint-rate.js';
 import type { EndpointRateLimit, SignatureScheme } from '../store/types.js';
+import { WEBHOOK_SECRET_BYTES, webhookSecretProblem } from './signing-secret.js';
 
 /** How an endpoint's deliveries are signed (docs/decisions.md §6.9; docs/http-api.md §6.3). */
 export const signatureSchemeSchema = z.enum(['keyhook', 'standard-webhooks']).meta({
@@ -28,6 +29,20 @@ export const endpointRateLimitSchema = z
   });
 
 /**
+ * A signing secret the host already has (docs/decisions.md §6.1): moving from Svix or another
+ * Standard Webhooks sender, its receivers keep theirs. Shown in the answer once, as a new one is.
+ */
+export const webhookSecretSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const problem = webhookSecretProblem(value);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({
+    description: `A signing secret to use instead of a new one: whsec_ and base64 of ${WEBHOOK_SECRET_BYTES.min} to ${WEBHOOK_SECRET_BYTES.max} bytes, as Svix and other Standard Webhooks senders issue them. Absent: keyhook makes one.`,
+  });
+
+/**
  * POST /admin/webhooks for a host's events (docs/http-api.md §4.3; docs/decisions.md §5). The URL's
  * own rules are url-policy.ts's.
  */
@@ -41,6 +56,8 @@ export function webhookSchemaFor(events: EventTypeCatalog) {
       signatureScheme: signatureSchemeSchema.optional(),
       // Absent: the host's delivery.endpointRateLimit (none unless it says otherwise); null: none.
       rateLimit: endpointRateLimitSchema.optional(),
+      // Absent: a new one.
+      secret: webhookSecretSchema.optional(),
     })
     .strict();
 }
@@ -52,6 +69,8 @@ export interface CreateWebhookInput<EventType extends string = string> {
   signatureScheme?: SignatureScheme | undefined;
   /** Its delivery rate; null: none. Default: the host's `delivery.endpointRateLimit`, else none. */
   rateLimit?: EndpointRateLimit | null | undefined;
+  /** A signing secret the host already has (`whsec_` and base64 of 24 to 64 bytes). Default: a new one. */
+  secret?: string | undefined;
 }
 
 /**
@@ -110,10 +129,13 @@ export const rotateWebhookSchema = z
       description:
         'How long the old secret keeps signing beside the new one, in seconds (0 to 604800, 7 days). 0 or absent: the old secret stops at once.',
     }),
+    secret: webhookSecretSchema.optional(),
   })
   .strict();
 
 export interface RotateWebhookOptions {
   /** How long the old secret keeps signing beside the new one, 0 to 604,800 s. Default 0. */
   overlapSeconds?: number | undefined;
+  /** The new secret, one the host already has (`whsec_` and base64 of 24 to 64 bytes). Default: a new one. */
+  secret?: string | undefined;
 }

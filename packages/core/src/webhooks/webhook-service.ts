@@ -112,7 +112,7 @@ export class WebhookService implements Webhooks {
     const events = [...new Set(parsed.events)].sort();
     const now = this.deps.clock.now();
     const id = newId('wh', this.deps.clock, this.deps.randomBytes);
-    const secret = mintWebhookSecret(this.deps.randomBytes);
+    const secret = parsed.secret ?? mintWebhookSecret(this.deps.randomBytes);
     const webhook: WebhookRecord = {
       id,
       tenantId,
@@ -216,9 +216,9 @@ export class WebhookService implements Webhooks {
    * an overlap drops the secret before it.
    */
   async rotate(tenantId: string, id: string, options: RotateWebhookOptions = {}): Promise<IssuedWebhook> {
-    const { overlapSeconds = 0 } = parseOrThrow(rotateWebhookSchema, options);
+    const { overlapSeconds = 0, secret: given } = parseOrThrow(rotateWebhookSchema, options);
     if (!isWellFormedId(id, 'wh')) throw notFound();
-    const secret = mintWebhookSecret(this.deps.randomBytes);
+    const secret = given ?? mintWebhookSecret(this.deps.randomBytes);
     const sealed = this.deps.secrets.seal(secret, secretContext(tenantId, id));
     const now = this.deps.clock.now();
     const previousExpiresAt = overlapSeconds > 0 ? new Date(now.getTime() + overlapSeconds * 1000) : null;

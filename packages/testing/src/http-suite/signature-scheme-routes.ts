@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { admin, call } from './client.js';
 import type { SuiteContext } from './suite-context.js';
@@ -90,6 +91,77 @@ export function signatureSchemeCases(ctx: SuiteContext): void {
       }
       const after = await call(ctx, 'GET', `/admin/webhooks/${id}`, { token });
       expect(after.body.webhook).toEqual(created.body.webhook);
+    });
+    describe('a signing secret the host already has (docs/decisions.md §6.1)', () => {
+      const b64 = (bytes: number) => `whsec_${randomBytes(bytes).toString('base64')}`;
+
+      it('create and rotate take one, answer it once, and never show it again', async () => {
+        const token = await admin(ctx);
+        const given = b64(24);
+        const created = await call(ctx, 'POST', '/admin/webhooks', {
+          token,
+          json: {
+            url: uniqueUrl(),
+            events: ['run.completed'],
+            signatureScheme: 'standard-webhooks',
+            secret: given,
+          },
+        });
+        expect(created.status, created.text).toBe(201);
+        expect(created.body.secret).toBe(given);
+        const id = created.body.webhook.id;
+        const read = await call(ctx, 'GET', `/admin/webhooks/${id}`, { token });
+        expect(read.text).not.toContain(given.slice(6));
+        const next = b64(64);
+        const rotated = await call(ctx, 'POST', `/admin/webhooks/${id}/rotate`, {
+          token,
+          json: { secret: next },
+        });
+        expect(rotated.status, rotated.text).toBe(200);
+        expect(rotated.body.secret).toBe(next);
+        // keyhook's own hex secrets are base64 too: one moves from another keyhook as it is.
+        const own = `whsec_${'ab'.repeat(32)}`;
+        const moved = await call(ctx, 'POST', `/admin/webhooks/${id}/rotate`, {
+          token,
+          json: { secret: own },
+        });
+        expect(moved.body.secret).toBe(own);
+      });
+
+      it('too short, too long, without whsec_, not base64, or not a string → 400 naming secret; nothing written', async () => {
+        const token = await admin(ctx);
+        const count = async () =>
+          (await call(ctx, 'GET', '/admin/webhooks?limit=100', { token })).body.data.length;
+        const before = await count();
+        const created = await call(ctx, 'POST', '/admin/webhooks', {
+          token,
+          json: { url: uniqueUrl(), events: ['run.completed'] },
+        });
+        const id = created.body.webhook.id;
+        for (const secret of [
+          b64(23),
+          b64(65),
+          randomBytes(32).toString('base64'),
+          'whsec_not*base64',
+          'whsec_',
+          42,
+        ]) {
+          const create = await call(ctx, 'POST', '/admin/webhooks', {
+            token,
+            json: { url: uniqueUrl(), events: ['run.completed'], secret },
+          });
+          const rotate = await call(ctx, 'POST', `/admin/webhooks/${id}/rotate`, { token, json: { secret } });
+          for (const reply of [create, rotate]) {
+            expect(reply.status, `${JSON.stringify(secret)}: ${reply.text}`).toBe(400);
+            expect(reply.body.error.code).toBe('validation_failed');
+            expect(reply.body.error.details.map((d: { path: string }) => d.path)).toEqual(['secret']);
+          }
+        }
+        expect(await count()).toBe(before + 1);
+        // The refused rotations changed nothing: the secret made at create still signs.
+        const read = await call(ctx, 'GET', `/admin/webhooks/${id}`, { token });
+        expect(read.body.webhook.updatedAt).toBe(created.body.webhook.updatedAt);
+      });
     });
   });
 }

@@ -28,8 +28,10 @@ export async function deliverOneEvent(
   event: { type: string; data: Record<string, unknown> },
   options: {
     headers?: Partial<DeliveryHeaderNames>;
-    /** Rotate the webhook's secret before the publish, keeping the old one for this many seconds. */
-    rotate?: { overlapSeconds: number };
+    /** Rotate the webhook's secret before the publish, keeping the old one for this many seconds (to `secret`, when given). */
+    rotate?: { overlapSeconds: number; secret?: string };
+    /** The signing secret the webhook is created with; absent, a new one. */
+    secret?: string;
     /** The scheme the webhook is created with; absent, the host's default. */
     signatureScheme?: SignatureScheme;
     /** The host's `delivery.signatureScheme`. */
@@ -55,6 +57,7 @@ export async function deliverOneEvent(
       url: receiver.url('/hooks'),
       events: [event.type],
       ...(options.signatureScheme && { signatureScheme: options.signatureScheme }),
+      ...(options.secret && { secret: options.secret }),
     });
     const rotated = options.rotate
       ? await keyhook.webhooks.rotate('tenant_a', created.webhook.id, options.rotate)
