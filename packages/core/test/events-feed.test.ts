@@ -232,7 +232,12 @@ describe('the OpenAPI document (docs/decisions.md §1.10)', () => {
     expect(operation.security).toEqual([{ apiKey: [] }]);
     expect(operation['x-required-scope']).toBe('events:read');
     expect(operation.tags).toEqual(['Events']);
-    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['after', 'type', 'limit']);
+    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'after',
+      'since',
+      'type',
+      'limit',
+    ]);
     const page = operation.responses['200'].content['application/json'].schema;
     expect(page.required).toEqual(['data', 'hasMore']);
     expect(page.properties.data.items.properties.deliveries.items.required).toEqual([

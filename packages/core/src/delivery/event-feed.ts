@@ -92,7 +92,9 @@ export const feedPageSchema = z.object({
 export type FeedPageView = z.output<typeof feedPageSchema>;
 
 /** The query `GET /events` reads. */
-export const FEED_QUERY = ['after', 'type', 'limit'] as const;
+export const FEED_QUERY = ['after', 'since', 'type', 'limit'] as const;
+
+const sinceSchema = z.iso.datetime({ offset: true });
 
 const deliveryOf = (delivery: DeliveryRecord): FeedEventView['deliveries'][number] => ({
   webhookId: delivery.webhookId,
@@ -124,10 +126,12 @@ export interface EventsFeedDeps {
   listByteBudget: number;
 }
 
-const expired = () =>
+const expired = (what: 'after' | 'since' = 'after') =>
   new KeyhookError(
     'feed_expired',
-    'That event is older than the feed keeps: events after it may be gone. Start again without after.',
+    what === 'after'
+      ? 'That event is older than the feed keeps: events after it may be gone. Start again without after.'
+      : 'That time is older than the feed keeps: events after it may be gone. Start again without since.',
   );
 
 /**
@@ -153,11 +157,13 @@ export class EventsFeed {
       throw validationFailed([{ path: 'after', message: 'must be an event id (evt_…) the feed returned' }]);
     }
     const createdSince = new Date(this.deps.clock.now().getTime() - this.deps.retentionMs);
+    const since = this.since(query.get('since') ?? undefined, after, createdSince);
     const page = await this.deps.store.listFeedEvents(tenantId, {
       after,
       type,
       limit: limit + 1,
-      createdSince,
+      // From a time: the window's events created at or after it, in feed order.
+      createdSince: since ?? createdSince,
       byteBudget: this.deps.listByteBudget,
     });
     if (after !== undefined) {
@@ -172,5 +178,21 @@ export class EventsFeed {
     }
     const held = withinBudget(page.events, limit, this.deps.listByteBudget, toFeedEventView);
     return { data: held.data, hasMore: held.more };
+  }
+
+  /** `since` as a time: an RFC 3339 time within the window, never beside `after`. */
+  private since(text: string | undefined, after: string | undefined, windowStart: Date): Date | undefined {
+    if (text === undefined) return undefined;
+    if (after !== undefined)
+      throw validationFailed([
+        { path: 'since', message: 'cannot be given with after: since starts a reading, after continues one' },
+      ]);
+    if (!sinceSchema.safeParse(text).success)
+      throw validationFailed([
+        { path: 'since', message: 'must be an RFC 3339 time, such as 2026-12-06T12:00:00Z' },
+      ]);
+    const since = new Date(text);
+    if (since.getTime() < windowStart.getTime()) throw expired('since');
+    return since;
   }
 }

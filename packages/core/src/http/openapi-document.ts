@@ -202,7 +202,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'The key lacks the scope this operation needs (`insufficient_scope`).',
   404: "No such resource for this tenant (`not_found`): unknown ids and other tenants' ids alike.",
   409: "A conflict with the resource's state or a concurrent request (the code says which).",
-  410: "The events feed's `after` is older than the feed keeps, or an id of the host's it no longer holds (`feed_expired`): start again without it.",
+  410: "The events feed's `after` or `since` is older than the feed keeps, or `after` is an id of the host's it no longer holds (`feed_expired`): start again without it.",
   413: 'The body is larger than the limit (`payload_too_large`).',
   415: 'The body is not application/json in UTF-8, or is compressed (`unsupported_media_type`).',
   429: "Too many requests (`rate_limited`): the key's rate limit is spent, or the address's failed authentications are. Retry after Retry-After.",
@@ -288,6 +288,10 @@ function queryParameter(name: string): Record<string, unknown> {
   const known: Record<string, Record<string, unknown>> = {
     limit: { description: '1–100; 20 when absent.', schema: { type: 'integer', minimum: 1, maximum: 100 } },
     cursor: { description: 'The nextCursor of the page before.', schema: { type: 'string' } },
+    since: {
+      description: 'An RFC 3339 time: start at the first event created at or after it. Not with after.',
+      schema: { type: 'string', format: 'date-time' },
+    },
   };
   return { name, in: 'query', required: false, ...(known[name] ?? { schema: { type: 'string' } }) };
 }

@@ -111,5 +111,36 @@ export function feedRouteCases(ctx: SuiteContext): void {
       // Started again without after: the window, and nothing older.
       expect(ids(await feed(token))).toEqual([fresh]);
     });
+    it('since starts at the first event created at or after a time; beside after, or not a time, 400; before the window, 410', async () => {
+      const written: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        ctx.clock.advance(1000);
+        written.push(await publish('run.completed'));
+      }
+      const token = await reader();
+      const all = (await feed(token)).body.data as { id: string; createdAt: string }[];
+      const second = all.find((event) => event.id === written[1])!;
+      const from = await feed(token, `since=${encodeURIComponent(second.createdAt)}`);
+      expect(from.status, from.text).toBe(200);
+      expect(ids(from)).toEqual(written.slice(1));
+      // The same instant with an offset, and a page of it.
+      const offset = new Date(second.createdAt).toISOString().replace('Z', '+00:00');
+      expect(ids(await feed(token, `since=${encodeURIComponent(offset)}&limit=1`))).toEqual([written[1]]);
+
+      for (const query of [
+        `since=${encodeURIComponent(second.createdAt)}&after=${written[0]}`,
+        'since=yesterday',
+        'since=2026-13-01T00:00:00Z',
+        'since=',
+      ]) {
+        const reply = await feed(token, query);
+        expectRefused(reply, 400, 'validation_failed');
+        expect(reply.body.error.details.map((d: { path: string }) => d.path)).toEqual(['since']);
+      }
+      const long = new Date(ctx.clock.now().getTime() - 31 * DAY).toISOString();
+      const old = await feed(token, `since=${encodeURIComponent(long)}`);
+      expectRefused(old, 410, 'feed_expired');
+      expect(old.body.error.message).toContain('without since');
+    });
   });
 }
