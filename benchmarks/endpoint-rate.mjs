@@ -1,8 +1,7 @@
 // node benchmarks/endpoint-rate.mjs: does an endpoint's rateLimit hold, and what does it cost the others?
 //
 // On Postgres (a fresh schema, dropped at the end; skipped when nothing answers at BENCH_PG_URL),
-// with a receiver in a child process (a plain node:http server that answers 200 at once and
-// records each arrival's time), three parts:
+// with a receiver in a child process (arrivals-receiver.mjs), three parts:
 //   1. BENCH_RATE_DELIVERIES (10,000) failed deliveries of an endpoint limited to
 //      BENCH_RATE_PER_SECOND (50/s), written straight into the tables, queued again by
 //      `deliveries.recover()` with one worker running: the arrival rate at the receiver (count − 1
@@ -19,35 +18,12 @@
 //
 // Environment: BENCH_RATE_DELIVERIES (10000), BENCH_RATE_PER_SECOND (50), BENCH_ROUNDS (6),
 // BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test).
-import { fork } from 'node:child_process';
-import http from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { createKeyhook, generateEncryptionKey, silentLogger } from '@keyhook/core';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import pg from 'pg';
+import { startArrivalsReceiver } from './arrivals-receiver.mjs';
 
-if (process.argv[2] === '--receiver') {
-  // The receiver: arrivals by path, in this process's clock (Date.now(), the parent's too).
-  const arrivals = new Map();
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const at = Date.now();
-      const path = req.url ?? '/';
-      if (!arrivals.has(path)) arrivals.set(path, []);
-      arrivals.get(path).push(at);
-      res.writeHead(200).end();
-    });
-  });
-  server.listen(0, '127.0.0.1', () => process.send({ type: 'port', port: server.address().port }));
-  process.on('message', (message) => {
-    if (message.type === 'arrivals')
-      process.send({ type: 'arrivals', times: arrivals.get(message.path) ?? [] });
-  });
-  process.on('disconnect', () => process.exit(0));
-} else {
-  await main();
-}
+await main();
 
 async function main() {
   const DELIVERIES = Number(process.env.BENCH_RATE_DELIVERIES ?? 10_000);
@@ -70,18 +46,8 @@ async function main() {
   const schema = `keyhook_rate_${process.pid}`;
   await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 
-  const receiver = fork(fileURLToPath(import.meta.url), ['--receiver']);
-  const replies = [];
-  receiver.on('message', (message) => replies.shift()?.(message));
-  const ask = (message) =>
-    new Promise((resolve) => {
-      replies.push(resolve);
-      receiver.send(message);
-    });
-  const port = await new Promise((resolve) => receiver.once('message', (m) => resolve(m.port)));
-  replies.length = 0;
-  const arrivals = async (path) => (await ask({ type: 'arrivals', path })).times;
-  const url = (path) => `http://127.0.0.1:${port}${path}`;
+  const receiver = await startArrivalsReceiver();
+  const { arrivals, url } = receiver;
 
   const open = () => createPostgresStore({ connectionString: PG_URL, schema, logger: silentLogger });
   const encryptionKey = generateEncryptionKey();
@@ -263,7 +229,7 @@ async function main() {
     for (const s of stores) await s.close();
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
-    receiver.disconnect();
+    receiver.close();
   }
   console.log(`json ${JSON.stringify(verdicts)}`);
 }

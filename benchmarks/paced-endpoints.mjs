@@ -3,8 +3,8 @@
 //
 // Three endpoints limited to BENCH_PACED_RATES (1000, 100 and 20 per second), each subscribed to
 // one event type, and a burst of BENCH_PACED_EVENTS (300) events published as fast as one caller
-// can, each going to all three. The receiver is endpoint-rate.mjs's, in a child process that
-// records each arrival's time. Per store (SQLite; Postgres with one instance, and with two on one
+// can, each going to all three. The receiver (arrivals-receiver.mjs) records each arrival's
+// time in a child process. Per store (SQLite; Postgres with one instance, and with two on one
 // schema, each with its worker) and endpoint:
 //   - the backlog's finish: its last arrival after the first publish, against the target
 //     N / rate + 2 s;
@@ -12,15 +12,14 @@
 //
 // Environment: BENCH_PACED_RATES (1000,100,20), BENCH_PACED_EVENTS (300),
 // BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test; Postgres skipped when nothing answers).
-import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createKeyhook, generateEncryptionKey, silentLogger } from '@keyhook/core';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore } from '@keyhook/store-sqlite';
 import pg from 'pg';
+import { startArrivalsReceiver } from './arrivals-receiver.mjs';
 
 const RATES = (process.env.BENCH_PACED_RATES ?? '1000,100,20').split(',').map(Number);
 const EVENTS = Number(process.env.BENCH_PACED_EVENTS ?? 300);
@@ -33,16 +32,7 @@ console.log(
     'target: each backlog done within N / rate + 2 s of the first publish, at most rate + 1 in any 1 s window\n',
 );
 
-const receiver = fork(fileURLToPath(new URL('./endpoint-rate.mjs', import.meta.url)), ['--receiver']);
-const replies = [];
-receiver.on('message', (message) => replies.shift()?.(message));
-const ask = (message) =>
-  new Promise((resolve) => {
-    replies.push(resolve);
-    receiver.send(message);
-  });
-const port = await new Promise((resolve) => receiver.once('message', (m) => resolve(m.port)));
-replies.length = 0;
+const receiver = await startArrivalsReceiver();
 
 const encryptionKey = generateEncryptionKey();
 const keyhookOn = (store) =>
@@ -58,7 +48,7 @@ const keyhookOn = (store) =>
 /** Arrivals at `route` once there are `count` of them, or what came by the deadline. */
 async function arrived(route, count, deadline) {
   for (;;) {
-    const { times } = await ask({ type: 'arrivals', path: route });
+    const times = await receiver.arrivals(route);
     if (times.length >= count || Date.now() > deadline) return times;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -84,7 +74,7 @@ async function run(label, keyhooks) {
     const route = `/${label.replace(/\W+/g, '-')}/${perSecond}`;
     routes.push(route);
     await keyhook.webhooks.create(TENANT, {
-      url: `http://127.0.0.1:${port}${route}`,
+      url: receiver.url(route),
       events: ['run.completed'],
       rateLimit: { perSecond },
     });
@@ -151,7 +141,7 @@ for (const instances of reachable ? [1, 2] : []) {
   }
 }
 if (reachable) await admin.end();
-receiver.kill();
+receiver.close();
 
 console.log(
   '| store | limit /s | arrived | backlog done after, s | target, s | verdict | busiest 1 s | bound (rate + 1) |',

@@ -13,6 +13,7 @@ export {
   paceEndpoint,
   type RateDecision,
   type RateSlots,
+  rateWaitOf,
 } from './delivery/endpoint-rate.js';
 export { leasedSubscribers, newDeliveryRecord, type QueuePlace, queuedOn } from './delivery/records.js';
 export {

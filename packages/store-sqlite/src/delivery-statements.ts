@@ -26,6 +26,7 @@ import {
   type QueuePlace,
   queuedOn,
   type RateSlots,
+  rateWaitOf,
 } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import {
@@ -545,12 +546,7 @@ export function deliveryTransactions(
       statements.advanceRate.run(slots.nextAt, slots.queueAt, webhookId);
       nextSlots.push(slots.nextAt ?? now);
     }
-    if (limited.size > 0)
-      request.onRateWait?.({
-        deferred: refused.size,
-        nextSlotAt: new Date(Math.min(...nextSlots)),
-        nextSlots: nextSlots.map((at) => new Date(at)),
-      });
+    if (limited.size > 0) request.onRateWait?.(rateWaitOf(refused.size, nextSlots));
     return due
       .filter((row) => !refused.has(row.id))
       .map((row) => {

@@ -1,4 +1,4 @@
-import type { EndpointRateLimit } from '../store/types.js';
+import type { EndpointRateLimit, RateWait } from '../store/types.js';
 
 /** docs/http-api.md §4.3: the bounds of `rateLimit.perSecond`, deliveries per second. */
 export const ENDPOINT_RATE_BOUNDS = Object.freeze({ min: 0.01, max: 1000 });
@@ -94,4 +94,16 @@ export function endpointRateLimitOption(
     );
   }
   return { perSecond };
+}
+
+/**
+ * What a claim tells its worker (LeaseRequest.onRateWait) when it met limited endpoints: how many
+ * it deferred, and the next slot of each (ms since the epoch), the earliest as nextSlotAt.
+ */
+export function rateWaitOf(deferred: number, nextSlots: readonly number[]): RateWait {
+  return {
+    deferred,
+    nextSlotAt: new Date(Math.min(...nextSlots)),
+    nextSlots: nextSlots.map((at) => new Date(at)),
+  };
 }

@@ -1,4 +1,4 @@
-import { ENDPOINT_RATE_RULE, paceEndpoint, type RateSlots } from '../delivery/endpoint-rate.js';
+import { ENDPOINT_RATE_RULE, paceEndpoint, type RateSlots, rateWaitOf } from '../delivery/endpoint-rate.js';
 import { leasedSubscribers, newDeliveryRecord, queuedOn } from '../delivery/records.js';
 import { attemptSucceeded, autoDisables, DELIVERY_RULES, holdsDeliveries } from '../delivery/rules.js';
 import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
@@ -425,12 +425,7 @@ export class MemoryStore implements Store {
       });
       nextSlots.push(slots.nextAt ?? now);
     }
-    if (limited.size > 0)
-      request.onRateWait?.({
-        deferred: refused.size,
-        nextSlotAt: new Date(Math.min(...nextSlots)),
-        nextSlots: nextSlots.map((at) => new Date(at)),
-      });
+    if (limited.size > 0) request.onRateWait?.(rateWaitOf(refused.size, nextSlots));
     const leased = due.filter((delivery) => !refused.has(delivery));
     return leased.map((delivery) => {
       delivery.status = 'in_flight';
