@@ -55,10 +55,10 @@ export interface ServerConfig {
   /** Earlier master keys, comma-separated in KEYHOOK_PREVIOUS_ENCRYPTION_KEYS: they still open old values. */
   previousEncryptionKeys: Buffer[];
   /**
-   * KEYHOOK_RETRY_SCHEDULE: the waits after each failed attempt; null for the default
-   * (docs/decisions.md §9).
+   * KEYHOOK_RETRY_SCHEDULE: the waits after each failed attempt. Unset: the spec's, six retries
+   * at 1m, 5m, 15m, 1h, 3h and 6h (data-plane.md §7.1), not the library's longer default.
    */
-  retryScheduleMs: number[] | null;
+  retryScheduleMs: number[];
   /** KEYHOOK_DELIVERY_TIMEOUT: one attempt's limit; null for 10 s. */
   deliveryTimeoutMs: number | null;
   /** KEYHOOK_RETENTION: how long finished deliveries, their attempts and events are kept; null for 30 days. */
@@ -142,8 +142,10 @@ export const DEFAULT_PG_SCHEMA = 'keyhook';
 export const DEFAULT_ADMIN_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 const NODE_ENVS = ['production', 'development', 'test'] as const;
 
-/** docs/http-api.md §8: up to six retries after the first attempt. */
-const MAX_RETRIES = 6;
+/** The spec's retry schedule: this server's default (data-plane.md §7.1). */
+export const SPEC_RETRY_SCHEDULE_MS = [60_000, 300_000, 900_000, 3_600_000, 10_800_000, 21_600_000];
+/** What core's `delivery.retrySchedule` takes at most. */
+const MAX_RETRIES = 12;
 const MIN_SECRET_BYTES = 32; // core refuses shorter HS256 secrets
 const PG_SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
@@ -611,20 +613,18 @@ function parseEncryptionKey(text: string | undefined, name: string, problems: st
   return key;
 }
 
-function parseRetrySchedule(text: string | undefined, problems: string[]): number[] | null {
-  if (text === undefined) return null;
+function parseRetrySchedule(text: string | undefined, problems: string[]): number[] {
+  if (text === undefined) return [...SPEC_RETRY_SCHEDULE_MS];
   const steps = text.split(',').map(parseDuration);
   if (steps.some((step) => step === null)) {
     problems.push(
       `KEYHOOK_RETRY_SCHEDULE must be a comma-separated list of positive durations like 1m,5m,15m,1h,3h,6h, got "${text}"`,
     );
-    return null;
+    return [];
   }
   if (steps.length > MAX_RETRIES) {
-    problems.push(
-      `KEYHOOK_RETRY_SCHEDULE may list at most ${MAX_RETRIES} retries (docs/http-api.md §8), got ${steps.length}`,
-    );
-    return null;
+    problems.push(`KEYHOOK_RETRY_SCHEDULE may list at most ${MAX_RETRIES} retries, got ${steps.length}`);
+    return [];
   }
   return steps as number[];
 }

@@ -122,7 +122,7 @@ export async function buildServer(
       portal: { url: PORTAL_PATH },
       delivery: {
         headers: REFERENCE_HEADERS,
-        ...(config.retryScheduleMs && { retrySchedule: config.retryScheduleMs }),
+        retrySchedule: config.retryScheduleMs,
         ...(config.deliveryTimeoutMs && { timeoutMs: config.deliveryTimeoutMs }),
         ...(config.retentionMs && { retentionMs: config.retentionMs }),
         // The health callbacks, logged: a host would page someone, or tell the endpoint's owner.

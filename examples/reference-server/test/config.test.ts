@@ -29,7 +29,7 @@ describe('loadConfig (data-plane.md §7.1)', () => {
       admin: { kind: 'secret', secret: 'generated', generated: true },
       encryptionKey: null,
       previousEncryptionKeys: [],
-      retryScheduleMs: null,
+      retryScheduleMs: [60_000, 300_000, 900_000, 3_600_000, 10_800_000, 21_600_000],
       deliveryTimeoutMs: null,
       retentionMs: null,
       metricsPort: null,
@@ -191,8 +191,9 @@ describe('loadConfig (data-plane.md §7.1)', () => {
     expect(config.deliveryTimeoutMs).toBe(10_000);
     expect(load({ KEYHOOK_ENCRYPTION_KEY: key.toString('base64url') }).encryptionKey?.equals(key)).toBe(true);
     expect(load({ KEYHOOK_RETRY_SCHEDULE: '200ms,200ms' }).retryScheduleMs).toEqual([200, 200]);
-    expect(problemsOf({ KEYHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s' })).toEqual([
-      'KEYHOOK_RETRY_SCHEDULE may list at most 6 retries (docs/http-api.md §8), got 7',
+    expect(load({ KEYHOOK_RETRY_SCHEDULE: Array(12).fill('2h').join(',') }).retryScheduleMs).toHaveLength(12);
+    expect(problemsOf({ KEYHOOK_RETRY_SCHEDULE: Array(13).fill('1s').join(',') })).toEqual([
+      'KEYHOOK_RETRY_SCHEDULE may list at most 12 retries, got 13',
     ]);
   });
 

@@ -19,7 +19,7 @@ import { endpointRateLimitOption } from './delivery/endpoint-rate.js';
 import { EventsFeed, type EventsFeedOption, eventsFeedPlan } from './delivery/event-feed.js';
 import { EventService } from './delivery/publish.js';
 import { checkRetention } from './delivery/retention.js';
-import { DEFAULT_RETRY_SCHEDULE_MS } from './delivery/schedule.js';
+import { checkRetrySchedule } from './delivery/schedule.js';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, WebhookSender } from './delivery/sender.js';
 import {
   type DeliveryHeaderNames,
@@ -194,7 +194,10 @@ export interface TelemetryOptions {
 }
 
 export interface DeliveryOptions {
-  /** Waits after each failed attempt, in ms; its length is the number of retries. Default 1m, 5m, 15m, 1h, 3h, 6h. */
+  /**
+   * Waits after each failed attempt, in ms; its length is the number of retries, at most 12.
+   * Default 1m, 5m, 15m, 1h, 3h, 6h, 12h, 24h: nine attempts over about 46 h 21 min.
+   */
   retrySchedule?: readonly number[];
   /** One attempt's limit, connect to answer, in ms. Default 10 s. */
   timeoutMs?: number;
@@ -422,7 +425,7 @@ export function createKeyhook<
   const retentionMs = checkRetention(delivery.retentionMs);
   const deliveries = new DeliveryService({ store: options.store, clock, onQueued: wakeWorkers, retentionMs });
   const timeoutMs = delivery.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
-  const retrySchedule = delivery.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
+  const retrySchedule = checkRetrySchedule(delivery.retrySchedule);
   const createWorker = (workerOptions?: DeliveryWorkerOptions) => {
     const worker = new DeliveryLoop(
       {

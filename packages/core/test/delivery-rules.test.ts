@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { judgeAttempt } from '../src/delivery/outcome.js';
 import { planAfterAttempt } from '../src/delivery/plan.js';
 import {
+  checkRetrySchedule,
   DEFAULT_RETRY_SCHEDULE_MS,
   maxAttempts,
   nextAttemptAt,
   parseRetryAfter,
+  RETRY_JITTER,
 } from '../src/delivery/schedule.js';
 import { signatureHeader } from '../src/delivery/signature.js';
 import {
@@ -37,11 +39,25 @@ describe('signing (docs/http-api.md §6.4, docs/decisions.md §6.2)', () => {
 describe('the retry schedule (docs/http-api.md §6.5, §8)', () => {
   const noJitter = { schedule: DEFAULT_RETRY_SCHEDULE_MS, random: () => 0.5 };
 
-  it('is 1m, 5m, 15m, 1h, 3h, 6h after each failure: 7 attempts in all, then none', () => {
-    const delays = [1, 2, 3, 4, 5, 6].map((n) => nextAttemptAt(n, T, noJitter)!.getTime() - T.getTime());
-    expect(delays).toEqual([MIN, 5 * MIN, 15 * MIN, 60 * MIN, 180 * MIN, 360 * MIN]);
-    expect(nextAttemptAt(7, T, noJitter)).toBeNull();
-    expect(maxAttempts(DEFAULT_RETRY_SCHEDULE_MS)).toBe(7);
+  it('is 1m, 5m, 15m, 1h, 3h, 6h, 12h, 24h after each failure: 9 attempts in all, then none, over more than a day', () => {
+    const delays = [1, 2, 3, 4, 5, 6, 7, 8].map(
+      (n) => nextAttemptAt(n, T, noJitter)!.getTime() - T.getTime(),
+    );
+    expect(delays).toEqual([MIN, 5 * MIN, 15 * MIN, 60 * MIN, 180 * MIN, 360 * MIN, 720 * MIN, 1440 * MIN]);
+    expect(nextAttemptAt(9, T, noJitter)).toBeNull();
+    expect(maxAttempts(DEFAULT_RETRY_SCHEDULE_MS)).toBe(9);
+    // 46 h 21 min from the first attempt to the last: at least a day, even jittered low.
+    const total = DEFAULT_RETRY_SCHEDULE_MS.reduce((sum, wait) => sum + wait, 0);
+    expect(total).toBe((46 * 60 + 21) * MIN);
+    expect(total * (1 - RETRY_JITTER)).toBeGreaterThanOrEqual(24 * 60 * MIN);
+  });
+
+  it('a host schedule takes up to 12 steps; more, or a wait that is not a positive number, is a TypeError', () => {
+    expect(checkRetrySchedule(Array(12).fill(MIN))).toHaveLength(12);
+    expect(checkRetrySchedule([])).toEqual([]);
+    expect(checkRetrySchedule(undefined)).toBe(DEFAULT_RETRY_SCHEDULE_MS);
+    for (const bad of [Array(13).fill(MIN), [MIN, 0], [MIN, -1], [Number.NaN], [Infinity], ['1m']])
+      expect(() => checkRetrySchedule(bad as number[]), JSON.stringify(bad)).toThrow(TypeError);
   });
 
   it('jitters each delay within ±10 %', () => {
@@ -58,7 +74,7 @@ describe('the retry schedule (docs/http-api.md §6.5, §8)', () => {
     // At most a day: a receiver cannot park a delivery for years.
     expect(nextAttemptAt(1, T, noJitter, 999_999_999_000)!.getTime() - T.getTime()).toBe(24 * 60 * MIN);
     // Not even on the last attempt: Retry-After does not add attempts.
-    expect(nextAttemptAt(7, T, noJitter, 5_000)).toBeNull();
+    expect(nextAttemptAt(9, T, noJitter, 5_000)).toBeNull();
   });
 
   it('is configurable, down to milliseconds for tests', () => {
@@ -147,18 +163,18 @@ describe('planning after an attempt (docs/http-api.md §6.5, docs/decisions.md �
   const plan = { schedule: DEFAULT_RETRY_SCHEDULE_MS, random: () => 0.5 };
   const fail = { verdict: 'retry', retryAfterMs: null } as const;
 
-  it('walks a delivery that always fails through 7 attempts, then fails it and counts one failure', () => {
+  it('walks a delivery that always fails through 9 attempts, then fails it and counts one failure', () => {
     const seen: string[] = [];
     let at = T;
-    for (let attempt = 1; attempt <= 7; attempt++) {
+    for (let attempt = 1; attempt <= 9; attempt++) {
       const next = planAfterAttempt(attempt, fail, at, plan);
       seen.push(next.status);
       if (next.status === 'retry_scheduled') at = next.nextAttemptAt!;
       else expect(next).toEqual({ status: 'failed', nextAttemptAt: null, endpointFailures: 'increment' });
     }
-    expect(seen).toEqual([...Array(6).fill('retry_scheduled'), 'failed']);
-    // The last attempt goes out 1m + 5m + 15m + 1h + 3h + 6h after the first.
-    expect(at.getTime() - T.getTime()).toBe((1 + 5 + 15 + 60 + 180 + 360) * MIN);
+    expect(seen).toEqual([...Array(8).fill('retry_scheduled'), 'failed']);
+    // The last attempt goes out 1m + 5m + 15m + 1h + 3h + 6h + 12h + 24h after the first.
+    expect(at.getTime() - T.getTime()).toBe((1 + 5 + 15 + 60 + 180 + 360 + 720 + 1440) * MIN);
   });
 
   it('a success resets the endpoint count; a 410 fails at once; Retry-After pushes the retry', () => {

@@ -1,6 +1,6 @@
 /**
- * docs/http-api.md §6.5, §8: after the first attempt, retries at about 1 min, 5 min, 15 min,
- * 1 h, 3 h and 6 h.
+ * docs/http-api.md §6.5, docs/decisions.md §9: after the first attempt, retries at about 1 min,
+ * 5 min, 15 min, 1 h, 3 h, 6 h, 12 h and 24 h: nine attempts over about 46 h 21 min.
  */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
   60_000,
@@ -9,7 +9,27 @@ export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
   60 * 60_000,
   3 * 60 * 60_000,
   6 * 60 * 60_000,
+  12 * 60 * 60_000,
+  24 * 60 * 60_000,
 ];
+
+/** The most retries a schedule may list (`delivery.retrySchedule`). */
+export const MAX_RETRY_STEPS = 12;
+
+/** `delivery.retrySchedule` as given, checked: up to MAX_RETRY_STEPS positive, finite waits in ms. */
+export function checkRetrySchedule(schedule: readonly number[] | undefined): readonly number[] {
+  if (schedule === undefined) return DEFAULT_RETRY_SCHEDULE_MS;
+  if (
+    !Array.isArray(schedule) ||
+    schedule.length > MAX_RETRY_STEPS ||
+    !schedule.every((wait) => typeof wait === 'number' && Number.isFinite(wait) && wait > 0)
+  ) {
+    throw new TypeError(
+      `keyhook: delivery.retrySchedule must list up to ${MAX_RETRY_STEPS} positive waits in ms (got ${JSON.stringify(schedule)})`,
+    );
+  }
+  return [...schedule];
+}
 
 /** docs/decisions.md §9: ±10 % around each scheduled delay, so receivers are not hit in lockstep. */
 export const RETRY_JITTER = 0.1;
