@@ -79,7 +79,6 @@ export function devTokenBanner(
     // One line each: every migration logs one above, and the curl lines stay on a first screen.
     `Development mode: no KEYHOOK_ADMIN_JWT_SECRET or KEYHOOK_ADMIN_JWKS_URL, so a throwaway admin secret and a token (tenant "${DEV_TENANT_ID}", sub "${DEV_SUBJECT}", valid ${describeSeconds(ttlSeconds)}, until the process exits):`,
     `  KEYHOOK_ADMIN_TOKEN=${token}`,
-    '',
     'Create an API key:',
     `  curl -sS -X POST ${baseUrl}/api/v1/admin/keys -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' -d '${body}'`,
     '',

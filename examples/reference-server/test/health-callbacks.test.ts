@@ -33,28 +33,24 @@ describe('health callbacks in the reference server log', () => {
     temp.remove();
   });
 
-  it('logs each delivery failed for good, and the endpoint the fifth one disabled', async () => {
+  it('logs the delivery failed for good, and the endpoint a 410 Gone disabled, with its reason', async () => {
     const { webhook } = await server.keyhook.webhooks.create('acme', {
       url: receiver.url('/gone'),
       events: ['run.completed'],
     });
-    for (let n = 0; n < 5; n++) {
-      await server.keyhook.events.publish({
-        tenantId: 'acme',
-        type: 'run.completed',
-        data: { runId: `run_${n}` },
-      });
-      await receiver.waitFor((requests) => requests.length === n + 1);
-    }
+    await server.keyhook.events.publish({
+      tenantId: 'acme',
+      type: 'run.completed',
+      data: { runId: 'run_1' },
+    });
     await expect
       .poll(() => lines.filter((line) => line['msg'] === 'webhook endpoint disabled').length)
       .toBe(1);
     const failed = lines.filter((line) => line['msg'] === 'delivery failed for good');
-    expect(failed).toHaveLength(5);
-    expect(failed[0]).toMatchObject({ level: 40, webhookId: webhook.id, attempts: 1 });
+    expect(failed).toEqual([expect.objectContaining({ level: 40, webhookId: webhook.id, attempts: 1 })]);
     expect(lines.find((line) => line['msg'] === 'webhook endpoint disabled')).toMatchObject({
       webhookId: webhook.id,
-      reason: 'failures',
+      reason: 'gone',
     });
   });
 });

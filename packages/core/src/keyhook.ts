@@ -228,11 +228,12 @@ export interface DeliveryOptions {
    */
   endpointRateLimit?: EndpointRateLimit | null | undefined;
   /**
-   * Called when five consecutive permanent failures disabled an endpoint (`reason` is
-   * `failures`; a PATCH that disables one is the caller's own act and calls nothing), after the
-   * change is committed, on the instance whose worker made it.
+   * Called when delivery disabled an endpoint, after the change is committed, on the instance
+   * whose worker made it: `reason` is `failures` (five consecutive permanent failures) or `gone`
+   * (its receiver answered 410 Gone). A PATCH that disables one is the caller's own act and calls
+   * nothing.
    */
-  onEndpointDisabled?: (webhook: WebhookView, reason: 'failures') => void | Promise<void>;
+  onEndpointDisabled?: (webhook: WebhookView, reason: 'failures' | 'gone') => void | Promise<void>;
   /**
    * Called when a delivery failed for good (its last retry failed, or the receiver answered
    * 410 Gone), after it is recorded, on the instance whose worker made the attempt.
@@ -445,7 +446,11 @@ export function createKeyhook<
         previousSigningSecret: (webhook) => webhooks.previousSigningSecret(webhook),
         // Neither is awaited: a callback that throws is logged, one that hangs holds nothing.
         onEndpointDisabled: delivery.onEndpointDisabled
-          ? (webhook) => delivery.onEndpointDisabled?.(toWebhookView(webhook), 'failures')
+          ? (webhook) =>
+              delivery.onEndpointDisabled?.(
+                toWebhookView(webhook),
+                webhook.disabledReason === 'gone' ? 'gone' : 'failures',
+              )
           : undefined,
         onDeliveryFailed: delivery.onDeliveryFailed
           ? (failed) => delivery.onDeliveryFailed?.(toDeliveryView(failed))

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { judgeAttempt } from '../src/delivery/outcome.js';
 import { planAfterAttempt } from '../src/delivery/plan.js';
+import { autoDisables, DELIVERY_RULES } from '../src/delivery/rules.js';
 import {
   checkRetrySchedule,
   DEFAULT_RETRY_SCHEDULE_MS,
@@ -11,12 +12,7 @@ import {
   RETRY_JITTER,
 } from '../src/delivery/schedule.js';
 import { signatureHeader } from '../src/delivery/signature.js';
-import {
-  canTransition,
-  DELIVERY_STATES,
-  DELIVERY_TRANSITIONS,
-  TERMINAL_STATES,
-} from '../src/delivery/states.js';
+import { canTransition, DELIVERY_STATES, DELIVERY_TRANSITIONS } from '../src/delivery/states.js';
 
 const T = new Date('2026-05-01T10:00:00.000Z');
 const MIN = 60_000;
@@ -131,7 +127,8 @@ describe('the delivery state machine, as data', () => {
     for (const targets of Object.values(DELIVERY_TRANSITIONS)) {
       for (const to of targets) expect(DELIVERY_STATES).toContain(to);
     }
-    expect(TERMINAL_STATES).toEqual(['succeeded']);
+    // No state is final: an admin resends a succeeded delivery and retries a failed one.
+    for (const state of DELIVERY_STATES) expect(DELIVERY_TRANSITIONS[state].length, state).toBeGreaterThan(0);
   });
 
   it('allows the paths of docs/http-api.md §3 and nothing that skips the lease', () => {
@@ -144,13 +141,16 @@ describe('the delivery state machine, as data', () => {
       ['held', 'pending'],
       ['in_flight', 'failed'],
       ['failed', 'pending'],
+      ['succeeded', 'pending'],
+      ['retry_scheduled', 'pending'],
     ];
     for (const [from, to] of path)
       expect(canTransition(from as never, to as never), `${from} → ${to}`).toBe(true);
     for (const [from, to] of [
       ['pending', 'succeeded'],
       ['retry_scheduled', 'succeeded'],
-      ['succeeded', 'pending'],
+      ['succeeded', 'in_flight'],
+      ['succeeded', 'failed'],
       ['held', 'in_flight'],
       ['failed', 'succeeded'],
     ]) {
@@ -170,20 +170,33 @@ describe('planning after an attempt (docs/http-api.md §6.5, docs/decisions.md �
       const next = planAfterAttempt(attempt, fail, at, plan);
       seen.push(next.status);
       if (next.status === 'retry_scheduled') at = next.nextAttemptAt!;
-      else expect(next).toEqual({ status: 'failed', nextAttemptAt: null, endpointFailures: 'increment' });
+      else
+        expect(next).toEqual({
+          status: 'failed',
+          nextAttemptAt: null,
+          endpointFailures: 'increment',
+          autoDisable: DELIVERY_RULES.autoDisable,
+        });
     }
     expect(seen).toEqual([...Array(8).fill('retry_scheduled'), 'failed']);
     // The last attempt goes out 1m + 5m + 15m + 1h + 3h + 6h + 12h + 24h after the first.
     expect(at.getTime() - T.getTime()).toBe((1 + 5 + 15 + 60 + 180 + 360 + 720 + 1440) * MIN);
   });
 
-  it('a success resets the endpoint count; a 410 fails at once; Retry-After pushes the retry', () => {
+  it('a success resets the endpoint count; a 410 fails at once and disables at once; Retry-After pushes the retry', () => {
     expect(planAfterAttempt(3, { verdict: 'succeeded' }, T, plan)).toEqual({
       status: 'succeeded',
       nextAttemptAt: null,
       endpointFailures: 'reset',
+      autoDisable: DELIVERY_RULES.autoDisable,
     });
-    expect(planAfterAttempt(1, { verdict: 'failed_permanently' }, T, plan).status).toBe('failed');
+    expect(planAfterAttempt(1, { verdict: 'failed_permanently' }, T, plan)).toEqual({
+      status: 'failed',
+      nextAttemptAt: null,
+      endpointFailures: 'increment',
+      autoDisable: { after: 1, reason: 'gone' },
+    });
+    expect(autoDisables(1, 'active', DELIVERY_RULES.gone)).toBe(true);
     const pushed = planAfterAttempt(1, { verdict: 'retry', retryAfterMs: 30 * MIN }, T, plan);
     expect(pushed.nextAttemptAt!.getTime() - T.getTime()).toBe(30 * MIN);
   });

@@ -254,9 +254,10 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
   });
 
   it('five permanent failures disable the endpoint (callback fires); then nothing is sent until re-enabled', async () => {
-    setUp();
+    // No retries: each failed attempt fails its delivery for good.
+    setUp({ retrySchedule: [] });
     let up = false;
-    receiver.on('/flaky', (_r, _i, res) => res.writeHead(up ? 200 : 410).end());
+    receiver.on('/flaky', (_r, _i, res) => res.writeHead(up ? 200 : 500).end());
     const { webhook } = await webhookTo('/flaky');
     for (let i = 0; i < 5; i++) await publish({ n: i });
     await eventually(async () => {
@@ -282,9 +283,30 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     expect(receiver.requests.at(-1)!.headers[EVENT_ID_HEADER]).toBe(held.event.id);
   });
 
-  it('a success resets the count: four failures, a success, four failures leave the endpoint active', async () => {
+  it('a 410 Gone disables the endpoint at once, with the reason gone: not retried, the rest held', async () => {
     setUp();
-    const plan = [410, 410, 410, 410, 200, 410, 410, 410, 410];
+    receiver.on('/gone', answer(410));
+    const { webhook } = await webhookTo('/gone');
+    const first = await publish({ n: 1 });
+    await eventually(async () => {
+      expect((await keyhook.webhooks.get(TENANT, webhook.id)).disabledReason).toBe('gone');
+    });
+    expect(disabled).toEqual([
+      expect.objectContaining({ id: webhook.id, status: 'disabled', disabledReason: 'gone' }),
+    ]);
+    expect(logs.some((l) => l.level === 'warn' && l.message.includes('410 Gone'))).toBe(true);
+    const detail = await keyhook.deliveries.get(TENANT, webhook.id, first.deliveries[0]!.id);
+    expect([detail.delivery.status, detail.attempts.map((a) => a.statusCode)]).toEqual(['failed', [410]]);
+    // Nothing more goes out: not this delivery again, not the next event's.
+    const next = await publish({ n: 2 });
+    expect(next.deliveries[0]!.status).toBe('held');
+    await clock.advance(Math.ceil(FAST_SCHEDULE.reduce((a, b) => a + b) * 1.1) + 300);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('a success resets the count: four failures, a success, four failures leave the endpoint active', async () => {
+    setUp({ retrySchedule: [] });
+    const plan = [500, 500, 500, 500, 200, 500, 500, 500, 500];
     receiver.on('/mixed', (_r, index, res) => res.writeHead(plan[index] ?? 200).end());
     const { webhook } = await webhookTo('/mixed');
     const deliveryIds: string[] = [];

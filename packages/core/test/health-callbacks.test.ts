@@ -23,7 +23,8 @@ describe('endpoint health callbacks', () => {
 
   beforeEach(async () => {
     receiver = await TestReceiver.start();
-    // 410 Gone fails a delivery for good at its first attempt.
+    // With no retries, a 500 fails a delivery for good at its first attempt; a 410 disables at once.
+    receiver.on('/fail', answer(500));
     receiver.on('/gone', answer(410));
     logs = [];
   });
@@ -36,11 +37,11 @@ describe('endpoint health callbacks', () => {
   const start = (delivery: NonNullable<KeyhookOptions['delivery']>) => {
     const record = (level: string) => (context: object, message: string) =>
       logs.push({ level, context: context as Record<string, unknown>, message });
-    // A 410 fails for good at its first attempt, which goes out at publish: nothing here waits
-    // for a retry or a poll.
+    // No retries: a failure is for good at its first attempt, which goes out at publish: nothing
+    // here waits for a retry or a poll.
     const started = startedKeyhook({
       logger: { info: record('info'), warn: record('warn'), error: record('error') },
-      delivery: { timeoutMs: 500, ...delivery },
+      delivery: { timeoutMs: 500, retrySchedule: [], ...delivery },
     });
     ({ keyhook, clock } = started);
     return started.worker;
@@ -62,7 +63,7 @@ describe('endpoint health callbacks', () => {
       },
     });
     const { webhook } = await keyhook.webhooks.create(TENANT, {
-      url: receiver.url('/gone'),
+      url: receiver.url('/fail'),
       events: ['run.completed'],
     });
     for (let n = 0; n < 5; n++) {
@@ -81,6 +82,24 @@ describe('endpoint health callbacks', () => {
     expect(logs.filter((line) => line.message.endsWith('threw'))).toEqual([]);
   });
 
+  it('reports an endpoint a 410 Gone disabled at once, with the reason gone', async () => {
+    const failed: DeliveryView[] = [];
+    const disabled: [WebhookView, string][] = [];
+    start({
+      onDeliveryFailed: (delivery) => void failed.push(delivery),
+      onEndpointDisabled: (webhook, reason) => void disabled.push([webhook, reason]),
+    });
+    const { webhook } = await keyhook.webhooks.create(TENANT, {
+      url: receiver.url('/gone'),
+      events: ['run.completed'],
+    });
+    await publish(0);
+    await expect.poll(() => disabled.length).toBe(1);
+    expect(disabled[0]![1]).toBe('gone');
+    expect(disabled[0]![0]).toMatchObject({ id: webhook.id, status: 'disabled', disabledReason: 'gone' });
+    expect(failed.map((delivery) => [delivery.status, delivery.attemptCount])).toEqual([['failed', 1]]);
+  });
+
   it('a callback that throws and one that never returns leave delivery, and stop(), unaffected', async () => {
     let calls = 0;
     const worker = start({
@@ -95,7 +114,7 @@ describe('endpoint health callbacks', () => {
     });
     receiver.on('/ok', answer(200));
     const gone = await keyhook.webhooks.create(TENANT, {
-      url: receiver.url('/gone'),
+      url: receiver.url('/fail'),
       events: ['run.completed'],
     });
     for (let n = 0; n < 5; n++) {

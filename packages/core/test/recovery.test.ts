@@ -15,15 +15,15 @@ describe('POST /admin/webhooks/{id}/recover', () => {
   beforeEach(async () => {
     up = false;
     receiver = await TestReceiver.start();
-    // Down (410: failed for good at once) until the test brings it up.
+    // Down (500, with no retries: failed for good at once) until the test brings it up.
     for (const path of ['/a', '/b'])
-      receiver.on(path, (_request, _index, res) => res.writeHead(up ? 200 : 410).end());
-    // Nothing here waits for a retry or a poll: a 410 fails at once, and a recovery or an
-    // enable wakes the worker. The clock moves only where a test moves it; each expect.poll
+      receiver.on(path, (_request, _index, res) => res.writeHead(up ? 200 : 500).end());
+    // Nothing here waits for a retry or a poll: a failure is for good at once, and a recovery or
+    // an enable wakes the worker. The clock moves only where a test moves it; each expect.poll
     // below waits for the store to record answers just sent over HTTP.
     ({ keyhook, clock } = startedKeyhook({
       clock: new VirtualClock(new Date()),
-      delivery: { retentionMs: 24 * 3_600_000 },
+      delivery: { retentionMs: 24 * 3_600_000, retrySchedule: [] },
     }));
   });
 

@@ -10,7 +10,14 @@ import { hrefOf } from './routes.js';
 import { useLoader } from './use-loader.js';
 import { useSubmit } from './use-submit.js';
 
-/** One delivery: its event as sent, every attempt, and a retry when it failed. */
+/** What the one retry route does to a delivery in each state it takes (docs/http-api.md §4.4). */
+const REQUEUE_ACTIONS: Partial<Record<DeliveryView['status'], { label: string; done: string }>> = {
+  failed: { label: 'Retry delivery', done: 'Delivery queued again: it is sent in a moment.' },
+  succeeded: { label: 'Resend delivery', done: 'Delivery queued to be sent again, with the same event id.' },
+  retry_scheduled: { label: 'Retry now', done: 'Next attempt brought forward: it is sent in a moment.' },
+};
+
+/** One delivery: its event as sent, every attempt, and a retry, resend or retry now where one applies. */
 export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; deliveryId: string }) {
   const { api, can } = usePortal();
   const path = `/webhooks/${webhookId}/deliveries/${deliveryId}`;
@@ -18,15 +25,16 @@ export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; del
   useRefreshWhile(detail.data !== undefined && settlesSoon(detail.data.delivery), detail.data, detail.reload);
   const [status, setStatus] = useState('');
   const { busy, error, run } = useSubmit();
-  const retry = async () => {
+  const data = detail.data;
+  const action = data ? REQUEUE_ACTIONS[data.delivery.status] : undefined;
+  const requeue = async (done: string) => {
     setStatus('');
     await run(async () => {
       await api.post<{ delivery: DeliveryView }>(`${path}/retry`);
-      setStatus('Delivery queued again: it is sent in a moment.');
+      setStatus(done);
       detail.reload();
     });
   };
-  const data = detail.data;
 
   return (
     <section aria-labelledby="delivery-heading">
@@ -56,10 +64,10 @@ export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; del
             <dt>Created</dt>
             <dd>{formatDate(data.delivery.createdAt)}</dd>
           </dl>
-          {can('webhooks:write') && data.delivery.status === 'failed' ? (
+          {can('webhooks:write') && action ? (
             <div class="actions">
-              <button type="button" class="primary" onClick={() => void retry()} disabled={busy}>
-                Retry delivery
+              <button type="button" class="primary" onClick={() => void requeue(action.done)} disabled={busy}>
+                {action.label}
               </button>
             </div>
           ) : null}

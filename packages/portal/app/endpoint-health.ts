@@ -10,5 +10,7 @@ export function successRate(stats: WebhookStats | undefined, webhookId: string):
 
 export function disabledReasonText(webhook: WebhookView): string {
   if (webhook.status === 'active') return '—';
-  return webhook.disabledReason === 'failures' ? 'Too many failed deliveries' : 'Disabled by hand';
+  if (webhook.disabledReason === 'failures') return 'Too many failed deliveries';
+  if (webhook.disabledReason === 'gone') return 'The receiver answered 410 Gone';
+  return 'Disabled by hand';
 }

@@ -78,6 +78,9 @@ describe('endpoint health', () => {
     expect(disabledReasonText({ ...endpoint, status: 'disabled', disabledReason: 'failures' })).toBe(
       'Too many failed deliveries',
     );
+    expect(disabledReasonText({ ...endpoint, status: 'disabled', disabledReason: 'gone' })).toBe(
+      'The receiver answered 410 Gone',
+    );
     expect(disabledReasonText({ ...endpoint, status: 'disabled', disabledReason: 'manual' })).toBe(
       'Disabled by hand',
     );

@@ -229,6 +229,8 @@ describeInBrowser('the portal end to end', () => {
       let host: Host;
       let receiver: TestReceiver;
       let receiverStatus = 200;
+      // A Retry-After the receiver sends with a 503: it holds the retry back an hour.
+      let receiverRetryAfter: string | undefined;
       let receiverUrl: string;
       let context: BrowserContext;
       let page: Page;
@@ -249,7 +251,10 @@ describeInBrowser('the portal end to end', () => {
         receiver = await TestReceiver.start();
         receiver.on('/hooks', (_request, _index, res) => {
           res
-            .writeHead(receiverStatus, { 'content-type': 'text/plain' })
+            .writeHead(receiverStatus, {
+              'content-type': 'text/plain',
+              ...(receiverRetryAfter ? { 'retry-after': receiverRetryAfter } : {}),
+            })
             .end(receiverStatus === 200 ? 'ok' : 'down for maintenance');
         });
         receiverUrl = receiver.url('/hooks');
@@ -414,6 +419,29 @@ describeInBrowser('the portal end to end', () => {
           expect(await attempts.getByRole('row').nth(4).innerText()).toMatch(/^4\s.*\s200\s/s);
           await expectAccessible(page, 'the delivery page with failed attempts');
 
+          // Succeeded: the same button place offers a resend, of the same event.
+          await page.getByRole('button', { name: 'Resend delivery' }).click();
+          await page.getByText('Delivery queued to be sent again, with the same event id.').waitFor();
+          await expect.poll(() => attempts.getByRole('row').count(), { timeout: 10_000 }).toBe(6);
+          expect(await attempts.getByRole('row').nth(5).innerText()).toMatch(/^5\s.*\s200\s/s);
+          const [fourth, fifth] = receiver.requests.slice(-2).map((r) => r.headers[HEADERS.eventId]);
+          expect(fifth).toBe(fourth);
+
+          // Waiting an hour for its retry (Retry-After): retry now brings it forward.
+          receiverStatus = 503;
+          receiverRetryAfter = '3600';
+          await page.getByRole('link', { name: 'Back to the endpoint' }).click();
+          await page.getByRole('button', { name: 'Send test event' }).click();
+          const waiting = page.getByRole('row', { name: /item\.created/ }).first();
+          await expect.poll(() => waiting.innerText(), { timeout: 15_000 }).toMatch(/retry/i);
+          await waiting.getByRole('link').click();
+          receiverStatus = 200;
+          receiverRetryAfter = undefined;
+          await page.getByRole('button', { name: 'Retry now' }).click();
+          await expect.poll(() => attempts.getByRole('row').count(), { timeout: 10_000 }).toBe(3);
+          expect(await attempts.getByRole('row').nth(2).innerText()).toMatch(/^2\s.*\s200\s/s);
+          await expectAccessible(page, 'the delivery page after a retry now');
+
           // A second failure, recovered in bulk once the receiver is back.
           receiverStatus = 503;
           await page.getByRole('link', { name: 'Back to the endpoint' }).click();
@@ -454,9 +482,10 @@ describeInBrowser('the portal end to end', () => {
       it.runIf(runs)('lists the endpoint with its recent success rate', async () => {
         await page.getByRole('link', { name: 'Webhooks' }).click();
         const row = page.getByRole('row', { name: new RegExp(receiverUrl) });
-        // 10 attempts: the first test, the retry, the recovery and the rotation's test succeeded;
-        // the two failing deliveries were answered 503 three times each.
-        await expect.poll(() => row.innerText()).toContain('40% of 10');
+        // 13 attempts: the first test, the retry, the resend, the retry now, the recovery and the
+        // rotation's test succeeded; two failing deliveries were answered 503 three times each, and
+        // the one retried now once.
+        await expect.poll(() => row.innerText()).toContain('46% of 13');
         await expectAccessible(page, 'the endpoints page with attempts');
         await page.screenshot({ path: join(SCREENSHOTS, 'endpoints.png') });
       });

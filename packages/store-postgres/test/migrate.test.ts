@@ -431,6 +431,47 @@ async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise
     });
   });
 
+  describe('0016_gone_and_public_key', () => {
+    it('keeps the reasons of an older schema and takes gone, and no other', async () => {
+      const schema = await schemaAt('mig_gone', 15);
+      const columns = WEBHOOK_COLUMNS.split(', ');
+      const webhooks = [
+        webhookRecord({ status: 'disabled', disabledReason: 'failures' }),
+        webhookRecord({ status: 'disabled', disabledReason: 'manual' }),
+        webhookRecord(),
+      ];
+      for (const webhook of webhooks) {
+        await admin.query(
+          `INSERT INTO "${schema}".keyhook_webhooks (${columns.join(', ')})
+            VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+          toWebhookParams(webhook).slice(0, columns.length),
+        );
+      }
+      await expect(
+        admin.query(`UPDATE "${schema}".keyhook_webhooks SET disabled_reason = 'gone' WHERE id = $1`, [
+          webhooks[2]!.id,
+        ]),
+      ).rejects.toThrow(/keyhook_webhooks_disabled_reason_check/);
+      await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
+      const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1 });
+      try {
+        for (const webhook of webhooks)
+          expect(await store.getWebhook('tenant_a', webhook.id)).toEqual(webhook);
+      } finally {
+        await store.close();
+      }
+      await admin.query(
+        `UPDATE "${schema}".keyhook_webhooks SET status = 'disabled', disabled_reason = 'gone' WHERE id = $1`,
+        [webhooks[2]!.id],
+      );
+      await expect(
+        admin.query(`UPDATE "${schema}".keyhook_webhooks SET disabled_reason = 'vanished' WHERE id = $1`, [
+          webhooks[2]!.id,
+        ]),
+      ).rejects.toThrow(/keyhook_webhooks_disabled_reason_check/);
+    });
+  });
+
   describe('a migration that fails', () => {
     it('is rolled back whole, logged with its reason, and rethrown; the ones before it stay', async () => {
       const schema = freshSchema('broken');

@@ -316,6 +316,75 @@ describe('migrations', () => {
     await store.close();
   });
 
+  it.each([
+    ['on a connection of its own', false],
+    ['on a connection with legacy_alter_table on and foreign_keys off', true],
+  ])(
+    'upgrades a database of the event-feed release %s: the reasons kept, gone taken, deliveries untouched',
+    async (_, legacyAlterTable) => {
+      const filename = freshFile();
+      const db = openDatabase(filename);
+      expect(migrate(db, shipped.slice(0, 14))).toHaveLength(14);
+      const webhooks = [
+        webhookRecord({ status: 'disabled', disabledReason: 'failures' }),
+        webhookRecord({ status: 'disabled', disabledReason: 'manual' }),
+        webhookRecord(),
+      ];
+      const insert = db.prepare(
+        `INSERT INTO keyhook_webhooks (id, tenant_id, url, events, twin_key, status, disabled_reason,
+          secret_sealed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      for (const w of webhooks) {
+        const at = w.createdAt.getTime();
+        insert.run(
+          w.id,
+          w.tenantId,
+          w.url,
+          JSON.stringify(w.events),
+          w.twinKey,
+          w.status,
+          w.disabledReason,
+          w.secretSealed,
+          at,
+          at,
+        );
+      }
+      const active = webhooks[2]!;
+      db.prepare(
+        `INSERT INTO keyhook_events (tenant_id, id, type, payload, created_at, feed_seq) VALUES (?, 'evt_1', 'run.completed', '{}', ?, 1)`,
+      ).run(active.tenantId, T0.getTime());
+      db.prepare(
+        `INSERT INTO keyhook_deliveries (id, tenant_id, webhook_id, event_id, event_type, status, attempts,
+          due_at, created_at, updated_at) VALUES ('dlv_1', ?, ?, 'evt_1', 'run.completed', 'pending', 0, ?, ?, ?)`,
+      ).run(active.tenantId, active.id, T0.getTime(), T0.getTime(), T0.getTime());
+      if (legacyAlterTable) {
+        db.pragma('legacy_alter_table = ON');
+        db.pragma('foreign_keys = OFF');
+        expect(migrate(db, shipped.slice(0, 15))).toEqual([15]);
+      }
+      db.close();
+
+      const store = createSqliteStore({ filename });
+      for (const w of webhooks) expect(await store.getWebhook(w.tenantId, w.id)).toEqual(w);
+      expect((await store.getDelivery(active.tenantId, active.id, 'dlv_1'))?.delivery.status).toBe('pending');
+      await store.close();
+      const raw = new Database(filename);
+      raw.pragma('foreign_keys = ON');
+      raw
+        .prepare("UPDATE keyhook_webhooks SET status = 'disabled', disabled_reason = 'gone' WHERE id = ?")
+        .run(active.id);
+      expect(() =>
+        raw.prepare("UPDATE keyhook_webhooks SET disabled_reason = 'vanished' WHERE id = ?").run(active.id),
+      ).toThrow(/CHECK constraint failed/);
+      expect(raw.pragma('foreign_key_check')).toEqual([]);
+      expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
+      // The deliveries still follow their webhook.
+      raw.prepare('DELETE FROM keyhook_webhooks WHERE id = ?').run(active.id);
+      expect(raw.prepare('SELECT count(*) FROM keyhook_deliveries').pluck().get()).toBe(0);
+      raw.close();
+    },
+  );
+
   // A connection passed in as `database` keeps its own pragmas. With legacy_alter_table on and
   // foreign_keys off, a rename does not rewrite the references to the renamed table, so 0004 must
   // not rely on one.

@@ -22,6 +22,7 @@ const RELEASED = [
   ['0012_signature_scheme', '5933e9f7e6b35f341eac42082f22c1af56737ca4403995a1679859f943d362c6'],
   ['0013_endpoint_rate', 'c6c6f72faa181f03cb535aeb752363fd117df2e8832c6d78bbe231643743718d'],
   ['0014_event_feed', 'f43734064bd65fa7fa4aff65a9b0711f9cebb1620c146292a62927f4fd985222'],
+  ['0015_gone_and_public_key', '260bed3b6144148129e5676ab373eaa5bdc5f3c54e72824461fe343f7329a378'],
 ];
 
 describe('released migrations', () => {

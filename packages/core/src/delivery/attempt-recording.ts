@@ -135,8 +135,10 @@ export class AttemptRecording {
   private endpointDisabled(webhook: WebhookRecord): void {
     this.deps.metrics?.endpointDisabled();
     this.deps.logger.warn(
-      { webhookId: webhook.id, tenantId: webhook.tenantId },
-      `keyhook: webhook disabled after ${DELIVERY_RULES.autoDisable.after} consecutive failed deliveries`,
+      { webhookId: webhook.id, tenantId: webhook.tenantId, reason: webhook.disabledReason },
+      webhook.disabledReason === DELIVERY_RULES.gone.reason
+        ? 'keyhook: webhook disabled: its receiver answered 410 Gone'
+        : `keyhook: webhook disabled after ${DELIVERY_RULES.autoDisable.after} consecutive failed deliveries`,
     );
     this.callBack('onEndpointDisabled', { webhookId: webhook.id }, () =>
       this.deps.onEndpointDisabled?.(webhook),

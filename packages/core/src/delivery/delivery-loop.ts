@@ -476,7 +476,7 @@ export class DeliveryLoop implements DeliveryWorker {
       status: plan.status,
       dueAt: plan.nextAttemptAt,
       endpointFailures: plan.endpointFailures,
-      autoDisable: DELIVERY_RULES.autoDisable,
+      autoDisable: plan.autoDisable,
       at: finishedAt,
     };
     // The span ends at the attempt's end, with the outcome the store recorded (a retry of an

@@ -5,13 +5,12 @@ import { isWellFormedId } from '../ids.js';
 import type { Deliveries } from '../service-interfaces.js';
 import type { DeliveryDetail, DeliveryRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
-import { DELIVERY_STATES, type DeliveryState } from './states.js';
+import { ADMIN_RETRYABLE_STATES, DELIVERY_STATES, type DeliveryState } from './states.js';
 
 /**
  * A manual retry queues a failed delivery again (docs/decisions.md §11.1); the state table allows
  * no other.
  */
-const RETRYABLE: readonly DeliveryState[] = ['failed'];
 
 const notFound = () => new KeyhookError('not_found', 'No delivery with that id.');
 
@@ -80,21 +79,25 @@ export class DeliveryService implements Deliveries {
     return found;
   }
 
-  /** Queues a failed delivery again, due now; held instead while its endpoint is disabled. */
+  /**
+   * Queues a delivery again, due now (held instead while its endpoint is disabled): a failed one,
+   * a succeeded one (a resend: a new attempt with the same event id), or one waiting for its next
+   * retry (brought forward). Its attempts are kept and counted.
+   */
   async retry(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryRecord> {
     if (!wellFormed(webhookId, deliveryId)) throw notFound();
     const outcome = await this.deps.store.requeueDelivery(
       tenantId,
       webhookId,
       deliveryId,
-      RETRYABLE,
+      ADMIN_RETRYABLE_STATES,
       this.deps.clock.now(),
     );
     if (outcome.outcome === 'not_found') throw notFound();
     if (outcome.outcome === 'wrong_state') {
       throw new KeyhookError(
         'delivery_not_retryable',
-        `Only a failed delivery can be retried; this one is ${outcome.delivery.status}.`,
+        `Only a failed, succeeded or retry_scheduled delivery can be retried; this one is ${outcome.delivery.status}.`,
       );
     }
     this.deps.onQueued();

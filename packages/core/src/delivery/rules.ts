@@ -24,14 +24,20 @@ export interface HoldRule {
  */
 export interface DeliveryRules {
   readonly autoDisable: AutoDisableRule;
+  /** A 410 Gone disables the endpoint at once, with its own reason (docs/decisions.md §10.1). */
+  readonly gone: AutoDisableRule;
   readonly hold: HoldRule;
   /** docs/http-api.md §6.3: an attempt answered with a status in `[min, max]` succeeded; any other answer, or none, failed. */
   readonly success: { readonly min: number; readonly max: number };
 }
 
-/** The rules, once: five consecutive permanent failures (docs/http-api.md §6.5); a disabled endpoint's work is held. */
+/**
+ * The rules, once: five consecutive permanent failures, or one 410 Gone, disable an endpoint
+ * (docs/http-api.md §6.5); a disabled endpoint's work is held.
+ */
 export const DELIVERY_RULES: DeliveryRules = Object.freeze({
   autoDisable: Object.freeze({ after: 5, reason: 'failures' }),
+  gone: Object.freeze({ after: 1, reason: 'gone' }),
   hold: Object.freeze({ endpointStatus: 'disabled', state: 'held' }),
   success: Object.freeze({ min: 200, max: 299 }),
 });

@@ -2,8 +2,9 @@
  * A delivery's life, as one table (CONTRIBUTING.md "Code conventions": state machines are written
  * as data).
  *
- * pending ──lease──▶ in_flight ──2xx──▶ succeeded
+ * pending ──lease──▶ in_flight ──2xx──▶ succeeded ──admin resend──▶ pending
  *    ▲                   │ ├──fail, retries left──▶ retry_scheduled ──due──▶ in_flight
+ *    │                   │ │                                   └──admin retry now──▶ pending
  *    │                   │ └──410, or the last retry failed──▶ failed ──admin retry, recovery──▶ pending
  *    └──release── held ◀─┘ (endpoint disabled)
  *
@@ -28,25 +29,29 @@ export const DELIVERY_TRANSITIONS: Readonly<Record<DeliveryState, readonly Deliv
   // Leased: the attempt's outcome decides (a retry of an endpoint disabled meanwhile is held). A
   // lease that ran out is leased again as it is: in_flight to in_flight, under a new lease.
   in_flight: ['succeeded', 'retry_scheduled', 'failed', 'held', 'in_flight'],
-  // Due at its time: leased; a disabled endpoint holds it.
-  retry_scheduled: ['in_flight', 'held'],
+  // Due at its time: leased; a disabled endpoint holds it; an admin retry brings it forward to now.
+  retry_scheduled: ['in_flight', 'held', 'pending'],
   // Re-enabled endpoint: released at once. Held past the retention: failed.
   held: ['pending', 'failed'],
-  succeeded: [],
+  // An admin resend queues it again (held while its endpoint is disabled), with the same event.
+  succeeded: ['pending', 'held'],
   // An admin retry or a recovery queues a failed delivery again, or holds it while its endpoint
   // is disabled.
   failed: ['pending', 'held'],
 };
 
-export const TERMINAL_STATES: readonly DeliveryState[] = DELIVERY_STATES.filter(
-  (state) => DELIVERY_TRANSITIONS[state].length === 0,
-);
-
 /**
- * What retention deletes once it is old enough: deliveries that nothing will move again unless
- * an admin retries a failed one. Pending, in-flight, retrying and held ones are never deleted.
+ * What retention deletes once it is old enough: deliveries that nothing will move again unless an
+ * admin retries or resends one. Pending, in-flight, retrying and held ones are never deleted.
  */
 export const FINISHED_STATES: readonly DeliveryState[] = ['succeeded', 'failed'];
+
+/**
+ * What an admin retry (`POST …/deliveries/{id}/retry`) queues again, due now: a failed delivery, a
+ * succeeded one (a resend, with the same event id), and one waiting for its next retry (brought
+ * forward). Pending, in-flight and held ones are refused (docs/http-api.md §4.4).
+ */
+export const ADMIN_RETRYABLE_STATES: readonly DeliveryState[] = ['failed', 'succeeded', 'retry_scheduled'];
 
 export function canTransition(from: DeliveryState, to: DeliveryState): boolean {
   return DELIVERY_TRANSITIONS[from].includes(to);

@@ -60,10 +60,10 @@ export function adminDeliveryRoutes(deliveries: Deliveries, listByteBudget: numb
       method: 'POST',
       path: '/admin/webhooks/:webhookId/deliveries/:deliveryId/retry',
       doc: {
-        summary: 'Queue a failed delivery again, now',
+        summary: 'Queue a delivery again, now: retry, resend, or retry a scheduled one now',
         success: 202,
         response: z.object({ delivery: deliveryViewSchema }),
-        // delivery_not_retryable: only a failed delivery is queued again.
+        // delivery_not_retryable: a pending, in-flight or held delivery is on its way already.
         errors: [409],
       },
       auth: 'admin',

@@ -31,7 +31,11 @@ export interface ApiKeyChanges {
 }
 
 export type WebhookStatus = 'active' | 'disabled';
-export type WebhookDisabledReason = 'manual' | 'failures';
+/**
+ * Why an endpoint is disabled: a PATCH (`manual`), consecutive permanent failures (`failures`),
+ * or its receiver answering 410 Gone (`gone`, docs/decisions.md §10.1).
+ */
+export type WebhookDisabledReason = 'manual' | 'failures' | 'gone';
 /**
  * How an endpoint's deliveries are signed (docs/decisions.md §6.9): keyhook's own
  * `keyhook-signature`, or the Standard Webhooks `webhook-*` headers.

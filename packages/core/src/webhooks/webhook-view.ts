@@ -13,10 +13,10 @@ export const webhookViewSchema = z.object({
   url: z.string(),
   events: z.array(z.string()),
   status: z.enum(['active', 'disabled']),
-  disabledReason: z
-    .enum(['manual', 'failures'])
-    .nullable()
-    .meta({ description: 'Why a disabled endpoint is disabled: a PATCH, or consecutive failures.' }),
+  disabledReason: z.enum(['manual', 'failures', 'gone']).nullable().meta({
+    description:
+      'Why a disabled endpoint is disabled: a PATCH (manual), consecutive failures (failures), or its receiver answering 410 Gone (gone).',
+  }),
   previousSecretExpiresAt: instant.nullable().meta({
     description:
       'Until when the secret replaced by the last rotation (with overlapSeconds) still signs beside the current one; null when that rotation kept none. A past time: it has stopped.',

@@ -89,6 +89,7 @@ export function deliveryCases(ctx: SuiteContext): void {
     status: Outcome,
     attempt: Partial<Omit<AttemptRecord, 'deliveryId' | 'tenantId'>> = {},
     tenantId = 'tenant_a',
+    autoDisable = DELIVERY_RULES.autoDisable,
   ): Promise<AttemptRecord> => {
     const leased = await lease(deliveryId);
     const record: AttemptRecord = {
@@ -109,8 +110,8 @@ export function deliveryCases(ctx: SuiteContext): void {
       attempt: record,
       status,
       dueAt: status === 'retry_scheduled' ? new Date(ctx.clock.now().getTime() + 3_600_000) : null,
-      endpointFailures: status === 'succeeded' ? 'reset' : 'increment',
-      autoDisable: DELIVERY_RULES.autoDisable,
+      endpointFailures: status === 'succeeded' ? 'reset' : status === 'failed' ? 'increment' : 'unchanged',
+      autoDisable,
       at: ctx.clock.now(),
     });
     expect(outcome.outcome).toBe('recorded');
@@ -475,13 +476,50 @@ export function deliveryCases(ctx: SuiteContext): void {
       expect((await recover({ since }, await admin(ctx, 'tenant_b'))).status).toBe(404);
     });
 
-    it('POST retry of a delivery that has not failed → 409 delivery_not_retryable, and it stays as it was', async () => {
+    it('POST retry of a succeeded delivery resends it, and of a scheduled one brings it forward: 202 pending, due now, same event', async () => {
+      const { webhook } = await createWebhook();
+      const succeeded = await publish(webhook.id);
+      await settle(succeeded.delivery.id, 'succeeded');
+      const scheduled = await publish(webhook.id);
+      await settle(scheduled.delivery.id, 'retry_scheduled');
+      expect((await get(webhook.id, scheduled.delivery.id)).body.delivery.nextAttemptAt).not.toBe(
+        ctx.clock.now().toISOString(),
+      );
+      ctx.clock.advance(60_000);
+      const now = ctx.clock.now().toISOString();
+      for (const { delivery, event } of [succeeded, scheduled]) {
+        const reply = await retry(webhook.id, delivery.id);
+        expect(reply.status, reply.text).toBe(202);
+        expect(reply.body.delivery).toMatchObject({
+          id: delivery.id,
+          eventId: event.id,
+          status: 'pending',
+          attemptCount: 1,
+          nextAttemptAt: now,
+          updatedAt: now,
+        });
+        // A worker takes it now (settle leases exactly it), and its next attempt is the second, of the same event.
+        await settle(delivery.id, 'succeeded');
+        const detail = (await get(webhook.id, delivery.id)).body;
+        expect(detail.event.id).toBe(event.id);
+        expect(detail.attempts.map((a: { attempt: number }) => a.attempt)).toEqual([1, 2]);
+      }
+    });
+
+    it('a 410 Gone answer shows in reads: the endpoint disabled, with the reason gone', async () => {
       const token = await admin(ctx);
       const { webhook } = await createWebhook();
-      const succeeded = (await publish(webhook.id)).delivery.id;
-      await settle(succeeded, 'succeeded');
-      const scheduled = (await publish(webhook.id)).delivery.id;
-      await settle(scheduled, 'retry_scheduled');
+      const { delivery } = await publish(webhook.id);
+      await settle(delivery.id, 'failed', { statusCode: 410, error: null }, 'tenant_a', DELIVERY_RULES.gone);
+      const read = await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token });
+      expect(read.body.webhook).toMatchObject({ status: 'disabled', disabledReason: 'gone' });
+      const listed = await call(ctx, 'GET', '/admin/webhooks', { token });
+      expect(listed.body.data).toEqual([expect.objectContaining({ id: webhook.id, disabledReason: 'gone' })]);
+    });
+
+    it('POST retry of a delivery pending, in flight or held → 409 delivery_not_retryable, and it stays as it was', async () => {
+      const token = await admin(ctx);
+      const { webhook } = await createWebhook();
       const inFlight = (await publish(webhook.id)).delivery.id;
       await lease(inFlight);
       const pending = (await publish(webhook.id)).delivery.id;
@@ -489,8 +527,6 @@ export function deliveryCases(ctx: SuiteContext): void {
       const cases: [string, string][] = [
         [pending, 'pending'],
         [inFlight, 'in_flight'],
-        [scheduled, 'retry_scheduled'],
-        [succeeded, 'succeeded'],
       ];
       for (const [id, status] of cases) {
         const before = (await get(webhook.id, id)).body.delivery;
@@ -501,7 +537,7 @@ export function deliveryCases(ctx: SuiteContext): void {
         expect((await get(webhook.id, id)).body.delivery).toEqual(before);
       }
 
-      // Held (endpoint disabled) is not failed either.
+      // Held (endpoint disabled) waits for the endpoint: not queued again either.
       await call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, { token, json: { status: 'disabled' } });
       expect((await get(webhook.id, pending)).body.delivery.status).toBe('held');
       const held = await retry(webhook.id, pending);

@@ -576,6 +576,21 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       }
     });
 
+    it("a 410's rule (DELIVERY_RULES.gone) disables at the first failure, with the reason gone, and holds the rest", async () => {
+      const webhook = await subscribed();
+      await publishOne(ctx.store, { createdAt: at(0) });
+      const waiting = await publishOne(ctx.store, { createdAt: at(1) });
+      const { outcome } = await attempt(410, FAILED, at(2), DELIVERY_RULES.gone);
+      expect(outcome).toMatchObject({
+        outcome: 'recorded',
+        delivery: { status: 'failed', attempts: 1 },
+        disabledWebhook: { id: webhook.id, status: 'disabled', disabledReason: 'gone', updatedAt: at(2) },
+      });
+      expect(await ctx.store.getWebhook('tenant_a', webhook.id)).toMatchObject({ disabledReason: 'gone' });
+      const held = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 100, status: 'held' });
+      expect(held.map((d) => d.id)).toEqual([waiting.deliveries[0]!.id]);
+    });
+
     it('a lease that runs out while its endpoint is disabled is not taken again until the endpoint is enabled', async () => {
       const webhook = await subscribed();
       await publishOne();
@@ -720,6 +735,30 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
         outcome: 'queued',
         delivery: { status: 'held', heldSince: at(40), dueAt: null },
       });
+    });
+
+    it('requeue resends a succeeded delivery and brings a scheduled retry forward: pending now, attempts kept', async () => {
+      const webhook = await subscribed();
+      await publishOne(ctx.store, { createdAt: at(0) });
+      const sent = (await attempt(200, SUCCEEDED, at(1))).leased.delivery.id;
+      await publishOne(ctx.store, { createdAt: at(2) });
+      const waiting = (await attempt(503, retryAt(3_600_000), at(3))).leased.delivery.id;
+      for (const id of [sent, waiting]) {
+        expect(
+          await ctx.store.requeueDelivery(
+            'tenant_a',
+            webhook.id,
+            id,
+            ['succeeded', 'retry_scheduled'],
+            at(10),
+          ),
+        ).toMatchObject({
+          outcome: 'queued',
+          delivery: { id, status: 'pending', dueAt: at(10), attempts: 1 },
+        });
+      }
+      const due = await leaseAll(ctx.store, at(10));
+      expect(due.map((leased) => leased.delivery.id).sort()).toEqual([sent, waiting].sort());
     });
 
     it('retention deletes finished deliveries past the cutoff with their attempts, then events left without deliveries', async () => {
