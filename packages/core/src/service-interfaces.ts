@@ -51,8 +51,11 @@ export interface ApiKeys {
 /** An endpoint and its signing secret, as create and rotate return them. */
 export interface IssuedWebhook {
   webhook: WebhookRecord;
-  /** `whsec_…`: shown once; keyhook keeps it sealed. */
-  secret: string;
+  /**
+   * `whsec_…`: shown once; keyhook keeps it sealed. Null for an ed25519 endpoint, whose secret key
+   * is never shown: its receivers verify with `webhook.publicKey`.
+   */
+  secret: string | null;
 }
 
 /**
@@ -60,7 +63,14 @@ export interface IssuedWebhook {
  * hold the sealed secret: answer a client with `toWebhookView(record)`.
  */
 export interface Webhooks {
-  /** Registers an endpoint, with the URL policy and the twin rule that the admin route applies. */
+  /**
+   * Registers an endpoint, with the URL policy and the twin rule that the admin route applies.
+   * With a shared secret (no `keyType`, or `'hmac'`) the answer's `secret` is that secret.
+   */
+  create(
+    tenantId: string,
+    input: CreateWebhookInput & { keyType?: 'hmac' | undefined },
+  ): Promise<IssuedWebhook & { secret: string }>;
   create(tenantId: string, input: CreateWebhookInput): Promise<IssuedWebhook>;
   get(tenantId: string, id: string): Promise<WebhookRecord>;
   /** Newest first; `before` is the id the previous page ended on. */
@@ -69,8 +79,13 @@ export interface Webhooks {
   update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord>;
   /**
    * A new signing secret. The old one stops signing at once, or with `overlapSeconds` (up to
-   * 7 days) signs beside the new one until then.
+   * 7 days) signs beside the new one until then. A secret given, or `keyType: 'hmac'`, answers it.
    */
+  rotate(
+    tenantId: string,
+    id: string,
+    options: RotateWebhookOptions & ({ keyType: 'hmac' } | { secret: string }),
+  ): Promise<IssuedWebhook & { secret: string }>;
   rotate(tenantId: string, id: string, options?: RotateWebhookOptions): Promise<IssuedWebhook>;
   delete(tenantId: string, id: string): Promise<void>;
   /**

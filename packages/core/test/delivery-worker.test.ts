@@ -358,7 +358,7 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     const [, t1, v1] = parse(first!.headers[SIGNATURE_HEADER]);
     expect(v1).toBe(expectedSignature(oldSecret, t1!, first!.body));
     const [, t2, v2] = parse(second!.headers[SIGNATURE_HEADER]);
-    expect(v2).toBe(expectedSignature(newSecret, t2!, second!.body));
+    expect(v2).toBe(expectedSignature(newSecret!, t2!, second!.body));
     expect(v2).not.toBe(expectedSignature(oldSecret, t2!, second!.body));
     expect(String(second!.headers[SIGNATURE_HEADER]).match(/v1=/g)).toHaveLength(1);
   });

@@ -68,16 +68,16 @@ describe('webhook secret rotation with an overlap window', () => {
     const inside = await deliver();
     expect(v1s(inside.header)).toBe(2);
     const t = inside.header.split(',')[0]!.slice(2);
-    expect(inside.header.split(',')[1]).toBe(`v1=${hmac(rotated.secret, t, inside.body)}`);
+    expect(inside.header.split(',')[1]).toBe(`v1=${hmac(rotated.secret!, t, inside.body)}`);
     expect(verifies(inside, first)).toBe(true);
-    expect(verifies(inside, rotated.secret)).toBe(true);
+    expect(verifies(inside, rotated.secret!)).toBe(true);
 
     // The window ends by time alone: no job runs, the next attempt simply signs with one secret.
     await clock.advance(10_000);
     const after = await deliver();
     expect(v1s(after.header)).toBe(1);
     expect(verifies(after, first)).toBe(false);
-    expect(verifies(after, rotated.secret)).toBe(true);
+    expect(verifies(after, rotated.secret!)).toBe(true);
   });
 
   it('a plain rotation ends the old secret at once, and ends an overlap still running', async () => {
@@ -90,8 +90,8 @@ describe('webhook secret rotation with an overlap window', () => {
     expect(plain.webhook.previousSecretExpiresAt).toBeNull();
     const delivery = await deliver();
     expect(v1s(delivery.header)).toBe(1);
-    expect(verifies(delivery, plain.secret)).toBe(true);
-    expect(verifies(delivery, overlapping.secret)).toBe(false);
+    expect(verifies(delivery, plain.secret!)).toBe(true);
+    expect(verifies(delivery, overlapping.secret!)).toBe(false);
     expect(verifies(delivery, first)).toBe(false);
   });
 
@@ -106,8 +106,8 @@ describe('webhook secret rotation with an overlap window', () => {
     expect(third.webhook.previousSecretExpiresAt?.getTime()).toBe(clock.now().getTime() + 60_000);
     const delivery = await deliver();
     expect(v1s(delivery.header)).toBe(2);
-    expect(verifies(delivery, third.secret)).toBe(true);
-    expect(verifies(delivery, second.secret)).toBe(true);
+    expect(verifies(delivery, third.secret!)).toBe(true);
+    expect(verifies(delivery, second.secret!)).toBe(true);
     expect(verifies(delivery, first)).toBe(false);
   });
 

@@ -88,12 +88,17 @@ function RotateSecretDialog({
   const rotate = async (event: Event) => {
     event.preventDefault();
     await run(async () => {
-      const answer = await api.post<{ webhook: WebhookView; secret: string }>(
+      const answer = await api.post<{ webhook: WebhookView; secret: string | null }>(
         `/webhooks/${webhook.id}/rotate`,
         {
           overlapSeconds: overlap,
         },
       );
+      // An ed25519 endpoint's secret key is never shown: its receivers need the new public key.
+      if (answer.secret === null) {
+        onDone(`The key pair of ${webhook.url} was rotated. Its new public key: ${answer.webhook.publicKey}`);
+        return;
+      }
       onDone(`The signing secret of ${webhook.url} was rotated.`, {
         kind: 'secret',
         title: 'New signing secret',

@@ -96,6 +96,12 @@ export function EndpointPage({ webhookId }: { webhookId: string }) {
             <dd>{endpoint.events.join(', ')}</dd>
             <dt>Signature scheme</dt>
             <dd>{schemeLabel(endpoint.signatureScheme)}</dd>
+            {endpoint.publicKey ? (
+              <>
+                <dt>Public key (ed25519)</dt>
+                <dd class="mono">{endpoint.publicKey}</dd>
+              </>
+            ) : null}
             <dt>Delivery rate</dt>
             <dd>{formatDeliveryRate(endpoint.rateLimit)}</dd>
             <dt>Created</dt>

@@ -627,6 +627,31 @@ describeInBrowser('the portal end to end', () => {
         expect((await host.keyhook.keys.list(TENANT, 100)).length).toBe(before);
       });
 
+      it.runIf(runs)(
+        'shows an ed25519 endpoint’s public key, and a rotation names the new one, with no secret to copy',
+        async () => {
+          const url = receiver.url('/ed25519');
+          const { webhook } = await host.keyhook.webhooks.create(TENANT, {
+            url,
+            events: ['item.created'],
+            keyType: 'ed25519',
+          });
+          await page.getByRole('link', { name: 'Webhooks' }).click();
+          await page.getByRole('link', { name: url }).click();
+          await page.getByRole('heading', { name: 'Deliveries', exact: true }).waitFor();
+          expect(await fact(page, 'Public key (ed25519)')).toBe(webhook.publicKey);
+          await expectAccessible(page, 'the page of an ed25519 endpoint');
+
+          await page.getByRole('button', { name: 'Rotate secret' }).click();
+          await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+          const rotated = await host.keyhook.webhooks.get(TENANT, webhook.id);
+          expect(rotated.publicKey).not.toBe(webhook.publicKey);
+          await page.getByText(`Its new public key: ${rotated.publicKey}`).waitFor();
+          expect(await page.getByLabel('Signing secret', { exact: true }).count()).toBe(0);
+          await expect.poll(() => fact(page, 'Public key (ed25519)')).toBe(rotated.publicKey);
+        },
+      );
+
       it.runIf(runs)('refuses a used link and an expired one in plain words', async () => {
         const again = await context.newPage();
         await again.goto(`${host.base}/api/v1/portal#token=${shown.link}`);

@@ -524,6 +524,7 @@ export class PostgresStore implements Store {
     tenantId: string,
     id: string,
     secretSealed: string,
+    publicKey: string | null,
     at: Date,
     previousExpiresAt: Date | null,
   ): Promise<WebhookRecord | null> {
@@ -534,6 +535,7 @@ export class PostgresStore implements Store {
         secretSealed,
         at,
         previousExpiresAt,
+        publicKey,
       ]),
     );
   }

@@ -8,7 +8,7 @@ import { twinClaimOf } from '@keyhook/core/store';
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, created_at, updated_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, created_at, updated_at, public_key';
 
 /** A row as pg returns it with its default parsers: timestamptz → Date, text[] → string[]. */
 export interface WebhookRow {
@@ -28,6 +28,8 @@ export interface WebhookRow {
   rate_per_second: number | null;
   created_at: Date;
   updated_at: Date;
+  /** Migration 0016; NULL (a shared secret) for rows from before it. */
+  public_key: string | null;
 }
 
 export function toWebhookRecord(row: WebhookRow): WebhookRecord {
@@ -44,6 +46,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     previousSecretExpiresAt: row.previous_secret_expires_at,
     signatureScheme: row.signature_scheme,
     rateLimit: row.rate_per_second === null ? null : { perSecond: row.rate_per_second },
+    publicKey: row.public_key,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -51,7 +54,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
 
 /**
  * An insert's parameters: WEBHOOK_COLUMNS in order, then the twin claim core's rule gives the
- * status (the twin key or null; migration 0011), $15, which keyhook_webhooks_twin_claim_idx holds.
+ * status (the twin key or null; migration 0011), $16, which keyhook_webhooks_twin_claim_idx holds.
  */
 export function toWebhookParams(webhook: WebhookRecord): unknown[] {
   return [
@@ -69,6 +72,7 @@ export function toWebhookParams(webhook: WebhookRecord): unknown[] {
     webhook.rateLimit?.perSecond ?? null,
     webhook.createdAt,
     webhook.updatedAt,
+    webhook.publicKey,
     twinClaimOf(webhook),
   ];
 }

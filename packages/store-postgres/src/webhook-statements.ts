@@ -21,10 +21,10 @@ export interface WebhookStatements {
 export function webhookStatements(schema: string): WebhookStatements {
   const table = `${quoteSchema(schema)}.keyhook_webhooks`;
   // The arbiter is the twin-claim index only: concurrent claims of one key wait on it and one wins, while an
-  // id clash still raises (a bug, not a twin). $15 is the claim core's rule gives the status (toWebhookParams);
+  // id clash still raises (a bug, not a twin). $16 is the claim core's rule gives the status (toWebhookParams);
   // a row that claims nothing (NULL) never conflicts.
   const insert = `INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
       ON CONFLICT (tenant_id, twin_claim) DO NOTHING
       RETURNING id`;
   return {
@@ -37,19 +37,19 @@ export function webhookStatements(schema: string): WebhookStatements {
     // finds nothing, so the insert writes nothing. The completion runs only when the insert wrote a row.
     insertCompleting: `WITH held AS MATERIALIZED (
         SELECT 1 FROM ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE}
-        WHERE tenant_id = $16 AND key = $17 AND claim_id = $18 AND state = 'in_progress'
+        WHERE tenant_id = $17 AND key = $18 AND claim_id = $19 AND state = 'in_progress'
         FOR UPDATE
       ),
       inserted AS (
         INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
-        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
         WHERE EXISTS (SELECT 1 FROM held)
         ON CONFLICT (tenant_id, twin_claim) DO NOTHING
         RETURNING id
       ),
       completed AS (
-        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $19
-        WHERE tenant_id = $16 AND key = $17 AND claim_id = $18 AND state = 'in_progress'
+        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $20
+        WHERE tenant_id = $17 AND key = $18 AND claim_id = $19 AND state = 'in_progress'
           AND EXISTS (SELECT 1 FROM inserted)
       )
       SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM inserted)::int AS inserted`,
@@ -87,7 +87,7 @@ export function webhookStatements(schema: string): WebhookStatements {
 
     // One statement: the right-hand sides read the row as it was, so with an expiry ($5) the previous
     // secret is the sealed value this replaces, exactly as stored; without one, both are cleared.
-    rotateSecret: `UPDATE ${table} SET secret_sealed = $3, updated_at = $4,
+    rotateSecret: `UPDATE ${table} SET secret_sealed = $3, updated_at = $4, public_key = $6,
         previous_secret_sealed = CASE WHEN $5::timestamptz IS NULL THEN NULL ELSE secret_sealed END,
         previous_secret_expires_at = $5::timestamptz
       WHERE tenant_id = $1 AND id = $2

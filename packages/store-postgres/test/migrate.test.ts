@@ -65,12 +65,21 @@ async function recordFutureMigration(schema: string): Promise<void> {
   await admin.query(`INSERT INTO "${schema}".keyhook_migrations (version, name) VALUES (99, 'future')`);
 }
 
-/** Inserts a webhook as a schema before 0013 holds it: without signature_scheme (nor 0014's rate_per_second) and twin_claim. */
+/** Inserts a webhook as a schema before 0013 holds it: without signature_scheme (nor 0014's rate_per_second, 0016's public_key) and twin_claim. */
 async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise<void> {
+  await insertWithout(schema, webhook, ['rate_per_second', 'signature_scheme', 'public_key']);
+}
+
+/** Inserts `webhook` into a schema whose table lacks the `later` columns. */
+async function insertWithout(
+  schema: string,
+  webhook: WebhookRecord,
+  later: readonly string[],
+): Promise<void> {
   const columns = WEBHOOK_COLUMNS.split(', ');
   const params = toWebhookParams(webhook).slice(0, columns.length);
-  for (const later of ['rate_per_second', 'signature_scheme']) {
-    const at = columns.indexOf(later);
+  for (const column of later) {
+    const at = columns.indexOf(column);
     params.splice(at, 1);
     columns.splice(at, 1);
   }
@@ -434,19 +443,12 @@ async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise
   describe('0016_gone_and_public_key', () => {
     it('keeps the reasons of an older schema and takes gone, and no other', async () => {
       const schema = await schemaAt('mig_gone', 15);
-      const columns = WEBHOOK_COLUMNS.split(', ');
       const webhooks = [
         webhookRecord({ status: 'disabled', disabledReason: 'failures' }),
         webhookRecord({ status: 'disabled', disabledReason: 'manual' }),
         webhookRecord(),
       ];
-      for (const webhook of webhooks) {
-        await admin.query(
-          `INSERT INTO "${schema}".keyhook_webhooks (${columns.join(', ')})
-            VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
-          toWebhookParams(webhook).slice(0, columns.length),
-        );
-      }
+      for (const webhook of webhooks) await insertWithout(schema, webhook, ['public_key']);
       await expect(
         admin.query(`UPDATE "${schema}".keyhook_webhooks SET disabled_reason = 'gone' WHERE id = $1`, [
           webhooks[2]!.id,

@@ -312,7 +312,7 @@ async function waitingOnLock(schema: string): Promise<boolean> {
         await holder.query(`SELECT 1 FROM "${schema}".keyhook_webhooks WHERE id = $1 FOR UPDATE`, [
           record.id,
         ]);
-        const error = await store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', T0, null).then(
+        const error = await store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', null, T0, null).then(
           () => null,
           (caught: unknown) => caught,
         );
@@ -470,7 +470,7 @@ async function waitingOnLock(schema: string): Promise<boolean> {
         () => store.getWebhook('tenant_a', 'wh_x'),
         () => store.listWebhooks('tenant_a', { limit: 1 }),
         () => store.setWebhookStatus('tenant_a', 'wh_x', 'disabled', 'manual', T0),
-        () => store.rotateWebhookSecret('tenant_a', 'wh_x', 'sealed:x', T0, null),
+        () => store.rotateWebhookSecret('tenant_a', 'wh_x', 'sealed:x', null, T0, null),
         () => store.deleteWebhook('tenant_a', 'wh_x'),
         () => store.claimIdempotencyKey(idempotencyRecord(), T0),
         () => store.completeIdempotencyKey(completion),

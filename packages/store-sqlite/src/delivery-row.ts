@@ -184,6 +184,7 @@ export interface DueRow {
   webhook_previous_secret_expires_at: number | null;
   webhook_signature_scheme: SignatureScheme;
   webhook_rate_per_second: number | null;
+  webhook_public_key: string | null;
   webhook_created_at: number;
   webhook_updated_at: number;
 }
@@ -214,6 +215,7 @@ export function toLeasedDelivery(
       previous_secret_expires_at: due.webhook_previous_secret_expires_at,
       signature_scheme: due.webhook_signature_scheme,
       rate_per_second: due.webhook_rate_per_second,
+      public_key: due.webhook_public_key,
       created_at: due.webhook_created_at,
       updated_at: due.webhook_updated_at,
     });

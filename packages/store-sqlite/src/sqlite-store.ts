@@ -300,12 +300,14 @@ export class SqliteStore implements Store {
     tenantId: string,
     id: string,
     secretSealed: string,
+    publicKey: string | null,
     at: Date,
     previousExpiresAt: Date | null,
   ): Promise<WebhookRecord | null> {
     return this.run(() => {
       const row = this.webhookSql.rotateWebhookSecret.get({
         secret_sealed: secretSealed,
+        public_key: publicKey,
         previous_expires_at: previousExpiresAt === null ? null : previousExpiresAt.getTime(),
         updated_at: at.getTime(),
         tenant_id: tenantId,

@@ -23,12 +23,14 @@ export interface WebhookRow {
   signature_scheme: SignatureScheme;
   /** Migration 0013; NULL (no limit) for rows from before it. */
   rate_per_second: number | null;
+  /** Migration 0015; NULL (a shared secret) for rows from before it. */
+  public_key: string | null;
   created_at: number;
   updated_at: number;
 }
 
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, created_at, updated_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, public_key, created_at, updated_at';
 
 /**
  * What an insert writes: the row, and the twin claim core's rule gives its status (the twin key or
@@ -52,6 +54,7 @@ export function toWebhookRow(record: WebhookRecord): WebhookInsertRow {
     previous_secret_expires_at: toMillis(record.previousSecretExpiresAt),
     signature_scheme: record.signatureScheme,
     rate_per_second: record.rateLimit?.perSecond ?? null,
+    public_key: record.publicKey,
     created_at: record.createdAt.getTime(),
     updated_at: record.updatedAt.getTime(),
     twin_claim: twinClaimOf(record),
@@ -72,6 +75,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     previousSecretExpiresAt: toDate(row.previous_secret_expires_at),
     signatureScheme: row.signature_scheme,
     rateLimit: row.rate_per_second === null ? null : { perSecond: row.rate_per_second },
+    publicKey: row.public_key,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

@@ -52,6 +52,7 @@ type SubscriptionParams = [
 /** A rotation's named parameters. */
 interface RotateSecretParams {
   secret_sealed: string;
+  public_key: string | null;
   previous_expires_at: number | null;
   updated_at: number;
   tenant_id: string;
@@ -81,7 +82,8 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
     insertWebhook: db.prepare<[WebhookInsertRow]>(
       `INSERT INTO keyhook_webhooks (${WEBHOOK_COLUMNS}, twin_claim) VALUES (@id, @tenant_id, @url, @events,
         @twin_key, @status, @disabled_reason, @secret_sealed, @previous_secret_sealed,
-        @previous_secret_expires_at, @signature_scheme, @rate_per_second, @created_at, @updated_at, @twin_claim)`,
+        @previous_secret_expires_at, @signature_scheme, @rate_per_second, @public_key, @created_at, @updated_at,
+        @twin_claim)`,
     ),
     webhookById: db.prepare<[string, string], WebhookRow>(
       `SELECT ${WEBHOOK_COLUMNS} FROM keyhook_webhooks WHERE tenant_id = ? AND id = ?`,
@@ -124,7 +126,7 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
     // One statement: the right-hand sides read the row as it was, so with an expiry the previous
     // secret is the sealed value this replaces, exactly as stored; without one, both are cleared.
     rotateWebhookSecret: db.prepare<RotateSecretParams, WebhookRow>(
-      `UPDATE keyhook_webhooks SET secret_sealed = @secret_sealed,
+      `UPDATE keyhook_webhooks SET secret_sealed = @secret_sealed, public_key = @public_key,
           previous_secret_sealed = CASE WHEN @previous_expires_at IS NULL THEN NULL ELSE secret_sealed END,
           previous_secret_expires_at = @previous_expires_at, updated_at = @updated_at
         WHERE tenant_id = @tenant_id AND id = @id RETURNING ${WEBHOOK_COLUMNS}`,

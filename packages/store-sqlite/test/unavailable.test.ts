@@ -117,7 +117,7 @@ describe('errors: out of reach → unavailable (503, Retry-After: 1)', () => {
       store.getWebhook(webhook.tenantId, webhook.id),
       store.listWebhooks(webhook.tenantId, { limit: 5 }),
       store.setWebhookStatus(webhook.tenantId, webhook.id, 'disabled', 'manual', new Date()),
-      store.rotateWebhookSecret(webhook.tenantId, webhook.id, 'sealed:x', new Date(), null),
+      store.rotateWebhookSecret(webhook.tenantId, webhook.id, 'sealed:x', null, new Date(), null),
       store.deleteWebhook(webhook.tenantId, webhook.id),
       store.claimIdempotencyKey(claim, T0),
       store.completeIdempotencyKey({ ...claim, responseSealed: 'sealed:r' }),

@@ -14,3 +14,9 @@ export const MAX_HEADER_ENTRIES = 20;
  * (docs/decisions.md §6.2).
  */
 export const SECRET_PREFIX = 'whsec_';
+
+/**
+ * An endpoint that signs with an ed25519 key pair gives its receivers this public key: `whpk_` and
+ * base64 of its 32 bytes. It verifies the Standard Webhooks `v1a` signatures (docs/decisions.md §6.10).
+ */
+export const PUBLIC_KEY_PREFIX = 'whpk_';

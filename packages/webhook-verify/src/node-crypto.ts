@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createPublicKey, verify as verifyEd25519 } from 'node:crypto';
 import type { AnyWebhookEvents, WebhookEvent, WebhookEventMap } from './payload.js';
 import { hmacKey } from './scheme.js';
 import {
@@ -12,11 +12,13 @@ import {
   signedDelivery,
   type WebhookEventInput,
 } from './signed-delivery.js';
+import { publicKeyBytes } from './standard-webhooks.js';
 import { matchesAny } from './timing-safe.js';
 import {
   checkSignatureAndTime,
   type DeliveryHeaders,
   finishVerification,
+  isPublicKey,
   type PreparedVerification,
   prepareVerification,
   type VerifyOptions,
@@ -84,16 +86,33 @@ export function verifySignature(
 }
 
 function signatureMatches(prepared: PreparedVerification, rawBody: string | Uint8Array): boolean {
-  const { secrets, signatures, signedPrefix, scheme } = prepared;
-  if (typeof secrets === 'string') {
-    return matchesAny(hmacHex(hmacKey(secrets, scheme), signedPrefix, rawBody), signatures);
-  }
+  const { secrets } = prepared;
+  if (typeof secrets === 'string') return keyMatches(secrets, prepared, rawBody);
   let matched = false;
   // The call comes before `||`, so every secret is compared even after a match.
-  for (const secret of secrets) {
-    matched = matchesAny(hmacHex(hmacKey(secret, scheme), signedPrefix, rawBody), signatures) || matched;
-  }
+  for (const secret of secrets) matched = keyMatches(secret, prepared, rawBody) || matched;
   return matched;
+}
+
+/** One key against the delivery: a shared secret's HMAC against each v1, a public key against each v1a. */
+function keyMatches(key: string, prepared: PreparedVerification, rawBody: string | Uint8Array): boolean {
+  const { signatures, signedPrefix, scheme, asymmetricSignatures } = prepared;
+  if (!isPublicKey(key)) return matchesAny(hmacHex(hmacKey(key, scheme), signedPrefix, rawBody), signatures);
+  if (asymmetricSignatures.length === 0) return false;
+  // A public key is not a secret: no constant-time concern in finding which signature it verifies.
+  const publicKey = createPublicKey({ key: ed25519Spki(publicKeyBytes(key)), format: 'der', type: 'spki' });
+  const message = Buffer.concat([
+    Buffer.from(signedPrefix),
+    typeof rawBody === 'string' ? Buffer.from(rawBody) : rawBody,
+  ]);
+  return asymmetricSignatures.some((signature) => verifyEd25519(null, message, publicKey, signature));
+}
+
+// RFC 8410: the DER of an ed25519 SubjectPublicKeyInfo is this prefix and the key's 32 bytes.
+const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+function ed25519Spki(key: Uint8Array): Buffer {
+  return Buffer.concat([SPKI_ED25519_PREFIX, key]);
 }
 
 function digests(signing: SigningInput, rawBody: string | Uint8Array): string[] {

@@ -10,6 +10,7 @@ import {
   checkSecrets,
   checkTime,
   currentMillis,
+  isPublicKey,
   isWellFormed,
   type TimeInput,
   type WebhookSecret,
@@ -71,6 +72,9 @@ export function prepareSigning(rawBody: unknown, secret: WebhookSecret, options:
   if (!isWellFormed(rawBody))
     throw new TypeError('rawBody holds a lone surrogate: it has no UTF-8 form to sign');
   const checked = checkSecrets(secret);
+  if ((typeof checked === 'string' ? [checked] : checked).some(isPublicKey)) {
+    throw new TypeError('a whpk_ public key verifies deliveries; it cannot sign them');
+  }
   const timestamp = Math.floor(currentMillis(checkTime(options.now)) / 1000);
   if (!Number.isSafeInteger(timestamp) || timestamp <= 0) {
     throw new TypeError('now must be after 1970-01-01T00:00:01Z: t is positive unix seconds');

@@ -1,4 +1,4 @@
-import { MAX_HEADER_ENTRIES, MAX_HEADER_LENGTH, SECRET_PREFIX } from './constants.js';
+import { MAX_HEADER_ENTRIES, MAX_HEADER_LENGTH, PUBLIC_KEY_PREFIX, SECRET_PREFIX } from './constants.js';
 import { WebhookVerificationError } from './errors.js';
 import type { SignatureHeaderText, SignatureHeaderValue } from './signature-header.js';
 
@@ -19,14 +19,20 @@ export interface StandardWebhooksHeaderValues {
   signature: SignatureHeaderValue;
 }
 
-/** A delivery's id, `t`, and each `v1` as 64 hex digits, so the comparison is the keyhook scheme's. */
+/**
+ * A delivery's id, `t`, each `v1` as 64 hex digits (so the comparison is the keyhook scheme's), and
+ * each `v1a` as its 64 bytes.
+ */
 export interface StandardWebhooksHeaderText extends SignatureHeaderText {
   id: string;
+  asymmetricSignatures: Uint8Array[];
 }
 
 const TIMESTAMP = /^[1-9][0-9]{0,15}$/;
 // An HMAC-SHA256 digest in padded base64: 43 characters and one `=`.
 const V1 = /^[A-Za-z0-9+/]{43}=$/;
+// An ed25519 signature in padded base64: 64 bytes are 86 characters and two `=`.
+const V1A = /^[A-Za-z0-9+/]{86}==$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** Reads the three headers; the same error codes as keyhook's header, for the same faults. */
@@ -56,16 +62,25 @@ export function readStandardWebhooksHeaders(
     throw malformed(signatureName, `it has more than ${MAX_HEADER_ENTRIES} entries`);
   }
   const signatures: string[] = [];
+  const asymmetricSignatures: Uint8Array[] = [];
   for (const entry of entries) {
     const comma = entry.indexOf(',');
     if (comma <= 0) throw malformed(signatureName, 'each entry must be <version>,<signature>');
-    if (entry.slice(0, comma) !== 'v1') continue;
+    const version = entry.slice(0, comma);
     const text = entry.slice(comma + 1);
-    if (!V1.test(text)) throw malformed(signatureName, 'v1 must be a base64 HMAC-SHA256 of 44 characters');
-    signatures.push(base64ToHex(text));
+    if (version === 'v1') {
+      if (!V1.test(text)) throw malformed(signatureName, 'v1 must be a base64 HMAC-SHA256 of 44 characters');
+      signatures.push(base64ToHex(text));
+    } else if (version === 'v1a') {
+      if (!V1A.test(text))
+        throw malformed(signatureName, 'v1a must be a base64 ed25519 signature of 88 characters');
+      asymmetricSignatures.push(base64ToBytes(text));
+    }
   }
-  if (signatures.length === 0) throw malformed(signatureName, 'it has no v1 signature');
-  return { id, timestamp, signatures };
+  if (signatures.length === 0 && asymmetricSignatures.length === 0) {
+    throw malformed(signatureName, 'it has no v1 or v1a signature');
+  }
+  return { id, timestamp, signatures, asymmetricSignatures };
 }
 
 function joinHeader(value: SignatureHeaderValue, name: string): string {
@@ -101,6 +116,15 @@ export function standardWebhooksKey(secret: string): Uint8Array {
   return Uint8Array.from(atob(encoded), (char) => char.charCodeAt(0));
 }
 
+/** The 32 bytes of a `whpk_…` public key; a TypeError for anything else, as for a bad secret. */
+export function publicKeyBytes(publicKey: string): Uint8Array {
+  const encoded = publicKey.slice(PUBLIC_KEY_PREFIX.length);
+  if (!/^[A-Za-z0-9+/]{43}=?$/.test(encoded)) {
+    throw new TypeError(`a public key must be ${PUBLIC_KEY_PREFIX} followed by base64 of 32 bytes`);
+  }
+  return base64ToBytes(encoded);
+}
+
 /** The text signed before the body: `<id>.<t>.` */
 export function standardWebhooksPrefix(id: string, timestamp: number): string {
   return `${id}.${timestamp}.`;
@@ -121,6 +145,10 @@ function base64ToHex(text: string): string {
     hex += HEX_DIGITS[byte >> 4]! + HEX_DIGITS[byte & 15]!;
   }
   return hex;
+}
+
+function base64ToBytes(text: string): Uint8Array {
+  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
 }
 
 function hexToBase64(hex: string): string {

@@ -11,10 +11,12 @@ import {
   signedDelivery,
   type WebhookEventInput,
 } from './signed-delivery.js';
+import { publicKeyBytes } from './standard-webhooks.js';
 import { matchesAny } from './timing-safe.js';
 import {
   type DeliveryHeaders,
   finishVerification,
+  isPublicKey,
   prepareVerification,
   type VerifyOptions,
   type WebhookSecret,
@@ -57,12 +59,49 @@ export async function verifyAsync<Events extends WebhookEventMap<Events> = AnyWe
   options: VerifyOptions = {},
 ): Promise<WebhookEvent<Events>> {
   const prepared = prepareVerification(rawBody, headers, secret, options);
-  const secrets = typeof prepared.secrets === 'string' ? [prepared.secrets] : prepared.secrets;
-  const computed = await hmacHexAsync(secrets, prepared.scheme, prepared.signedPrefix, rawBody);
+  const keys = typeof prepared.secrets === 'string' ? [prepared.secrets] : prepared.secrets;
+  const shared = keys.filter((key) => !isPublicKey(key));
+  const computed = await hmacHexAsync(shared, prepared.scheme, prepared.signedPrefix, rawBody);
   let matched = false;
   // Every secret's digest against every v1, with no early exit (docs/http-api.md §6.4 rule 4).
   for (const digest of computed) matched = matchesAny(digest, prepared.signatures) || matched;
+  const publicKeys = keys.filter(isPublicKey);
+  if (publicKeys.length > 0 && prepared.asymmetricSignatures.length > 0) {
+    matched =
+      (await ed25519Verifies(publicKeys, prepared.asymmetricSignatures, prepared.signedPrefix, rawBody)) ||
+      matched;
+  }
   return finishVerification<Events>(matched, prepared, rawBody);
+}
+
+/** Whether any public key verifies any v1a signature of `<prefix><body>` (WebCrypto's Ed25519). */
+async function ed25519Verifies(
+  publicKeys: readonly string[],
+  signatures: readonly Uint8Array[],
+  signedPrefix: string,
+  body: string | Uint8Array,
+): Promise<boolean> {
+  const subtle = globalThis.crypto?.subtle;
+  if (subtle === undefined) throw new TypeError('crypto.subtle is not available in this runtime');
+  const message = signedMessage(signedPrefix, body);
+  const keys = await Promise.all(
+    publicKeys.map((key) =>
+      subtle.importKey('raw', publicKeyBytes(key), { name: 'Ed25519' }, false, ['verify']),
+    ),
+  );
+  const checks = keys.flatMap((key) =>
+    signatures.map((signature) => subtle.verify('Ed25519', key, signature, message)),
+  );
+  return (await Promise.all(checks)).some(Boolean);
+}
+
+function signedMessage(signedPrefix: string, body: string | Uint8Array): Uint8Array {
+  const bytes = typeof body === 'string' ? encoder.encode(body) : body;
+  const prefix = encoder.encode(signedPrefix);
+  const message = new Uint8Array(prefix.length + bytes.length);
+  message.set(prefix);
+  message.set(bytes, prefix.length);
+  return message;
 }
 
 const encoder = new TextEncoder();
@@ -80,11 +119,7 @@ async function hmacHexAsync(
 ): Promise<string[]> {
   const subtle = globalThis.crypto?.subtle;
   if (subtle === undefined) throw new TypeError('crypto.subtle is not available in this runtime');
-  const bytes = typeof body === 'string' ? encoder.encode(body) : body;
-  const prefix = encoder.encode(signedPrefix);
-  const message = new Uint8Array(prefix.length + bytes.length);
-  message.set(prefix);
-  message.set(bytes, prefix.length);
+  const message = signedMessage(signedPrefix, body);
   // Keys first, synchronously: a secret that has no key under the scheme is a TypeError, not a rejection race.
   const keys = secrets.map((secret) => {
     const key = hmacKey(secret, scheme);

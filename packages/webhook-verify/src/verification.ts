@@ -1,4 +1,4 @@
-import { DEFAULT_TOLERANCE_SECONDS, SECRET_PREFIX } from './constants.js';
+import { DEFAULT_TOLERANCE_SECONDS, PUBLIC_KEY_PREFIX, SECRET_PREFIX } from './constants.js';
 import { WebhookVerificationError } from './errors.js';
 import {
   type HeadersLike,
@@ -15,12 +15,16 @@ import {
   type SignatureHeaderValue,
 } from './signature-header.js';
 import {
+  publicKeyBytes,
   readStandardWebhooksHeaders,
   STANDARD_WEBHOOKS_HEADERS,
   standardWebhooksPrefix,
 } from './standard-webhooks.js';
 
-/** One signing secret, or several while a receiver rotates: any of them may match. */
+/**
+ * One signing secret (`whsec_…`) or ed25519 public key (`whpk_…`, for Standard Webhooks' `v1a`),
+ * or several while a receiver rotates: any of them may match.
+ */
 export type WebhookSecret = string | readonly string[];
 
 /** A point in time: a Date, epoch milliseconds, or a function giving either. */
@@ -58,6 +62,13 @@ export interface PreparedVerification extends SignatureHeaderText {
   scheme: WebhookScheme;
   /** What is signed before the body: `<t>.`, or `<webhook-id>.<t>.` for Standard Webhooks. */
   signedPrefix: string;
+  /** The `v1a` ed25519 signatures of a Standard Webhooks delivery, each 64 bytes; none otherwise. */
+  asymmetricSignatures: readonly Uint8Array[];
+}
+
+/** Whether a key given to verify is an ed25519 public key rather than a shared secret. */
+export function isPublicKey(key: string): boolean {
+  return key.startsWith(PUBLIC_KEY_PREFIX);
 }
 
 // For Standard Webhooks the `names` in messages are its own, and `webhook-id` is the event id.
@@ -96,6 +107,12 @@ export function prepareVerification(
     );
   }
   const common = { secrets, toleranceSeconds, now };
+  const publicKeys = (typeof secrets === 'string' ? [secrets] : secrets).some(isPublicKey);
+  if (publicKeys && (chosen === 'keyhook' || !isHeaders(headers))) {
+    throw new TypeError(
+      `a ${PUBLIC_KEY_PREFIX} public key verifies Standard Webhooks deliveries (v1a signatures), from the request headers`,
+    );
+  }
   if (!isHeaders(headers)) {
     if (chosen === 'standard-webhooks') {
       throw new TypeError(
@@ -103,21 +120,11 @@ export function prepareVerification(
           'webhook-signature), not from one header value',
       );
     }
-    const { timestamp, signatures } = readSignatureHeader(headers, names.signature);
-    const signedPrefix = `${timestamp}.`;
-    return {
-      ...common,
-      timestamp,
-      signatures,
-      names,
-      eventIdHeader: undefined,
-      scheme: 'keyhook',
-      signedPrefix,
-    };
+    return keyhookVerification(common, headers, names, undefined);
   }
   const scheme = chosen ?? detectScheme(headers, names);
   if (scheme === 'standard-webhooks') {
-    const { id, timestamp, signatures } = readStandardWebhooksHeaders({
+    const { id, timestamp, signatures, asymmetricSignatures } = readStandardWebhooksHeaders({
       id: headerValue(headers, STANDARD_WEBHOOKS_HEADERS.id),
       timestamp: headerValue(headers, STANDARD_WEBHOOKS_HEADERS.timestamp),
       signature: headerValue(headers, STANDARD_WEBHOOKS_HEADERS.signature),
@@ -131,14 +138,35 @@ export function prepareVerification(
       eventIdHeader: id,
       scheme,
       signedPrefix,
+      asymmetricSignatures,
     };
   }
-  const { timestamp, signatures } = readSignatureHeader(
+  return keyhookVerification(
+    common,
     headerValue(headers, names.signature),
-    names.signature,
+    names,
+    headerValue(headers, names.eventId),
   );
-  const eventIdHeader = headerValue(headers, names.eventId);
-  return { ...common, timestamp, signatures, names, eventIdHeader, scheme, signedPrefix: `${timestamp}.` };
+}
+
+/** keyhook's scheme: `t=…,v1=…` in the signature header, over `<t>.<body>`. */
+function keyhookVerification(
+  common: Pick<PreparedVerification, 'secrets' | 'toleranceSeconds' | 'now'>,
+  signatureHeader: SignatureHeaderValue,
+  names: Readonly<WebhookHeaderNames>,
+  eventIdHeader: SignatureHeaderValue,
+): PreparedVerification {
+  const { timestamp, signatures } = readSignatureHeader(signatureHeader, names.signature);
+  return {
+    ...common,
+    timestamp,
+    signatures,
+    names,
+    eventIdHeader,
+    scheme: 'keyhook',
+    signedPrefix: `${timestamp}.`,
+    asymmetricSignatures: [],
+  };
 }
 
 /** After the HMAC: the signature first, so a stale timestamp is only reported for authentic bytes. */
@@ -146,8 +174,8 @@ export function checkSignatureAndTime(matched: boolean, prepared: PreparedVerifi
   if (!matched) {
     throw new WebhookVerificationError(
       'signature_mismatch',
-      'no v1 signature matches: check that the secret is the whole whsec_… string and that the body ' +
-        'is the raw bytes received, not re-serialised JSON',
+      'no signature matches: check that the secret is the whole whsec_… string (or the public key the ' +
+        'whole whpk_… one) and that the body is the raw bytes received, not re-serialised JSON',
     );
   }
   const nowSeconds = Math.floor(currentMillis(prepared.now) / 1000);
@@ -202,10 +230,16 @@ export function checkSecrets(secret: WebhookSecret): WebhookSecret {
 }
 
 function checkSecret(item: unknown): void {
+  if (typeof item === 'string' && isPublicKey(item)) {
+    publicKeyBytes(item);
+    return;
+  }
   // The key is the full string (docs/decisions.md §6.2): a stripped prefix would fail every
   // delivery as a mismatch.
   if (typeof item !== 'string' || !item.startsWith(SECRET_PREFIX) || item.length === SECRET_PREFIX.length) {
-    throw new TypeError(`secret must be the full signing secret, ${SECRET_PREFIX} prefix included`);
+    throw new TypeError(
+      `secret must be the full signing secret, ${SECRET_PREFIX} prefix included, or a ${PUBLIC_KEY_PREFIX} public key`,
+    );
   }
 }
 

@@ -250,7 +250,9 @@ describe('which scheme is verified', () => {
     expect(variant({ 'webhook-timestamp': `${T}.5` })).toBe('malformed_header');
     expect(variant({ 'webhook-signature': 'v1,short' })).toBe('malformed_header');
     expect(variant({ 'webhook-signature': v1.replace(',', '=') })).toBe('malformed_header');
-    expect(variant({ 'webhook-signature': `v1a,${'A'.repeat(86)}==` })).toBe('malformed_header');
+    // A v1a alone is well formed (an ed25519 signature), but a shared secret matches no v1.
+    expect(variant({ 'webhook-signature': `v1a,${'A'.repeat(86)}==` })).toBe('signature_mismatch');
+    expect(variant({ 'webhook-signature': `v2,${'A'.repeat(43)}=` })).toBe('malformed_header');
     expect(variant({ 'webhook-signature': `v1a,${'A'.repeat(86)}== ${v1}` })).toBe('ok');
     expect(variant({ 'webhook-signature': `v1,${'A'.repeat(43)}= ${v1}` })).toBe('ok');
     expect(variant({ 'webhook-signature': 'v1,x '.repeat(4096) })).toBe('malformed_header');

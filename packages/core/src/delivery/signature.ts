@@ -1,6 +1,10 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, sign } from 'node:crypto';
 import type { SignatureScheme } from '../store/types.js';
-import { WEBHOOK_SECRET_PREFIX } from '../webhooks/signing-secret.js';
+import {
+  ED25519_SECRET_KEY_PREFIX,
+  ed25519PrivateKey,
+  WEBHOOK_SECRET_PREFIX,
+} from '../webhooks/signing-secret.js';
 
 /** Header names of a delivery when the host names none (docs/decisions.md §6.5). */
 export const SIGNATURE_HEADER = 'keyhook-signature';
@@ -98,8 +102,9 @@ export const STANDARD_WEBHOOKS_HEADERS = Object.freeze({
 /**
  * The three headers of a Standard Webhooks delivery: `webhook-signature` is `v1,<base64>` of
  * HMAC-SHA256 over `<id>.<timestamp>.<raw body>`, keyed with the secret's part after `whsec_`,
- * base64-decoded (docs/decisions.md §6.8), as `standardwebhooks` and `svix` key it. Several
- * secrets (a rotation's overlap, the newest first) give one space-separated entry each.
+ * base64-decoded (docs/decisions.md §6.8), as `standardwebhooks` and `svix` key it; for a `whsk_`
+ * key, `v1a,<base64>` of the ed25519 signature of the same bytes (§6.10). Several keys (a
+ * rotation's overlap, the newest first) give one space-separated entry each.
  */
 export function standardWebhooksHeaders(
   secret: string | readonly string[],
@@ -111,19 +116,36 @@ export function standardWebhooksHeaders(
     throw new TypeError(`the signature timestamp must be positive whole seconds, got ${unixSeconds}`);
   }
   const keys = typeof secret === 'string' ? [secret] : secret;
-  const v1 = (key: string) =>
-    createHmac('sha256', Buffer.from(key.slice(WEBHOOK_SECRET_PREFIX.length), 'base64'))
-      .update(`${id}.${unixSeconds}.`)
-      .update(body)
-      .digest('base64');
+  const prefix = `${id}.${unixSeconds}.`;
+  const entry = (key: string) => {
+    if (isAsymmetric(key)) {
+      const message = Buffer.concat([
+        Buffer.from(prefix),
+        typeof body === 'string' ? Buffer.from(body) : body,
+      ]);
+      return `v1a,${sign(null, message, ed25519PrivateKey(key)).toString('base64')}`;
+    }
+    const hmac = createHmac('sha256', Buffer.from(key.slice(WEBHOOK_SECRET_PREFIX.length), 'base64'));
+    return `v1,${hmac.update(prefix).update(body).digest('base64')}`;
+  };
   return {
     [STANDARD_WEBHOOKS_HEADERS.id]: id,
     [STANDARD_WEBHOOKS_HEADERS.timestamp]: String(unixSeconds),
-    [STANDARD_WEBHOOKS_HEADERS.signature]: keys.map((key) => `v1,${v1(key)}`).join(' '),
+    [STANDARD_WEBHOOKS_HEADERS.signature]: keys.map(entry).join(' '),
   };
 }
 
-/** The signature headers of one attempt under the endpoint's scheme (docs/http-api.md §6.3). */
+/** Whether a signing key is an ed25519 secret key (`whsk_…`) rather than a shared secret. */
+export function isAsymmetric(key: string): boolean {
+  return key.startsWith(ED25519_SECRET_KEY_PREFIX);
+}
+
+/**
+ * The signature headers of one attempt under the endpoint's scheme (docs/http-api.md §6.3). An
+ * ed25519 key signs only Standard Webhooks headers (docs/decisions.md §6.10): when the current key
+ * is one, those are sent whatever the scheme says; under keyhook's scheme a previous ed25519 key
+ * is left out.
+ */
 export function signedHeaders(
   scheme: SignatureScheme,
   names: DeliveryHeaderNames,
@@ -132,6 +154,10 @@ export function signedHeaders(
   body: string | Uint8Array,
   unixSeconds: number,
 ): Record<string, string> {
-  if (scheme === 'standard-webhooks') return standardWebhooksHeaders(secret, eventId, body, unixSeconds);
-  return { [names.eventId]: eventId, [names.signature]: signatureHeader(secret, body, unixSeconds) };
+  const keys = typeof secret === 'string' ? [secret] : secret;
+  if (scheme === 'standard-webhooks' || isAsymmetric(keys[0]!)) {
+    return standardWebhooksHeaders(keys, eventId, body, unixSeconds);
+  }
+  const shared = keys.filter((key) => !isAsymmetric(key));
+  return { [names.eventId]: eventId, [names.signature]: signatureHeader(shared, body, unixSeconds) };
 }

@@ -292,6 +292,7 @@ export class MemoryStore implements Store {
     tenantId: string,
     id: string,
     secretSealed: string,
+    publicKey: string | null,
     at: Date,
     previousExpiresAt: Date | null,
   ): Promise<WebhookRecord | null> {
@@ -301,6 +302,7 @@ export class MemoryStore implements Store {
     record.previousSecretSealed = previousExpiresAt ? record.secretSealed : null;
     record.previousSecretExpiresAt = previousExpiresAt ? new Date(previousExpiresAt) : null;
     record.secretSealed = secretSealed;
+    record.publicKey = publicKey;
     record.updatedAt = new Date(at);
     return copyWebhook(record);
   }

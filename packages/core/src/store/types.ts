@@ -78,6 +78,11 @@ export interface WebhookRecord {
   signatureScheme: SignatureScheme;
   /** Its delivery rate; null: none. Rows from before the column was added read null. */
   rateLimit: EndpointRateLimit | null;
+  /**
+   * The `whpk_…` public key when the current signing key is an ed25519 one (`whsk_…`, sealed in
+   * `secretSealed`); null for a shared secret. Not a secret: reads show it (docs/decisions.md §6.10).
+   */
+  publicKey: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -577,8 +582,8 @@ export interface Store {
   ): Promise<WebhookSubscriptionOutcome>;
 
   /**
-   * Replaces the sealed signing secret and stamps `updatedAt = at`, in one statement; null when
-   * there is no such webhook. With `previousExpiresAt`, the secret it replaces becomes the
+   * Replaces the sealed signing secret and its public key (null for a shared secret) and stamps
+   * `updatedAt = at`, in one statement; null when there is no such webhook. With `previousExpiresAt`, the secret it replaces becomes the
    * previous one (`previousSecretSealed`, the sealed value as it was) until then; with null,
    * any previous secret is dropped. Only the secret replaced is kept: an older previous one goes.
    */
@@ -586,6 +591,7 @@ export interface Store {
     tenantId: string,
     id: string,
     secretSealed: string,
+    publicKey: string | null,
     at: Date,
     previousExpiresAt: Date | null,
   ): Promise<WebhookRecord | null>;

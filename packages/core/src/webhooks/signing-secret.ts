@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import type { RandomBytes } from '../clock.js';
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
@@ -29,4 +30,40 @@ export function webhookSecretProblem(value: string): string | null {
   if (bytes.length < WEBHOOK_SECRET_BYTES.min || bytes.length > WEBHOOK_SECRET_BYTES.max)
     return `must decode to ${WEBHOOK_SECRET_BYTES.min} to ${WEBHOOK_SECRET_BYTES.max} bytes after ${WEBHOOK_SECRET_PREFIX} (this one has ${bytes.length})`;
   return null;
+}
+
+/** An ed25519 signing key (docs/decisions.md §6.10): `whsk_` and base64 of its 32-byte seed. */
+export const ED25519_SECRET_KEY_PREFIX = 'whsk_';
+/** Its public key, which receivers verify `v1a` with: `whpk_` and base64 of its 32 bytes. */
+export const ED25519_PUBLIC_KEY_PREFIX = 'whpk_';
+
+/** How an endpoint's deliveries are signed: a shared HMAC secret, or an ed25519 key pair. */
+export type WebhookKeyType = 'hmac' | 'ed25519';
+
+// RFC 8410: the DER of an ed25519 private key in PKCS #8 is this prefix and the 32-byte seed.
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/** The key object of a `whsk_…` secret key, for node:crypto's `sign`. */
+export function ed25519PrivateKey(secretKey: string): KeyObject {
+  const seed = Buffer.from(secretKey.slice(ED25519_SECRET_KEY_PREFIX.length), 'base64');
+  if (!secretKey.startsWith(ED25519_SECRET_KEY_PREFIX) || seed.length !== 32) {
+    throw new TypeError('keyhook: an ed25519 secret key is whsk_ and base64 of 32 bytes');
+  }
+  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+}
+
+/**
+ * A new ed25519 key pair: `whsk_` and base64 of 32 CSPRNG bytes (the seed, RFC 8032), and its
+ * `whpk_` public key, as the Standard Webhooks specification serialises them.
+ */
+export function mintEd25519KeyPair(randomBytes: RandomBytes): { secretKey: string; publicKey: string } {
+  const secretKey = ED25519_SECRET_KEY_PREFIX + Buffer.from(randomBytes(32)).toString('base64');
+  return { secretKey, publicKey: ed25519PublicKeyOf(secretKey) };
+}
+
+/** The `whpk_…` public key of a `whsk_…` secret key. */
+export function ed25519PublicKeyOf(secretKey: string): string {
+  const spki = createPublicKey(ed25519PrivateKey(secretKey)).export({ format: 'der', type: 'spki' });
+  // An ed25519 SubjectPublicKeyInfo ends with the 32 bytes of the key.
+  return ED25519_PUBLIC_KEY_PREFIX + spki.subarray(spki.length - 32).toString('base64');
 }

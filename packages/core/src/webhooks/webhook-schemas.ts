@@ -2,12 +2,18 @@ import { z } from 'zod';
 import type { EventTypeCatalog } from '../catalog/events.js';
 import { ENDPOINT_RATE_BOUNDS } from '../delivery/endpoint-rate.js';
 import type { EndpointRateLimit, SignatureScheme } from '../store/types.js';
-import { WEBHOOK_SECRET_BYTES, webhookSecretProblem } from './signing-secret.js';
+import { WEBHOOK_SECRET_BYTES, type WebhookKeyType, webhookSecretProblem } from './signing-secret.js';
 
 /** How an endpoint's deliveries are signed (docs/decisions.md §6.9; docs/http-api.md §6.3). */
 export const signatureSchemeSchema = z.enum(['keyhook', 'standard-webhooks']).meta({
   description:
     "How deliveries are signed: keyhook's keyhook-signature header, or the Standard Webhooks webhook-id, webhook-timestamp and webhook-signature headers.",
+});
+
+/** What an endpoint signs with (docs/decisions.md §6.10). */
+export const webhookKeyTypeSchema = z.enum(['hmac', 'ed25519']).meta({
+  description:
+    "What the endpoint signs with: a shared secret (hmac: v1 signatures), or an ed25519 key pair (ed25519: Standard Webhooks' v1a signatures, which receivers verify with the endpoint's publicKey; the secret key is never shown).",
 });
 
 /** An endpoint's delivery rate (docs/decisions.md §8.18; docs/http-api.md §4.3), or null for none. */
@@ -58,8 +64,41 @@ export function webhookSchemaFor(events: EventTypeCatalog) {
       rateLimit: endpointRateLimitSchema.optional(),
       // Absent: a new one.
       secret: webhookSecretSchema.optional(),
+      // Absent: hmac. ed25519 signs Standard Webhooks' v1a, so it needs that scheme.
+      keyType: webhookKeyTypeSchema.optional(),
     })
-    .strict();
+    .strict()
+    .superRefine((body, ctx) => checkKeyType(body, ctx, true));
+}
+
+/**
+ * An ed25519 key pair is minted by keyhook and signs only Standard Webhooks deliveries: not with a
+ * `secret` the host gives, and not under keyhook's scheme (docs/decisions.md §6.10).
+ */
+function checkKeyType(
+  body: {
+    keyType?: WebhookKeyType | undefined;
+    secret?: string | undefined;
+    signatureScheme?: SignatureScheme | undefined;
+  },
+  ctx: z.RefinementCtx,
+  create: boolean,
+): void {
+  if (body.keyType !== 'ed25519') return;
+  if (body.secret !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['secret'],
+      message: 'keyhook makes the key pair of an ed25519 endpoint: send secret only with keyType hmac',
+    });
+  }
+  if (create && body.signatureScheme === 'keyhook') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['keyType'],
+      message: 'ed25519 signs Standard Webhooks deliveries (v1a): use signatureScheme standard-webhooks',
+    });
+  }
 }
 
 export interface CreateWebhookInput<EventType extends string = string> {
@@ -71,6 +110,11 @@ export interface CreateWebhookInput<EventType extends string = string> {
   rateLimit?: EndpointRateLimit | null | undefined;
   /** A signing secret the host already has (`whsec_` and base64 of 24 to 64 bytes). Default: a new one. */
   secret?: string | undefined;
+  /**
+   * `'ed25519'`: an ed25519 key pair, whose public key reads show; it signs Standard Webhooks `v1a`
+   * (the scheme then defaults to `'standard-webhooks'`). Default `'hmac'`: a shared secret.
+   */
+  keyType?: WebhookKeyType | undefined;
 }
 
 /**
@@ -130,12 +174,17 @@ export const rotateWebhookSchema = z
         'How long the old secret keeps signing beside the new one, in seconds (0 to 604800, 7 days). 0 or absent: the old secret stops at once.',
     }),
     secret: webhookSecretSchema.optional(),
+    // Absent: the endpoint's current kind of key.
+    keyType: webhookKeyTypeSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((body, ctx) => checkKeyType(body, ctx, false));
 
 export interface RotateWebhookOptions {
   /** How long the old secret keeps signing beside the new one, 0 to 604,800 s. Default 0. */
   overlapSeconds?: number | undefined;
   /** The new secret, one the host already has (`whsec_` and base64 of 24 to 64 bytes). Default: a new one. */
   secret?: string | undefined;
+  /** The kind of the new key; default the endpoint's current one. `'ed25519'` needs the Standard Webhooks scheme. */
+  keyType?: WebhookKeyType | undefined;
 }

@@ -16,7 +16,7 @@ import type {
   WebhookSubscription,
 } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
-import { mintWebhookSecret } from './signing-secret.js';
+import { mintEd25519KeyPair, mintWebhookSecret, type WebhookKeyType } from './signing-secret.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
 import {
   type CreateWebhookInput,
@@ -101,6 +101,16 @@ export class WebhookService implements Webhooks {
    * Registers an endpoint. `completeWith`, when given, turns the finished answer into the
    * idempotency completion that the store writes in the same transaction as the webhook.
    */
+  create(
+    tenantId: string,
+    input: CreateWebhookInput & { keyType?: 'hmac' | undefined },
+    completeWith?: (issued: IssuedWebhook) => IdempotencyCompletion,
+  ): Promise<IssuedWebhook & { secret: string }>;
+  create(
+    tenantId: string,
+    input: CreateWebhookInput,
+    completeWith?: (issued: IssuedWebhook) => IdempotencyCompletion,
+  ): Promise<IssuedWebhook>;
   async create(
     tenantId: string,
     input: CreateWebhookInput,
@@ -112,7 +122,8 @@ export class WebhookService implements Webhooks {
     const events = [...new Set(parsed.events)].sort();
     const now = this.deps.clock.now();
     const id = newId('wh', this.deps.clock, this.deps.randomBytes);
-    const secret = parsed.secret ?? mintWebhookSecret(this.deps.randomBytes);
+    const ed25519 = parsed.keyType === 'ed25519';
+    const key = this.newKey(parsed.keyType ?? 'hmac', parsed.secret);
     const webhook: WebhookRecord = {
       id,
       tenantId,
@@ -121,15 +132,18 @@ export class WebhookService implements Webhooks {
       twinKey: twinKeyOf(checked.normalized, events),
       status: 'active',
       disabledReason: null,
-      secretSealed: this.deps.secrets.seal(secret, secretContext(tenantId, id)),
+      secretSealed: this.deps.secrets.seal(key.signingKey, secretContext(tenantId, id)),
       previousSecretSealed: null,
       previousSecretExpiresAt: null,
-      signatureScheme: parsed.signatureScheme ?? this.deps.defaultSignatureScheme,
+      // An ed25519 key signs Standard Webhooks' v1a only (docs/decisions.md §6.10).
+      signatureScheme:
+        parsed.signatureScheme ?? (ed25519 ? 'standard-webhooks' : this.deps.defaultSignatureScheme),
       rateLimit: parsed.rateLimit === undefined ? this.deps.defaultRateLimit : parsed.rateLimit,
+      publicKey: key.publicKey,
       createdAt: now,
       updatedAt: now,
     };
-    const issued = { webhook, secret };
+    const issued = { webhook, secret: key.shown };
     const outcome = await this.deps.store.insertWebhook(webhook, completeWith?.(issued));
     if (outcome === 'active_twin') throw activeTwin();
     // Our claim ran past its lock and another request with the key took over: that one answers.
@@ -193,6 +207,15 @@ export class WebhookService implements Webhooks {
     // The part not sent is kept as it is; a change between the read and the write is read again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const current = await this.get(tenantId, id);
+      if (settings.signatureScheme === 'keyhook' && current.publicKey !== null) {
+        throw validationFailed([
+          {
+            path: 'signatureScheme',
+            message:
+              'an ed25519 endpoint signs Standard Webhooks deliveries (v1a) only: rotate to keyType hmac first',
+          },
+        ]);
+      }
       const next = {
         url: checkedUrl ?? current.url,
         events: events ? [...new Set(events)].sort() : current.events,
@@ -215,16 +238,60 @@ export class WebhookService implements Webhooks {
    * once; with it, the old one signs beside the new until then, and only it: a rotation inside
    * an overlap drops the secret before it.
    */
+  rotate(
+    tenantId: string,
+    id: string,
+    options: RotateWebhookOptions & ({ keyType: 'hmac' } | { secret: string }),
+  ): Promise<IssuedWebhook & { secret: string }>;
+  rotate(tenantId: string, id: string, options?: RotateWebhookOptions): Promise<IssuedWebhook>;
   async rotate(tenantId: string, id: string, options: RotateWebhookOptions = {}): Promise<IssuedWebhook> {
-    const { overlapSeconds = 0, secret: given } = parseOrThrow(rotateWebhookSchema, options);
+    const { overlapSeconds = 0, secret: given, keyType } = parseOrThrow(rotateWebhookSchema, options);
     if (!isWellFormedId(id, 'wh')) throw notFound();
-    const secret = given ?? mintWebhookSecret(this.deps.randomBytes);
-    const sealed = this.deps.secrets.seal(secret, secretContext(tenantId, id));
+    // A host's secret is a shared one; otherwise the kind asked for, or the endpoint's current one.
+    let kind: WebhookKeyType | undefined = keyType ?? (given === undefined ? undefined : 'hmac');
+    if (kind !== 'hmac') {
+      const current = await this.get(tenantId, id);
+      kind ??= current.publicKey === null ? 'hmac' : 'ed25519';
+      if (kind === 'ed25519' && current.signatureScheme === 'keyhook') {
+        throw validationFailed([
+          {
+            path: 'keyType',
+            message:
+              'ed25519 signs Standard Webhooks deliveries (v1a): set signatureScheme standard-webhooks first',
+          },
+        ]);
+      }
+    }
+    const key = this.newKey(kind, given);
+    const sealed = this.deps.secrets.seal(key.signingKey, secretContext(tenantId, id));
     const now = this.deps.clock.now();
     const previousExpiresAt = overlapSeconds > 0 ? new Date(now.getTime() + overlapSeconds * 1000) : null;
-    const webhook = await this.deps.store.rotateWebhookSecret(tenantId, id, sealed, now, previousExpiresAt);
+    const webhook = await this.deps.store.rotateWebhookSecret(
+      tenantId,
+      id,
+      sealed,
+      key.publicKey,
+      now,
+      previousExpiresAt,
+    );
     if (!webhook) throw notFound();
-    return { webhook, secret };
+    return { webhook, secret: key.shown };
+  }
+
+  /**
+   * A new signing key of that kind: the host's shared secret or a new one, shown once; or an
+   * ed25519 key pair, whose secret key is sealed and never shown, and whose public key reads show.
+   */
+  private newKey(
+    kind: WebhookKeyType,
+    given: string | undefined,
+  ): { signingKey: string; publicKey: string | null; shown: string | null } {
+    if (kind === 'ed25519') {
+      const pair = mintEd25519KeyPair(this.deps.randomBytes);
+      return { signingKey: pair.secretKey, publicKey: pair.publicKey, shown: null };
+    }
+    const secret = given ?? mintWebhookSecret(this.deps.randomBytes);
+    return { signingKey: secret, publicKey: null, shown: secret };
   }
 
   async delete(tenantId: string, id: string): Promise<void> {

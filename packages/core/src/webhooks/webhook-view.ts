@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { WebhookRecord } from '../store/types.js';
-import { endpointRateLimitSchema, signatureSchemeSchema } from './webhook-schemas.js';
+import { endpointRateLimitSchema, signatureSchemeSchema, webhookKeyTypeSchema } from './webhook-schemas.js';
 
 const instant = z.iso.datetime();
 
@@ -22,6 +22,11 @@ export const webhookViewSchema = z.object({
       'Until when the secret replaced by the last rotation (with overlapSeconds) still signs beside the current one; null when that rotation kept none. A past time: it has stopped.',
   }),
   signatureScheme: signatureSchemeSchema,
+  keyType: webhookKeyTypeSchema,
+  publicKey: z.string().nullable().meta({
+    description:
+      'whpk_…: the public key receivers verify v1a signatures with, for keyType ed25519; null for hmac. Not a secret.',
+  }),
   rateLimit: endpointRateLimitSchema,
   createdAt: instant,
   updatedAt: instant,
@@ -32,7 +37,10 @@ export type WebhookView = z.output<typeof webhookViewSchema>;
 /** Creation and rotation: the endpoint and its signing secret, shown this once. */
 export const issuedWebhookSchema = z.object({
   webhook: webhookViewSchema,
-  secret: z.string().meta({ description: 'whsec_…: the signing secret, shown once.' }),
+  secret: z.string().nullable().meta({
+    description:
+      'whsec_…: the signing secret, shown once. null for keyType ed25519: its secret key is never shown, and receivers verify with webhook.publicKey.',
+  }),
 });
 
 /** A webhook as the admin endpoints answer it, for your own UI: never the sealed secret. */
@@ -47,6 +55,8 @@ export function toWebhookView(webhook: WebhookRecord): WebhookView {
       ? webhook.previousSecretExpiresAt.toISOString()
       : null,
     signatureScheme: webhook.signatureScheme,
+    keyType: webhook.publicKey === null ? 'hmac' : 'ed25519',
+    publicKey: webhook.publicKey,
     rateLimit: webhook.rateLimit ? { perSecond: webhook.rateLimit.perSecond } : null,
     createdAt: webhook.createdAt.toISOString(),
     updatedAt: webhook.updatedAt.toISOString(),

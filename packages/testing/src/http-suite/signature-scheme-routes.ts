@@ -163,5 +163,89 @@ export function signatureSchemeCases(ctx: SuiteContext): void {
         expect(read.body.webhook.updatedAt).toBe(created.body.webhook.updatedAt);
       });
     });
+
+    describe('an ed25519 key pair (docs/decisions.md §6.10)', () => {
+      it('create with keyType ed25519 → 201, secret null, the whpk_ public key in every read; rotate keeps or changes the kind', async () => {
+        const token = await admin(ctx);
+        const created = await call(ctx, 'POST', '/admin/webhooks', {
+          token,
+          json: { url: uniqueUrl(), events: ['run.completed'], keyType: 'ed25519' },
+        });
+        expect(created.status, created.text).toBe(201);
+        expect(created.body.secret).toBeNull();
+        expect(created.body.webhook).toMatchObject({
+          keyType: 'ed25519',
+          signatureScheme: 'standard-webhooks',
+        });
+        expect(created.body.webhook.publicKey).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
+        const id = created.body.webhook.id;
+        const read = await call(ctx, 'GET', `/admin/webhooks/${id}`, { token });
+        expect(read.body.webhook).toEqual(created.body.webhook);
+        const listed = await call(ctx, 'GET', '/admin/webhooks?limit=100', { token });
+        expect(listed.body.data.find((w: { id: string }) => w.id === id)).toEqual(created.body.webhook);
+        for (const reply of [created, read, listed]) expect(reply.text).not.toContain('whsk_');
+
+        const rotate = (json: unknown) => call(ctx, 'POST', `/admin/webhooks/${id}/rotate`, { token, json });
+        const again = await rotate({ overlapSeconds: 60 });
+        expect(again.status, again.text).toBe(200);
+        expect(again.body.secret).toBeNull();
+        expect(again.body.webhook.keyType).toBe('ed25519');
+        expect(again.body.webhook.publicKey).not.toBe(created.body.webhook.publicKey);
+        const shared = await rotate({ keyType: 'hmac' });
+        expect(shared.body.secret).toMatch(/^whsec_/);
+        expect(shared.body.webhook).toMatchObject({ keyType: 'hmac', publicKey: null });
+        const back = await rotate({ keyType: 'ed25519' });
+        expect(back.body).toMatchObject({ secret: null, webhook: { keyType: 'ed25519' } });
+      });
+
+      it('an unknown keyType, ed25519 with a secret or under keyhook’s scheme, and PATCH to keyhook’s scheme → 400 naming the field; nothing written', async () => {
+        const token = await admin(ctx);
+        const count = async () =>
+          (await call(ctx, 'GET', '/admin/webhooks?limit=100', { token })).body.data.length;
+        const before = await count();
+        const refused: [unknown, string][] = [
+          [{ keyType: 'rsa' }, 'keyType'],
+          [{ keyType: 'ed25519', secret: `whsec_${randomBytes(32).toString('base64')}` }, 'secret'],
+          [{ keyType: 'ed25519', signatureScheme: 'keyhook' }, 'keyType'],
+        ];
+        for (const [extra, path] of refused) {
+          const reply = await call(ctx, 'POST', '/admin/webhooks', {
+            token,
+            json: { url: uniqueUrl(), events: ['run.completed'], ...(extra as object) },
+          });
+          expect(reply.status, reply.text).toBe(400);
+          expect(reply.body.error.code).toBe('validation_failed');
+          expect(reply.body.error.details.map((d: { path: string }) => d.path)).toEqual([path]);
+        }
+        expect(await count()).toBe(before);
+
+        const pair = await call(ctx, 'POST', '/admin/webhooks', {
+          token,
+          json: { url: uniqueUrl(), events: ['run.completed'], keyType: 'ed25519' },
+        });
+        const plain = await call(ctx, 'POST', '/admin/webhooks', {
+          token,
+          json: { url: uniqueUrl(), events: ['run.completed'], signatureScheme: 'keyhook' },
+        });
+        const attempts: [string, string, unknown, string][] = [
+          [
+            'PATCH',
+            `/admin/webhooks/${pair.body.webhook.id}`,
+            { signatureScheme: 'keyhook' },
+            'signatureScheme',
+          ],
+          ['POST', `/admin/webhooks/${plain.body.webhook.id}/rotate`, { keyType: 'ed25519' }, 'keyType'],
+        ];
+        for (const [method, path, json, field] of attempts) {
+          const reply = await call(ctx, method, path, { token, json });
+          expect(reply.status, reply.text).toBe(400);
+          expect(reply.body.error.details.map((d: { path: string }) => d.path)).toEqual([field]);
+        }
+        for (const created of [pair, plain]) {
+          const read = await call(ctx, 'GET', `/admin/webhooks/${created.body.webhook.id}`, { token });
+          expect(read.body.webhook).toEqual(created.body.webhook);
+        }
+      });
+    });
   });
 }

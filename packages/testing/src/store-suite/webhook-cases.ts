@@ -29,7 +29,7 @@ export function webhookCases(ctx: SuiteContext): void {
         outcome: 'not_found',
       });
       expect(
-        await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', LATER, null),
+        await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', null, LATER, null),
       ).toBeNull();
       expect(await ctx.store.deleteWebhook('tenant_b', record.id)).toBe(false);
       expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(record);
@@ -274,13 +274,59 @@ export function webhookCases(ctx: SuiteContext): void {
     it('rotates the sealed secret and stamps updatedAt; deletes', async () => {
       const record = webhookRecord();
       await ctx.store.insertWebhook(record);
-      const rotated = await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:new', LATER, null);
+      const rotated = await ctx.store.rotateWebhookSecret(
+        'tenant_a',
+        record.id,
+        'sealed:new',
+        null,
+        LATER,
+        null,
+      );
       expect(rotated).toEqual({ ...record, secretSealed: 'sealed:new', updatedAt: LATER });
       expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(rotated);
       expect(await ctx.store.deleteWebhook('tenant_a', record.id)).toBe(true);
       expect(await ctx.store.deleteWebhook('tenant_a', record.id)).toBe(false);
       expect(await ctx.store.getWebhook('tenant_a', record.id)).toBeNull();
-      expect(await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', LATER, null)).toBeNull();
+      expect(
+        await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:x', null, LATER, null),
+      ).toBeNull();
+    });
+
+    it('keeps an ed25519 public key through insert, reads and a lease; a rotation sets or clears it', async () => {
+      const record = webhookRecord({ events: ['run.completed'], publicKey: 'whpk_first' });
+      await ctx.store.insertWebhook(record);
+      expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(record);
+      expect(await ctx.store.listWebhooks('tenant_a', { limit: 10 })).toEqual([record]);
+      // Leased by a worker, and by the publish itself.
+      expect((await ctx.store.publishEvent(eventRecord(), deliveryId)).outcome).toBe('published');
+      const [leased] = await ctx.store.leaseDeliveries({ now: T0, limit: 1, leaseMs: 30_000, leaseId: 'l' });
+      expect(leased!.webhook).toEqual(record);
+      const handed = await ctx.store.publishEvent(eventRecord(), deliveryId, undefined, {
+        limit: 1,
+        leaseId: 'handoff',
+        leaseMs: 30_000,
+      });
+      if (handed.outcome !== 'published') throw new Error('expected a new event');
+      expect(handed.leased[0]!.webhook).toEqual(record);
+      const rotated = await ctx.store.rotateWebhookSecret(
+        'tenant_a',
+        record.id,
+        'sealed:pair',
+        'whpk_second',
+        LATER,
+        null,
+      );
+      expect(rotated).toMatchObject({ secretSealed: 'sealed:pair', publicKey: 'whpk_second' });
+      const shared = await ctx.store.rotateWebhookSecret(
+        'tenant_a',
+        record.id,
+        'sealed:shared',
+        null,
+        LATER,
+        null,
+      );
+      expect(shared).toMatchObject({ secretSealed: 'sealed:shared', publicKey: null });
+      expect(await (await ctx.peer()).getWebhook('tenant_a', record.id)).toEqual(shared);
     });
 
     it('a rotation with an overlap keeps the secret it replaced, as stored, until the given time', async () => {
@@ -290,6 +336,7 @@ export function webhookCases(ctx: SuiteContext): void {
         'tenant_a',
         record.id,
         'sealed:new',
+        null,
         ROTATED,
         OVERLAP_END,
       );
@@ -311,11 +358,12 @@ export function webhookCases(ctx: SuiteContext): void {
     it('a second rotation with an overlap keeps only the secret it replaced; one without clears it', async () => {
       const record = webhookRecord();
       await ctx.store.insertWebhook(record);
-      await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:second', ROTATED, OVERLAP_END);
+      await ctx.store.rotateWebhookSecret('tenant_a', record.id, 'sealed:second', null, ROTATED, OVERLAP_END);
       const again = await ctx.store.rotateWebhookSecret(
         'tenant_a',
         record.id,
         'sealed:third',
+        null,
         ROTATED_AGAIN,
         OVERLAP_END_AGAIN,
       );
@@ -333,6 +381,7 @@ export function webhookCases(ctx: SuiteContext): void {
         'tenant_a',
         record.id,
         'sealed:fourth',
+        null,
         LATER,
         null,
       );
@@ -355,19 +404,27 @@ export function webhookCases(ctx: SuiteContext): void {
         'tenant_a',
         record.id,
         'sealed:new',
+        null,
         ROTATED,
         OVERLAP_END,
       );
       expect(
-        await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', LATER, OVERLAP_END_AGAIN),
+        await ctx.store.rotateWebhookSecret(
+          'tenant_b',
+          record.id,
+          'sealed:other',
+          null,
+          LATER,
+          OVERLAP_END_AGAIN,
+        ),
       ).toBeNull();
       expect(
-        await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', LATER, null),
+        await ctx.store.rotateWebhookSecret('tenant_b', record.id, 'sealed:other', null, LATER, null),
       ).toBeNull();
       expect(await ctx.store.getWebhook('tenant_a', record.id)).toEqual(rotated);
       expect(await ctx.store.getWebhook('tenant_b', record.id)).toBeNull();
       expect(
-        await ctx.store.rotateWebhookSecret('tenant_a', 'wh_missing', 'sealed:x', LATER, OVERLAP_END),
+        await ctx.store.rotateWebhookSecret('tenant_a', 'wh_missing', 'sealed:x', null, LATER, OVERLAP_END),
       ).toBeNull();
     });
 
@@ -378,6 +435,7 @@ export function webhookCases(ctx: SuiteContext): void {
         'tenant_a',
         record.id,
         'sealed:new',
+        null,
         ROTATED,
         OVERLAP_END,
       );

@@ -4,6 +4,7 @@ import {
   MemoryStore,
   type SignatureScheme,
   silentLogger,
+  type WebhookKeyType,
 } from '@keyhook/core';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
 import { type ReceivedRequest, TestReceiver } from './receiver.js';
@@ -11,11 +12,11 @@ import { type ReceivedRequest, TestReceiver } from './receiver.js';
 export interface OneDelivery {
   /** The POST as the receiver got it: the raw body and the headers. */
   request: ReceivedRequest;
-  /** The webhook's signing secret. */
+  /** The webhook's signing secret; for an ed25519 key, which is never shown, its `whpk_` public key. */
   secret: string;
   /** The id publish gave the event. */
   eventId: string;
-  /** With `rotate`: the secret the rotation replaced. */
+  /** With `rotate`: the secret (or public key) the rotation replaced. */
   previousSecret?: string;
 }
 
@@ -29,9 +30,11 @@ export async function deliverOneEvent(
   options: {
     headers?: Partial<DeliveryHeaderNames>;
     /** Rotate the webhook's secret before the publish, keeping the old one for this many seconds (to `secret`, when given). */
-    rotate?: { overlapSeconds: number; secret?: string };
+    rotate?: { overlapSeconds: number; secret?: string; keyType?: WebhookKeyType };
     /** The signing secret the webhook is created with; absent, a new one. */
     secret?: string;
+    /** The kind of key the webhook is created with; absent, a shared secret. */
+    keyType?: WebhookKeyType;
     /** The scheme the webhook is created with; absent, the host's default. */
     signatureScheme?: SignatureScheme;
     /** The host's `delivery.signatureScheme`. */
@@ -58,6 +61,7 @@ export async function deliverOneEvent(
       events: [event.type],
       ...(options.signatureScheme && { signatureScheme: options.signatureScheme }),
       ...(options.secret && { secret: options.secret }),
+      ...(options.keyType && { keyType: options.keyType }),
     });
     const rotated = options.rotate
       ? await keyhook.webhooks.rotate('tenant_a', created.webhook.id, options.rotate)
@@ -66,12 +70,19 @@ export async function deliverOneEvent(
     await receiver.waitFor((requests) => requests.length === 1);
     return {
       request: receiver.requests[0]!,
-      secret: rotated ? rotated.secret : created.secret,
+      secret: verifyingKey(rotated ?? created),
       eventId: published.event.id,
-      ...(rotated && { previousSecret: created.secret }),
+      ...(rotated && { previousSecret: verifyingKey(created) }),
     };
   } finally {
     await keyhook.close();
     await receiver.close();
   }
+}
+
+/** What a receiver verifies with: the shared secret, or the public key of an ed25519 endpoint. */
+function verifyingKey(issued: { secret: string | null; webhook: { publicKey: string | null } }): string {
+  const key = issued.secret ?? issued.webhook.publicKey;
+  if (key === null) throw new Error('an endpoint issued neither a secret nor a public key');
+  return key;
 }
