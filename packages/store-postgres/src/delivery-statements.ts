@@ -287,25 +287,40 @@ export function deliveryStatements(schema: string): DeliveryStatements {
               ELSE greatest(r.next_at, $6::float8 - $8::float8 * i.step) END AS slot
         ) AS p
       ),
-      paced AS MATERIALIZED (
+      stepped AS MATERIALIZED (
         SELECT s.*, s.leases AND s.k = 0 AS leased,
           s.k - CASE WHEN s.leases THEN 1 ELSE 0 END AS r,
           s.m - CASE WHEN s.leases THEN 1 ELSE 0 END AS waiting,
-          n.next, greatest(s.queue_at, n.next + s.step) AS base
+          n.next, greatest(n.next, s.queue_at) + s.step AS base,
+          -- Asked once per endpoint (its first row): does a delivery already wait for the next slot?
+          CASE WHEN s.k = 0 THEN EXISTS (
+            SELECT 1 FROM ${deliveries} AS h
+            WHERE h.due_at = 'epoch'::timestamptz + ceil(n.next) * interval '1 millisecond'
+              AND h.webhook_id = s.webhook_id AND h.status IN ('pending', 'retry_scheduled')
+          ) END AS first_taken
         FROM slotted AS s
         CROSS JOIN LATERAL (SELECT CASE WHEN s.leases THEN s.slot + s.step ELSE s.slot END AS next) AS n
+      ),
+      paced AS MATERIALIZED (
+        -- q numbers the waiting ones after the one that takes the next slot, when one does.
+        SELECT w.*, w.r - CASE WHEN w.taken THEN 0 ELSE 1 END AS q,
+          w.waiting - CASE WHEN w.taken THEN 0 ELSE 1 END AS queued
+        FROM (
+          SELECT st.*, bool_or(st.first_taken) OVER (PARTITION BY st.webhook_id) AS taken FROM stepped AS st
+        ) AS w
       ),
       deferred AS (
         UPDATE ${deliveries} AS d
         SET due_at = 'epoch'::timestamptz
-            + ceil(CASE WHEN p.r = 0 THEN p.next ELSE p.base + (p.r - 1) * p.step END) * interval '1 millisecond',
+            + ceil(CASE WHEN p.q < 0 THEN p.next ELSE p.base + p.q * p.step END) * interval '1 millisecond',
           updated_at = $1::timestamptz
         FROM paced AS p WHERE d.id = p.id AND NOT p.leased
       ),
       advanced AS (
         UPDATE ${rates} AS r
         SET next_at = CASE WHEN p.leases THEN p.slot + p.step ELSE r.next_at END,
-          queue_at = CASE WHEN p.waiting > 1 THEN p.base + (p.waiting - 1) * p.step ELSE r.queue_at END
+          queue_at = CASE WHEN p.queued > 0 THEN p.base + (p.queued - 1) * p.step
+            WHEN p.waiting > 0 THEN greatest(r.queue_at, p.next) ELSE r.queue_at END
         FROM paced AS p WHERE p.k = 0 AND r.webhook_id = p.webhook_id
         RETURNING r.next_at
       ),
@@ -474,10 +489,11 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`,
     // LOCKED, as `due`). `paced` is core's paceEndpoint in closed form, over each endpoint's due
     // deliveries met (`due`'s and `extra`'s) in due order: the slot is now without a next_at, else greatest(next_at, now - late); when it is at
     // most now + early the first delivery is leased and next_at moves one interval on (early +
-    // late is below one interval, so at most one is). Of the others, the first (r = 0) takes the
-    // next slot; the rest the slots after greatest(queue_at, the one after that), one interval
-    // apart, rounded up to the millisecond, and queue_at moves past them. Each delivery is in
-    // `due` once, so each row below is written once.
+    // late is below one interval, so at most one is). Of the others (r = 0, 1, …), the first takes
+    // the next slot unless a delivery of the endpoint already waits for it (`taken`); the rest
+    // (q = 0, 1, …) wait one interval apart from the slot after both the next one and queue_at, so
+    // no slot is given twice; rounded up to the millisecond, and queue_at moves to the last one
+    // given. Each delivery is in `due` once, so each row below is written once.
     // The usual claim, when no due delivery in reach belongs to an endpoint with a rate: `due` as
     // in `lease`, and only the unlimited endpoints' deliveries leased. `limited_met` counts the
     // limited ones `due` met (locked, and let go unchanged at the statement's end); when any,
@@ -604,7 +620,7 @@ ${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL,
       waiting AS MATERIALIZED (
         SELECT id FROM ${deliveries}
         WHERE webhook_id = $1 AND status IN ('pending', 'retry_scheduled') AND due_at > $2::timestamptz
-          AND due_at <= 'epoch'::timestamptz + (SELECT queue_at FROM old) * interval '1 millisecond'
+          AND due_at <= 'epoch'::timestamptz + ceil((SELECT queue_at FROM old)) * interval '1 millisecond'
         ORDER BY id FOR UPDATE
       ),
       moved AS (

@@ -145,6 +145,7 @@ export interface DeliveryStatements {
   advanceRate: Database.Statement<[number | null, number | null, string]>;
   deferDelivery: Database.Statement<[number, number, string]>;
   dueOfEndpoint: Database.Statement<[number, string, number], string>;
+  waitingAt: Database.Statement<[number, string], number>;
   subscriberRows: Database.Statement<[string, string], WebhookRow>;
   insertDelivery: Database.Statement<unknown[]>;
   dueDeliveries: Database.Statement<[number, WebhookStatus, number], DueRow>;
@@ -274,6 +275,15 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
       .prepare<[number, string, number], string>(
         `SELECT d.id FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
           WHERE d.due_at <= ? AND d.webhook_id = ? ORDER BY d.due_at, d.id LIMIT ?`,
+      )
+      .pluck(),
+    // Whether a delivery of the endpoint already waits for the slot due then (paceEndpoint's
+    // slotTaken), by the due index: queued rows with that due time, one webhook's among them.
+    waitingAt: db
+      .prepare<[number, string], number>(
+        `SELECT 1 FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
+          WHERE d.due_at = ? AND d.webhook_id = ? AND (d.status = 'pending' OR d.status = 'retry_scheduled')
+          LIMIT 1`,
       )
       .pluck(),
     // Not leased: due again at its slot, status and attempts as they were.
@@ -538,7 +548,8 @@ export function deliveryTransactions(
         if (ids.length - rows.length >= rule.spread) break;
         if (!met.has(id)) ids.push(id);
       }
-      paceEndpoint(slots, limit, now, rule, ids.length).forEach((decision, i) => {
+      const waitingAt = (dueAt: number) => statements.waitingAt.get(dueAt, webhookId) !== undefined;
+      paceEndpoint(slots, limit, now, rule, ids.length, waitingAt).forEach((decision, i) => {
         if (decision.lease) return;
         refused.add(ids[i]!);
         statements.deferDelivery.run(decision.dueAt, now, ids[i]!);

@@ -275,7 +275,8 @@ export function webhookTransactions(
           return statements.webhookById.get(tenantId, id) ? { outcome: 'stale' } : { outcome: 'not_found' };
         if (changesRate) {
           if (queueAt !== null && queueAt !== undefined)
-            statements.dueWhatTheRateMadeWait.run(at, at, id, at, queueAt);
+            // Due times are the slots rounded up to the millisecond, the last one's too.
+            statements.dueWhatTheRateMadeWait.run(at, at, id, at, Math.ceil(queueAt));
           statements.resetRate.run(id);
         }
         return { outcome: 'updated', webhook: toWebhookRecord(row) };

@@ -41,7 +41,8 @@ export async function walkthrough(
     ...asAdmin,
     body: { url: receiverUrl, events: ['run.completed', 'generation.published'] },
   });
-  if (!webhook.data?.secret.startsWith('whsec_')) throw new Error('create webhook');
+  // A shared secret (keyType hmac, the default); an ed25519 endpoint answers null and shows its publicKey.
+  if (!webhook.data?.secret?.startsWith('whsec_')) throw new Error('create webhook');
 
   // 5. Stage items in a new source.
   const source = await api.POST('/api/v1/sources', { ...asKey, body: { name: 'handbook' } });

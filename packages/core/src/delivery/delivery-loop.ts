@@ -20,7 +20,6 @@ import { judgeAttempt } from './outcome.js';
 import { DEFAULT_HELD_RETENTION_MS, planAfterAttempt } from './plan.js';
 import type { DeliveryHandoff } from './publish.js';
 import { RetentionPurge } from './retention.js';
-import { DELIVERY_RULES } from './rules.js';
 import type { RetryPlan } from './schedule.js';
 import type { SendOutcome, WebhookSender } from './sender.js';
 

@@ -24,8 +24,8 @@ export const ENDPOINT_RATE_RULE: EndpointRateRule = Object.freeze({ early: 0.05,
 
 /**
  * An endpoint's two pointers, in milliseconds since the epoch (fractions kept): `nextAt`, the
- * earliest time of its next send (advanced by each lease), and `queueAt`, the end of the slots
- * already given to deliveries that wait (advanced by each deferral). Null: none yet.
+ * earliest time of its next send (advanced by each lease), and `queueAt`, the last slot already
+ * given to a delivery that waits (advanced by each deferral). Null: none yet.
  */
 export interface RateSlots {
   nextAt: number | null;
@@ -44,10 +44,12 @@ export function rateIntervalMs(limit: EndpointRateLimit): number {
  * What one claim makes of `count` due deliveries of a limited endpoint at `now`, in due order
  * (docs/decisions.md §8.18). The endpoint's slot is `now` when it has none yet, else
  * max(nextAt, now − late); when it is at most now + early, the first delivery is leased and
- * nextAt moves one interval past the slot. Of the others, the first takes the endpoint's next
- * slot, so a slot is never left without a delivery due at it; the rest wait, still queued, for
- * the slots after max(queueAt, the one after that), one interval apart, and queueAt moves past
- * them. Due times are rounded up to the millisecond. `slots` is updated in place. The SQL
+ * nextAt moves one interval past the slot. The others wait, still queued: the first of them
+ * takes the endpoint's next slot unless a waiting delivery of the endpoint is due at it already
+ * (`slotTaken`, asked with the slot's due time), so no slot is left idle when a late worker moved
+ * the pace; the rest, one interval apart, from the slot after both the next one and queueAt, so
+ * no slot is given twice and each one's due time is when it goes. queueAt moves to the last slot
+ * given. Due times are rounded up to the millisecond. `slots` is updated in place. The SQL
  * stores express the same arithmetic in their claim.
  */
 export function paceEndpoint(
@@ -56,6 +58,7 @@ export function paceEndpoint(
   now: number,
   rule: EndpointRateRule,
   count: number,
+  slotTaken: (dueAt: number) => boolean,
 ): RateDecision[] {
   const interval = rateIntervalMs(limit);
   const slot = slots.nextAt === null ? now : Math.max(slots.nextAt, now - rule.late * interval);
@@ -66,14 +69,20 @@ export function paceEndpoint(
     slots.nextAt = next;
     decisions.push({ lease: true });
   }
-  const waiting = count - decisions.length;
-  if (waiting > 0) decisions.push({ lease: false, dueAt: Math.ceil(next) });
-  if (waiting > 1) {
-    const base = Math.max(slots.queueAt ?? Number.NEGATIVE_INFINITY, next + interval);
-    for (let j = 0; j < waiting - 1; j++)
-      decisions.push({ lease: false, dueAt: Math.ceil(base + j * interval) });
-    slots.queueAt = base + (waiting - 1) * interval;
+  let waiting = count - decisions.length;
+  if (waiting === 0) return decisions;
+  let last = slots.queueAt ?? Number.NEGATIVE_INFINITY;
+  if (!slotTaken(Math.ceil(next))) {
+    decisions.push({ lease: false, dueAt: Math.ceil(next) });
+    last = Math.max(last, next);
+    waiting -= 1;
   }
+  const base = Math.max(next, slots.queueAt ?? Number.NEGATIVE_INFINITY) + interval;
+  for (let j = 0; j < waiting; j++) {
+    decisions.push({ lease: false, dueAt: Math.ceil(base + j * interval) });
+    last = base + j * interval;
+  }
+  slots.queueAt = last;
   return decisions;
 }
 

@@ -418,7 +418,14 @@ export class MemoryStore implements Store {
     for (const [webhookId, deliveries] of limited) {
       const slots = this.rateSlots(webhookId);
       const limit = this.webhooks.get(webhookId)!.rateLimit!;
-      paceEndpoint(slots, limit, now, rule, deliveries.length).forEach((decision, i) => {
+      const waitingAt = (dueAt: number) =>
+        [...this.deliveries.values()].some(
+          (d) =>
+            d.webhookId === webhookId &&
+            (d.status === 'pending' || d.status === 'retry_scheduled') &&
+            d.dueAt?.getTime() === dueAt,
+        );
+      paceEndpoint(slots, limit, now, rule, deliveries.length, waitingAt).forEach((decision, i) => {
         if (decision.lease) return;
         const delivery = deliveries[i]!;
         refused.add(delivery);
@@ -841,7 +848,8 @@ export class MemoryStore implements Store {
       if (delivery.webhookId !== webhookId) continue;
       if (delivery.status !== 'pending' && delivery.status !== 'retry_scheduled') continue;
       const due = delivery.dueAt!.getTime();
-      if (due <= at.getTime() || due > queueAt) continue;
+      // Due times are queueAt's slots rounded up to the millisecond.
+      if (due <= at.getTime() || due > Math.ceil(queueAt)) continue;
       delivery.dueAt = new Date(at);
       delivery.updatedAt = new Date(at);
     }

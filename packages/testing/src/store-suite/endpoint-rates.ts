@@ -145,7 +145,21 @@ export function endpointRateCases(ctx: SuiteContext): void {
       // The oldest refused takes the next slot, one more the one after; two are still due.
       expect((await waiting(limited)).map(([due]) => due)).toEqual([-2, -1, 100, 200]);
       expect(await claim(1)).toEqual([]);
-      expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 100, 200, 300]);
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 200, 300, 400]);
+    });
+
+    it('deliveries published one at a time, each paced by a claim of its own, get a slot each: their due time is when they go', async () => {
+      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      for (const ms of [0, 1, 2, 3]) {
+        await ctx.store.publishEvent(eventRecord({ createdAt: at(ms) }), deliveryId);
+        await lease(at(ms));
+      }
+      expect((await waiting(limited)).map(([due]) => due)).toEqual([100, 200, 300]);
+      // Each goes at its due time, and not before.
+      for (const slot of [100, 200, 300]) {
+        expect((await lease(at(slot - 6))).leased).toEqual([]);
+        expect(of((await lease(at(slot))).leased, limited)).toHaveLength(1);
+      }
     });
 
     it('a retry over the rate stays retry_scheduled with its attempt count', async () => {
@@ -250,6 +264,21 @@ export function endpointRateCases(ctx: SuiteContext): void {
       const all = await lease(at(120));
       expect(all.leased).toHaveLength(3);
       expect(all.waits).toEqual([]);
+    });
+
+    it('a PATCH of a rate whose slots are not whole milliseconds makes every waiting one due, the last too', async () => {
+      const thirds = await inserted({ rateLimit: { perSecond: 3 } });
+      await publish(3);
+      await lease(T0);
+      // 333⅓ ms apart, rounded up: the last slot given ends 666⅔ ms on, its due time at 667.
+      expect((await waiting(thirds)).map(([due]) => due)).toEqual([334, 667]);
+      await ctx.store.updateWebhookSubscription(
+        'tenant_a',
+        thirds.id,
+        { ...subscriptionOf(thirds.url, thirds.events, thirds), rateLimit: TEN_PER_SECOND },
+        at(50),
+      );
+      expect((await waiting(thirds)).map(([due]) => due)).toEqual([50, 50]);
     });
 
     it("another tenant's PATCH of the rate is not_found and moves nothing", async () => {
