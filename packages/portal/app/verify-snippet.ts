@@ -8,7 +8,8 @@ export function verifySnippet(headers: { signature: string; eventId: string }): 
 import { verify } from '@keyhook/webhook-verify';
 
 const app = express();
-const secret = process.env.WEBHOOK_SECRET; // the endpoint's whsec_… signing secret
+// The endpoint's whsec_… signing secret, or for an ed25519 endpoint its whpk_… public key.
+const secret = process.env.WEBHOOK_SECRET;
 
 // The raw body: verify() checks the signature over the exact bytes sent.
 app.post('/webhooks', express.raw({ type: 'application/json' }), (req, res) => {
