@@ -531,7 +531,8 @@ export function createKeyhook<
     ...httpDeps,
     routes: portal.routes,
     authorizeAdmin: portal.authorize,
-    noStore: true,
+    // The portal's answers hold a customer's data: no cache keeps them, no browser sniffs them.
+    everyAnswer: { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' },
   });
   type Scope = ScopeNameOf<Scopes>;
   const guardFor = (scope?: Scope) => {

@@ -43,8 +43,10 @@ export interface ResolvedPortalOptions {
 const HEX_COLOR = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 // A CSP source expression without a path: 'self', 'none', a scheme (`https:`) or a host with an
 // optional scheme, wildcard subdomain and port. Anything else could end the directive early.
+// 'self', 'none', or a host (a scheme, a leading `*.` and a port, `*` among them, allowed). Not `*`
+// alone nor a bare scheme (`https:`): either lets any site frame the portal and click through it.
 const FRAME_SOURCE =
-  /^(?:'self'|'none'|\*|[a-z][a-z0-9+.-]*:|(?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::(?:\d{1,5}|\*))?)$/i;
+  /^(?:'self'|'none'|(?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::(?:\d{1,5}|\*))?)$/i;
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Whitespace, backslashes and control characters have no place in a logo's address. */
 function hasUnsafeUrlText(value: string): boolean {
@@ -138,7 +140,7 @@ function checkFrameAncestors(sources: readonly string[] | undefined): readonly s
   for (const source of sources) {
     if (typeof source !== 'string' || !FRAME_SOURCE.test(source)) {
       throw new TypeError(
-        `keyhookPortal: frameAncestors entries must be 'self', 'none', a scheme or an origin such as https://dashboard.example.com; got ${JSON.stringify(source)}`,
+        `keyhookPortal: frameAncestors entries must be 'self', 'none' or an origin such as https://dashboard.example.com (not * nor a bare scheme, which would let any site frame the portal); got ${JSON.stringify(source)}`,
       );
     }
   }

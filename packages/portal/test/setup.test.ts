@@ -60,15 +60,20 @@ describe('options checked at setup', () => {
       "'unsafe-inline'",
       'https://a.example,b',
       '',
+      // Any site at all: a clickjacking page could frame the portal.
+      '*',
+      'https:',
+      'http:',
     ]) {
       refused({ frameAncestors: [source] }, /frameAncestors entries must be/);
     }
     refused({ frameAncestors: [] }, /at least one source/);
     refused({ frameAncestors: ["'none'", "'self'"] }, "'none' stands alone");
     expect(
-      resolvePortalOptions({ frameAncestors: ["'self'", 'https://*.acme.example:8443', 'https:'] })
-        .frameAncestors,
-    ).toEqual(["'self'", 'https://*.acme.example:8443', 'https:']);
+      resolvePortalOptions({
+        frameAncestors: ["'self'", 'https://*.acme.example:8443', 'http://localhost:*'],
+      }).frameAncestors,
+    ).toEqual(["'self'", 'https://*.acme.example:8443', 'http://localhost:*']);
     expect(resolvePortalOptions({}).frameAncestors).toEqual(["'none'"]);
   });
 

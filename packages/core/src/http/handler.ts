@@ -82,8 +82,11 @@ export interface HttpDeps {
    * (portal/portal-api.ts), which also refuses what the session may not do. Throws a KeyhookError.
    */
   authorizeAdmin?: ((request: KeyhookRequest, route: RouteSpec) => Promise<AdminSession>) | undefined;
-  /** Every answer carries `cache-control: no-store`, not only the admin routes'. */
-  noStore?: boolean | undefined;
+  /**
+   * Headers every answer carries, errors included (the portal's API: `cache-control: no-store`
+   * and `x-content-type-options: nosniff`), beside what each route sets.
+   */
+  everyAnswer?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface HttpCore {
@@ -278,11 +281,12 @@ export function createHttpCore(deps: HttpDeps): HttpCore {
           response = await route.run({ request, params, query, body: readBody(), apiKey: key });
           if (rate !== undefined) Object.assign(response.headers, rateLimitHeaders(rate));
         }
-        if (deps.noStore) response.headers['cache-control'] = 'no-store';
+        if (deps.everyAnswer) Object.assign(response.headers, deps.everyAnswer);
         return finish(response, requestId);
       } catch (error) {
         const response = fail(error, requestId);
-        if (deps.noStore || request.path.startsWith('/admin')) response.headers['cache-control'] = 'no-store';
+        if (request.path.startsWith('/admin')) response.headers['cache-control'] = 'no-store';
+        if (deps.everyAnswer) Object.assign(response.headers, deps.everyAnswer);
         return response;
       }
     },

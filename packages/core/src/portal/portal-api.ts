@@ -3,7 +3,7 @@ import type { AdminSession } from '../admin/session.js';
 import type { ScopeCatalog } from '../catalog/scopes.js';
 import type { Clock } from '../clock.js';
 import { KeyhookError } from '../errors.js';
-import { header } from '../http/headers.js';
+import { bearerToken, header } from '../http/headers.js';
 import type { KeyhookRequest } from '../http/messages.js';
 import { emptyResponse, jsonResponse } from '../http/response.js';
 import type { RouteSpec } from '../http/route-spec.js';
@@ -232,11 +232,11 @@ export function portalApi(deps: PortalApiDeps) {
   };
 }
 
-/** `Authorization: Bearer kps_…` (a framed page), else the session cookie. */
+/** `Authorization: Bearer kps_…` (a framed page; the scheme in any case), else the session cookie. */
 function sessionTokenOf(request: KeyhookRequest): string | undefined {
   // Only a portal session token: a page behind HTTP Basic auth still sends its cookie beside it.
-  const authorization = header(request.headers, 'authorization');
-  if (authorization?.startsWith('Bearer kps_')) return authorization.slice(7).trim();
+  const bearer = bearerToken(request.headers);
+  if (bearer?.startsWith('kps_')) return bearer;
   const cookies = header(request.headers, 'cookie');
   if (cookies === undefined) return undefined;
   for (const part of cookies.split(';')) {

@@ -104,6 +104,11 @@ export function portalApiCases(ctx: SuiteContext): void {
       const ended = await portal(ctx, 'GET', '/session', browser);
       expect(ended.status).toBe(401);
       expect(ended.body).toMatchObject({ error: { code: 'invalid_portal_session' } });
+      // Answers and refusals alike: no cache keeps them, no browser sniffs them as anything but JSON.
+      for (const reply of [ended, await portal(ctx, 'GET', '/session', { cookie: browser.cookie })]) {
+        expect(reply.headers.get('cache-control')).toBe('no-store');
+        expect(reply.headers.get('x-content-type-options')).toBe('nosniff');
+      }
     });
 
     it('answers the session with its tenant, permissions, grantable scopes and the host catalog', async () => {
@@ -111,6 +116,7 @@ export function portalApiCases(ctx: SuiteContext): void {
       const reply = await portal(ctx, 'GET', '/session', browser);
       expect(reply.status).toBe(200);
       expect(reply.headers.get('cache-control')).toBe('no-store');
+      expect(reply.headers.get('x-content-type-options')).toBe('nosniff');
       expect(reply.body).toMatchObject({
         csrfToken: browser.csrfToken,
         session: {
@@ -236,6 +242,17 @@ export function portalApiCases(ctx: SuiteContext): void {
         json: { name: 'k', scopes: ['items:read'] },
       });
       expect(created.status, created.text).toBe(201);
+      // The scheme matches in any case (docs/http-api.md §5.1), as RFC 9110 has it.
+      for (const scheme of ['bearer', 'BEARER']) {
+        const read = await portal(
+          ctx,
+          'GET',
+          '/session',
+          {},
+          { headers: { authorization: `${scheme} ${sessionToken}` } },
+        );
+        expect(read.status, `${scheme}: ${read.text}`).toBe(200);
+      }
     });
 
     it('ends a session by sign-out, and every session of a tenant when the host revokes them', async () => {
