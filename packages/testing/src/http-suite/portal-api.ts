@@ -180,6 +180,8 @@ export function portalApiCases(ctx: SuiteContext): void {
       const body = { json: { name: 'k', scopes: ['items:read'] } };
       const cases: [string, Partial<Browser>, Record<string, string>][] = [
         ['another origin', { ...browser, origin: 'https://evil.example' }, {}],
+        // The same host on another port is another origin: the check compares host and port.
+        ['another port', { ...browser, origin: `http://${new URL(ctx.baseUrl).hostname}:1` }, {}],
         ['no origin', { ...browser, origin: '' }, {}],
         ['a cross-site fetch', browser, { 'sec-fetch-site': 'cross-site' }],
         ['no CSRF token', { ...browser, csrfToken: '' }, {}],
