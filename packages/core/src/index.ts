@@ -190,7 +190,7 @@ export type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from './store/types.js';
-export { parseOrThrow, storableText, validationFailed } from './validation.js';
+export { parseOrThrow, readableText, storableText, validationFailed } from './validation.js';
 export type { WebhookKeyType } from './webhooks/signing-secret.js';
 export type { LookupAll, ResolvedAddress, UrlPolicy } from './webhooks/url-policy.js';
 export type {

@@ -34,6 +34,23 @@ export function isStorableText(text: string): boolean {
   return !UNSTORABLE.test(text);
 }
 
+// C0 controls but tab and newline, DEL, and the bidirectional embeddings, overrides and isolates
+// (U+202A–U+202E, U+2066–U+2069), which make a name read otherwise than it is.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what this refuses.
+const MISLEADING = /[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/;
+
+/** What a refused name is told. */
+export const MISLEADING_TEXT_MESSAGE =
+  'must not contain control characters (other than tab and newline) or bidirectional overrides';
+
+/**
+ * `storableText()` for a name people read (a key's name): it also refuses what would render it
+ * misleadingly, control characters and bidirectional overrides (docs/decisions.md §1.5).
+ */
+export function readableText(): z.ZodString {
+  return storableText().refine((text) => !MISLEADING.test(text), MISLEADING_TEXT_MESSAGE);
+}
+
 /**
  * `z.string()` for a field every store keeps as it came: the same rule on SQLite and on
  * Postgres, so a value refused on one is refused on all (400 `validation_failed`, naming the

@@ -12,6 +12,7 @@ import {
 import { disabledReasonText, successRate } from '../app/endpoint-health.js';
 import { hrefOf, parseRoute } from '../app/routes.js';
 import { verifySnippet } from '../app/verify-snippet.js';
+import { visibleText } from '../app/visible-text.js';
 
 describe('hash routes', () => {
   it('reads each page of the portal from the hash, and writes it back', () => {
@@ -182,5 +183,15 @@ describe('the delivery settings', () => {
     expect(changedSettingsBody(endpoint, { ...draft, perSecond: '' })).toEqual({
       rateLimit: { perSecond: 0 },
     });
+  });
+});
+
+describe('the payload and response viewers', () => {
+  it('show a character that hides or reorders text as a visible escape, and leave the rest as it is', () => {
+    expect(visibleText('invoices\u202Egpj.exe')).toBe('invoices\\u202Egpj.exe');
+    expect(visibleText('\u001b[2Jcleared\u0007')).toBe('\\u001B[2Jcleared\\u0007');
+    expect(visibleText('a\u2067b\u2069 \u200F c\u0085')).toBe('a\\u2067b\\u2069 \\u200F c\\u0085');
+    const plain = '{\n\t"name": "مفتاح ✓"\n}';
+    expect(visibleText(plain)).toBe(plain);
   });
 });

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { ScopeCatalog } from '../catalog/scopes.js';
-import { storableText } from '../validation.js';
+import { readableText } from '../validation.js';
 import { type RateLimit, rateLimitSchema } from './rate-limit.js';
 
-const keyName = () => storableText().trim().min(1).max(200);
+const keyName = () => readableText().trim().min(1).max(200);
 
 /** A key's own limit; `null` or left out: the keyhook's default applies. */
 const keyRateLimit = rateLimitSchema.nullable().meta({

@@ -14,6 +14,12 @@ const INVALID_CREATES: [string, unknown, string][] = [
   ['name empty', { ...VALID, name: '' }, 'name'],
   ['name blank', { ...VALID, name: '   ' }, 'name'],
   ['name over 200 characters', { ...VALID, name: 'n'.repeat(201) }, 'name'],
+  // Names that render other than they are (docs/decisions.md §1.5).
+  ['name with a right-to-left override', { ...VALID, name: 'invoices\u202Egpj.exe' }, 'name'],
+  ['name with a bidirectional isolate', { ...VALID, name: 'a\u2067b\u2069' }, 'name'],
+  ['name with a C0 control', { ...VALID, name: 'ring\u0007bell' }, 'name'],
+  ['name with an escape sequence', { ...VALID, name: '\u001b[2Jgone' }, 'name'],
+  ['name with DEL', { ...VALID, name: 'back\u007fspace' }, 'name'],
   ['scopes missing', { name: 'worker' }, 'scopes'],
   ['scopes empty', { ...VALID, scopes: [] }, 'scopes'],
   ['scopes unknown', { ...VALID, scopes: ['items:read', 'admin:all'] }, 'scopes'],
@@ -55,6 +61,12 @@ export function validationCases(ctx: SuiteContext): void {
         json: { ...VALID, name: 'n'.repeat(200), expiresAt: '2026-01-01T00:00:00.001Z' },
       });
       expect(reply.status, reply.text).toBe(201);
+      // Tab, newline and right-to-left text itself (Arabic, Hebrew) are names like any other.
+      const readable = await call(ctx, 'POST', '/admin/keys', {
+        token: await admin(ctx),
+        json: { ...VALID, name: 'مفتاح\tkey\nשני' },
+      });
+      expect(readable.status, readable.text).toBe(201);
     });
   });
 }
