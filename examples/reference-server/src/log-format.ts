@@ -34,14 +34,40 @@ const OWN = new Set(['level', 'time', 'pid', 'hostname', 'msg']);
  * whole word, is left out; objects are compact JSON; an error's stack follows an `error` line,
  * indented. The line is redacted once more, as rendered, since unescaping JSON can make a
  * credential-shaped text that the JSON line did not have.
+ *
+ * Migrations applied one after another become one line, naming the first and the last, so a first
+ * start keeps the banner on the first screen however many migrations there are. The line is
+ * written when the next line comes (the server's "listening", or a failure).
  */
 export function readableLines(out: LineSink): { write(line: string): void } {
+  let applied: { first: string; last: string; count: number; ms: number; at: string } | null = null;
+  const flush = () => {
+    if (applied === null) return;
+    const { first, last, count, ms, at } = applied;
+    const names = count === 1 ? first : `${first} … ${last}`;
+    out.write(
+      `${at} INFO  applied ${count === 1 ? 'migration' : `${count} migrations`} ${names} in ${ms} ms\n`,
+    );
+    applied = null;
+  };
   return {
     write(line) {
-      out.write(`${renderLine(line)}\n`);
+      const rendered = renderLine(line);
+      const migration = APPLIED_MIGRATION.exec(rendered);
+      if (migration === null) {
+        flush();
+        out.write(`${rendered}\n`);
+        return;
+      }
+      const [, at, name, ms] = migration as unknown as [string, string, string, string];
+      if (applied === null) applied = { first: name, last: name, count: 1, ms: Number(ms), at };
+      else Object.assign(applied, { last: name, count: applied.count + 1, ms: applied.ms + Number(ms) });
     },
   };
 }
+
+/** A rendered "applied migration" line, with nothing after it: its time, name and duration. */
+const APPLIED_MIGRATION = /^(\d\d:\d\d:\d\d) INFO {2}applied migration (\w+) in (\d+) ms$/;
 
 /** One JSON line as a readable one; a line that is not a JSON object passes as it is. */
 export function renderLine(json: string): string {

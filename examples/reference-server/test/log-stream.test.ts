@@ -3,7 +3,7 @@ import { adminToken, requestJson, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from 
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { processLogger, renderLine } from '../src/log-format.js';
+import { processLogger, readableLines, renderLine } from '../src/log-format.js';
 import { REDACTED } from '../src/log-redaction.js';
 import { buildServer } from '../src/server.js';
 import { listen } from './client.js';
@@ -46,7 +46,7 @@ async function firstStart(
 }
 
 describe('one log stream: node dist/main.js', () => {
-  it('development, first start: readable lines, one per migration, the banner on the first screen, the portal link at its end', () =>
+  it('development, first start: readable lines, the migrations in one, the banner on the first screen, the portal link at its end', () =>
     firstStart({}, async (server, filename) => {
       await server.waitFor(new RegExp(`${ADMIN_CURL.source}.*\\n`), 'the curl line');
 
@@ -73,11 +73,15 @@ describe('one log stream: node dist/main.js', () => {
 
       expect(await server.stop()).toBe(0);
       expect(server.stderr).toBe('');
-      // One line for each migration the file records (keyhook's and the data plane's), none other.
+      // One line for every migration the file records (keyhook's and the data plane's), none other.
+      const recorded = recordedMigrations(filename);
       const aboutMigrations = before.filter((line) => line.includes('migration'));
-      expect(
-        aboutMigrations.map((line) => /INFO {2}applied migration (\w+) in \d+ ms$/.exec(line)?.[1]),
-      ).toEqual(recordedMigrations(filename));
+      expect(aboutMigrations).toHaveLength(1);
+      expect(aboutMigrations[0]).toMatch(
+        new RegExp(
+          `INFO {2}applied ${recorded.length} migrations ${recorded[0]} … ${recorded.at(-1)} in \\d+ ms$`,
+        ),
+      );
     }));
 
   it('production: nothing but JSON lines on stdout (no token, no portal link), the migrations one line each at info', () =>
@@ -138,6 +142,30 @@ describe('the development format', () => {
     expect(line({ level: 30, reqId: 'req_1', res: { statusCode: 201 }, msg: 'request completed' })).toBe(
       '12:00:01 INFO  request completed reqId=req_1 res={"statusCode":201}',
     );
+  });
+
+  it('folds migrations applied one after another into one line, written when the next line comes', () => {
+    const written: string[] = [];
+    const stream = readableLines({ write: (text) => written.push(text) });
+    const json = (entry: object) => `${JSON.stringify({ time: at, ...entry })}\n`;
+    const applied = (name: string, ms: number) =>
+      json({ level: 30, name, durationMs: ms, msg: `applied migration ${name} in ${ms} ms` });
+    stream.write(applied('0001_api_keys', 3));
+    stream.write(applied('0002_webhooks', 1));
+    stream.write(applied('0003_deliveries', 2));
+    expect(written).toEqual([]);
+    stream.write(json({ level: 30, msg: 'listening' }));
+    expect(written).toEqual([
+      '12:00:01 INFO  applied 3 migrations 0001_api_keys … 0003_deliveries in 6 ms\n',
+      '12:00:01 INFO  listening\n',
+    ]);
+    written.length = 0;
+    stream.write(applied('0004_retention', 0));
+    stream.write(json({ level: 50, msg: 'migration 0005_broken failed and was rolled back' }));
+    expect(written).toEqual([
+      '12:00:01 INFO  applied migration 0004_retention in 0 ms\n',
+      '12:00:01 ERROR migration 0005_broken failed and was rolled back\n',
+    ]);
   });
 
   it('keeps to one line, but for the stack of an error', () => {

@@ -38,12 +38,15 @@ export interface ApiKeys {
   get(tenantId: string, id: string): Promise<ApiKeyRecord>;
   /** Newest first; `before` is the id the previous page ended on. */
   list(tenantId: string, limit: number, before?: string): Promise<ApiKeyRecord[]>;
-  /** Changes the key's name or rate limit (`PATCH /admin/keys/{id}`), whatever its status; a rate limit past `grant`'s ceiling is refused. */
+  /**
+   * Changes the key's name or rate limit (`PATCH /admin/keys/{id}`), whatever its status. Under
+   * `grant`: a key with scopes it does not hold, or a limit it may not set, is refused.
+   */
   update(tenantId: string, id: string, input: UpdateApiKeyInput, grant?: KeyGrant): Promise<ApiKeyRecord>;
   /** A new secret for the same key id; the old one is invalid at once. A key with scopes `grant` does not hold is refused. */
   rotate(tenantId: string, id: string, grant?: KeyGrant): Promise<IssuedApiKey>;
-  /** Revokes the key; revoking again changes nothing. */
-  revoke(tenantId: string, id: string): Promise<ApiKeyRecord>;
+  /** Revokes the key; revoking again changes nothing. A key with scopes `grant` does not hold is refused. */
+  revoke(tenantId: string, id: string, grant?: KeyGrant): Promise<ApiKeyRecord>;
   /** The key a presented secret belongs to, or `invalid_api_key`, `key_revoked`, `key_expired`. */
   verify(presented: string): Promise<ApiKeyRecord>;
 }

@@ -19,29 +19,47 @@ export class ApiError extends Error {
 export interface ApiClientOptions {
   /** The portal's base path; calls go to `${basePath}/api/…`. */
   basePath: string;
-  /** Called once when the API says the session is gone (401), so the app shows the ended page. */
-  onSessionEnded: () => void;
+  /**
+   * Called once when the API says the session is gone (401), so the app shows the ended page;
+   * `replaced` when this browser opened another session since the page started.
+   */
+  onSessionEnded: (reason: 'ended' | 'replaced') => void;
 }
 
 /**
- * The portal API's client. It holds the CSRF token and, inside an iframe, the session token, in
- * memory only: never in localStorage or sessionStorage, where a script could read them later.
+ * The portal API's client. It holds the CSRF token and, inside an iframe or until the person
+ * chooses to switch accounts, the session token, in memory only: never in localStorage or
+ * sessionStorage, where a script could read them later. Every request names the session the page
+ * started with (`x-portal-session`), so a cookie that now opens another session is refused.
  */
 export class ApiClient {
   private csrfToken: string | null = null;
   private sessionToken: string | null = null;
+  private sessionId: string | null = null;
 
   constructor(private readonly options: ApiClientOptions) {}
 
   /** Keeps what the exchange or `GET /session` answered. */
-  holdSession(csrfToken: string, sessionToken?: string): void {
+  holdSession(csrfToken: string, sessionToken?: string, sessionId?: string): void {
     this.csrfToken = csrfToken;
     if (sessionToken !== undefined) this.sessionToken = sessionToken;
+    if (sessionId !== undefined) this.sessionId = sessionId;
+  }
+
+  /** The session is the browser's cookie now: stop sending its token. */
+  useCookie(): void {
+    this.sessionToken = null;
+  }
+
+  /** Whether the session is held in memory (a framed page, or a link not switched to). */
+  get inMemory(): boolean {
+    return this.sessionToken !== null;
   }
 
   forgetSession(): void {
     this.csrfToken = null;
     this.sessionToken = null;
+    this.sessionId = null;
   }
 
   get<T>(path: string, query?: Record<string, string | null | undefined>): Promise<T> {
@@ -74,6 +92,7 @@ export class ApiClient {
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (method !== 'GET' && this.csrfToken) headers['x-csrf-token'] = this.csrfToken;
     if (this.sessionToken) headers['authorization'] = `Bearer ${this.sessionToken}`;
+    if (this.sessionId) headers['x-portal-session'] = this.sessionId;
     let response: Response;
     try {
       response = await fetch(`${this.options.basePath}/api${path}`, {
@@ -95,7 +114,8 @@ export class ApiClient {
     const error = toApiError(response.status, payload);
     if (response.status === 401 && !options.quiet401) {
       this.forgetSession();
-      this.options.onSessionEnded();
+      const replaced = error.details.some((detail) => detail.reason === 'replaced');
+      this.options.onSessionEnded(replaced ? 'replaced' : 'ended');
     }
     throw error;
   }

@@ -42,3 +42,18 @@ export function StartFailedPage({ message }: { message: string }) {
     </main>
   );
 }
+
+/** This browser opened another portal session (a link in another tab) after this page started. */
+export function SessionReplacedPage() {
+  return (
+    <main id="main" class="ended">
+      <h1>This browser switched to another session</h1>
+      <p>A portal link opened in another tab or window, and this browser now uses its session.</p>
+      <p>
+        <button type="button" class="primary" onClick={() => location.reload()}>
+          Reload to continue
+        </button>
+      </p>
+    </main>
+  );
+}

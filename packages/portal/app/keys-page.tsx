@@ -23,8 +23,11 @@ export function formatRateLimit(limit: RateLimit | null): string {
 }
 
 export function KeysPage() {
-  const { api, can } = usePortal();
+  const { api, can, session } = usePortal();
   const pager = useCursorPager();
+  // A key with a scope this session may not grant is only read here (docs/decisions.md §22.5).
+  const grantable = new Set(session.scopes.map((scope) => scope.name));
+  const manageable = (key: ApiKeyView) => key.scopes.every((scope) => grantable.has(scope));
   const keys = useLoader(() => api.get<Page<ApiKeyView>>('/keys', { cursor: pager.cursor }), [pager.cursor]);
   const [action, setAction] = useState<KeyAction | null>(null);
   const [status, setStatus] = useState('');
@@ -83,7 +86,9 @@ export function KeysPage() {
                     <span class={`badge badge-${key.status}`}>{key.status}</span>
                   </td>
                   <td>{formatRateLimit(key.rateLimit)}</td>
-                  {writable ? (
+                  {writable && !manageable(key) ? (
+                    <td class="muted">Beyond this session’s scopes</td>
+                  ) : writable ? (
                     <td>
                       <div class="row-actions">
                         {key.status === 'active' ? (

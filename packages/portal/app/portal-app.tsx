@@ -1,10 +1,11 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { PortalPageConfig } from '../src/page-config.js';
 import { ApiClient, type ApiError } from './api-client.js';
 import type { PortalPermission, PortalSession } from './api-types.js';
+import { ChooseAccountPage } from './choose-account.js';
 import { formatDate } from './dates.js';
 import { DeliveryPage } from './delivery-page.js';
-import { RefusedLinkPage, SessionEndedPage, StartFailedPage } from './ended-page.js';
+import { RefusedLinkPage, SessionEndedPage, SessionReplacedPage, StartFailedPage } from './ended-page.js';
 import { EndpointPage } from './endpoint-page.js';
 import { EventsPage } from './events-page.js';
 import { useHashRoute } from './hash-route.js';
@@ -12,11 +13,12 @@ import { KeysPage } from './keys-page.js';
 import { ErrorNotice } from './notices.js';
 import { PortalContext, usePortal } from './portal-context.js';
 import { hrefOf, parseRoute, type Route } from './routes.js';
+import { announceSession, onSessionAnnounced } from './session-channel.js';
 import { hasLinkToken, type SessionStart, startSession } from './session-start.js';
 import { asApiError } from './use-submit.js';
 import { WebhooksPage } from './webhooks-page.js';
 
-type Phase = SessionStart | { state: 'starting' } | { state: 'signed-out' };
+type Phase = SessionStart | { state: 'starting' } | { state: 'signed-out' } | { state: 'replaced' };
 
 /** What each page needs: a page the session may not read is not offered. */
 const PAGE_PERMISSION: Record<Route['page'], PortalPermission | null> = {
@@ -35,19 +37,23 @@ function landingRoute(session: PortalSession): string {
 export function PortalApp({ config }: { config: PortalPageConfig }) {
   const [phase, setPhase] = useState<Phase>({ state: 'starting' });
   const api = useMemo(
-    () => new ApiClient({ basePath: config.basePath, onSessionEnded: () => setPhase({ state: 'ended' }) }),
+    () =>
+      new ApiClient({ basePath: config.basePath, onSessionEnded: (reason) => setPhase({ state: reason }) }),
     [config.basePath],
   );
+  const replaced = useCallback(() => setPhase({ state: 'replaced' }), []);
+  const ready = (session: PortalSession) => {
+    if (parseRoute(location.hash).page === 'unknown') {
+      history.replaceState(null, '', `${location.pathname}${location.search}${landingRoute(session)}`);
+    }
+    // The browser's session is this one now: other tabs of this portal follow it or say so.
+    if (!api.inMemory) announceSession(config.basePath, session.id);
+    setPhase({ state: 'ready', session });
+  };
   useEffect(() => {
     const start = () =>
       startSession(api).then(
-        (started) => {
-          if (started.state === 'ready' && parseRoute(location.hash).page === 'unknown') {
-            const landing = landingRoute(started.session);
-            history.replaceState(null, '', `${location.pathname}${location.search}${landing}`);
-          }
-          setPhase(started);
-        },
+        (started) => (started.state === 'ready' ? ready(started.session) : setPhase(started)),
         () => setPhase({ state: 'failed', message: 'Something went wrong while the portal started.' }),
       );
     // A new link opened in this tab changes only the fragment: no page load, so exchange it here.
@@ -77,12 +83,29 @@ export function PortalApp({ config }: { config: PortalPageConfig }) {
       return <SessionEndedPage brandName={brandName} signedOut />;
     case 'failed':
       return <StartFailedPage message={phase.message} />;
+    case 'replaced':
+      return <SessionReplacedPage />;
+    case 'choose':
+      return (
+        <ChooseAccountPage
+          api={api}
+          current={phase.current}
+          next={phase.next}
+          brandName={brandName}
+          onChosen={ready}
+          onFailed={(message) => setPhase({ state: 'failed', message })}
+        />
+      );
     case 'ready':
       return (
         <PortalContext.Provider
           value={{ api, session: phase.session, brandName: brandName ?? 'Developer portal' }}
         >
-          <Shell config={config} onSignedOut={() => setPhase({ state: 'signed-out' })} />
+          <Shell
+            config={config}
+            onSignedOut={() => setPhase({ state: 'signed-out' })}
+            onReplaced={replaced}
+          />
         </PortalContext.Provider>
       );
   }
@@ -97,12 +120,37 @@ const PAGE_TITLES: Record<Route['page'], string> = {
   unknown: 'Page not found',
 };
 
-function Shell({ config, onSignedOut }: { config: PortalPageConfig; onSignedOut: () => void }) {
+function Shell({
+  config,
+  onSignedOut,
+  onReplaced,
+}: {
+  config: PortalPageConfig;
+  onSignedOut: () => void;
+  onReplaced: () => void;
+}) {
   const { api, session, brandName, can } = usePortal();
   const route = useHashRoute();
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
   const [signOutError, setSignOutError] = useState<ApiError | null>(null);
+
+  // Another tab made another session the browser's: this page's session is no longer its cookie's.
+  // A page coming back into view asks too, for a browser without BroadcastChannel.
+  useEffect(() => {
+    if (api.inMemory) return undefined;
+    const stop = onSessionAnnounced(config.basePath, (id) => {
+      if (id !== session.id) onReplaced();
+    });
+    const onVisible = () => {
+      if (document.visibilityState === 'visible') api.get('/session').catch(() => undefined);
+    };
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      stop();
+      document.removeEventListener('visibilitychange', onVisible);
+    };
+  }, [api, session.id, config.basePath, onReplaced]);
 
   useEffect(() => {
     document.title = `${PAGE_TITLES[route.page]} · ${brandName}`;
@@ -138,6 +186,9 @@ function Shell({ config, onSignedOut }: { config: PortalPageConfig; onSignedOut:
         <div class="brand">
           {config.brand.logoUrl ? <img src={config.brand.logoUrl} alt="" class="logo" /> : null}
           <span class="brand-name">{brandName}</span>
+          <span class="account">
+            Account <span class="mono">{session.tenantId}</span>
+          </span>
         </div>
         <nav aria-label="Portal">
           <ul>
@@ -177,10 +228,7 @@ function Shell({ config, onSignedOut }: { config: PortalPageConfig; onSignedOut:
           <NotFound landing={landingRoute(session)} />
         )}
       </main>
-      <footer class="bottom muted">
-        Account <span class="mono">{session.tenantId}</span>. This session ends{' '}
-        {formatDate(session.expiresAt)}.
-      </footer>
+      <footer class="bottom muted">This session ends {formatDate(session.expiresAt)}.</footer>
     </>
   );
 }

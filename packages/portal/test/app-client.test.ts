@@ -41,6 +41,17 @@ beforeAll(async () => {
             },
           }),
         );
+      } else if (req.url === '/portal/api/keys/replaced') {
+        res.statusCode = 401;
+        res.end(
+          JSON.stringify({
+            error: {
+              code: 'invalid_portal_session',
+              message: 'This browser opened another portal session.',
+              details: [{ message: 'This browser opened another portal session.', reason: 'replaced' }],
+            },
+          }),
+        );
       } else if (req.url === '/portal/api/keys/gone') {
         res.statusCode = 401;
         res.end(
@@ -110,7 +121,13 @@ describe("the app's API client", () => {
 
   it('ends the session on a 401, once, unless the caller explains the 401 itself (the exchange)', async () => {
     let ended = 0;
-    const client = new ApiClient({ basePath: base, onSessionEnded: () => ended++ });
+    const client = new ApiClient({
+      basePath: base,
+      onSessionEnded: (reason) => {
+        expect(reason).toBe('ended');
+        ended++;
+      },
+    });
     client.holdSession('csrf_3', 'kps_3');
     await expect(client.call('GET', '/keys/gone', undefined, { quiet401: true })).rejects.toMatchObject({
       status: 401,
@@ -120,6 +137,34 @@ describe("the app's API client", () => {
     expect(ended).toBe(1);
     await client.get('/session');
     expect(last().headers.authorization).toBeUndefined();
+  });
+
+  it('names its session on every call, and tells a session replaced in another tab from one that ended', async () => {
+    const reasons: string[] = [];
+    const client = new ApiClient({ basePath: base, onSessionEnded: (reason) => reasons.push(reason) });
+    await client.get('/session');
+    expect(last().headers['x-portal-session']).toBeUndefined();
+    client.holdSession('csrf_4', undefined, 'ps_4');
+    await client.get('/keys');
+    expect(last().headers['x-portal-session']).toBe('ps_4');
+    await client.delete('/keys/key_1');
+    expect(last().headers['x-portal-session']).toBe('ps_4');
+    await expect(client.get('/keys/replaced')).rejects.toMatchObject({ status: 401 });
+    expect(reasons).toEqual(['replaced']);
+    await client.get('/session');
+    expect(last().headers['x-portal-session']).toBeUndefined();
+  });
+
+  it('drops the bearer token once the session is the cookie', async () => {
+    const client = new ApiClient({ basePath: base, onSessionEnded: () => {} });
+    client.holdSession('csrf_5', 'kps_5', 'ps_5');
+    expect(client.inMemory).toBe(true);
+    client.useCookie();
+    expect(client.inMemory).toBe(false);
+    await client.post('/keys', {});
+    expect(last().headers.authorization).toBeUndefined();
+    expect(last().headers['x-csrf-token']).toBe('csrf_5');
+    expect(last().headers['x-portal-session']).toBe('ps_5');
   });
 
   it('says the portal could not be reached when nothing answers', async () => {

@@ -2,7 +2,7 @@ import type { ApiKeyRecord, ApiKeyStatus } from '@keyhook/core/store';
 
 /** The api_keys columns, in the order `toKeyParams` binds them. */
 export const KEY_COLUMNS =
-  'id, tenant_id, key_lookup, name, scopes, key_hash, status, expires_at, created_at, last_used_at, revoked_at, rate_limit, rate_limit_window';
+  'id, tenant_id, key_lookup, name, scopes, key_hash, status, expires_at, created_at, last_used_at, revoked_at, rate_limit, rate_limit_window, rate_limit_by_host';
 
 /** A row as pg returns it with its default parsers: timestamptz → Date, text[] → string[]. */
 export interface KeyRow {
@@ -19,6 +19,7 @@ export interface KeyRow {
   revoked_at: Date | null;
   rate_limit: number | null;
   rate_limit_window: number | null;
+  rate_limit_by_host: boolean;
 }
 
 export function toKeyRecord(row: KeyRow): ApiKeyRecord {
@@ -38,6 +39,7 @@ export function toKeyRecord(row: KeyRow): ApiKeyRecord {
       row.rate_limit === null || row.rate_limit_window === null
         ? null
         : { limit: row.rate_limit, window: row.rate_limit_window },
+    rateLimitByHost: row.rate_limit_by_host,
   };
 }
 
@@ -56,5 +58,6 @@ export function toKeyParams(key: ApiKeyRecord): unknown[] {
     key.revokedAt,
     key.rateLimit?.limit ?? null,
     key.rateLimit?.window ?? null,
+    key.rateLimitByHost,
   ];
 }

@@ -19,7 +19,7 @@ export function keyStatements(schema: string): KeyStatements {
   return {
     // Any unique clash (lookup id, or id) writes nothing; concurrent inserts wait on the index, one wins.
     insert: `INSERT INTO ${table} (${KEY_COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
       ON CONFLICT DO NOTHING`,
 
     // Lookup id and hash together: an unknown id and a wrong secret are the same index miss.
@@ -55,7 +55,8 @@ export function keyStatements(schema: string): KeyStatements {
       UPDATE ${table} AS k
       SET name = CASE WHEN $3::boolean THEN $4::text ELSE k.name END,
           rate_limit = CASE WHEN $5::boolean THEN $6::integer ELSE k.rate_limit END,
-          rate_limit_window = CASE WHEN $5::boolean THEN $7::integer ELSE k.rate_limit_window END
+          rate_limit_window = CASE WHEN $5::boolean THEN $7::integer ELSE k.rate_limit_window END,
+          rate_limit_by_host = CASE WHEN $5::boolean THEN $8::boolean ELSE k.rate_limit_by_host END
       FROM old
       WHERE k.tenant_id = $1 AND k.id = $2
       RETURNING ${KEY_COLUMNS.split(', ')

@@ -374,6 +374,7 @@ export class PostgresStore implements Store {
       limit !== undefined,
       limit?.limit ?? null,
       limit?.window ?? null,
+      changes.rateLimitByHost === true,
     ];
     let limitChanged = false;
     const update = async () => {

@@ -13,6 +13,7 @@ import { migrationLogLines, migrationLogProblems, recordingLogger } from '@keyho
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, migrate, type PostgresStoreOptions, pendingMigrations } from '../src/index.js';
+import { KEY_COLUMNS, toKeyParams } from '../src/key-row.js';
 import { applyMigrations, loadMigrations, pendingOf } from '../src/migration-driver.js';
 import { toWebhookParams, WEBHOOK_COLUMNS } from '../src/webhook-row.js';
 import { Schemas } from './delivery-helpers.js';
@@ -471,6 +472,33 @@ async function insertWithout(
           webhooks[2]!.id,
         ]),
       ).rejects.toThrow(/keyhook_webhooks_disabled_reason_check/);
+    });
+  });
+
+  describe('0017_rate_limit_by_host', () => {
+    it("takes a limit set before it as the host's, and a key without one as having none", async () => {
+      const schema = await schemaAt('mig_by_host', 16);
+      const limited = keyRecord({ rateLimit: { limit: 1, window: 3_600 } });
+      const open = keyRecord();
+      const columns = KEY_COLUMNS.split(', ').slice(0, -1);
+      for (const key of [limited, open]) {
+        await admin.query(
+          `INSERT INTO "${schema}".api_keys (${columns.join(', ')})
+            VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+          toKeyParams(key).slice(0, -1),
+        );
+      }
+      await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
+      const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1 });
+      try {
+        expect(await store.getApiKey(limited.tenantId, limited.id)).toEqual({
+          ...limited,
+          rateLimitByHost: true,
+        });
+        expect(await store.getApiKey(open.tenantId, open.id)).toEqual(open);
+      } finally {
+        await store.close();
+      }
     });
   });
 

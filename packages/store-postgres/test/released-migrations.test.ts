@@ -24,6 +24,7 @@ const RELEASED = [
   ['0014_endpoint_rate', '3b85348c6885ff5f2397234dcd6f4bc02fea1102c0a30353890864eb25475656'],
   ['0015_event_feed', '7e0e3bc80f6a582803596755827d617795cee9e311737fb884c22db1b4201d3b'],
   ['0016_gone_and_public_key', '94ce51f0b5902b0b98e2bdfe3342a254540a39d7ab7679d8d6955e1325519a53'],
+  ['0017_rate_limit_by_host', '7583992d4bf71d40fb572f113715d044f719171f5097d628f6995e062574a695'],
 ];
 
 describe('released migrations', () => {

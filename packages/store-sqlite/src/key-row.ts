@@ -16,10 +16,11 @@ export interface ApiKeyRow {
   revoked_at: number | null;
   rate_limit: number | null;
   rate_limit_window: number | null;
+  rate_limit_by_host: number;
 }
 
 export const KEY_COLUMNS =
-  'id, tenant_id, key_lookup, name, scopes, key_hash, status, expires_at, created_at, last_used_at, revoked_at, rate_limit, rate_limit_window';
+  'id, tenant_id, key_lookup, name, scopes, key_hash, status, expires_at, created_at, last_used_at, revoked_at, rate_limit, rate_limit_window, rate_limit_by_host';
 
 /** Named parameters for the insert; the names match the columns. */
 export function toRow(record: ApiKeyRecord): ApiKeyRow {
@@ -37,6 +38,7 @@ export function toRow(record: ApiKeyRecord): ApiKeyRow {
     revoked_at: toMillis(record.revokedAt),
     rate_limit: record.rateLimit?.limit ?? null,
     rate_limit_window: record.rateLimit?.window ?? null,
+    rate_limit_by_host: record.rateLimitByHost ? 1 : 0,
   };
 }
 
@@ -57,5 +59,6 @@ export function toRecord(row: ApiKeyRow): ApiKeyRecord {
       row.rate_limit === null || row.rate_limit_window === null
         ? null
         : { limit: row.rate_limit, window: row.rate_limit_window },
+    rateLimitByHost: row.rate_limit_by_host === 1,
   };
 }

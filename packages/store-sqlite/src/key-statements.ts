@@ -13,6 +13,7 @@ interface KeyUpdateParams {
   set_limit: number;
   rate_limit: number | null;
   rate_limit_window: number | null;
+  rate_limit_by_host: number;
 }
 
 /** Every statement the store runs on keyhook_api_keys, prepared once on the store's connection. */
@@ -32,7 +33,8 @@ export function keyStatements(db: Database.Database): KeyStatements {
   return {
     insert: db.prepare<[ApiKeyRow]>(
       `INSERT INTO keyhook_api_keys (${KEY_COLUMNS}) VALUES (@id, @tenant_id, @key_lookup, @name, @scopes,
-        @key_hash, @status, @expires_at, @created_at, @last_used_at, @revoked_at, @rate_limit, @rate_limit_window)`,
+        @key_hash, @status, @expires_at, @created_at, @last_used_at, @revoked_at, @rate_limit, @rate_limit_window,
+        @rate_limit_by_host)`,
     ),
     // INDEXED BY: the (key_lookup, key_hash) index answers a miss for an unknown id and for a wrong
     // secret alike; the unique key_lookup index alone would read the row for the wrong secret only.
@@ -62,7 +64,8 @@ export function keyStatements(db: Database.Database): KeyStatements {
       `UPDATE keyhook_api_keys
         SET name = CASE WHEN @set_name THEN @name ELSE name END,
             rate_limit = CASE WHEN @set_limit THEN @rate_limit ELSE rate_limit END,
-            rate_limit_window = CASE WHEN @set_limit THEN @rate_limit_window ELSE rate_limit_window END
+            rate_limit_window = CASE WHEN @set_limit THEN @rate_limit_window ELSE rate_limit_window END,
+            rate_limit_by_host = CASE WHEN @set_limit THEN @rate_limit_by_host ELSE rate_limit_by_host END
         WHERE tenant_id = @tenant_id AND id = @id RETURNING ${KEY_COLUMNS}`,
     ),
     touch: db.prepare<[number, string, number]>(

@@ -232,6 +232,7 @@ export class SqliteStore implements Store {
         set_limit: limit === undefined ? 0 : 1,
         rate_limit: limit?.limit ?? null,
         rate_limit_window: limit?.window ?? null,
+        rate_limit_by_host: changes.rateLimitByHost ? 1 : 0,
       });
       // Only a changed limit moves the version: cached keys carry it.
       if (

@@ -7,6 +7,7 @@ import {
   BACKFILLED_FEED,
   EVENTS_BEFORE_THE_FEED,
   feedAfterBackfill,
+  keyRecord,
   T0,
   webhookRecord,
 } from '@keyhook/testing/fixtures';
@@ -15,6 +16,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/connection.js';
 import { createSqliteStore } from '../src/index.js';
+import { KEY_COLUMNS, toRow } from '../src/key-row.js';
 import { applyMigrations, loadMigrations, appliedVersions as migrate } from '../src/migration-driver.js';
 
 const root = mkdtempSync(join(tmpdir(), 'keyhook-sqlite-migrations-'));
@@ -384,6 +386,31 @@ describe('migrations', () => {
       raw.close();
     },
   );
+
+  it("upgrades a database of the gone release: a limit set before it is the host's, a key without one has none", async () => {
+    const filename = freshFile();
+    const db = openDatabase(filename);
+    expect(migrate(db, shipped.slice(0, 15))).toHaveLength(15);
+    const limited = keyRecord({ rateLimit: { limit: 1, window: 3_600 } });
+    const open = keyRecord();
+    const columns = KEY_COLUMNS.split(', ').slice(0, -1);
+    const insert = db.prepare(
+      `INSERT INTO keyhook_api_keys (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`,
+    );
+    for (const key of [limited, open]) {
+      const { rate_limit_by_host: _, ...row } = toRow(key);
+      insert.run(row);
+    }
+    expect(migrate(db, shipped.slice(0, 16))).toEqual([16]);
+    db.close();
+    const store = createSqliteStore({ filename });
+    expect(await store.getApiKey(limited.tenantId, limited.id)).toEqual({
+      ...limited,
+      rateLimitByHost: true,
+    });
+    expect(await store.getApiKey(open.tenantId, open.id)).toEqual(open);
+    await store.close();
+  });
 
   // A connection passed in as `database` keeps its own pragmas. With legacy_alter_table on and
   // foreign_keys off, a rename does not rewrite the references to the renamed table, so 0004 must

@@ -23,6 +23,7 @@ const RELEASED = [
   ['0013_endpoint_rate', 'c6c6f72faa181f03cb535aeb752363fd117df2e8832c6d78bbe231643743718d'],
   ['0014_event_feed', 'f43734064bd65fa7fa4aff65a9b0711f9cebb1620c146292a62927f4fd985222'],
   ['0015_gone_and_public_key', '260bed3b6144148129e5676ab373eaa5bdc5f3c54e72824461fe343f7329a378'],
+  ['0016_rate_limit_by_host', '3b9ebd209acb37bae2e25a2222287720874a1609a35c432deca252b192337407'],
 ];
 
 describe('released migrations', () => {

@@ -102,7 +102,7 @@ export function adminKeyRoutes(keys: ApiKeyService, clock: Clock, listByteBudget
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params }) =>
-        jsonResponse(200, { key: view(await keys.revoke(admin.tenantId, params.keyId!)) }),
+        jsonResponse(200, { key: view(await keys.revoke(admin.tenantId, params.keyId!, admin.grant)) }),
     },
   ];
 }

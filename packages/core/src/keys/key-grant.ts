@@ -30,17 +30,50 @@ export function assertGrantsScopes(
   });
 }
 
-/** Refuses a key rate limit that allows more requests per second than the grant's ceiling. */
-export function assertWithinCeiling(
+/** Requests per second: how limits of different windows compare. */
+const rateOf = (limit: RateLimit) => limit.limit / limit.window;
+
+/**
+ * Refuses, with `forbidden`, a key rate limit a session may not set (docs/decisions.md §22.5):
+ * - on a key whose limit the host set, anything but a limit no looser than it;
+ * - otherwise, a limit that allows more than the grant's ceiling (the host's default, its plan).
+ *
+ * `key` is the key as it stands; undefined on create.
+ */
+export function assertRateLimitAllowed(
   grant: KeyGrant | undefined,
   rateLimit: RateLimit | null | undefined,
+  key?: { rateLimit: RateLimit | null; rateLimitByHost: boolean },
 ): void {
-  const ceiling = grant?.rateCeiling;
-  if (ceiling === undefined || ceiling === null || rateLimit === undefined || rateLimit === null) return;
-  if (rateLimit.limit / rateLimit.window <= ceiling.limit / ceiling.window) return;
+  if (grant === undefined || rateLimit === undefined) return;
+  const hostLimit = key?.rateLimitByHost ? key.rateLimit : null;
+  if (hostLimit !== null) {
+    if (rateLimit !== null && rateOf(rateLimit) <= rateOf(hostLimit)) return;
+    throw new KeyhookError(
+      'forbidden',
+      `The host set this key's rate limit (${hostLimit.limit} requests per ${hostLimit.window} s): this session may lower it, not raise or remove it.`,
+      { details: [{ path: 'rateLimit', message: 'above the rate limit the host set', ceiling: hostLimit }] },
+    );
+  }
+  const ceiling = grant.rateCeiling;
+  if (ceiling === undefined || ceiling === null || rateLimit === null) return;
+  if (rateOf(rateLimit) <= rateOf(ceiling)) return;
   throw new KeyhookError(
     'forbidden',
     `This session may not allow more than ${ceiling.limit} requests per ${ceiling.window} s.`,
     { details: [{ path: 'rateLimit', message: 'above the plan’s rate limit', ceiling }] },
   );
+}
+
+/**
+ * Whether a key's limit, as a change leaves it, is the host's: set by a caller with no grant, or
+ * a host's limit a session lowered (it stays the host's, so the session cannot raise it again).
+ */
+export function rateLimitIsHosts(
+  grant: KeyGrant | undefined,
+  rateLimit: RateLimit | null,
+  key?: { rateLimitByHost: boolean },
+): boolean {
+  if (rateLimit === null) return false;
+  return grant === undefined || key?.rateLimitByHost === true;
 }

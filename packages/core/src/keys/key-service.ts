@@ -8,7 +8,7 @@ import { parseOrThrow, validationFailed } from '../validation.js';
 import { VerifiedKeyCache } from './cache.js';
 import { ApiKeyFormats } from './format.js';
 import { cacheDigest, digestsEqual, hashApiKey, hexOfCacheDigest } from './hash.js';
-import { assertGrantsScopes, assertWithinCeiling, type KeyGrant } from './key-grant.js';
+import { assertGrantsScopes, assertRateLimitAllowed, type KeyGrant, rateLimitIsHosts } from './key-grant.js';
 import {
   apiKeySchemaFor,
   type CreateApiKeyInput,
@@ -54,7 +54,7 @@ export class ApiKeyService implements ApiKeys {
   async create(tenantId: string, input: CreateApiKeyInput, grant?: KeyGrant): Promise<IssuedApiKey> {
     const { name, scopes, expiresAt, rateLimit } = parseOrThrow(this.createSchema, input);
     assertGrantsScopes(grant, scopes, 'create');
-    assertWithinCeiling(grant, rateLimit);
+    assertRateLimitAllowed(grant, rateLimit);
     const now = this.deps.clock.now();
     const expiry = expiresAt ? new Date(expiresAt) : null;
     if (expiry && expiry.getTime() <= now.getTime()) {
@@ -76,6 +76,7 @@ export class ApiKeyService implements ApiKeys {
         lastUsedAt: null,
         revokedAt: null,
         rateLimit: rateLimit ?? null,
+        rateLimitByHost: rateLimitIsHosts(grant, rateLimit ?? null),
       };
       if ((await this.deps.store.insertApiKey(key)) === 'inserted') return { key, secret: minted.secret };
     }
@@ -127,7 +128,8 @@ export class ApiKeyService implements ApiKeys {
 
   /**
    * Changes a key's name or rate limit, whatever its status. A new limit applies from the
-   * key's next request on every instance; a new window starts a new count.
+   * key's next request on every instance; a new window starts a new count. Under a grant, the
+   * key's scopes must be within it, and the limit within what the session may set (§22.5).
    */
   async update(
     tenantId: string,
@@ -135,15 +137,31 @@ export class ApiKeyService implements ApiKeys {
     input: UpdateApiKeyInput,
     grant?: KeyGrant,
   ): Promise<ApiKeyRecord> {
-    const changes = parseOrThrow(updateApiKeySchema, input);
-    assertWithinCeiling(grant, changes.rateLimit);
+    const { name, rateLimit } = parseOrThrow(updateApiKeySchema, input);
+    // A caller with no grant needs no read: its change is the host's, whatever the key holds.
+    const current = grant === undefined ? undefined : await this.get(tenantId, id);
+    if (current !== undefined) {
+      assertGrantsScopes(grant, current.scopes, 'change');
+      assertRateLimitAllowed(grant, rateLimit, current);
+    }
+    const changes = {
+      ...(name !== undefined && { name }),
+      ...(rateLimit !== undefined && {
+        rateLimit,
+        rateLimitByHost: rateLimitIsHosts(grant, rateLimit, current),
+      }),
+    };
     const key = isWellFormedId(id, 'key') ? await this.deps.store.updateApiKey(tenantId, id, changes) : null;
     if (!key) throw notFound();
     return key;
   }
 
-  /** Revokes the key (docs/http-api.md §3). Revoking again is harmless and changes nothing. */
-  async revoke(tenantId: string, id: string): Promise<ApiKeyRecord> {
+  /**
+   * Revokes the key (docs/http-api.md §3). Revoking again is harmless and changes nothing. Under
+   * a grant, the key's scopes must be within it.
+   */
+  async revoke(tenantId: string, id: string, grant?: KeyGrant): Promise<ApiKeyRecord> {
+    if (grant !== undefined) assertGrantsScopes(grant, (await this.get(tenantId, id)).scopes, 'revoke');
     const key = isWellFormedId(id, 'key')
       ? await this.deps.store.revokeApiKey(tenantId, id, this.deps.clock.now())
       : null;

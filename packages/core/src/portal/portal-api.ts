@@ -18,6 +18,12 @@ import type { PortalPermission } from './portal-types.js';
 export const PORTAL_COOKIE = 'keyhook_portal';
 /** The header a portal page sends its CSRF token in, on every request that changes something. */
 export const CSRF_HEADER = 'x-csrf-token';
+/**
+ * The header a portal page names its session in (`ps_…`), on every request: a request whose
+ * cookie now opens another session (a link opened in another tab) is refused, not answered from
+ * that session (docs/decisions.md §22.14).
+ */
+export const SESSION_ID_HEADER = 'x-portal-session';
 
 /** A webhook's recent success rate is over its attempts of this window. */
 const RECENT_ATTEMPTS_MS = 24 * 3_600_000;
@@ -114,6 +120,8 @@ export function portalApi(deps: PortalApiDeps) {
       'the portal is mounted at another path than its links point to: set createKeyhook({ portal: { url } }) to where it is served',
     );
   };
+  const secondsLeft = (grant: PortalGrant) =>
+    Math.max(0, Math.floor((grant.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
   const cookie = (request: KeyhookRequest, value: string, maxAgeSeconds: number) =>
     [
       `${PORTAL_COOKIE}=${value}`,
@@ -138,11 +146,7 @@ export function portalApi(deps: PortalApiDeps) {
         const { grant, csrfToken } = await deps.sessions.exchange(token);
         const answer = { session: sessionView(grant), csrfToken };
         if (embedded) return jsonResponse(200, { ...answer, sessionToken: grant.token });
-        const seconds = Math.max(
-          0,
-          Math.floor((grant.expiresAt.getTime() - deps.clock.now().getTime()) / 1000),
-        );
-        return jsonResponse(200, answer, { 'set-cookie': cookie(request, grant.token, seconds) });
+        return jsonResponse(200, answer, { 'set-cookie': cookie(request, grant.token, secondsLeft(grant)) });
       },
     },
     {
@@ -164,7 +168,23 @@ export function portalApi(deps: PortalApiDeps) {
       body: 'none',
       run: async ({ request, admin }) => {
         await deps.sessions.revoke(admin.tenantId, grantOf(request).sessionId);
+        // A session held in memory (a bearer token) leaves the browser's cookie, another session's, alone.
+        if (heldInMemory(request)) return emptyResponse(204);
         return emptyResponse(204, { 'set-cookie': cookie(request, '', 0) });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/switch',
+      doc: {
+        summary: "Make the session held in memory (a bearer token) this browser's: its cookie",
+        success: 204,
+      },
+      auth: 'admin',
+      body: 'none',
+      run: async ({ request }) => {
+        const grant = grantOf(request);
+        return emptyResponse(204, { 'set-cookie': cookie(request, grant.token, secondsLeft(grant)) });
       },
     },
     {
@@ -200,6 +220,8 @@ export function portalApi(deps: PortalApiDeps) {
     authorize: async (request: KeyhookRequest, route: RouteSpec): Promise<AdminSession> => {
       // A framed page sends its session token as a bearer token; any other page, its cookie.
       const grant = await deps.sessions.authenticate(sessionTokenOf(request));
+      const expected = header(request.headers, SESSION_ID_HEADER);
+      if (expected !== undefined && expected !== grant.sessionId) throw replacedSession();
       grants.set(request, grant);
       if (!SAFE_METHODS.has(request.method.toUpperCase())) {
         assertSameOrigin(request, deps.origins);
@@ -232,11 +254,15 @@ export function portalApi(deps: PortalApiDeps) {
   };
 }
 
-/** `Authorization: Bearer kps_…` (a framed page; the scheme in any case), else the session cookie. */
-function sessionTokenOf(request: KeyhookRequest): string | undefined {
+/** The page holds its session in memory and sends it as a bearer token: a framed page, or a link not yet switched to. */
+function heldInMemory(request: KeyhookRequest): boolean {
   // Only a portal session token: a page behind HTTP Basic auth still sends its cookie beside it.
-  const bearer = bearerToken(request.headers);
-  if (bearer?.startsWith('kps_')) return bearer;
+  return bearerToken(request.headers)?.startsWith('kps_') === true;
+}
+
+/** `Authorization: Bearer kps_…` (the scheme in any case), else the session cookie. */
+function sessionTokenOf(request: KeyhookRequest): string | undefined {
+  if (heldInMemory(request)) return bearerToken(request.headers);
   const cookies = header(request.headers, 'cookie');
   if (cookies === undefined) return undefined;
   for (const part of cookies.split(';')) {
@@ -259,6 +285,12 @@ function assertSameOrigin(request: KeyhookRequest, origins: readonly string[] | 
   if (!allowed) {
     throw new KeyhookError('forbidden', 'This request did not come from the portal’s own page.');
   }
+}
+
+function replacedSession(): KeyhookError {
+  const message =
+    'This browser opened another portal session after this page started. Reload the page to continue in it.';
+  return new KeyhookError('invalid_portal_session', message, { details: [{ message, reason: 'replaced' }] });
 }
 
 function hostOf(origin: string): string | undefined {

@@ -196,6 +196,7 @@ export class MemoryStore implements Store {
     if (!record) return null;
     if (changes.name !== undefined) record.name = changes.name;
     const limit = changes.rateLimit;
+    if (limit !== undefined) record.rateLimitByHost = changes.rateLimitByHost === true;
     if (limit !== undefined && !sameLimit(record.rateLimit, limit)) {
       record.rateLimit = limit ? { ...limit } : null;
       this.changes++;

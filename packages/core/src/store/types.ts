@@ -22,12 +22,19 @@ export interface ApiKeyRecord {
   revokedAt: Date | null;
   /** The key's own rate limit; `null`: the keyhook's default applies, if it has one. */
   rateLimit: RateLimit | null;
+  /**
+   * The host set `rateLimit` (a caller with no portal grant): a portal session may lower it, never
+   * raise or remove it (docs/decisions.md §22.5). False when a session set it, or there is none.
+   */
+  rateLimitByHost: boolean;
 }
 
 /** What `updateApiKey` may change; a field left out keeps its value. */
 export interface ApiKeyChanges {
   name?: string;
+  /** Sets `rateLimitByHost` with it: to the value given here, false when left out. */
   rateLimit?: RateLimit | null;
+  rateLimitByHost?: boolean;
 }
 
 export type WebhookStatus = 'active' | 'disabled';

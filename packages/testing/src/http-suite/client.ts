@@ -30,7 +30,12 @@ export interface CreatedKey {
 /** Creates a key through the admin endpoint and insists it worked. */
 export async function createKey(
   ctx: SuiteContext,
-  input: { name?: string; scopes?: string[]; expiresAt?: string } = {},
+  input: {
+    name?: string;
+    scopes?: string[];
+    expiresAt?: string;
+    rateLimit?: { limit: number; window: number };
+  } = {},
   tenantId = 'tenant_a',
 ): Promise<CreatedKey> {
   const reply = await call(ctx, 'POST', '/admin/keys', {

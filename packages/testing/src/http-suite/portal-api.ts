@@ -1,7 +1,7 @@
 import type { CreatePortalSessionInput } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
 import { type JsonReply, type JsonRequestOptions, requestJson } from '../support/http.js';
-import { admin, call, createKey } from './client.js';
+import { admin, call, createKey, UNKNOWN_KEY_ID } from './client.js';
 import type { SuiteContext } from './suite-context.js';
 
 const ALL = ['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write'] as const;
@@ -257,6 +257,57 @@ export function portalApiCases(ctx: SuiteContext): void {
       }
     });
 
+    it("refuses a request that names another session than its cookie's: a tab of a session since replaced", async () => {
+      const first = await signIn(ctx, { tenantId: 'tenant_a' });
+      const second = await signIn(ctx, { tenantId: 'tenant_b' });
+      // The browser's cookie is the second session's now; the first tab still names its own.
+      const stale = await portal(ctx, 'GET', '/keys', second, {
+        headers: { 'x-portal-session': first.sessionId },
+      });
+      expect(stale.status).toBe(401);
+      expect(stale.body).toMatchObject({
+        error: { code: 'invalid_portal_session', details: [{ reason: 'replaced' }] },
+      });
+      const own = await portal(ctx, 'GET', '/session', second, {
+        headers: { 'x-portal-session': second.sessionId },
+      });
+      expect(own.body).toMatchObject({ session: { id: second.sessionId, tenantId: 'tenant_b' } });
+    });
+
+    it("switches the browser to a session held in memory; that session's sign-out leaves the cookie alone", async () => {
+      const standing = await signIn(ctx, { tenantId: 'tenant_a' });
+      const held = async (tenantId: string) => {
+        const link = await ctx.keyhook.portal.createSession({ tenantId, permissions: ALL });
+        const reply = await portal(ctx, 'POST', '/exchange', standing, {
+          json: { token: link.token, embedded: true },
+        });
+        expect(reply.headers.get('set-cookie')).toBeNull();
+        const body = reply.body as { sessionToken: string; csrfToken: string };
+        return { bearer: body.sessionToken, csrfToken: body.csrfToken, origin: ctx.baseUrl };
+      };
+      // Stay: the held session ends, and the browser's cookie is not touched.
+      const declined = await held('tenant_b');
+      const out = await portal(ctx, 'POST', '/sign-out', { ...declined, cookie: standing.cookie });
+      expect(out.status).toBe(204);
+      expect(out.headers.get('set-cookie')).toBeNull();
+      expect((await portal(ctx, 'GET', '/session', { bearer: declined.bearer })).status).toBe(401);
+      expect((await portal(ctx, 'GET', '/session', standing)).body).toMatchObject({
+        session: { tenantId: 'tenant_a' },
+      });
+      // Switch: the held session becomes the cookie, for what is left of its life.
+      const chosen = await held('tenant_b');
+      expect(
+        (await portal(ctx, 'POST', '/switch', { bearer: chosen.bearer, origin: ctx.baseUrl })).status,
+      ).toBe(403);
+      const switched = await portal(ctx, 'POST', '/switch', chosen);
+      expect(switched.status, switched.text).toBe(204);
+      const attributes = (switched.headers.get('set-cookie') ?? '').split('; ');
+      expect(attributes[0]).toBe(`keyhook_portal=${chosen.bearer}`);
+      expect(attributes).toEqual(expect.arrayContaining(['HttpOnly', 'SameSite=Strict', 'Max-Age=3600']));
+      const now = await portal(ctx, 'GET', '/session', { cookie: attributes[0]! });
+      expect(now.body).toMatchObject({ session: { tenantId: 'tenant_b' } });
+    });
+
     it('ends a session by sign-out, and every session of a tenant when the host revokes them', async () => {
       const first = await signIn(ctx);
       const out = await portal(ctx, 'POST', '/sign-out', first);
@@ -354,6 +405,71 @@ export function portalApiCases(ctx: SuiteContext): void {
         json: { rateLimit: { limit: 1000, window: 1 } },
       });
       expect(byHost.status).toBe(200);
+    });
+
+    it("changes and revokes only keys within the session's scopes; it still reads the others", async () => {
+      const wide = await createKey(ctx, { name: 'host key', scopes: ['items:read', 'items:write'] });
+      const browser = await signIn(ctx, { scopes: ['items:read'] });
+      const refused = [
+        await portal(ctx, 'PATCH', `/keys/${wide.key.id}`, browser, { json: { name: 'mine now' } }),
+        await portal(ctx, 'PATCH', `/keys/${wide.key.id}`, browser, {
+          json: { rateLimit: { limit: 1, window: 1 } },
+        }),
+        await portal(ctx, 'DELETE', `/keys/${wide.key.id}`, browser),
+      ];
+      for (const reply of refused) {
+        expect(reply.status, reply.text).toBe(403);
+        expect(reply.body).toMatchObject({
+          error: { code: 'forbidden', details: [{ path: 'scopes', scope: 'items:write' }] },
+        });
+      }
+      const read = await portal(ctx, 'GET', `/keys/${wide.key.id}`, browser);
+      expect(read.body).toMatchObject({
+        key: { name: 'host key', status: 'active', rateLimit: null },
+      });
+      expect((await call(ctx, 'GET', '/host/items', { token: wide.secret })).status).toBe(200);
+      const narrow = await createKey(ctx, { name: 'narrow', scopes: ['items:read'] });
+      const renamed = await portal(ctx, 'PATCH', `/keys/${narrow.key.id}`, browser, { json: { name: 'ok' } });
+      expect(renamed.status, renamed.text).toBe(200);
+      const revoked = await portal(ctx, 'DELETE', `/keys/${narrow.key.id}`, browser);
+      expect(revoked.body).toMatchObject({ key: { status: 'revoked' } });
+      // An unknown key is not found, whatever the session's scopes.
+      const unknown = await portal(ctx, 'DELETE', `/keys/${UNKNOWN_KEY_ID}`, browser);
+      expect(unknown.status).toBe(404);
+    });
+
+    it('lowers a rate limit the host set, never raises or removes it, with or without a default', async () => {
+      for (const served of [ctx, await ctx.serve({ rateLimit: { default: { limit: 100, window: 1 } } })]) {
+        const hosts = await createKey(served, {
+          scopes: ['items:read'],
+          rateLimit: { limit: 1, window: 3_600 },
+        });
+        const browser = await signIn(served);
+        const patch = (rateLimit: { limit: number; window: number } | null) =>
+          portal(served, 'PATCH', `/keys/${hosts.key.id}`, browser, { json: { rateLimit } });
+        for (const looser of [null, { limit: 1_000_000_000, window: 1 }, { limit: 2, window: 3_600 }]) {
+          const reply = await patch(looser);
+          expect(reply.status, JSON.stringify(looser)).toBe(403);
+          expect(reply.body).toMatchObject({
+            error: {
+              code: 'forbidden',
+              details: [{ path: 'rateLimit', ceiling: { limit: 1, window: 3_600 } }],
+            },
+          });
+        }
+        const lower = await patch({ limit: 1, window: 7_200 });
+        expect(lower.body).toMatchObject({ key: { rateLimit: { limit: 1, window: 7_200 } } });
+        // Lowered, it is still the host's: the session cannot raise it back.
+        expect((await patch({ limit: 1, window: 3_600 })).status).toBe(403);
+        // The host can: its change is not capped, and its null leaves the limit to the session.
+        const byHost = await call(served, 'PATCH', `/admin/keys/${hosts.key.id}`, {
+          token: await admin(served),
+          json: { rateLimit: null },
+        });
+        expect(byHost.status, byHost.text).toBe(200);
+        expect((await patch({ limit: 50, window: 1 })).status).toBe(200);
+        expect((await patch(null)).status).toBe(200);
+      }
     });
 
     it('reads its cookie beside an Authorization header of another scheme (a page behind HTTP Basic auth)', async () => {

@@ -27,6 +27,7 @@ export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
     lastUsedAt: null,
     revokedAt: null,
     rateLimit: null,
+    rateLimitByHost: false,
     ...overrides,
   };
 }

@@ -12,6 +12,7 @@ export function keyCases(ctx: SuiteContext): void {
         expiresAt: new Date('2027-02-03T04:05:06.789Z'),
         name: 'Ünïcode – name',
         rateLimit: { limit: 1_000_000_000, window: 86_400 },
+        rateLimitByHost: true,
       });
       expect(await ctx.store.insertApiKey(key)).toBe('inserted');
       expect(await ctx.store.getApiKey(key.tenantId, key.id)).toEqual(key);
@@ -27,8 +28,15 @@ export function keyCases(ctx: SuiteContext): void {
         rateLimit: { limit: 5, window: 1 },
       });
       expect(limited).toEqual({ ...key, name: 'renamed', rateLimit: { limit: 5, window: 1 } });
+      const byHost = await ctx.store.updateApiKey(key.tenantId, key.id, {
+        rateLimit: { limit: 1, window: 3_600 },
+        rateLimitByHost: true,
+      });
+      expect(byHost).toMatchObject({ rateLimit: { limit: 1, window: 3_600 }, rateLimitByHost: true });
+      // Who set the limit changes only with the limit.
+      expect(await ctx.store.updateApiKey(key.tenantId, key.id, { name: 'renamed' })).toEqual(byHost);
       const both = await ctx.store.updateApiKey(key.tenantId, key.id, { name: 'both', rateLimit: null });
-      expect(both).toEqual({ ...key, name: 'both', rateLimit: null });
+      expect(both).toEqual({ ...key, name: 'both', rateLimit: null, rateLimitByHost: false });
       expect(await ctx.store.getApiKey(key.tenantId, key.id)).toEqual(both);
       expect(await ctx.store.findApiKeyByCredential(key.keyLookup, key.keyHash)).toEqual(both);
       // The same limit again changes nothing.
