@@ -1,4 +1,5 @@
 import type { WebhookStats, WebhookView } from './api-types.js';
+import { formatDate } from './dates.js';
 
 /** "97% of 120", or "No attempts", over the stats' window (the last 24 hours). */
 export function successRate(stats: WebhookStats | undefined, webhookId: string): string {
@@ -13,4 +14,13 @@ export function disabledReasonText(webhook: WebhookView): string {
   if (webhook.disabledReason === 'failures') return 'Too many failed deliveries';
   if (webhook.disabledReason === 'gone') return 'The receiver answered 410 Gone';
   return 'Disabled by hand';
+}
+
+/** Why and when, as a sentence: "disabled on 6 Dec 2026, 12:00, after too many failed deliveries in a row". */
+export function disabledSentence(webhook: WebhookView): string {
+  const when = webhook.disabledAt ? ` on ${formatDate(webhook.disabledAt)}` : '';
+  if (webhook.disabledReason === 'failures')
+    return `disabled${when} after too many failed deliveries in a row`;
+  if (webhook.disabledReason === 'gone') return `disabled${when} because its receiver answered 410 Gone`;
+  return `disabled by hand${when}`;
 }

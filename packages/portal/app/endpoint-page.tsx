@@ -6,6 +6,7 @@ import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { formatDate, isoToLocalInput, localInputToIso } from './dates.js';
 import { formatDeliveryRate, schemeLabel } from './delivery-settings.js';
+import { DisabledBanner } from './disabled-banner.js';
 import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
 import { EditEndpointDialog } from './endpoint-edit.js';
 import { disabledReasonText } from './endpoint-health.js';
@@ -84,6 +85,9 @@ export function EndpointPage({ webhookId }: { webhookId: string }) {
       </h1>
       <StatusLine message={status} />
       <ErrorNotice error={error ?? webhook.error} />
+      {endpoint?.status === 'disabled' ? (
+        <DisabledBanner webhook={endpoint} onEnable={writable ? () => void toggle(endpoint) : undefined} />
+      ) : null}
       {endpoint ? (
         <>
           <dl class="facts">

@@ -5,6 +5,7 @@ import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { createSettingsBody, type DeliverySettingsDraft } from './delivery-settings.js';
 import { DeliverySettingsFields } from './delivery-settings-fields.js';
 import { DialogBox, DialogFormActions } from './dialog-box.js';
+import { DisabledBanner } from './disabled-banner.js';
 import { type EndpointAction, EndpointActionDialog, setEndpointStatus } from './endpoint-actions.js';
 import { EndpointTargetFields } from './endpoint-fields.js';
 import { disabledReasonText, successRate } from './endpoint-health.js';
@@ -62,56 +63,68 @@ export function WebhooksPage() {
       ) : webhooks.data.data.length === 0 ? (
         <p>No endpoints yet.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Your webhook endpoints</caption>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">Status</th>
-                <th scope="col">Disabled because</th>
-                <th scope="col">Succeeded, last 24 h</th>
-                {writable ? <th scope="col">Actions</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {webhooks.data.data.map((webhook) => (
-                <tr key={webhook.id}>
-                  <th scope="row" class="mono">
-                    <a href={hrefOf({ page: 'webhook', webhookId: webhook.id })}>{webhook.url}</a>
-                  </th>
-                  <td>{webhook.events.join(', ')}</td>
-                  <td>
-                    <span class={`badge badge-${webhook.status}`}>{webhook.status}</span>
-                  </td>
-                  <td>{disabledReasonText(webhook)}</td>
-                  <td>{stats.error ? 'Unknown' : successRate(stats.data, webhook.id)}</td>
-                  {writable ? (
-                    <td>
-                      <div class="row-actions">
-                        <button type="button" onClick={() => void toggle(webhook)}>
-                          {webhook.status === 'active' ? 'Disable' : 'Enable'}
-                          <span class="visually-hidden"> {webhook.url}</span>
-                        </button>
-                        <button type="button" onClick={() => setAction({ kind: 'rotate', webhook })}>
-                          Rotate secret<span class="visually-hidden"> of {webhook.url}</span>
-                        </button>
-                        <button
-                          type="button"
-                          class="danger"
-                          onClick={() => setAction({ kind: 'delete', webhook })}
-                        >
-                          Delete<span class="visually-hidden"> {webhook.url}</span>
-                        </button>
-                      </div>
-                    </td>
-                  ) : null}
+        <>
+          {webhooks.data.data
+            .filter((webhook) => webhook.status === 'disabled')
+            .map((webhook) => (
+              <DisabledBanner
+                key={webhook.id}
+                webhook={webhook}
+                named
+                onEnable={writable ? () => void toggle(webhook) : undefined}
+              />
+            ))}
+          <div class="table-wrap">
+            <table>
+              <caption class="visually-hidden">Your webhook endpoints</caption>
+              <thead>
+                <tr>
+                  <th scope="col">URL</th>
+                  <th scope="col">Events</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Disabled because</th>
+                  <th scope="col">Succeeded, last 24 h</th>
+                  {writable ? <th scope="col">Actions</th> : null}
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+              </thead>
+              <tbody>
+                {webhooks.data.data.map((webhook) => (
+                  <tr key={webhook.id}>
+                    <th scope="row" class="mono">
+                      <a href={hrefOf({ page: 'webhook', webhookId: webhook.id })}>{webhook.url}</a>
+                    </th>
+                    <td>{webhook.events.join(', ')}</td>
+                    <td>
+                      <span class={`badge badge-${webhook.status}`}>{webhook.status}</span>
+                    </td>
+                    <td>{disabledReasonText(webhook)}</td>
+                    <td>{stats.error ? 'Unknown' : successRate(stats.data, webhook.id)}</td>
+                    {writable ? (
+                      <td>
+                        <div class="row-actions">
+                          <button type="button" onClick={() => void toggle(webhook)}>
+                            {webhook.status === 'active' ? 'Disable' : 'Enable'}
+                            <span class="visually-hidden"> {webhook.url}</span>
+                          </button>
+                          <button type="button" onClick={() => setAction({ kind: 'rotate', webhook })}>
+                            Rotate secret<span class="visually-hidden"> of {webhook.url}</span>
+                          </button>
+                          <button
+                            type="button"
+                            class="danger"
+                            onClick={() => setAction({ kind: 'delete', webhook })}
+                          >
+                            Delete<span class="visually-hidden"> {webhook.url}</span>
+                          </button>
+                        </div>
+                      </td>
+                    ) : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
       )}
       <PagerControls pager={pager} nextCursor={webhooks.data?.nextCursor} label="Endpoint pages" />
       {action?.kind === 'create' ? (

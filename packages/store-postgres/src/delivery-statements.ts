@@ -591,7 +591,8 @@ ${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL,
     // that status makes ($6) are core's too (DELIVERY_RULES.hold, the completion's rule, claimsTwinKey).
     disableForFailures: `UPDATE ${webhooks}
       SET consecutive_failures = $2, status = $4, disabled_reason = $5,
-        twin_claim = CASE WHEN $6::boolean THEN twin_key END, updated_at = $3
+        twin_claim = CASE WHEN $6::boolean THEN twin_key END, updated_at = $3,
+        disabled_at = CASE WHEN $5::text IS NULL THEN NULL ELSE $3::timestamptz END
       WHERE id = $1
       RETURNING ${WEBHOOK_COLUMNS}`,
 

@@ -8,7 +8,7 @@ import { twinClaimOf } from '@keyhook/core/store';
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, created_at, updated_at, public_key';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, created_at, updated_at, public_key, disabled_at';
 
 /** A row as pg returns it with its default parsers: timestamptz → Date, text[] → string[]. */
 export interface WebhookRow {
@@ -30,6 +30,8 @@ export interface WebhookRow {
   updated_at: Date;
   /** Migration 0016; NULL (a shared secret) for rows from before it. */
   public_key: string | null;
+  /** Migration 0018; for rows disabled before it, their updated_at. */
+  disabled_at: Date | null;
 }
 
 export function toWebhookRecord(row: WebhookRow): WebhookRecord {
@@ -41,6 +43,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     twinKey: row.twin_key,
     status: row.status,
     disabledReason: row.disabled_reason,
+    disabledAt: row.disabled_at,
     secretSealed: row.secret_sealed,
     previousSecretSealed: row.previous_secret_sealed,
     previousSecretExpiresAt: row.previous_secret_expires_at,
@@ -54,7 +57,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
 
 /**
  * An insert's parameters: WEBHOOK_COLUMNS in order, then the twin claim core's rule gives the
- * status (the twin key or null; migration 0011), $16, which keyhook_webhooks_twin_claim_idx holds.
+ * status (the twin key or null; migration 0011), $17, which keyhook_webhooks_twin_claim_idx holds.
  */
 export function toWebhookParams(webhook: WebhookRecord): unknown[] {
   return [
@@ -73,6 +76,7 @@ export function toWebhookParams(webhook: WebhookRecord): unknown[] {
     webhook.createdAt,
     webhook.updatedAt,
     webhook.publicKey,
+    webhook.disabledAt,
     twinClaimOf(webhook),
   ];
 }

@@ -21,10 +21,10 @@ export interface WebhookStatements {
 export function webhookStatements(schema: string): WebhookStatements {
   const table = `${quoteSchema(schema)}.keyhook_webhooks`;
   // The arbiter is the twin-claim index only: concurrent claims of one key wait on it and one wins, while an
-  // id clash still raises (a bug, not a twin). $16 is the claim core's rule gives the status (toWebhookParams);
+  // id clash still raises (a bug, not a twin). $17 is the claim core's rule gives the status (toWebhookParams);
   // a row that claims nothing (NULL) never conflicts.
   const insert = `INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
       ON CONFLICT (tenant_id, twin_claim) DO NOTHING
       RETURNING id`;
   return {
@@ -37,19 +37,19 @@ export function webhookStatements(schema: string): WebhookStatements {
     // finds nothing, so the insert writes nothing. The completion runs only when the insert wrote a row.
     insertCompleting: `WITH held AS MATERIALIZED (
         SELECT 1 FROM ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE}
-        WHERE tenant_id = $17 AND key = $18 AND claim_id = $19 AND state = 'in_progress'
+        WHERE tenant_id = $18 AND key = $19 AND claim_id = $20 AND state = 'in_progress'
         FOR UPDATE
       ),
       inserted AS (
         INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
-        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17
         WHERE EXISTS (SELECT 1 FROM held)
         ON CONFLICT (tenant_id, twin_claim) DO NOTHING
         RETURNING id
       ),
       completed AS (
-        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $20
-        WHERE tenant_id = $17 AND key = $18 AND claim_id = $19 AND state = 'in_progress'
+        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $21
+        WHERE tenant_id = $18 AND key = $19 AND claim_id = $20 AND state = 'in_progress'
           AND EXISTS (SELECT 1 FROM inserted)
       )
       SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM inserted)::int AS inserted`,
@@ -69,6 +69,7 @@ export function webhookStatements(schema: string): WebhookStatements {
     // store runs it first in its transaction: its row lock is what publishEvent's FOR SHARE and a
     // completion's lock order against.
     setStatus: `UPDATE ${table} SET status = $3, disabled_reason = $4, updated_at = $5,
+        disabled_at = CASE WHEN $4::text IS NULL THEN NULL ELSE $5::timestamptz END,
         twin_claim = CASE WHEN $6::boolean THEN twin_key END,
         consecutive_failures = CASE WHEN $7::boolean THEN consecutive_failures ELSE 0 END
       WHERE tenant_id = $1 AND id = $2 AND status <> $3

@@ -68,7 +68,7 @@ async function recordFutureMigration(schema: string): Promise<void> {
 
 /** Inserts a webhook as a schema before 0013 holds it: without signature_scheme (nor 0014's rate_per_second, 0016's public_key) and twin_claim. */
 async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise<void> {
-  await insertWithout(schema, webhook, ['rate_per_second', 'signature_scheme', 'public_key']);
+  await insertWithout(schema, webhook, ['rate_per_second', 'signature_scheme', 'public_key', 'disabled_at']);
 }
 
 /** Inserts `webhook` into a schema whose table lacks the `later` columns. */
@@ -449,7 +449,7 @@ async function insertWithout(
         webhookRecord({ status: 'disabled', disabledReason: 'manual' }),
         webhookRecord(),
       ];
-      for (const webhook of webhooks) await insertWithout(schema, webhook, ['public_key']);
+      for (const webhook of webhooks) await insertWithout(schema, webhook, ['public_key', 'disabled_at']);
       await expect(
         admin.query(`UPDATE "${schema}".keyhook_webhooks SET disabled_reason = 'gone' WHERE id = $1`, [
           webhooks[2]!.id,
@@ -458,8 +458,11 @@ async function insertWithout(
       await migrate({ connectionString: POSTGRES_TEST_URL, schema, logger: recordingLogger() });
       const store = await createPostgresStore({ connectionString: POSTGRES_TEST_URL, schema, poolSize: 1 });
       try {
-        for (const webhook of webhooks)
-          expect(await store.getWebhook('tenant_a', webhook.id)).toEqual(webhook);
+        // A disabled endpoint from before 0018 takes its last change as the time it was disabled.
+        for (const webhook of webhooks) {
+          const disabledAt = webhook.status === 'disabled' ? webhook.updatedAt : null;
+          expect(await store.getWebhook('tenant_a', webhook.id)).toEqual({ ...webhook, disabledAt });
+        }
       } finally {
         await store.close();
       }

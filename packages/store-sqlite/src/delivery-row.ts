@@ -185,6 +185,7 @@ export interface DueRow {
   webhook_signature_scheme: SignatureScheme;
   webhook_rate_per_second: number | null;
   webhook_public_key: string | null;
+  webhook_disabled_at: number | null;
   webhook_created_at: number;
   webhook_updated_at: number;
 }
@@ -216,6 +217,7 @@ export function toLeasedDelivery(
       signature_scheme: due.webhook_signature_scheme,
       rate_per_second: due.webhook_rate_per_second,
       public_key: due.webhook_public_key,
+      disabled_at: due.webhook_disabled_at,
       created_at: due.webhook_created_at,
       updated_at: due.webhook_updated_at,
     });

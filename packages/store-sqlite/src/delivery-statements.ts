@@ -202,7 +202,8 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
     // claimsTwinKey); whether to disable was decided by core's autoDisables on countFailure's row.
     disableForFailures: db.prepare<[DisableParams], WebhookRow>(
       `UPDATE keyhook_webhooks SET status = @status, disabled_reason = @reason,
-          twin_claim = CASE WHEN @claims_twin_key THEN twin_key END, updated_at = @at
+          twin_claim = CASE WHEN @claims_twin_key THEN twin_key END, updated_at = @at,
+          disabled_at = CASE WHEN @reason IS NULL THEN NULL ELSE @at END
         WHERE id = @id AND status <> @status RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     webhookStatus: db
@@ -725,7 +726,7 @@ function dueDeliveriesSql(skipping: boolean): string {
           w.previous_secret_sealed AS webhook_previous_secret_sealed,
           w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
           w.signature_scheme AS webhook_signature_scheme, w.rate_per_second AS webhook_rate_per_second,
-          w.public_key AS webhook_public_key, w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
+          w.public_key AS webhook_public_key, w.disabled_at AS webhook_disabled_at, w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
         FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
           CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
           CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id

@@ -29,6 +29,7 @@ type SetStatusParams = [
   disabledReason: WebhookDisabledReason | null,
   claimsTwinKey: number,
   at: number,
+  disabledAt: number | null,
   tenantId: string,
   id: string,
   unlessStatus: WebhookStatus,
@@ -82,7 +83,7 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
     insertWebhook: db.prepare<[WebhookInsertRow]>(
       `INSERT INTO keyhook_webhooks (${WEBHOOK_COLUMNS}, twin_claim) VALUES (@id, @tenant_id, @url, @events,
         @twin_key, @status, @disabled_reason, @secret_sealed, @previous_secret_sealed,
-        @previous_secret_expires_at, @signature_scheme, @rate_per_second, @public_key, @created_at, @updated_at,
+        @previous_secret_expires_at, @signature_scheme, @rate_per_second, @public_key, @disabled_at, @created_at, @updated_at,
         @twin_claim)`,
     ),
     webhookById: db.prepare<[string, string], WebhookRow>(
@@ -98,7 +99,7 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
     // claim is the one core's rule gives the new status; a claim another webhook holds fails on the index.
     setWebhookStatus: db.prepare<SetStatusParams, WebhookRow>(
       `UPDATE keyhook_webhooks SET status = ?, disabled_reason = ?, twin_claim = CASE WHEN ? THEN twin_key END,
-          updated_at = ?
+          updated_at = ?, disabled_at = ?
         WHERE tenant_id = ? AND id = ? AND status <> ? RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     // A webhook that claims its twin key claims the new one instead: the claim is carried over, not decided.
@@ -214,7 +215,16 @@ export function webhookTransactions(
         let updated: WebhookRow | undefined;
         try {
           const claims = claimsTwinKey(status) ? 1 : 0;
-          updated = statements.setWebhookStatus.get(status, disabledReason, claims, at, tenantId, id, status);
+          updated = statements.setWebhookStatus.get(
+            status,
+            disabledReason,
+            claims,
+            at,
+            disabledReason === null ? null : at,
+            tenantId,
+            id,
+            status,
+          );
         } catch (error) {
           if (isActiveTwinViolation(error)) return { outcome: 'active_twin' };
           throw error;

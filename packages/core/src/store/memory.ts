@@ -257,6 +257,7 @@ export class MemoryStore implements Store {
     }
     record.status = status;
     record.disabledReason = disabledReason;
+    record.disabledAt = disabledReason === null ? null : new Date(at);
     record.updatedAt = new Date(at);
     if (holdsDeliveries(status)) this.holdDeliveries(id, at);
     else this.releaseDeliveries(id, at);
@@ -484,6 +485,7 @@ export class MemoryStore implements Store {
       if (autoDisables(count, webhook.status, completion.autoDisable)) {
         webhook.status = hold.endpointStatus;
         webhook.disabledReason = completion.autoDisable.reason;
+        webhook.disabledAt = new Date(at);
         webhook.updatedAt = at;
         this.holdDeliveries(webhook.id, at);
         disabledWebhook = copyWebhook(webhook);

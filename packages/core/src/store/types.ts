@@ -72,6 +72,8 @@ export interface WebhookRecord {
   twinKey: string;
   status: WebhookStatus;
   disabledReason: WebhookDisabledReason | null;
+  /** When the endpoint was disabled, with `disabledReason`; null while it is active. */
+  disabledAt: Date | null;
   /** The `whsec_…` signing secret, sealed with the tenant and webhook id as associated data. */
   secretSealed: string;
   /**

@@ -132,6 +132,7 @@ export class WebhookService implements Webhooks {
       twinKey: twinKeyOf(checked.normalized, events),
       status: 'active',
       disabledReason: null,
+      disabledAt: null,
       secretSealed: this.deps.secrets.seal(key.signingKey, secretContext(tenantId, id)),
       previousSecretSealed: null,
       previousSecretExpiresAt: null,

@@ -17,6 +17,9 @@ export const webhookViewSchema = z.object({
     description:
       'Why a disabled endpoint is disabled: a PATCH (manual), consecutive failures (failures), or its receiver answering 410 Gone (gone).',
   }),
+  disabledAt: instant.nullable().meta({
+    description: 'When the endpoint was disabled, for disabledReason; null while it is active.',
+  }),
   previousSecretExpiresAt: instant.nullable().meta({
     description:
       'Until when the secret replaced by the last rotation (with overlapSeconds) still signs beside the current one; null when that rotation kept none. A past time: it has stopped.',
@@ -51,6 +54,7 @@ export function toWebhookView(webhook: WebhookRecord): WebhookView {
     events: [...webhook.events],
     status: webhook.status,
     disabledReason: webhook.disabledReason,
+    disabledAt: webhook.disabledAt ? webhook.disabledAt.toISOString() : null,
     previousSecretExpiresAt: webhook.previousSecretExpiresAt
       ? webhook.previousSecretExpiresAt.toISOString()
       : null,

@@ -4,6 +4,7 @@ import type { SuiteContext } from './suite-context.js';
 
 const WEBHOOK_VIEW_FIELDS = [
   'createdAt',
+  'disabledAt',
   'disabledReason',
   'events',
   'id',
@@ -51,6 +52,7 @@ export function webhookCases(ctx: SuiteContext): void {
         events: ['run.completed', 'run.failed'],
         status: 'active',
         disabledReason: null,
+        disabledAt: null,
         createdAt: '2026-01-01T00:00:00.000Z',
         updatedAt: '2026-01-01T00:00:00.000Z',
       });
@@ -372,6 +374,7 @@ export function webhookCases(ctx: SuiteContext): void {
       expect(off.body.webhook).toMatchObject({
         status: 'disabled',
         disabledReason: 'manual',
+        disabledAt: '2026-01-01T00:00:05.000Z',
         updatedAt: '2026-01-01T00:00:05.000Z',
       });
       await created(body);

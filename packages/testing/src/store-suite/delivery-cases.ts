@@ -531,12 +531,14 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
           id: webhook.id,
           status: 'disabled',
           disabledReason: 'failures',
+          disabledAt: at(40),
           updatedAt: at(40),
         },
       });
       expect(await ctx.store.getWebhook('tenant_a', webhook.id)).toMatchObject({
         status: 'disabled',
         disabledReason: 'failures',
+        disabledAt: at(40),
       });
       const held = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 100, status: 'held' });
       expect(held.map((d) => d.id)).toEqual([waiting.deliveries[0]!.id]);
@@ -595,10 +597,13 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       const webhook = await subscribed();
       await publishOne();
       const [leased] = await leaseAll(ctx.store, T0, 1000);
-      await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'disabled', 'manual', at(10));
+      const disabled = await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'disabled', 'manual', at(10));
+      expect(disabled).toMatchObject({ webhook: { disabledReason: 'manual', disabledAt: at(10) } });
       // In flight is not held: the lease's holder may still record. Once it runs out, nobody leases it.
       expect(await leaseAll(ctx.store, at(5000))).toEqual([]);
-      await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'active', null, at(6000));
+      const enabled = await ctx.store.setWebhookStatus('tenant_a', webhook.id, 'active', null, at(6000));
+      expect(enabled).toMatchObject({ webhook: { disabledReason: null, disabledAt: null } });
+      expect(await ctx.store.getWebhook('tenant_a', webhook.id)).toMatchObject({ disabledAt: null });
       const again = await leaseAll(ctx.store, at(6000));
       expect(again.map((l) => l.delivery.id)).toEqual([leased!.delivery.id]);
     });

@@ -56,6 +56,7 @@ export function webhookRecord(overrides: Partial<WebhookRecord> = {}): WebhookRe
     twinKey: sha256(`${url}\n${[...events].sort().join(',')}`),
     status: 'active',
     disabledReason: null,
+    disabledAt: null,
     secretSealed: `sealed:${randomBytes(16).toString('hex')}`,
     previousSecretSealed: null,
     previousSecretExpiresAt: null,

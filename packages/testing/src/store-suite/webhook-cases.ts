@@ -89,7 +89,13 @@ export function webhookCases(ctx: SuiteContext): void {
       const disabled = await ctx.store.setWebhookStatus('tenant_a', first.id, 'disabled', 'manual', LATER);
       expect(disabled).toEqual({
         outcome: 'updated',
-        webhook: { ...first, status: 'disabled', disabledReason: 'manual', updatedAt: LATER },
+        webhook: {
+          ...first,
+          status: 'disabled',
+          disabledReason: 'manual',
+          disabledAt: LATER,
+          updatedAt: LATER,
+        },
       });
       // After disabling, the same url and event set may be registered again (docs/http-api.md §3).
       const second = webhookRecord({ url: first.url, events: first.events });
@@ -103,6 +109,7 @@ export function webhookCases(ctx: SuiteContext): void {
       const enabled = await ctx.store.setWebhookStatus('tenant_a', first.id, 'active', null, LATER);
       expect(enabled.outcome === 'updated' && enabled.webhook.status).toBe('active');
       expect(enabled.outcome === 'updated' && enabled.webhook.disabledReason).toBeNull();
+      expect(enabled.outcome === 'updated' && enabled.webhook.disabledAt).toBeNull();
     });
 
     it('of concurrent re-enables of two disabled twins, exactly one wins', async () => {
