@@ -42,7 +42,7 @@ export type { Clock, RandomBytes, TimerHandle, TimerOptions, Timers } from './cl
 export type { EncryptionKeyInput } from './crypto/secret-box.js';
 export { generateEncryptionKey } from './crypto/secret-box.js';
 export type { DeliveryWorkerOptions } from './delivery/delivery-loop.js';
-export type { RecoverInput } from './delivery/delivery-service.js';
+export type { DeliveryListFilter, RecoverInput } from './delivery/delivery-service.js';
 export {
   type AttemptView,
   attemptViewSchema,

@@ -1,5 +1,5 @@
 import type { EventCatalog } from './catalog/events.js';
-import type { RecoverInput } from './delivery/delivery-service.js';
+import type { DeliveryListFilter, RecoverInput } from './delivery/delivery-service.js';
 import type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 import type { SentTestEvent, TestEventInput } from './delivery/test-event.js';
 import type { KeyGrant } from './keys/key-grant.js';
@@ -124,13 +124,16 @@ export interface EventPublisher<Catalog extends EventCatalog = EventCatalog> {
 
 /** `keyhook.deliveries`: what the admin delivery routes do, for host code. */
 export interface Deliveries {
-  /** Newest first; `status` narrows to one delivery state (`null` for all). */
+  /**
+   * Newest first. `filter` narrows by state, event type, event id and creation time; a string is a
+   * state alone, `null` narrows nothing.
+   */
   list(
     tenantId: string,
     webhookId: string,
     limit: number,
     before: string | undefined,
-    status: string | null,
+    filter?: DeliveryListFilter | string | null,
   ): Promise<DeliveryRecord[]>;
   /** The delivery with its attempts. */
   get(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail>;

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { DeliveryDetailView, DeliveryView } from './api-types.js';
 import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
 import { CodeBlock } from './code-block.js';
+import { CopyButton } from './copy-button.js';
 import { formatDate, formatPreciseDate } from './dates.js';
 import { stateLabel } from './endpoint-page.js';
 import { ErrorNotice, Loading, StatusLine } from './notices.js';
@@ -51,7 +52,13 @@ export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; del
           <dl class="facts">
             <dt>Event</dt>
             <dd>
-              {data.event.type} <span class="mono muted">{data.event.id}</span>
+              {data.event.type} <span class="mono muted break">{data.event.id}</span>{' '}
+              <CopyButton text={data.event.id} what="event ID" />
+            </dd>
+            <dt>Delivery ID</dt>
+            <dd>
+              <span class="mono break">{data.delivery.id}</span>{' '}
+              <CopyButton text={data.delivery.id} what="delivery ID" />
             </dd>
             <dt>Status</dt>
             <dd>

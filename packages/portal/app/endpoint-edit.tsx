@@ -9,7 +9,7 @@ import { usePortal } from './portal-context.js';
 import { useSubmit } from './use-submit.js';
 
 /**
- * One endpoint's URL, events, signature scheme and delivery rate, saved in one PATCH of what
+ * One endpoint's URL, events, description, signature scheme and delivery rate, saved in one PATCH of what
  * changed: the API takes them together, and an unchanged URL is not judged again.
  */
 export function EditEndpointDialog({
@@ -24,6 +24,7 @@ export function EditEndpointDialog({
   const { api } = usePortal();
   const [url, setUrl] = useState(webhook.url);
   const [events, setEvents] = useState<string[]>(webhook.events);
+  const [description, setDescription] = useState(webhook.description ?? '');
   const [settings, setSettings] = useState(() => draftOf(webhook));
   const { busy, error, run } = useSubmit();
   const sameEvents =
@@ -33,6 +34,7 @@ export function EditEndpointDialog({
     const body = {
       ...(url !== webhook.url ? { url } : {}),
       ...(sameEvents ? {} : { events }),
+      ...(description.trim() === (webhook.description ?? '') ? {} : { description }),
       ...changedSettingsBody(webhook, settings),
     };
     if (Object.keys(body).length === 0) {
@@ -52,7 +54,15 @@ export function EditEndpointDialog({
     <DialogBox title="Edit the endpoint" onClose={onClose}>
       <form onSubmit={save} noValidate>
         <ErrorNotice error={error} />
-        <EndpointTargetFields url={url} onUrl={setUrl} events={events} onEvents={setEvents} error={error} />
+        <EndpointTargetFields
+          url={url}
+          onUrl={setUrl}
+          events={events}
+          onEvents={setEvents}
+          description={description}
+          onDescription={setDescription}
+          error={error}
+        />
         <DeliverySettingsFields draft={settings} onChange={setSettings} error={error} isNew={false} />
         <DialogFormActions submitLabel="Save changes" busy={busy} onCancel={onClose} />
       </form>

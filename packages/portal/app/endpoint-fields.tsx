@@ -2,18 +2,22 @@ import type { ApiError } from './api-client.js';
 import { Choice, ChoiceGroup, Field, toggled } from './form-fields.js';
 import { usePortal } from './portal-context.js';
 
-/** An endpoint's URL and the events it receives, for the create and edit dialogs. */
+/** An endpoint's URL, its description and the events it receives, for the create and edit dialogs. */
 export function EndpointTargetFields({
   url,
   onUrl,
   events,
   onEvents,
+  description,
+  onDescription,
   error,
 }: {
   url: string;
   onUrl: (url: string) => void;
   events: string[];
   onEvents: (update: (events: string[]) => string[]) => void;
+  description: string;
+  onDescription: (description: string) => void;
   error: ApiError | null;
 }) {
   const { session } = usePortal();
@@ -32,6 +36,21 @@ export function EndpointTargetFields({
             placeholder="https://example.com/webhooks"
             value={url}
             onInput={(e) => onUrl(e.currentTarget.value)}
+          />
+        )}
+      </Field>
+      <Field
+        label="Description (optional)"
+        hint="Your own words for this endpoint, such as what receives its events."
+        error={error?.fieldMessage('description')}
+      >
+        {(props) => (
+          <input
+            {...props}
+            type="text"
+            maxLength={500}
+            value={description}
+            onInput={(e) => onDescription(e.currentTarget.value)}
           />
         )}
       </Field>

@@ -1,12 +1,12 @@
 import type { WebhookStats, WebhookView } from './api-types.js';
 import { formatDate } from './dates.js';
 
-/** "97% of 120", or "No attempts", over the stats' window (the last 24 hours). */
+/** "97 % of 120 attempts", or "No attempts", over the stats' window (the last 24 hours). */
 export function successRate(stats: WebhookStats | undefined, webhookId: string): string {
   const row = stats?.data.find((item) => item.webhookId === webhookId);
   const total = row ? row.succeeded + row.failed : 0;
   if (!row || total === 0) return 'No attempts';
-  return `${Math.floor((row.succeeded / total) * 100)}% of ${total}`;
+  return `${Math.floor((row.succeeded / total) * 100)} % of ${total} ${total === 1 ? 'attempt' : 'attempts'}`;
 }
 
 export function disabledReasonText(webhook: WebhookView): string {

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
 import type { DeliveryView, Page, WebhookView } from './api-types.js';
 import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
+import { CopyButton } from './copy-button.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { formatDate, isoToLocalInput, localInputToIso } from './dates.js';
 import { formatDeliveryRate, schemeLabel } from './delivery-settings.js';
@@ -91,6 +92,17 @@ export function EndpointPage({ webhookId }: { webhookId: string }) {
       {endpoint ? (
         <>
           <dl class="facts">
+            {endpoint.description ? (
+              <>
+                <dt>Description</dt>
+                <dd class="break pre-line">{endpoint.description}</dd>
+              </>
+            ) : null}
+            <dt>Endpoint ID</dt>
+            <dd>
+              <span class="mono break">{endpoint.id}</span>{' '}
+              <CopyButton text={endpoint.id} what="endpoint ID" />
+            </dd>
             <dt>Status</dt>
             <dd>
               <span class={`badge badge-${endpoint.status}`}>{endpoint.status}</span>
@@ -170,11 +182,25 @@ export function EndpointPage({ webhookId }: { webhookId: string }) {
   );
 }
 
-/** The endpoint's deliveries, newest first, filtered by state; `round` changes to load them afresh. */
+/** What narrows the log besides the state, as applied (the form's fields apply on submit). */
+interface LogFilter {
+  eventId: string;
+  since: string;
+  until: string;
+}
+const NO_FILTER: LogFilter = { eventId: '', since: '', until: '' };
+
+/**
+ * The endpoint's deliveries, newest first, narrowed by state, event type, event id and a time
+ * range (docs/http-api.md §4.4); `round` changes to load them afresh.
+ */
 function DeliveryLog({ webhookId, round }: { webhookId: string; round: number }) {
-  const { api } = usePortal();
+  const { api, session } = usePortal();
   const pager = useCursorPager();
   const [state, setState] = useState('');
+  const [type, setType] = useState('');
+  const [draft, setDraft] = useState<LogFilter>(NO_FILTER);
+  const [filter, setFilter] = useState<LogFilter>(NO_FILTER);
   const [seenRound, setSeenRound] = useState(round);
   // A new round (a test event sent, a recovery queued) starts again from the newest page.
   if (round !== seenRound) {
@@ -185,10 +211,19 @@ function DeliveryLog({ webhookId, round }: { webhookId: string; round: number })
     () =>
       api.get<Page<DeliveryView>>(`/webhooks/${webhookId}/deliveries`, {
         status: state || null,
+        type: type || null,
+        eventId: filter.eventId.trim() || null,
+        since: localInputToIso(filter.since),
+        until: localInputToIso(filter.until),
         cursor: pager.cursor,
       }),
-    [webhookId, state, pager.cursor, round],
+    [webhookId, state, type, filter, pager.cursor, round],
   );
+  const narrowed = state !== '' || type !== '' || filter !== NO_FILTER;
+  const apply = (next: LogFilter) => {
+    setFilter(next);
+    pager.reset();
+  };
   const moving = deliveries.data?.data.some((delivery) => settlesSoon(delivery)) ?? false;
   useRefreshWhile(moving, deliveries.data, deliveries.reload);
   return (
@@ -214,17 +249,90 @@ function DeliveryLog({ webhookId, round }: { webhookId: string; round: number })
             </select>
           )}
         </Field>
+        <Field label="Events of type">
+          {(props) => (
+            <select
+              {...props}
+              value={type}
+              onChange={(event) => {
+                setType(event.currentTarget.value);
+                pager.reset();
+              }}
+            >
+              <option value="">All event types</option>
+              {session.events.map((option) => (
+                <option key={option.type} value={option.type}>
+                  {option.type}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
         <button type="button" onClick={deliveries.reload}>
           Refresh
         </button>
       </div>
+      <form
+        class="toolbar"
+        aria-label="Find deliveries"
+        onSubmit={(event) => {
+          event.preventDefault();
+          apply({ ...draft });
+        }}
+      >
+        <Field label="Event ID" error={deliveries.error?.fieldMessage('eventId')}>
+          {(props) => (
+            <input
+              {...props}
+              type="search"
+              class="mono"
+              value={draft.eventId}
+              onInput={(e) => setDraft({ ...draft, eventId: e.currentTarget.value })}
+            />
+          )}
+        </Field>
+        <Field label="From" error={deliveries.error?.fieldMessage('since')}>
+          {(props) => (
+            <input
+              {...props}
+              type="datetime-local"
+              value={draft.since}
+              onInput={(e) => setDraft({ ...draft, since: e.currentTarget.value })}
+            />
+          )}
+        </Field>
+        <Field label="Until" error={deliveries.error?.fieldMessage('until')}>
+          {(props) => (
+            <input
+              {...props}
+              type="datetime-local"
+              value={draft.until}
+              onInput={(e) => setDraft({ ...draft, until: e.currentTarget.value })}
+            />
+          )}
+        </Field>
+        <button type="submit">Find</button>
+        {narrowed ? (
+          <button
+            type="button"
+            onClick={() => {
+              setState('');
+              setType('');
+              setDraft(NO_FILTER);
+              apply(NO_FILTER);
+            }}
+          >
+            Show all
+          </button>
+        ) : null}
+      </form>
       <ErrorNotice error={deliveries.error} />
       {deliveries.data === undefined ? (
         deliveries.loading ? (
           <Loading what="deliveries" />
         ) : null
       ) : deliveries.data.data.length === 0 ? (
-        <p>No deliveries{state ? ` in the state “${stateLabel(state)}”` : ''}.</p>
+        <p>{narrowed ? 'No deliveries match.' : 'No deliveries yet.'}</p>
       ) : (
         <div class="table-wrap">
           <table>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
 import type { ApiKeyView, Page, RateLimit } from './api-types.js';
+import { CopyButton } from './copy-button.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { formatDate, localInputToIso } from './dates.js';
 import { ConfirmDialog, DialogBox, DialogFormActions } from './dialog-box.js';
@@ -77,7 +78,10 @@ export function KeysPage() {
               {keys.data.data.map((key) => (
                 <tr key={key.id}>
                   <th scope="row">{key.name}</th>
-                  <td class="mono">{key.keyLookup}</td>
+                  <td>
+                    <span class="mono break">{key.keyLookup}</span>{' '}
+                    <CopyButton text={key.keyLookup} what={`key ID of ${key.name}`} />
+                  </td>
                   <td>{key.scopes.length ? key.scopes.join(', ') : 'None'}</td>
                   <td>{formatDate(key.createdAt)}</td>
                   <td>{formatDate(key.lastUsedAt, 'Never')}</td>

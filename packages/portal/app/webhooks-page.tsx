@@ -83,15 +83,20 @@ export function WebhooksPage() {
                   <th scope="col">Events</th>
                   <th scope="col">Status</th>
                   <th scope="col">Disabled because</th>
-                  <th scope="col">Succeeded, last 24 h</th>
+                  <th scope="col">Succeeded in the last 24 h</th>
                   {writable ? <th scope="col">Actions</th> : null}
                 </tr>
               </thead>
               <tbody>
                 {webhooks.data.data.map((webhook) => (
                   <tr key={webhook.id}>
-                    <th scope="row" class="mono">
-                      <a href={hrefOf({ page: 'webhook', webhookId: webhook.id })}>{webhook.url}</a>
+                    <th scope="row">
+                      <a class="mono break" href={hrefOf({ page: 'webhook', webhookId: webhook.id })}>
+                        {webhook.url}
+                      </a>
+                      {webhook.description ? (
+                        <div class="muted small break">{webhook.description}</div>
+                      ) : null}
                     </th>
                     <td>{webhook.events.join(', ')}</td>
                     <td>
@@ -151,6 +156,7 @@ function CreateEndpointDialog({
   const { api } = usePortal();
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>([]);
+  const [description, setDescription] = useState('');
   const [settings, setSettings] = useState<DeliverySettingsDraft>({
     scheme: '',
     limited: false,
@@ -163,6 +169,7 @@ function CreateEndpointDialog({
       const answer = await api.post<{ webhook: WebhookView; secret: string }>('/webhooks', {
         url,
         events,
+        ...(description.trim() ? { description } : {}),
         ...createSettingsBody(settings),
       });
       onCreated(answer.webhook, answer.secret);
@@ -172,7 +179,15 @@ function CreateEndpointDialog({
     <DialogBox title="Add a webhook endpoint" onClose={onClose}>
       <form onSubmit={submit} noValidate>
         <ErrorNotice error={error} />
-        <EndpointTargetFields url={url} onUrl={setUrl} events={events} onEvents={setEvents} error={error} />
+        <EndpointTargetFields
+          url={url}
+          onUrl={setUrl}
+          events={events}
+          onEvents={setEvents}
+          description={description}
+          onDescription={setDescription}
+          error={error}
+        />
         <DeliverySettingsFields draft={settings} onChange={setSettings} error={error} isNew />
         <DialogFormActions submitLabel="Add endpoint" busy={busy} onCancel={onClose} />
       </form>

@@ -59,7 +59,10 @@ describe('endpoint health', () => {
     ],
   };
   it('gives the success rate of the last 24 hours, or "No attempts"', () => {
-    expect(successRate(stats, 'wh_1')).toBe('97% of 100');
+    expect(successRate(stats, 'wh_1')).toBe('97 % of 100 attempts');
+    expect(successRate({ ...stats, data: [{ webhookId: 'wh_1', succeeded: 1, failed: 0 }] }, 'wh_1')).toBe(
+      '100 % of 1 attempt',
+    );
     expect(successRate(stats, 'wh_2')).toBe('No attempts');
     expect(successRate(stats, 'wh_3')).toBe('No attempts');
     expect(successRate(undefined, 'wh_1')).toBe('No attempts');
@@ -71,6 +74,7 @@ describe('endpoint health', () => {
       url: 'https://example.com/hooks',
       events: ['run.completed'],
       disabledAt: null,
+      description: null,
       previousSecretExpiresAt: null,
       signatureScheme: 'keyhook' as const,
       keyType: 'hmac' as const,
@@ -131,6 +135,7 @@ describe('the delivery settings', () => {
     status: 'active',
     disabledReason: null,
     disabledAt: null,
+    description: null,
     previousSecretExpiresAt: null,
     signatureScheme: 'standard-webhooks',
     keyType: 'hmac',

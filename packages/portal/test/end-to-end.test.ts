@@ -291,7 +291,7 @@ describeInBrowser('the portal end to end', () => {
         // 13 attempts: the first test, the retry, the resend, the retry now, the recovery and the
         // rotation's test succeeded; two failing deliveries were answered 503 three times each, and
         // the one retried now once.
-        await expect.poll(() => row.innerText()).toContain('46% of 13');
+        await expect.poll(() => row.innerText()).toContain('46 % of 13 attempts');
         await expectAccessible(page, 'the endpoints page with attempts');
         await page.screenshot({ path: join(SCREENSHOTS, 'endpoints.png') });
       });

@@ -653,6 +653,8 @@ ${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL,
       WHERE tenant_id = $1 AND webhook_id = $2
         AND ($4::text IS NULL OR status = $4)
         AND ($5::text IS NULL OR id < $5)
+        AND ($6::text IS NULL OR event_type = $6) AND ($7::text IS NULL OR event_id = $7)
+        AND ($8::timestamptz IS NULL OR created_at >= $8) AND ($9::timestamptz IS NULL OR created_at < $9)
       ORDER BY id DESC LIMIT $3`,
 
     // One statement, one snapshot: the delivery, its event and its attempts agree. The attempts come as

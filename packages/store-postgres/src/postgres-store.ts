@@ -491,6 +491,8 @@ export class PostgresStore implements Store {
       subscription.signatureScheme ?? null,
       subscription.rateLimit !== undefined,
       subscription.rateLimit?.perSecond ?? null,
+      subscription.description !== undefined,
+      subscription.description ?? null,
     ];
     let webhook: WebhookRecord | null;
     try {
@@ -825,6 +827,10 @@ export class PostgresStore implements Store {
       page.limit,
       page.status ?? null,
       page.before ?? null,
+      page.eventType ?? null,
+      page.eventId ?? null,
+      page.createdFrom ?? null,
+      page.createdBefore ?? null,
     ]);
     return result.rows.map(toDeliveryRecord);
   }

@@ -8,7 +8,7 @@ import { twinClaimOf } from '@keyhook/core/store';
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, created_at, updated_at, public_key, disabled_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, created_at, updated_at, public_key, disabled_at, description';
 
 /** A row as pg returns it with its default parsers: timestamptz → Date, text[] → string[]. */
 export interface WebhookRow {
@@ -32,6 +32,8 @@ export interface WebhookRow {
   public_key: string | null;
   /** Migration 0018; for rows disabled before it, their updated_at. */
   disabled_at: Date | null;
+  /** Migration 0018; NULL (none) for rows from before it. */
+  description: string | null;
 }
 
 export function toWebhookRecord(row: WebhookRow): WebhookRecord {
@@ -44,6 +46,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     status: row.status,
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at,
+    description: row.description,
     secretSealed: row.secret_sealed,
     previousSecretSealed: row.previous_secret_sealed,
     previousSecretExpiresAt: row.previous_secret_expires_at,
@@ -57,7 +60,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
 
 /**
  * An insert's parameters: WEBHOOK_COLUMNS in order, then the twin claim core's rule gives the
- * status (the twin key or null; migration 0011), $17, which keyhook_webhooks_twin_claim_idx holds.
+ * status (the twin key or null; migration 0011), $18, which keyhook_webhooks_twin_claim_idx holds.
  */
 export function toWebhookParams(webhook: WebhookRecord): unknown[] {
   return [
@@ -77,6 +80,7 @@ export function toWebhookParams(webhook: WebhookRecord): unknown[] {
     webhook.updatedAt,
     webhook.publicKey,
     webhook.disabledAt,
+    webhook.description,
     twinClaimOf(webhook),
   ];
 }

@@ -21,10 +21,10 @@ export interface WebhookStatements {
 export function webhookStatements(schema: string): WebhookStatements {
   const table = `${quoteSchema(schema)}.keyhook_webhooks`;
   // The arbiter is the twin-claim index only: concurrent claims of one key wait on it and one wins, while an
-  // id clash still raises (a bug, not a twin). $17 is the claim core's rule gives the status (toWebhookParams);
+  // id clash still raises (a bug, not a twin). $18 is the claim core's rule gives the status (toWebhookParams);
   // a row that claims nothing (NULL) never conflicts.
   const insert = `INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
       ON CONFLICT (tenant_id, twin_claim) DO NOTHING
       RETURNING id`;
   return {
@@ -37,19 +37,19 @@ export function webhookStatements(schema: string): WebhookStatements {
     // finds nothing, so the insert writes nothing. The completion runs only when the insert wrote a row.
     insertCompleting: `WITH held AS MATERIALIZED (
         SELECT 1 FROM ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE}
-        WHERE tenant_id = $18 AND key = $19 AND claim_id = $20 AND state = 'in_progress'
+        WHERE tenant_id = $19 AND key = $20 AND claim_id = $21 AND state = 'in_progress'
         FOR UPDATE
       ),
       inserted AS (
         INSERT INTO ${table} (${WEBHOOK_COLUMNS}, twin_claim)
-        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17
+        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18
         WHERE EXISTS (SELECT 1 FROM held)
         ON CONFLICT (tenant_id, twin_claim) DO NOTHING
         RETURNING id
       ),
       completed AS (
-        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $21
-        WHERE tenant_id = $18 AND key = $19 AND claim_id = $20 AND state = 'in_progress'
+        UPDATE ${quoteSchema(schema)}.${IDEMPOTENCY_TABLE} SET state = 'completed', response_sealed = $22
+        WHERE tenant_id = $19 AND key = $20 AND claim_id = $21 AND state = 'in_progress'
           AND EXISTS (SELECT 1 FROM inserted)
       )
       SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM inserted)::int AS inserted`,
@@ -82,7 +82,8 @@ export function webhookStatements(schema: string): WebhookStatements {
     updateSubscription: `UPDATE ${table} SET url = $3, events = $4, twin_key = $5,
         twin_claim = CASE WHEN twin_claim IS NULL THEN NULL ELSE $5 END, updated_at = $6,
         signature_scheme = coalesce($8::text, signature_scheme),
-        rate_per_second = CASE WHEN $9::boolean THEN $10::float8 ELSE rate_per_second END
+        rate_per_second = CASE WHEN $9::boolean THEN $10::float8 ELSE rate_per_second END,
+        description = CASE WHEN $11::boolean THEN $12::text ELSE description END
       WHERE tenant_id = $1 AND id = $2 AND twin_key = $7
       RETURNING ${WEBHOOK_COLUMNS}`,
 

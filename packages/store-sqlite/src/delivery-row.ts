@@ -186,6 +186,7 @@ export interface DueRow {
   webhook_rate_per_second: number | null;
   webhook_public_key: string | null;
   webhook_disabled_at: number | null;
+  webhook_description: string | null;
   webhook_created_at: number;
   webhook_updated_at: number;
 }
@@ -218,6 +219,7 @@ export function toLeasedDelivery(
       rate_per_second: due.webhook_rate_per_second,
       public_key: due.webhook_public_key,
       disabled_at: due.webhook_disabled_at,
+      description: due.webhook_description,
       created_at: due.webhook_created_at,
       updated_at: due.webhook_updated_at,
     });

@@ -63,6 +63,11 @@ interface ListDeliveriesParams {
   tenantId: string;
   webhookId: string;
   status: DeliveryState | null;
+  eventType: string | null;
+  eventId: string | null;
+  /** Epoch ms. */
+  createdFrom: number | null;
+  createdBefore: number | null;
   limit: number;
 }
 
@@ -340,15 +345,22 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
             WHERE status = 'held') AS held
         FROM keyhook_deliveries INDEXED BY keyhook_deliveries_due WHERE due_at IS NOT NULL`,
     ),
-    // Filtering on status row by row keeps the walk on (webhook_id, id), in the listing's order.
+    // Filtering row by row (state, event type and id, creation time) keeps the walk on (webhook_id, id),
+    // in the listing's order.
     listDeliveriesFirst: db.prepare<[ListDeliveriesParams], DeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries
         WHERE webhook_id = @webhookId AND tenant_id = @tenantId AND (@status IS NULL OR status = @status)
+          AND (@eventType IS NULL OR event_type = @eventType) AND (@eventId IS NULL OR event_id = @eventId)
+          AND (@createdFrom IS NULL OR created_at >= @createdFrom)
+          AND (@createdBefore IS NULL OR created_at < @createdBefore)
         ORDER BY id DESC LIMIT @limit`,
     ),
     listDeliveriesBefore: db.prepare<[ListDeliveriesParams & { before: string }], DeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries
         WHERE webhook_id = @webhookId AND tenant_id = @tenantId AND (@status IS NULL OR status = @status)
+          AND (@eventType IS NULL OR event_type = @eventType) AND (@eventId IS NULL OR event_id = @eventId)
+          AND (@createdFrom IS NULL OR created_at >= @createdFrom)
+          AND (@createdBefore IS NULL OR created_at < @createdBefore)
           AND id < @before
         ORDER BY id DESC LIMIT @limit`,
     ),
@@ -726,7 +738,7 @@ function dueDeliveriesSql(skipping: boolean): string {
           w.previous_secret_sealed AS webhook_previous_secret_sealed,
           w.previous_secret_expires_at AS webhook_previous_secret_expires_at,
           w.signature_scheme AS webhook_signature_scheme, w.rate_per_second AS webhook_rate_per_second,
-          w.public_key AS webhook_public_key, w.disabled_at AS webhook_disabled_at, w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
+          w.public_key AS webhook_public_key, w.disabled_at AS webhook_disabled_at, w.description AS webhook_description, w.created_at AS webhook_created_at, w.updated_at AS webhook_updated_at
         FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
           CROSS JOIN keyhook_webhooks AS w ON w.id = d.webhook_id
           CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id

@@ -402,7 +402,16 @@ export class SqliteStore implements Store {
     page: DeliveryListPage,
   ): Promise<DeliveryRecord[]> {
     return this.run(() => {
-      const params = { tenantId, webhookId, status: page.status ?? null, limit: page.limit };
+      const params = {
+        tenantId,
+        webhookId,
+        status: page.status ?? null,
+        eventType: page.eventType ?? null,
+        eventId: page.eventId ?? null,
+        createdFrom: page.createdFrom?.getTime() ?? null,
+        createdBefore: page.createdBefore?.getTime() ?? null,
+        limit: page.limit,
+      };
       const rows =
         page.before === undefined
           ? this.deliverySql.listDeliveriesFirst.all(params)

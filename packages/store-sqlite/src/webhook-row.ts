@@ -27,12 +27,14 @@ export interface WebhookRow {
   public_key: string | null;
   /** Migration 0017; for rows disabled before it, their updated_at. */
   disabled_at: number | null;
+  /** Migration 0017; NULL (none) for rows from before it. */
+  description: string | null;
   created_at: number;
   updated_at: number;
 }
 
 export const WEBHOOK_COLUMNS =
-  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, public_key, disabled_at, created_at, updated_at';
+  'id, tenant_id, url, events, twin_key, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at, signature_scheme, rate_per_second, public_key, disabled_at, description, created_at, updated_at';
 
 /**
  * What an insert writes: the row, and the twin claim core's rule gives its status (the twin key or
@@ -58,6 +60,7 @@ export function toWebhookRow(record: WebhookRecord): WebhookInsertRow {
     rate_per_second: record.rateLimit?.perSecond ?? null,
     public_key: record.publicKey,
     disabled_at: toMillis(record.disabledAt),
+    description: record.description,
     created_at: record.createdAt.getTime(),
     updated_at: record.updatedAt.getTime(),
     twin_claim: twinClaimOf(record),
@@ -74,6 +77,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     status: row.status,
     disabledReason: row.disabled_reason,
     disabledAt: toDate(row.disabled_at),
+    description: row.description,
     secretSealed: row.secret_sealed,
     previousSecretSealed: row.previous_secret_sealed,
     previousSecretExpiresAt: toDate(row.previous_secret_expires_at),

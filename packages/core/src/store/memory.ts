@@ -282,6 +282,7 @@ export class MemoryStore implements Store {
     record.events = [...subscription.events];
     record.twinKey = subscription.twinKey;
     if (subscription.signatureScheme !== undefined) record.signatureScheme = subscription.signatureScheme;
+    if (subscription.description !== undefined) record.description = subscription.description;
     if (subscription.rateLimit !== undefined) {
       record.rateLimit = subscription.rateLimit ? { ...subscription.rateLimit } : null;
       this.resetRate(id, at);
@@ -550,13 +551,17 @@ export class MemoryStore implements Store {
     page: DeliveryListPage,
   ): Promise<DeliveryRecord[]> {
     this.assertOpen();
-    const { before, status } = page;
+    const { before, status, eventType, eventId, createdFrom, createdBefore } = page;
     return [...this.deliveries.values()]
       .filter(
         (d) =>
           d.tenantId === tenantId &&
           d.webhookId === webhookId &&
           (status === undefined || d.status === status) &&
+          (eventType === undefined || d.eventType === eventType) &&
+          (eventId === undefined || d.eventId === eventId) &&
+          (createdFrom === undefined || d.createdAt.getTime() >= createdFrom.getTime()) &&
+          (createdBefore === undefined || d.createdAt.getTime() < createdBefore.getTime()) &&
           (before === undefined || d.id < before),
       )
       .sort(newestFirst)

@@ -74,6 +74,8 @@ export interface WebhookRecord {
   disabledReason: WebhookDisabledReason | null;
   /** When the endpoint was disabled, with `disabledReason`; null while it is active. */
   disabledAt: Date | null;
+  /** The customer's own words for the endpoint ("Production billing sync"); null: none. */
+  description: string | null;
   /** The `whsec_…` signing secret, sealed with the tenant and webhook id as associated data. */
   secretSealed: string;
   /**
@@ -111,6 +113,8 @@ export interface WebhookSubscription {
    * same, starts the endpoint's pacing afresh (docs/decisions.md §8.18).
    */
   rateLimit?: EndpointRateLimit | null | undefined;
+  /** The new description (null: none); undefined keeps the stored one. */
+  description?: string | null | undefined;
 }
 
 export type WebhookSubscriptionOutcome =
@@ -338,8 +342,15 @@ export type AttemptCompletionOutcome =
   /** The lease ran out and was taken, or the delivery is gone (its webhook deleted): nothing written. */
   | { outcome: 'lease_lost' };
 
+/** An endpoint's delivery log, narrowed: each field left out narrows nothing. */
 export interface DeliveryListPage extends ListPage {
   status?: DeliveryState | undefined;
+  eventType?: string | undefined;
+  eventId?: string | undefined;
+  /** `createdAt` at or after. */
+  createdFrom?: Date | undefined;
+  /** `createdAt` before. */
+  createdBefore?: Date | undefined;
 }
 
 export interface DeliveryDetail {

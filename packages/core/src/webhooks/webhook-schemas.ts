@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { EventTypeCatalog } from '../catalog/events.js';
 import { ENDPOINT_RATE_BOUNDS } from '../delivery/endpoint-rate.js';
 import type { EndpointRateLimit, SignatureScheme } from '../store/types.js';
+import { readableText } from '../validation.js';
 import { WEBHOOK_SECRET_BYTES, type WebhookKeyType, webhookSecretProblem } from './signing-secret.js';
 
 /** How an endpoint's deliveries are signed (docs/decisions.md §6.9; docs/http-api.md §6.3). */
@@ -35,6 +36,16 @@ export const endpointRateLimitSchema = z
   });
 
 /**
+ * The customer's own words for an endpoint (docs/decisions.md §22.16): text that renders as it
+ * reads, up to 500 characters; blank is none.
+ */
+export const webhookDescriptionSchema = readableText()
+  .trim()
+  .max(500)
+  .transform((text) => (text === '' ? null : text))
+  .meta({ description: 'Your own words for the endpoint, up to 500 characters; empty: none.' });
+
+/**
  * A signing secret the host already has (docs/decisions.md §6.1): moving from Svix or another
  * Standard Webhooks sender, its receivers keep theirs. Shown in the answer once, as a new one is.
  */
@@ -66,6 +77,7 @@ export function webhookSchemaFor(events: EventTypeCatalog) {
       secret: webhookSecretSchema.optional(),
       // Absent: hmac. ed25519 signs Standard Webhooks' v1a, so it needs that scheme.
       keyType: webhookKeyTypeSchema.optional(),
+      description: webhookDescriptionSchema.nullable().optional(),
     })
     .strict()
     .superRefine((body, ctx) => checkKeyType(body, ctx, true));
@@ -115,6 +127,8 @@ export interface CreateWebhookInput<EventType extends string = string> {
    * (the scheme then defaults to `'standard-webhooks'`). Default `'hmac'`: a shared secret.
    */
   keyType?: WebhookKeyType | undefined;
+  /** Your customer's own words for the endpoint, up to 500 characters. Default: none. */
+  description?: string | null | undefined;
 }
 
 /**
@@ -130,13 +144,15 @@ export function updateWebhookSchemaFor(events: EventTypeCatalog) {
       events: z.array(events.schema).min(1, 'events must name at least one event kind').optional(),
       signatureScheme: signatureSchemeSchema.optional(),
       rateLimit: endpointRateLimitSchema.optional(),
+      description: webhookDescriptionSchema.nullable().optional(),
     })
     .strict()
     .refine((body) => body.status !== undefined || changesSubscription(body), {
-      message: 'send status, or url, events, signatureScheme and/or rateLimit',
+      message: 'send status, or url, events, signatureScheme, rateLimit and/or description',
     })
     .refine((body) => body.status === undefined || !changesSubscription(body), {
-      message: 'change the status, or the url, events, signatureScheme and rateLimit, in separate requests',
+      message:
+        'change the status, or the url, events, signatureScheme, rateLimit and description, in separate requests',
     });
 }
 
@@ -145,12 +161,14 @@ function changesSubscription(body: {
   events?: unknown;
   signatureScheme?: unknown;
   rateLimit?: unknown;
+  description?: unknown;
 }): boolean {
   return (
     body.url !== undefined ||
     body.events !== undefined ||
     body.signatureScheme !== undefined ||
-    body.rateLimit !== undefined
+    body.rateLimit !== undefined ||
+    body.description !== undefined
   );
 }
 
@@ -161,6 +179,8 @@ export interface UpdateWebhookInput<EventType extends string = string> {
   signatureScheme?: SignatureScheme | undefined;
   /** null removes the limit. */
   rateLimit?: EndpointRateLimit | null | undefined;
+  /** null (or blank) removes it. */
+  description?: string | null | undefined;
 }
 
 /** The longest overlap a rotation may keep the old secret signing: 7 days. */

@@ -133,6 +133,7 @@ export class WebhookService implements Webhooks {
       status: 'active',
       disabledReason: null,
       disabledAt: null,
+      description: parsed.description ?? null,
       secretSealed: this.deps.secrets.seal(key.signingKey, secretContext(tenantId, id)),
       previousSecretSealed: null,
       previousSecretExpiresAt: null,
@@ -168,10 +169,13 @@ export class WebhookService implements Webhooks {
    * of docs/http-api.md §4.3 rule 5.
    */
   async update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord> {
-    const { status, url, events, signatureScheme, rateLimit } = parseOrThrow(this.updateSchema, input);
+    const { status, url, events, signatureScheme, rateLimit, description } = parseOrThrow(
+      this.updateSchema,
+      input,
+    );
     if (!isWellFormedId(id, 'wh')) throw notFound();
     if (status === undefined) {
-      const settings = { signatureScheme, rateLimit };
+      const settings = { signatureScheme, rateLimit, description };
       const updated = await this.resubscribe(tenantId, id, url, events, settings);
       // Deliveries the old rate made wait are due now (docs/decisions.md §8.18).
       if (rateLimit !== undefined) this.deps.onEnabled?.();
@@ -197,7 +201,7 @@ export class WebhookService implements Webhooks {
     id: string,
     url: string | undefined,
     events: string[] | undefined,
-    settings: Pick<WebhookSubscription, 'signatureScheme' | 'rateLimit'>,
+    settings: Pick<WebhookSubscription, 'signatureScheme' | 'rateLimit' | 'description'>,
   ): Promise<WebhookRecord> {
     let checkedUrl: string | undefined;
     if (url !== undefined) {

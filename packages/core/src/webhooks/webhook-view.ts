@@ -17,6 +17,9 @@ export const webhookViewSchema = z.object({
     description:
       'Why a disabled endpoint is disabled: a PATCH (manual), consecutive failures (failures), or its receiver answering 410 Gone (gone).',
   }),
+  description: z.string().nullable().meta({
+    description: "The customer's own words for the endpoint; null: none.",
+  }),
   disabledAt: instant.nullable().meta({
     description: 'When the endpoint was disabled, for disabledReason; null while it is active.',
   }),
@@ -54,6 +57,7 @@ export function toWebhookView(webhook: WebhookRecord): WebhookView {
     events: [...webhook.events],
     status: webhook.status,
     disabledReason: webhook.disabledReason,
+    description: webhook.description,
     disabledAt: webhook.disabledAt ? webhook.disabledAt.toISOString() : null,
     previousSecretExpiresAt: webhook.previousSecretExpiresAt
       ? webhook.previousSecretExpiresAt.toISOString()

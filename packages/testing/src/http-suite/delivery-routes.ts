@@ -314,6 +314,60 @@ export function deliveryCases(ctx: SuiteContext): void {
       }
     });
 
+    it('narrows by ?type=, ?eventId=, ?since= and ?until=, with ?status= and the cursor; bad values → 400 naming them', async () => {
+      const { webhook } = await createWebhook('tenant_a', ['run.completed', 'run.failed']);
+      const completed = [(await publish(webhook.id)).delivery, (await publish(webhook.id)).delivery];
+      const failedEvent = await ctx.keyhook.events.publish({
+        tenantId: 'tenant_a',
+        type: 'run.failed',
+        data: { runId: 'run_f' },
+      });
+      ctx.clock.advance(1_000);
+      const failed = failedEvent.deliveries.find((d) => d.webhookId === webhook.id)!;
+      const third = (await publish(webhook.id)).delivery;
+
+      expect(ids(await list(webhook.id, '?type=run.failed'))).toEqual([failed.id]);
+      expect(ids(await list(webhook.id, '?type=run.completed'))).toEqual([
+        third.id,
+        completed[1]!.id,
+        completed[0]!.id,
+      ]);
+      expect(ids(await list(webhook.id, '?type=run.started'))).toEqual([]);
+      expect(ids(await list(webhook.id, `?eventId=${completed[0]!.eventId}`))).toEqual([completed[0]!.id]);
+      // since is inclusive, until exclusive: the window holds the second and the failed one.
+      const window = `?since=${completed[1]!.createdAt.toISOString()}&until=${third.createdAt.toISOString()}`;
+      expect(ids(await list(webhook.id, window))).toEqual([failed.id, completed[1]!.id]);
+      const offset = encodeURIComponent(completed[1]!.createdAt.toISOString().replace('Z', '+00:00'));
+      expect(ids(await list(webhook.id, `?since=${offset}`))).toEqual([
+        third.id,
+        failed.id,
+        completed[1]!.id,
+      ]);
+      expect(ids(await list(webhook.id, '?type=run.failed&status=pending'))).toEqual([failed.id]);
+      expect(ids(await list(webhook.id, '?type=run.failed&status=failed'))).toEqual([]);
+      const first = await list(webhook.id, '?type=run.completed&limit=2');
+      expect(ids(first)).toEqual([third.id, completed[1]!.id]);
+      const second = await list(webhook.id, `?type=run.completed&limit=2&cursor=${first.body.nextCursor}`);
+      expect(ids(second)).toEqual([completed[0]!.id]);
+      // Another tenant's event id finds nothing of this endpoint's.
+      const theirs = await createWebhook('tenant_b');
+      const other = await publish(theirs.webhook.id, 'tenant_b');
+      expect(ids(await list(webhook.id, `?eventId=${other.event.id}`))).toEqual([]);
+
+      for (const [query, path] of [
+        ['?since=yesterday', 'since'],
+        ['?until=2026-01-01', 'until'],
+        ['?since=2026-01-01T00:00:00', 'since'],
+        [`?since=${third.createdAt.toISOString()}&until=${completed[0]!.createdAt.toISOString()}`, 'until'],
+        ['?type=', 'type'],
+        [`?eventId=${'e'.repeat(256)}`, 'eventId'],
+      ] as const) {
+        const reply = await list(webhook.id, query);
+        expect(reply.status, query).toBe(400);
+        expect(reply.body.error).toMatchObject({ code: 'validation_failed', details: [{ path }] });
+      }
+    });
+
     it('GET one → 200 { delivery, event, attempts }: the event as sent, attempts oldest first', async () => {
       const { webhook } = await createWebhook();
       const data = { runId: 'run_42', nested: { ok: false, list: [1, 'two', null] }, note: 'caf\u00e9' };

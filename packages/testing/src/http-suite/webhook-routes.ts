@@ -4,6 +4,7 @@ import type { SuiteContext } from './suite-context.js';
 
 const WEBHOOK_VIEW_FIELDS = [
   'createdAt',
+  'description',
   'disabledAt',
   'disabledReason',
   'events',
@@ -53,6 +54,7 @@ export function webhookCases(ctx: SuiteContext): void {
         status: 'active',
         disabledReason: null,
         disabledAt: null,
+        description: null,
         createdAt: '2026-01-01T00:00:00.000Z',
         updatedAt: '2026-01-01T00:00:00.000Z',
       });
@@ -385,6 +387,41 @@ export function webhookCases(ctx: SuiteContext): void {
       });
       expect(on.status).toBe(409);
       expect(on.body.error.code).toBe('webhook_conflict');
+    });
+
+    it('takes a description at create and by PATCH, alone or with the URL; blank clears it; text that misleads → 400', async () => {
+      const token = await admin(ctx);
+      const { webhook } = await created({
+        url: uniqueUrl(),
+        events: ['run.completed'],
+        description: '  Production billing sync ',
+      });
+      expect(webhook).toMatchObject({ description: 'Production billing sync' });
+      const patch = (json: unknown) => call(ctx, 'PATCH', `/admin/webhooks/${webhook.id}`, { token, json });
+      const renamed = await patch({ description: 'Billing, line 1\nline 2' });
+      expect(renamed.body.webhook).toMatchObject({
+        description: 'Billing, line 1\nline 2',
+        url: webhook.url,
+      });
+      const moved = await patch({ url: `${webhook.url}/v2` });
+      expect(moved.body.webhook).toMatchObject({ description: 'Billing, line 1\nline 2' });
+      expect((await patch({ description: '   ' })).body.webhook.description).toBeNull();
+      expect((await patch({ description: 'again' })).body.webhook.description).toBe('again');
+      expect((await patch({ description: null })).body.webhook.description).toBeNull();
+      for (const description of ['evil\u202Egnp.exe', 'bell\u0007', 'x'.repeat(501), 42]) {
+        const reply = await patch({ description });
+        expect(reply.status, JSON.stringify(description)).toBe(400);
+        expect(reply.body.error).toMatchObject({
+          code: 'validation_failed',
+          details: [{ path: 'description' }],
+        });
+        const refused = await create({ url: uniqueUrl(), events: ['run.completed'], description });
+        expect(refused.status).toBe(400);
+      }
+      // A status change stands alone.
+      expect((await patch({ status: 'disabled', description: 'x' })).status).toBe(400);
+      const read = await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token });
+      expect(read.body.webhook.description).toBeNull();
     });
 
     it('PATCH validates its body: status (two values), or url and events, never both in one request', async () => {

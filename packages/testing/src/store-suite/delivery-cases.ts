@@ -3,6 +3,8 @@ import { newId, type Store } from '@keyhook/core';
 import type {
   AttemptCompletion,
   AttemptRecord,
+  DeliveryListPage,
+  DeliveryRecord,
   EventRecord,
   PublishLease,
   WebhookRecord,
@@ -706,6 +708,37 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       expect(await ctx.store.requeueDelivery('tenant_b', webhook.id, ids[0]!, ['succeeded'], T0)).toEqual({
         outcome: 'not_found',
       });
+    });
+
+    it('narrows the list by event type, event id and creation time, with the state and the page', async () => {
+      const webhook = await subscribed(ctx.store, { events: ['run.completed', 'run.failed'] });
+      const made = [];
+      for (const [i, type] of ['run.completed', 'run.failed', 'run.completed', 'run.failed'].entries()) {
+        // Ids sort by their clock's time: each delivery's is its event's.
+        const clock = { now: () => at(i * 1_000) };
+        const outcome = await ctx.store.publishEvent(eventRecord({ type, createdAt: clock.now() }), () =>
+          newId('dlv', clock),
+        );
+        if (outcome.outcome !== 'published') throw new Error('expected a new event');
+        made.push(outcome.deliveries[0]!);
+      }
+      const [a, b, c, d] = made as [DeliveryRecord, DeliveryRecord, DeliveryRecord, DeliveryRecord];
+      const list = async (narrow: Omit<DeliveryListPage, 'limit'>, limit = 10) =>
+        (await ctx.store.listDeliveries('tenant_a', webhook.id, { limit, ...narrow })).map((x) => x.id);
+      expect(await list({ eventType: 'run.failed' })).toEqual([d.id, b.id]);
+      expect(await list({ eventType: 'run.started' })).toEqual([]);
+      expect(await list({ eventId: c.eventId })).toEqual([c.id]);
+      expect(await list({ createdFrom: at(1_000), createdBefore: at(3_000) })).toEqual([c.id, b.id]);
+      expect(await list({ createdFrom: at(2_000) })).toEqual([d.id, c.id]);
+      expect(await list({ createdBefore: at(1_000) })).toEqual([a.id]);
+      expect(await list({ eventType: 'run.completed', createdFrom: at(1) })).toEqual([c.id]);
+      expect(await list({ eventType: 'run.failed', status: 'failed' })).toEqual([]);
+      expect(await list({ eventType: 'run.failed', status: 'pending' })).toEqual([d.id, b.id]);
+      expect(await list({ eventType: 'run.failed' }, 1)).toEqual([d.id]);
+      expect(await list({ eventType: 'run.failed', before: d.id }, 1)).toEqual([b.id]);
+      expect(
+        await ctx.store.listDeliveries('tenant_b', webhook.id, { limit: 10, eventId: c.eventId }),
+      ).toEqual([]);
     });
 
     it('requeue moves a delivery from an allowed state to pending now, and holds it on a disabled endpoint', async () => {

@@ -57,6 +57,7 @@ export function webhookRecord(overrides: Partial<WebhookRecord> = {}): WebhookRe
     status: 'active',
     disabledReason: null,
     disabledAt: null,
+    description: null,
     secretSealed: `sealed:${randomBytes(16).toString('hex')}`,
     previousSecretSealed: null,
     previousSecretExpiresAt: null,
