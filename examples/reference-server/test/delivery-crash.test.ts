@@ -17,6 +17,7 @@ import {
   TENANT,
   testKeyhook,
 } from './delivery-load.js';
+import { runFailedData } from './event-data.js';
 
 const withPostgres = await postgresAvailable();
 
@@ -175,7 +176,7 @@ describe.each(backends)('a worker process killed with SIGKILL mid-load ($name)',
       // Then an event due after all of them: the worker leases in due order, so whatever it would
       // resend goes out with it or before, and SIGTERM's drain ends every attempt in flight.
       await keyhook.webhooks.create(TENANT, { url: receiver.url('/after'), events: ['run.failed'] });
-      await keyhook.events.publish({ tenantId: TENANT, type: 'run.failed', data: {} });
+      await keyhook.events.publish({ tenantId: TENANT, type: 'run.failed', data: runFailedData() });
       await waitUntil(
         () => receiver.to('/after').length === 1,
         10_000,

@@ -6,6 +6,7 @@ import { createSqliteStore } from '@keyhook/store-sqlite';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import { REFERENCE_EVENTS, REFERENCE_HEADERS } from '../src/catalog.js';
+import { runCompletedData } from './event-data.js';
 import { dropSchema, tempDir } from './instances.js';
 
 /**
@@ -141,7 +142,7 @@ export async function publishMany(
         tenantId: TENANT,
         type: 'run.completed',
         id: `evt_${label}_${String(index).padStart(5, '0')}`,
-        data: { runId: `run_${index}` },
+        data: runCompletedData({ runId: `run_${index}` }),
       });
     }
   };

@@ -25,6 +25,7 @@ import {
   TENANT,
   testKeyhook,
 } from './delivery-load.js';
+import { runFailedData } from './event-data.js';
 
 // Included only on purpose (see vitest.config.ts): then a missing Postgres is a failure, not a skip.
 if (!(await postgresAvailable())) throw new Error('the restart test needs PostgreSQL on 127.0.0.1:5432');
@@ -114,7 +115,11 @@ describe('the PostgreSQL server restarts under a running worker', () => {
     const lanes = Array.from({ length: TRAFFIC_LANES }, async (_, lane) => {
       for (let n = 0; trafficRuns; n++) {
         try {
-          await keyhook!.events.publish({ tenantId: TENANT, type: 'run.failed', data: { lane, n } });
+          await keyhook!.events.publish({
+            tenantId: TENANT,
+            type: 'run.failed',
+            data: runFailedData({ lane, n }),
+          });
           traffic.published++;
         } catch {
           traffic.refused++;

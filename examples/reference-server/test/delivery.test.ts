@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { postgresAvailable } from '@keyhook/testing/postgres';
 import { adminToken, answer, TestReceiver } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCompletedData } from './event-data.js';
 import { backendsFor, type Running, start } from './instances.js';
 
 const withPostgres = await postgresAvailable();
@@ -26,7 +27,11 @@ describe.each(backends)('webhook delivery end to end on $name', (backend) => {
     return reply.body as { webhook: { id: string }; secret: string };
   };
   const publish = (data: Record<string, unknown>) =>
-    running.server.keyhook.events.publish({ tenantId: 'acme', type: 'run.completed', data });
+    running.server.keyhook.events.publish({
+      tenantId: 'acme',
+      type: 'run.completed',
+      data: runCompletedData(data),
+    });
 
   beforeAll(async () => {
     if (!backend.available) return;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reply } from './client.js';
 import { type DataPlaneClient, startDataPlane } from './data-plane.js';
 import { allDeliveries, countBy, receivedCounts, repeated, TENANT } from './delivery-load.js';
+import { runCompletedData } from './event-data.js';
 
 /** The database of one full-disk suite, on a small disk the suite fills and frees. */
 export interface FullDiskDatabase {
@@ -73,7 +74,12 @@ export function fullDiskSuite(name: string, open: () => Promise<FullDiskDatabase
       api.call('PUT', `/sources/${sourceId}/items/item-${next}`, { content: noise(64 * 1024) }),
       ...ids.map((id) =>
         plane.running.server.keyhook.events
-          .publish({ tenantId: TENANT, type: 'run.completed', id, data: { pad: noise(2048) } })
+          .publish({
+            tenantId: TENANT,
+            type: 'run.completed',
+            id,
+            data: runCompletedData({ pad: noise(2048) }),
+          })
           .then(
             () => true,
             (error: unknown) => {

@@ -3,6 +3,7 @@ import { answer, TestReceiver } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { buildServer, type ReferenceServer } from '../src/server.js';
+import { runCompletedData } from './event-data.js';
 import { sqliteEnv, tempDir } from './instances.js';
 
 /** The reference server logs keyhook's endpoint health callbacks, one line each. */
@@ -41,7 +42,7 @@ describe('health callbacks in the reference server log', () => {
     await server.keyhook.events.publish({
       tenantId: 'acme',
       type: 'run.completed',
-      data: { runId: 'run_1' },
+      data: runCompletedData({ runId: 'run_1' }),
     });
     await expect
       .poll(() => lines.filter((line) => line['msg'] === 'webhook endpoint disabled').length)

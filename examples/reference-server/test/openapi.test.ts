@@ -1,5 +1,6 @@
 import { documentedRouteKeys, openApiProblems, registeredRouteKeys } from '@keyhook/testing/openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFERENCE_EVENTS } from '../src/catalog.js';
 import { PORTAL_PATH } from '../src/server.js';
 import { backends, startDataPlane } from './data-plane.js';
 
@@ -25,6 +26,32 @@ describe('the OpenAPI document (/api/v1/openapi.json) and its page (/api/v1/docs
     expect(await openApiProblems(document)).toEqual([]);
     // The check itself can fail: a document with no info is not OpenAPI.
     expect(await openApiProblems({ openapi: '3.1.0', paths: {} })).not.toEqual([]);
+  });
+
+  it("describes each event's data field by field, with an example the schema takes (issue 44, item 5)", () => {
+    const catalog = plane.running.server.keyhook.eventCatalog();
+    expect(catalog.map((entry) => entry.type)).toEqual([
+      'run.completed',
+      'run.failed',
+      'run.conflict',
+      'generation.published',
+      'apply.failed',
+    ]);
+    for (const entry of catalog) {
+      const properties = (
+        entry.schema as {
+          properties: Record<string, { description?: string; anyOf?: { description?: string }[] }>;
+        }
+      ).properties;
+      expect(Object.keys(properties).length, entry.type).toBeGreaterThanOrEqual(3);
+      for (const [field, node] of Object.entries(properties)) {
+        const described = node.description ?? node.anyOf?.find((option) => option.description)?.description;
+        expect(described, `${entry.type}.${field}`).toMatch(/\w/);
+      }
+      expect(Object.keys(entry.example ?? {}).sort(), entry.type).toEqual(Object.keys(properties).sort());
+      // The document's webhook of that type carries the same schema.
+      expect(document.webhooks[entry.type].post.requestBody.content['application/json'].schema).toBeDefined();
+    }
   });
 
   it('lists every route the server registers, and nothing it does not, but the portal', () => {
@@ -96,7 +123,7 @@ describe('the OpenAPI document (/api/v1/openapi.json) and its page (/api/v1/docs
       'apply.failed',
     ]);
     const completed = document.webhooks['run.completed'].post;
-    expect(completed.summary).toBe('A run finished discovery successfully.');
+    expect(completed.summary).toBe(REFERENCE_EVENTS['run.completed'].description);
     expect(completed.parameters.map((p: { name: string }) => p.name)).toEqual([
       'x-chatbot-signature',
       'x-chatbot-event-id',

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { buildServer } from '../src/server.js';
 import { Client } from './client.js';
+import { runCompletedData } from './event-data.js';
 import { sqliteEnv, tempDir } from './instances.js';
 import { ServerProcess } from './server-process.js';
 
@@ -332,7 +333,7 @@ describe('OTLP export from the real process', () => {
         const published = await server.keyhook.events.publish({
           tenantId: 'acme',
           type: 'run.completed',
-          data: { runId: 'run_in_process' },
+          data: runCompletedData({ runId: 'run_in_process' }),
         });
         span.end();
         return { publisher: span.spanContext(), eventId: published.event.id };

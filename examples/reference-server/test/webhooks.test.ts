@@ -7,6 +7,7 @@ import { verify } from '@keyhook/webhook-verify';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCompletedData } from './event-data.js';
 import { dropSchema, postgresEnv, type Running, sqliteEnv, start, tempDir } from './instances.js';
 
 const withPostgres = await postgresAvailable();
@@ -190,7 +191,7 @@ describe.each(backends)('webhook endpoints end to end on $name', (backend) => {
         const { event } = await running.server.keyhook.events.publish({
           tenantId: 'acme',
           type: 'run.completed',
-          data: { runId: 'run_restart' },
+          data: runCompletedData({ runId: 'run_restart' }),
         });
         const request = await delivery;
         // The server's own header names (src/catalog.ts), passed as any receiver of it passes them.

@@ -1,5 +1,6 @@
 import { signEvent, verify } from '@keyhook/webhook-verify';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { contrastsMoreWithBlack } from '../app/accent-contrast.js';
 import type { WebhookView } from '../app/api-types.js';
 import {
@@ -11,6 +12,7 @@ import {
 } from '../app/delivery-settings.js';
 import { disabledReasonText, successRate } from '../app/endpoint-health.js';
 import { hrefOf, parseRoute } from '../app/routes.js';
+import { schemaFields } from '../app/schema-fields.js';
 import { verifySnippet } from '../app/verify-snippet.js';
 import { visibleText } from '../app/visible-text.js';
 
@@ -200,5 +202,33 @@ describe('the payload and response viewers', () => {
     expect(visibleText('a\u2067b\u2069 \u200F c\u0085')).toBe('a\\u2067b\\u2069 \\u200F c\\u0085');
     const plain = '{\n\t"name": "مفتاح ✓"\n}';
     expect(visibleText(plain)).toBe(plain);
+  });
+});
+
+describe("the catalog page's fields", () => {
+  it('lists each field of a JSON Schema as zod writes it: nested, nullable, optional, arrays', () => {
+    const schema = z.toJSONSchema(
+      z.looseObject({
+        runId: z.string().meta({ description: 'The run.' }),
+        base: z.int().nullable().meta({ description: 'The base, or null.' }),
+        counts: z
+          .object({ added: z.int().meta({ description: 'Added.' }), note: z.string().optional() })
+          .nullable()
+          .meta({ description: 'The counts.' }),
+        tags: z.array(z.string()),
+        mode: z.enum(['fast', 'slow']),
+      }),
+      { io: 'output' },
+    ) as Record<string, unknown>;
+    expect(schemaFields(schema)).toEqual([
+      { name: 'runId', type: 'string', required: true, description: 'The run.' },
+      { name: 'base', type: 'integer or null', required: true, description: 'The base, or null.' },
+      { name: 'counts', type: 'object or null', required: true, description: 'The counts.' },
+      { name: 'counts.added', type: 'integer', required: true, description: 'Added.' },
+      { name: 'counts.note', type: 'string', required: false, description: undefined },
+      { name: 'tags', type: 'array of string', required: true, description: undefined },
+      { name: 'mode', type: '"fast" or "slow"', required: true, description: undefined },
+    ]);
+    expect(schemaFields(null)).toEqual([]);
   });
 });

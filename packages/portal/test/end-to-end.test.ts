@@ -388,7 +388,13 @@ describeInBrowser('the portal end to end', () => {
         const text = await page.getByRole('main').innerText();
         expect(text).toContain('x-acme-signature');
         expect(text).toContain('An item was created.');
+        // Each field of the data, with its type and description, as a table.
+        const fields = page.getByRole('table', { name: "The fields of item.created's data" });
+        expect(await fields.getByRole('row', { name: /itemId/ }).innerText()).toMatch(
+          /itemId\s+string\s+The item/,
+        );
         await expectAccessible(page, 'the event catalog');
+        await page.screenshot({ path: join(SCREENSHOTS, 'events.png'), fullPage: true });
       });
 
       it.runIf(runs)("gives nothing of another tenant's, in the pages or by hand", async () => {

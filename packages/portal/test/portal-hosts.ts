@@ -32,7 +32,10 @@ export const SCOPES = [
 export const EVENTS = {
   'item.created': {
     description: 'An item was created.',
-    data: z.object({ itemId: z.string(), name: z.string() }),
+    data: z.object({
+      itemId: z.string().meta({ description: 'The item (itm_…).' }),
+      name: z.string().meta({ description: 'Its name, as the customer gave it.' }),
+    }),
     example: { itemId: 'itm_1001', name: 'First item' },
   },
   'item.deleted': { description: 'An item was deleted.', data: z.object({ itemId: z.string() }) },

@@ -7,17 +7,22 @@ import type { ChangeCounts, RunRecord } from './model.js';
  * the run, the generation and the reason. Ids are derived from the run, so a job that runs again
  * after a crash publishes the same event id, and keyhook's idempotency on `id` keeps it to one.
  */
-const event = (
+type EventOf<Type extends ReferenceEvent['type']> = Extract<ReferenceEvent, { type: Type }>;
+
+/** An event of `type` about `run`: the catalog's schema of that type (src/catalog.ts) types `data`. */
+function event<Type extends ReferenceEvent['type']>(
   run: RunRecord,
   kind: string,
-  type: ReferenceEvent['type'],
-  data: Record<string, unknown>,
-) => ({
-  tenantId: run.tenantId,
-  type,
-  id: `evt_${run.id}_${kind}`,
-  data: { sourceId: run.sourceId, runId: run.id, ...data },
-});
+  type: Type,
+  data: Omit<EventOf<Type>['data'], 'sourceId' | 'runId'>,
+): EventOf<Type> {
+  return {
+    tenantId: run.tenantId,
+    type,
+    id: `evt_${run.id}_${kind}`,
+    data: { sourceId: run.sourceId, runId: run.id, ...data },
+  } as unknown as EventOf<Type>;
+}
 
 const generationOf = (number: number) => (number === 0 ? null : number);
 
