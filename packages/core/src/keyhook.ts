@@ -520,6 +520,7 @@ export function createKeyhook<
     scopes: scopeCatalog,
     adminRoutes: routes,
     events: () => eventCatalog.entries(),
+    developmentUrls: urlPolicy.allowHttp || urlPolicy.allowPrivateAddresses,
     headers: headerNames,
     secureCookie: !development,
     cookiePath: new URL(portalUrl, 'http://localhost').pathname,

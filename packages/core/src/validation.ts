@@ -6,11 +6,60 @@ import { type ErrorDetail, KeyhookError } from './errors.js';
  * with `validationFailed`, so a host's own routes refuse input with keyhook's envelope.
  */
 export function parseOrThrow<Schema extends z.ZodType>(schema: Schema, input: unknown): z.output<Schema> {
-  const result = schema.safeParse(input);
+  const result = schema.safeParse(input, { error: inPlainWords });
   if (result.success) return result.data;
   throw validationFailed(
-    result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+    result.error.issues.map((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? { path: [...issue.path, issue.keys[0]].map(String).join('.'), message: 'is not a field this takes' }
+        : { path: issue.path.map(String).join('.'), message: issue.message },
+    ),
   );
+}
+
+const ARTICLE: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'an object',
+  null: 'null',
+};
+
+/**
+ * zod's issues said as the field's predicate (docs/decisions.md §1.11): "is required", "must not
+ * be empty", "must be at most 200 characters". A schema's own message wins over these.
+ */
+function inPlainWords(issue: z.core.$ZodRawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined
+        ? 'is required'
+        : `must be ${ARTICLE[issue.expected] ?? issue.expected}`;
+    case 'too_small': {
+      const min = Number(issue.minimum);
+      if (issue.origin === 'string')
+        return min <= 1 ? 'must not be empty' : `must be at least ${min} characters`;
+      if (issue.origin === 'array' || issue.origin === 'set')
+        return min <= 1 ? 'must name at least one' : `must name at least ${min}`;
+      return `must be at least ${min}`;
+    }
+    case 'too_big': {
+      const max = Number(issue.maximum);
+      if (issue.origin === 'string') return `must be at most ${max} characters`;
+      if (issue.origin === 'array' || issue.origin === 'set') return `must name at most ${max}`;
+      return `must be at most ${max}`;
+    }
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
+    case 'invalid_format':
+      if (issue.format === 'datetime')
+        return 'must be an RFC 3339 time with an offset, as 2026-12-06T12:00:00Z';
+      return `must be a valid ${issue.format}`;
+    default:
+      return undefined;
+  }
 }
 
 export function validationFailed(details: ErrorDetail[]): KeyhookError {

@@ -120,6 +120,7 @@ describe('the portal API', () => {
         adminRoutes: [unnamed],
         events: () => [],
         headers: keyhook.headerNames,
+        developmentUrls: false,
         secureCookie: true,
         cookiePath: '/api/v1/portal',
         origins: undefined,

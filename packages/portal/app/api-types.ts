@@ -27,6 +27,8 @@ export interface PortalSession {
   scopes: { name: string; description?: string }[];
   events: PortalEventType[];
   headers: { signature: string; eventId: string };
+  /** Endpoint URLs may be http:// or loopback here (development). */
+  developmentUrls: boolean;
 }
 
 export interface Page<Item> {

@@ -25,7 +25,11 @@ export function EndpointTargetFields({
     <>
       <Field
         label="Endpoint URL"
-        hint="An https:// URL of yours that receives the events."
+        hint={
+          session.developmentUrls
+            ? 'A URL of yours that receives the events. In development, http:// and loopback URLs (127.0.0.1, localhost) are allowed too; production takes https:// URLs on public addresses only.'
+            : 'An https:// URL of yours that receives the events.'
+        }
         error={error?.fieldMessage('url')}
       >
         {(props) => (
@@ -54,7 +58,11 @@ export function EndpointTargetFields({
           />
         )}
       </Field>
-      <ChoiceGroup legend="Events to send" error={error?.fieldMessage('events')}>
+      <ChoiceGroup
+        legend="Events to send"
+        error={error?.fieldMessage('events')}
+        noneChosen="Choose at least one event"
+      >
         {session.events.map((type) => (
           <Choice
             key={type.type}

@@ -2,6 +2,15 @@ import type { ComponentChildren } from 'preact';
 import { useId } from 'preact/hooks';
 
 /**
+ * The API's field message as a sentence about the field: "must not be empty" beside "Name" reads
+ * "Name must not be empty". A message that is a sentence already is shown as it is.
+ */
+export function fieldSentence(label: string, message: string): string {
+  if (!/^[a-z]/.test(message)) return message;
+  return `${label.replace(/\s*\(.*\)$/, '')} ${message}`;
+}
+
+/**
  * A labelled field with its hint and its error tied to it (aria-describedby), and aria-invalid
  * while the error stands. `children` gets the input's id and description ids.
  */
@@ -39,7 +48,7 @@ export function Field({
       })}
       {error ? (
         <p id={errorId} class="field-error">
-          {error}
+          {fieldSentence(label, error)}
         </p>
       ) : null}
     </div>
@@ -134,24 +143,30 @@ export function RadioChoice({
   );
 }
 
-/** A group of choices under a legend, with the group's error. */
+/**
+ * A group of choices under a legend, with the group's error. `noneChosen` is what an empty choice
+ * is told ("Choose at least one event"), in place of the API's "must name at least one".
+ */
 export function ChoiceGroup({
   legend,
   error,
+  noneChosen,
   children,
 }: {
   legend: string;
   error?: string | undefined;
+  noneChosen?: string | undefined;
   children: ComponentChildren;
 }) {
   const id = useId();
+  const said = error && noneChosen && /^must name at least one\b/.test(error) ? noneChosen : error;
   return (
-    <fieldset aria-describedby={error ? id : undefined}>
+    <fieldset aria-describedby={said ? id : undefined}>
       <legend>{legend}</legend>
       {children}
-      {error ? (
+      {said ? (
         <p id={id} class="field-error">
-          {error}
+          {fieldSentence(legend, said)}
         </p>
       ) : null}
     </fieldset>

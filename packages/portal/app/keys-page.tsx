@@ -215,7 +215,11 @@ function CreateKeyDialog({
           )}
         </Field>
         {session.scopes.length > 0 ? (
-          <ChoiceGroup legend="Scopes" error={error?.fieldMessage('scopes')}>
+          <ChoiceGroup
+            legend="Scopes"
+            error={error?.fieldMessage('scopes')}
+            noneChosen="Choose at least one scope"
+          >
             {session.scopes.map((scope) => (
               <Choice
                 key={scope.name}

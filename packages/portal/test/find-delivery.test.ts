@@ -130,6 +130,12 @@ describeInBrowser('finding a delivery in the portal', () => {
         await page.getByRole('link', { name: 'Webhooks' }).click();
         await page.getByRole('button', { name: 'Add endpoint' }).click();
         const dialog = page.getByRole('dialog');
+        // Development: the URL's hint says http:// and loopback are allowed here, and not in production.
+        expect(await dialog.getByText(/In development, http:\/\/ and loopback URLs/).count()).toBe(1);
+        // Nothing chosen, nothing typed: each field says what it needs, in plain words.
+        await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+        await dialog.getByText('Choose at least one event').waitFor();
+        await expectAccessible(page, 'the add-endpoint dialog with its field errors');
         await dialog.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/described');
         await dialog.getByLabel('Description (optional)').fill('Billing sync');
         await dialog.getByRole('checkbox', { name: /item\.created/ }).check();
@@ -145,8 +151,10 @@ describeInBrowser('finding a delivery in the portal', () => {
           .getByLabel('Description (optional)')
           .fill('Billing sync\u202E, reversed');
         await page.getByRole('dialog').getByRole('button', { name: 'Save changes' }).click();
-        // Refused beside the field, in the API's words; nothing saved.
-        await page.getByRole('dialog').locator('.field-error').waitFor();
+        // Refused beside the field, as a sentence about it; nothing saved.
+        const refusal = page.getByRole('dialog').locator('.field-error');
+        await refusal.waitFor();
+        expect(await refusal.innerText()).toMatch(/^Description must not contain control characters/);
         await page.getByRole('dialog').getByLabel('Description (optional)').fill('Billing sync, v2');
         await page.getByRole('dialog').getByRole('button', { name: 'Save changes' }).click();
         await page.getByRole('dialog').waitFor({ state: 'detached' });

@@ -45,6 +45,8 @@ export interface PortalApiDeps {
   adminRoutes: readonly RouteSpec[];
   /** The host's event catalog as the portal shows it. */
   events: () => readonly unknown[];
+  /** Whether endpoint URLs may be http:// or private addresses (development): the URL field says so. */
+  developmentUrls: boolean;
   /** The host's delivery header names, for the catalog page's verification snippet. */
   headers: Readonly<{ signature: string; eventId: string }>;
   /** Send the cookie with `Secure` (outside development). */
@@ -104,6 +106,7 @@ export function portalApi(deps: PortalApiDeps) {
       .map((name) => ({ name, description: deps.scopes.descriptions.get(name) })),
     events: deps.events(),
     headers: deps.headers,
+    developmentUrls: deps.developmentUrls,
   });
 
   /** Where the portal answers, as the browser sees it: the adapter's mount (`/` at the root), else the configured URL's. */

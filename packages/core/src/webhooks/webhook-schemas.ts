@@ -68,7 +68,7 @@ export function webhookSchemaFor(events: EventTypeCatalog) {
     .object({
       url: z.string(),
       // A set: duplicates are dropped, order does not matter (docs/decisions.md §5.6).
-      events: z.array(events.schema).min(1, 'events must name at least one event kind'),
+      events: z.array(events.schema).min(1, 'must name at least one event type'),
       // Absent: the host's delivery.signatureScheme (keyhook unless it says otherwise).
       signatureScheme: signatureSchemeSchema.optional(),
       // Absent: the host's delivery.endpointRateLimit (none unless it says otherwise); null: none.
@@ -141,7 +141,7 @@ export function updateWebhookSchemaFor(events: EventTypeCatalog) {
     .object({
       status: z.enum(['active', 'disabled']).optional(),
       url: z.string().optional(),
-      events: z.array(events.schema).min(1, 'events must name at least one event kind').optional(),
+      events: z.array(events.schema).min(1, 'must name at least one event type').optional(),
       signatureScheme: signatureSchemeSchema.optional(),
       rateLimit: endpointRateLimitSchema.optional(),
       description: webhookDescriptionSchema.nullable().optional(),

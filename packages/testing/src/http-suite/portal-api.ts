@@ -125,6 +125,8 @@ export function portalApiCases(ctx: SuiteContext): void {
           permissions: ['keys:read', 'keys:write'],
           scopes: [{ name: 'items:read' }],
           headers: ctx.keyhook.headerNames,
+          // Production: endpoint URLs are https:// on public addresses only.
+          developmentUrls: false,
         },
       });
       const events = (reply.body as { session: { events: { type: string }[] } }).session.events;

@@ -446,7 +446,7 @@ export function webhookCases(ctx: SuiteContext): void {
         token,
         json: { events: ['run.exploded'] },
       });
-      expect(unknown.body.error.message).toContain('"run.completed"|"run.failed"');
+      expect(unknown.body.error.message).toContain('must be one of "run.completed", "run.failed"');
       const after = await call(ctx, 'GET', `/admin/webhooks/${webhook.id}`, { token });
       expect(after.body.webhook).toEqual(webhook);
     });
