@@ -418,7 +418,7 @@ export function createKeyhook<
       catalog: eventCatalog,
       clock,
       randomBytes,
-      prepare: (input) => events.prepare(input),
+      prepare: (input, kind) => events.prepare(input, kind),
       onPublished: wakeWorkers,
     }),
   });

@@ -1,4 +1,11 @@
-import { createKeyhook, type EventCatalog, MemoryStore, openApiDocument, silentLogger } from '@keyhook/core';
+import {
+  createKeyhook,
+  type EventCatalog,
+  MemoryStore,
+  openApiDocument,
+  silentLogger,
+  toDeliveryView,
+} from '@keyhook/core';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -111,6 +118,29 @@ describe('the event catalog (keyhook.eventCatalog(), docs/decisions.md §8.16)',
 });
 
 describe('webhooks.sendTestEvent (docs/decisions.md §8.16)', () => {
+  it("marks a test event by its id, evt_test_, which no publish may take; a published event's delivery is no test", async () => {
+    const keyhook = invoices();
+    const target = await webhookOf(keyhook);
+    const { delivery } = await keyhook.webhooks.sendTestEvent('tenant_a', target.id, {
+      type: 'invoice.paid',
+    });
+    expect(toDeliveryView(delivery).test).toBe(true);
+    const data = invoiceEvents['invoice.paid'].example;
+    const published = await keyhook.events.publish({ tenantId: 'tenant_a', type: 'invoice.paid', data });
+    expect(toDeliveryView(published.deliveries[0]!).test).toBe(false);
+    await expect(
+      keyhook.events.publish({ tenantId: 'tenant_a', type: 'invoice.paid', id: 'evt_test_mine', data }),
+    ).rejects.toMatchObject({ code: 'validation_failed', details: [{ path: 'id' }] });
+    // evt_test alone, or evt_testing_, is any id.
+    const own = await keyhook.events.publish({
+      tenantId: 'tenant_a',
+      type: 'invoice.paid',
+      id: 'evt_testing_1',
+      data,
+    });
+    expect(toDeliveryView(own.deliveries[0]!).test).toBe(false);
+  });
+
   it("sends the type's example to that endpoint only, pending, with a minted evt_ id", async () => {
     const keyhook = invoices();
     const target = await webhookOf(keyhook);
@@ -119,7 +149,7 @@ describe('webhooks.sendTestEvent (docs/decisions.md §8.16)', () => {
       type: 'invoice.paid',
     });
     expect(event).toMatchObject({ tenantId: 'tenant_a', type: 'invoice.paid' });
-    expect(event.id).toMatch(/^evt_[0-9a-z]{26}$/);
+    expect(event.id).toMatch(/^evt_test_[0-9a-z]{26}$/);
     expect(dataOf(event.payload)).toEqual(invoiceEvents['invoice.paid'].example);
     expect(delivery).toMatchObject({
       webhookId: target.id,

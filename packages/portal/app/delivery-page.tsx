@@ -52,7 +52,8 @@ export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; del
           <dl class="facts">
             <dt>Event</dt>
             <dd>
-              {data.event.type} <span class="mono muted break">{data.event.id}</span>{' '}
+              {data.event.type} {data.delivery.test ? <span class="badge badge-test">test</span> : null}{' '}
+              <span class="mono muted break">{data.event.id}</span>{' '}
               <CopyButton text={data.event.id} what="event ID" />
             </dd>
             <dt>Delivery ID</dt>

@@ -355,6 +355,7 @@ function DeliveryLog({ webhookId, round }: { webhookId: string; round: number })
                       {delivery.eventType}
                       <span class="visually-hidden">, delivery {delivery.id}</span>
                     </a>
+                    {delivery.test ? <span class="badge badge-test">test</span> : null}
                     <div class="mono muted small">{delivery.eventId}</div>
                   </th>
                   <td>

@@ -182,6 +182,8 @@ describeInBrowser('the portal end to end', () => {
         await page.getByRole('button', { name: 'Send test event' }).click();
         const row = page.getByRole('row', { name: /item\.created/ }).first();
         await expect.poll(() => row.innerText(), { timeout: 10_000 }).toMatch(/succeeded/i);
+        // A test event is marked so in the log.
+        expect(await row.locator('.badge-test').innerText()).toBe('test');
 
         const [delivery] = receiver.requests;
         const event = verify(

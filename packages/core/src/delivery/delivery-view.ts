@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AttemptRecord, DeliveryDetail, DeliveryRecord } from '../store/types.js';
 import { DELIVERY_STATES } from './states.js';
+import { isTestEventId } from './test-event-id.js';
 
 const instant = z.iso.datetime();
 
@@ -13,6 +14,9 @@ export const deliveryViewSchema = z.object({
   webhookId: z.string(),
   eventId: z.string(),
   eventType: z.string(),
+  test: z.boolean().meta({
+    description: 'A test event’s delivery (POST /admin/webhooks/{id}/test): its event id begins evt_test_.',
+  }),
   status: z.enum(DELIVERY_STATES),
   attemptCount: z
     .number()
@@ -64,6 +68,7 @@ export function toDeliveryView(delivery: DeliveryRecord): DeliveryView {
     webhookId: delivery.webhookId,
     eventId: delivery.eventId,
     eventType: delivery.eventType,
+    test: isTestEventId(delivery.eventId),
     status: delivery.status,
     attemptCount: delivery.attempts,
     // In flight, dueAt is the lease's end: not an attempt anyone should wait for.

@@ -15,6 +15,7 @@ import type {
 } from '../store/types.js';
 import { activeTraceContext } from '../tracing.js';
 import { parseOrThrow, storableText, validationFailed } from '../validation.js';
+import { isTestEventId, TEST_EVENT_PREFIX } from './test-event-id.js';
 
 /** The largest serialised event body. Receivers buffer it whole to verify it. */
 export const MAX_EVENT_BYTES = 256 * 1024;
@@ -27,7 +28,11 @@ const publishSchemaFor = (catalog: EventTypeCatalog) =>
     tenantId: storableText().min(1).max(255),
     type: catalog.schema,
     data: z.record(z.string(), z.unknown()),
-    id: z.string().regex(EVENT_ID_PATTERN, 'must be evt_ followed by 1–100 of A–Z a–z 0–9 _ -').optional(),
+    id: z
+      .string()
+      .regex(EVENT_ID_PATTERN, 'must be evt_ followed by 1–100 of A–Z a–z 0–9 _ -')
+      .refine((id) => !isTestEventId(id), `must not begin with ${TEST_EVENT_PREFIX}: it marks test events`)
+      .optional(),
   });
 
 /**
@@ -153,11 +158,12 @@ export class EventService<Catalog extends EventCatalog = EventCatalog> implement
    * output is what is sent), and its body serialised once. A refusal writes nothing. A test
    * event is made by it too (delivery/test-event.ts), so both follow one rule.
    */
-  prepare(input: unknown): EventRecord {
+  prepare(input: unknown, kind: 'event' | 'test' = 'event'): EventRecord {
     const parsed = parseOrThrow(this.publishSchema, input);
     const data = this.checkData(parsed.type, parsed.data);
     const createdAt = this.deps.clock.now();
-    const id = parsed.id ?? newId('evt', this.deps.clock, this.deps.randomBytes);
+    const minted = kind === 'test' ? TEST_EVENT_PREFIX.slice(0, -1) : 'evt';
+    const id = parsed.id ?? newId(minted, this.deps.clock, this.deps.randomBytes);
     const payload = serialise({
       id,
       type: parsed.type,

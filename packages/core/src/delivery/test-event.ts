@@ -39,7 +39,10 @@ export interface TestEventDeps {
   clock: Clock;
   randomBytes: RandomBytes;
   /** The event as publish makes it: validated by its type's schema, an `evt_` id minted, its body serialised. */
-  prepare(input: { tenantId: string; type: string; data: Record<string, unknown> }): EventRecord;
+  prepare(
+    input: { tenantId: string; type: string; data: Record<string, unknown> },
+    kind: 'test',
+  ): EventRecord;
   /** Called after a test event whose delivery is due now, so workers in this process lease it. */
   onPublished(): void;
 }
@@ -66,7 +69,8 @@ export class TestEventSender {
         { path: 'data', message: `is required: ${type} has no example that passes its schema` },
       ]);
     }
-    const event = this.deps.prepare({ tenantId, type, data: chosen });
+    // Its id says it is a test (`evt_test_…`), in the log and to the receiver.
+    const event = this.deps.prepare({ tenantId, type, data: chosen }, 'test');
     if (!isWellFormedId(webhookId, 'wh')) throw notFound();
     const outcome = await this.deps.store.publishTestEvent(
       event,

@@ -19,6 +19,7 @@ export const DELIVERY_VIEW_FIELDS = [
   'lastAttemptAt',
   'nextAttemptAt',
   'status',
+  'test',
   'updatedAt',
   'webhookId',
 ];
@@ -191,6 +192,7 @@ export function deliveryCases(ctx: SuiteContext): void {
         webhookId: webhook.id,
         eventId: oldest.event.id,
         eventType: 'run.completed',
+        test: false,
         status: 'pending',
         attemptCount: 0,
         nextAttemptAt: '2026-01-01T00:00:00.000Z',
@@ -397,6 +399,7 @@ export function deliveryCases(ctx: SuiteContext): void {
         webhookId: webhook.id,
         eventId: event.id,
         eventType: 'run.completed',
+        test: false,
         status: 'failed',
         attemptCount: 2,
         nextAttemptAt: null,

@@ -53,7 +53,8 @@ export function testEventCases(ctx: SuiteContext): void {
       expect(reply.status, reply.text).toBe(202);
       expect(Object.keys(reply.body).sort()).toEqual(['delivery', 'event']);
       expect(reply.body.event).toEqual({
-        id: expect.stringMatching(/^evt_[0-9a-z]{26}$/),
+        // Its id marks it a test, in the log and to the receiver.
+        id: expect.stringMatching(/^evt_test_[0-9a-z]{26}$/),
         type: 'run.completed',
         createdAt: ctx.clock.now().toISOString(),
       });
@@ -62,6 +63,7 @@ export function testEventCases(ctx: SuiteContext): void {
         webhookId: webhook.id,
         eventId: reply.body.event.id,
         eventType: 'run.completed',
+        test: true,
         status: 'pending',
         attemptCount: 0,
       });
