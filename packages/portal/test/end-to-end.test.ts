@@ -355,8 +355,8 @@ describeInBrowser('the portal end to end', () => {
           expect(await rate.inputValue()).toBe('5');
           expect(await dialog.getByRole('radio', { name: 'Standard Webhooks' }).isChecked()).toBe(true);
           for (const [typed, refusal] of [
-            ['0', 'perSecond must be at least 0.01'],
-            ['5000', 'perSecond must be at most 1000'],
+            ['0', 'Deliveries per second must be at least 0.01'],
+            ['5000', 'Deliveries per second must be at most 1000'],
           ] as const) {
             await rate.fill(typed);
             await dialog.getByRole('button', { name: 'Save changes' }).click();
@@ -458,6 +458,8 @@ describeInBrowser('the portal end to end', () => {
 
           await page.getByRole('button', { name: 'Rotate secret' }).click();
           await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+          // The rotation's answer first: only then is the store's endpoint the rotated one.
+          await page.getByText(/Its new public key: whpk_/).waitFor();
           const rotated = await host.keyhook.webhooks.get(TENANT, webhook.id);
           expect(rotated.publicKey).not.toBe(webhook.publicKey);
           await page.getByText(`Its new public key: ${rotated.publicKey}`).waitFor();

@@ -75,17 +75,12 @@ describeInBrowser('the portal on a phone-sized screen', () => {
         await host?.close();
       });
 
-      const pages: [string, () => string, string, string][] = [
+      const pages: [string, () => string, string, string | null][] = [
         ['the keys page', () => '#/keys', 'API keys', 'phone-keys.png'],
-        ['the endpoints page', () => '#/webhooks', 'Webhook endpoints', 'phone-endpoints.png'],
+        ['the endpoints page', () => '#/webhooks', 'Webhook endpoints', null],
         ['an endpoint page', () => `#/webhooks/${webhookId}`, 'Deliveries', 'phone-endpoint.png'],
-        [
-          'a delivery page',
-          () => `#/webhooks/${webhookId}/deliveries/${deliveryId}`,
-          'Attempts',
-          'phone-delivery.png',
-        ],
-        ['the event catalog', () => '#/events', 'Event catalog', 'phone-events.png'],
+        ['a delivery page', () => `#/webhooks/${webhookId}/deliveries/${deliveryId}`, 'Attempts', null],
+        ['the event catalog', () => '#/events', 'Event catalog', null],
       ];
       for (const [what, route, heading, file] of pages) {
         it.runIf(runs)(`${what} does not scroll sideways at 375 px`, async () => {
@@ -98,7 +93,8 @@ describeInBrowser('the portal on a phone-sized screen', () => {
             measured.width,
           );
           await expectAccessible(page, `${what} at 375 px`);
-          await page.screenshot({ path: join(SCREENSHOTS, file), fullPage: true });
+          // The README shows two of them.
+          if (file) await page.screenshot({ path: join(SCREENSHOTS, file), fullPage: true });
         });
       }
     });

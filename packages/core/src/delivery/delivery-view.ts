@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AttemptRecord, DeliveryDetail, DeliveryRecord } from '../store/types.js';
 import { DELIVERY_STATES } from './states.js';
-import { isTestEventId } from './test-event-id.js';
+import { isTestEventId } from './test-marker.js';
 
 const instant = z.iso.datetime();
 

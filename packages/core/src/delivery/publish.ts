@@ -15,7 +15,7 @@ import type {
 } from '../store/types.js';
 import { activeTraceContext } from '../tracing.js';
 import { parseOrThrow, storableText, validationFailed } from '../validation.js';
-import { isTestEventId, TEST_EVENT_PREFIX } from './test-event-id.js';
+import { isTestEventId, TEST_EVENT_PREFIX } from './test-marker.js';
 
 /** The largest serialised event body. Receivers buffer it whole to verify it. */
 export const MAX_EVENT_BYTES = 256 * 1024;

@@ -21,7 +21,7 @@ export function apiKeySchemaFor(scopes: ScopeCatalog) {
       scopes: z
         .array(scopes.schema)
         .min(scopes.names.length === 0 ? 0 : 1)
-        .refine((list) => new Set(list).size === list.length, 'scopes must not repeat'),
+        .refine((list) => new Set(list).size === list.length, 'must not repeat a scope'),
       expiresAt: z.iso.datetime({ offset: true }).optional().nullable(),
       rateLimit: keyRateLimit.optional(),
     })

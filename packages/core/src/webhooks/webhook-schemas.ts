@@ -22,8 +22,8 @@ export const endpointRateLimitSchema = z
   .object({
     perSecond: z
       .number()
-      .min(ENDPOINT_RATE_BOUNDS.min, `perSecond must be at least ${ENDPOINT_RATE_BOUNDS.min}`)
-      .max(ENDPOINT_RATE_BOUNDS.max, `perSecond must be at most ${ENDPOINT_RATE_BOUNDS.max}`)
+      .min(ENDPOINT_RATE_BOUNDS.min, `must be at least ${ENDPOINT_RATE_BOUNDS.min}`)
+      .max(ENDPOINT_RATE_BOUNDS.max, `must be at most ${ENDPOINT_RATE_BOUNDS.max}`)
       .meta({
         description: `The most deliveries per second sent to this endpoint, ${ENDPOINT_RATE_BOUNDS.min} to ${ENDPOINT_RATE_BOUNDS.max}; fractions allowed (0.5: one every 2 s).`,
       }),
