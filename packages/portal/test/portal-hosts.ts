@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,7 @@ import { requireScope as fastifyScope, keyhookFastify } from '@keyhook/adapter-f
 import { type Clock, createKeyhook, type Keyhook, type Logger, type PortalPermission } from '@keyhook/core';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore } from '@keyhook/store-sqlite';
+import { describeInBrowser, launchChromium } from '@keyhook/testing/browser';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import {
   type LoggedLine,
@@ -17,6 +19,8 @@ import {
 import express from 'express';
 import Fastify from 'fastify';
 import pg from 'pg';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { z } from 'zod';
 import { keyhookPortal } from '../src/index.js';
 
@@ -157,3 +161,43 @@ export const BACKENDS: [string, () => Promise<Host>, () => Promise<boolean>][] =
   ['Express with SQLite', expressWithSqlite, async () => true],
   ['Fastify with PostgreSQL', fastifyWithPostgres, postgresAvailable],
 ];
+
+/** What a case of `onEachStack` reaches: the stack's host and the suite's browser, once started. */
+export interface Stack {
+  name: string;
+  /** False when the stack is not here (no PostgreSQL): its cases are skipped. */
+  runs: boolean;
+  host(): Host;
+  browser(): Browser;
+}
+
+/**
+ * A browser suite run on each stack: Chromium launched once, each stack's host started before its
+ * cases and closed after them. `cases` registers the stack's cases, and any hooks of its own after
+ * these.
+ */
+export function onEachStack(title: string, cases: (stack: Stack) => void): void {
+  describeInBrowser(title, () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      browser = await launchChromium();
+      mkdirSync(SCREENSHOTS, { recursive: true });
+    });
+    afterAll(async () => {
+      await browser?.close();
+    });
+    for (const [name, start, available] of BACKENDS) {
+      describe(name, async () => {
+        const runs = await available();
+        let host: Host | undefined;
+        beforeAll(async () => {
+          if (runs) host = await start();
+        });
+        afterAll(async () => {
+          await host?.close();
+        });
+        cases({ name, runs, host: () => host!, browser: () => browser });
+      });
+    }
+  });
+}
