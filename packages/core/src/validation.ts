@@ -9,10 +9,13 @@ export function parseOrThrow<Schema extends z.ZodType>(schema: Schema, input: un
   const result = schema.safeParse(input, { error: inPlainWords });
   if (result.success) return result.data;
   throw validationFailed(
-    result.error.issues.map((issue) =>
+    result.error.issues.flatMap((issue) =>
       issue.code === 'unrecognized_keys'
-        ? { path: [...issue.path, issue.keys[0]].map(String).join('.'), message: 'is not a field this takes' }
-        : { path: issue.path.map(String).join('.'), message: issue.message },
+        ? issue.keys.map((key) => ({
+            path: [...issue.path, key].map(String).join('.'),
+            message: 'is not a field this takes',
+          }))
+        : [{ path: issue.path.map(String).join('.'), message: issue.message }],
     ),
   );
 }

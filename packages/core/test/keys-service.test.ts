@@ -43,6 +43,7 @@ describe('ApiKeys (docs/http-api.md §3 key states, docs/decisions.md §3)', () 
       [{ name: 'x', scopes: ['items:read'], expiresAt: '2025-12-31T23:59:59Z' }, 'expiresAt'],
       [{ name: 'x', scopes: ['items:read'], expiresAt: '2026-01-01T00:00:00.000Z' }, 'expiresAt'],
       [{ name: 'x', scopes: ['items:read'], extra: true }, 'extra'],
+      [{ name: 'x', scopes: ['items:read'], first: 1, second: 2 }, 'second'],
     ])('refuses %j with validation_failed at %s', async (input, path) => {
       const error = await keys.create('t1', input as never).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'validation_failed', status: 400 });
