@@ -7,9 +7,10 @@ export const OPENAPI_PATH = 'openapi.json';
 export const DOCS_PATH = 'docs';
 
 /**
- * The whole API as one OpenAPI 3.1 document: keyhook's own routes (admin, whoami) as core
- * describes them, the data plane from the route table the server registers, and this
- * server's own. Request bodies come from the zod schemas the routes validate with.
+ * The whole API as one OpenAPI 3.1 document: keyhook's own routes (admin, whoami) and the
+ * customer portal's JSON API as core describes them, the data plane from the route table the
+ * server registers, and this server's own. Request bodies come from the zod schemas the routes
+ * validate with.
  */
 export function apiDocument(keyhook: Keyhook, prefix: string): Record<string, unknown> {
   const dataPlane: ApiOperation[] = DATA_PLANE_ROUTES.map((route) => ({
@@ -64,7 +65,7 @@ export function apiDocument(keyhook: Keyhook, prefix: string): Record<string, un
       description:
         'API keys, admin endpoints and signed webhooks (keyhook), and the reference data plane: sources, items, runs and generations. Errors share one envelope: { "error": { "code", "message", "details"? } }.',
     },
-    [...keyhook.operations(prefix), ...dataPlane, ...own],
+    [...keyhook.operations(prefix), ...keyhook.portal.api.operations(), ...dataPlane, ...own],
     keyhook.eventDocs(),
   );
 }

@@ -54,17 +54,44 @@ describe('the OpenAPI document (/api/v1/openapi.json) and its page (/api/v1/docs
     }
   });
 
-  it('lists every route the server registers, and nothing it does not, but the portal', () => {
-    // The customer portal is a route table of its own (docs/decisions.md §22.1), served beside
-    // the API and described by @keyhook/portal's README, not by this document.
-    const inPortal = ({ url }: { url: string }) => url === PORTAL_PATH || url.startsWith(`${PORTAL_PATH}/`);
+  it("lists every route the server registers, the portal's JSON API among them, and nothing it does not", () => {
+    // The portal's pages (its HTML, scripts and styles) are no API: its JSON API below /api is.
+    const isPortalPage = ({ url }: { url: string }) =>
+      (url === PORTAL_PATH || url.startsWith(`${PORTAL_PATH}/`)) && !url.startsWith(`${PORTAL_PATH}/api/`);
     const { routes } = plane.running.server;
-    const registered = registeredRouteKeys(routes.filter((route) => !inPortal(route)));
+    const registered = registeredRouteKeys(routes.filter((route) => !isPortalPage(route)));
     const documented = documentedRouteKeys(document);
-    expect(registered.length).toBe(39); // 19 of keyhook's (the events feed too), 17 of the data plane, 3 of the server's
+    // 19 of keyhook's (the events feed too), 22 of the portal's (5 its own, 17 admin routes again),
+    // 17 of the data plane, 3 of the server's
+    expect(registered.length).toBe(61);
     expect(documented).toEqual(registered);
-    expect(registeredRouteKeys(routes.filter(inPortal))).toContain(`POST ${PORTAL_PATH}/api/exchange`);
-    expect(documented.some((route) => route.includes(PORTAL_PATH))).toBe(false);
+    expect(documented).toContain(`POST ${PORTAL_PATH}/api/exchange`);
+    expect(registeredRouteKeys(routes.filter(isPortalPage))).toContain(`GET ${PORTAL_PATH}`);
+  });
+
+  it("describes the portal's routes with their schemas, under a portal session's cookie or token", () => {
+    const session = document.paths[`${PORTAL_PATH}/api/session`].get;
+    expect(session.security).toEqual([{ portalCookie: [] }, { portalToken: [] }]);
+    const answer = session.responses['200'].content['application/json'].schema;
+    expect(answer.required).toEqual(['session', 'csrfToken']);
+    expect(answer.properties.session.properties.permissions.items.enum).toEqual([
+      'keys:read',
+      'keys:write',
+      'webhooks:read',
+      'webhooks:write',
+    ]);
+    const exchange = document.paths[`${PORTAL_PATH}/api/exchange`].post;
+    expect(exchange.security).toBeUndefined();
+    expect(exchange.requestBody.content['application/json'].schema.required).toEqual(['token']);
+    const createKey = document.paths[`${PORTAL_PATH}/api/keys`].post;
+    expect(createKey.parameters).toContainEqual(
+      expect.objectContaining({ name: 'x-csrf-token', in: 'header', required: true }),
+    );
+    expect(document.components.securitySchemes.portalCookie).toMatchObject({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'keyhook_portal',
+    });
   });
 
   it('describes request bodies from the zod schemas the routes validate with, and who may call each', () => {

@@ -130,11 +130,18 @@ export { type ApiKeyView, type ApiKeyViewStatus, apiKeyViewSchema, toApiKeyView 
 export type { RateLimit, RateLimitOptions } from './keys/rate-limit.js';
 export { type RateLimitState, rateLimitHeaders } from './keys/rate-limit.js';
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
+export type {
+  PortalExchangeAnswer,
+  PortalSessionAnswer,
+  PortalSessionView,
+  WebhookStats,
+} from './portal/portal-contract.js';
 export {
   type CreatePortalSessionInput,
   type Mountable,
   PORTAL_PERMISSIONS,
   type Portal,
+  type PortalApi,
   type PortalPermission,
   type PortalSessionLink,
 } from './portal/portal-types.js';

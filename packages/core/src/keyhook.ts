@@ -35,6 +35,7 @@ import { createHttpCore, type GuardResult } from './http/handler.js';
 import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/messages.js';
 import type { ApiOperation, ApiWebhooks } from './http/openapi-document.js';
 import { checkListByteBudget } from './http/pagination.js';
+import { toApiOperation } from './http/route-spec.js';
 import { whoamiRoute } from './http/whoami.js';
 import { Idempotency } from './idempotency/idempotency-service.js';
 import { type ApiKeyFormat, ApiKeyFormats } from './keys/format.js';
@@ -506,6 +507,7 @@ export function createKeyhook<
     onAuthOutcome: (outcome) => telemetry.authOutcome(outcome),
   });
   const portalUrl = options.portal?.url ?? `${DEFAULT_PREFIX}/portal`;
+  const portalPath = new URL(portalUrl, 'http://localhost').pathname;
   const portalSessions = new PortalSessions({
     store: options.store,
     clock,
@@ -523,7 +525,7 @@ export function createKeyhook<
     developmentUrls: urlPolicy.allowHttp || urlPolicy.allowPrivateAddresses,
     headers: headerNames,
     secureCookie: !development,
-    cookiePath: new URL(portalUrl, 'http://localhost').pathname,
+    cookiePath: portalPath,
     origins: options.portal?.origins,
     rateCeiling: (tenantId) => rateLimits.defaultFor(tenantId),
     logger,
@@ -550,6 +552,15 @@ export function createKeyhook<
         routes: portal.routes.map(({ method, path }) => ({ method, path })),
         maxBodyBytes,
         handle: portalHttp.handle,
+        operations: (path = portalPath) =>
+          portal.routes.map((route) =>
+            toApiOperation(
+              route,
+              `${path.replace(/\/$/, '')}${route.path}`,
+              PORTAL_TAG,
+              route.auth === 'admin' ? 'portal' : route.auth,
+            ),
+          ),
       },
     },
     keyFormats: keyFormats.describe(),
@@ -559,30 +570,7 @@ export function createKeyhook<
     eventCatalog: () => eventCatalog.entries(),
     routes: routes.map(({ method, path }) => ({ method, path })),
     operations: (prefix = DEFAULT_PREFIX) =>
-      routes.map((route) => ({
-        method: route.method,
-        path: `${prefix}${route.path}`,
-        summary: route.doc.summary,
-        success: route.doc.success,
-        response: route.doc.response,
-        // Any route refuses a body over the limit, even one that takes none.
-        errors: [...(route.doc.errors ?? []), 413],
-        requestBody: route.doc.requestBody,
-        requestBodyOptional: route.body === 'optional-json',
-        query: route.doc.query,
-        idempotent: route.doc.idempotent,
-        auth: route.auth,
-        scope: route.auth === 'apiKey' ? route.scope : undefined,
-        answeredBy: 'keyhook' as const,
-        tag:
-          route.path.includes('/deliveries') || route.path.endsWith('/recover')
-            ? 'Deliveries'
-            : route.path.startsWith('/admin/webhooks')
-              ? 'Webhooks'
-              : route.path === '/events'
-                ? 'Events'
-                : 'API keys',
-      })),
+      routes.map((route) => toApiOperation(route, `${prefix}${route.path}`, adminTag(route.path))),
     maxBodyBytes,
     listByteBudget,
     keys,
@@ -602,6 +590,17 @@ export function createKeyhook<
     },
   };
 }
+
+/** The group the OpenAPI document lists an admin route (or the events feed) under. */
+function adminTag(path: string): string {
+  if (path.includes('/deliveries') || path.endsWith('/recover')) return 'Deliveries';
+  if (path.startsWith('/admin/webhooks')) return 'Webhooks';
+  if (path === '/events') return 'Events';
+  return 'API keys';
+}
+
+/** The portal's routes are one group: a customer's session calls them, from the portal's pages. */
+const PORTAL_TAG = 'Customer portal';
 
 /**
  * Without a configured key: refused in production and with any persistent store (a key for this

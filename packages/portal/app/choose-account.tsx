@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ApiClient } from './api-client.js';
-import type { PortalSession } from './api-types.js';
+import type { PortalSessionView } from './api-types.js';
 import { ErrorNotice } from './notices.js';
 import { keepStandingSession, switchSession } from './session-start.js';
 import { asApiError } from './use-submit.js';
@@ -18,15 +18,15 @@ export function ChooseAccountPage({
   onFailed,
 }: {
   api: ApiClient;
-  current: PortalSession;
-  next: PortalSession;
+  current: PortalSessionView;
+  next: PortalSessionView;
   brandName: string | null;
-  onChosen: (session: PortalSession) => void;
+  onChosen: (session: PortalSessionView) => void;
   onFailed: (message: string) => void;
 }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ReturnType<typeof asApiError> | null>(null);
-  const choose = async (choice: () => Promise<PortalSession>) => {
+  const choose = async (choice: () => Promise<PortalSessionView>) => {
     setBusy(true);
     try {
       onChosen(await choice());

@@ -1,7 +1,6 @@
-import type { DeliveryState } from '@keyhook/core';
 import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
-import type { DeliveryView, Page, WebhookView } from './api-types.js';
+import type { DeliveryState, DeliveryView, PageResponse, WebhookView } from './api-types.js';
 import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
 import { CopyButton } from './copy-button.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
@@ -209,7 +208,7 @@ function DeliveryLog({ webhookId, round }: { webhookId: string; round: number })
   }
   const deliveries = useLoader(
     () =>
-      api.get<Page<DeliveryView>>(`/webhooks/${webhookId}/deliveries`, {
+      api.get<PageResponse<DeliveryView>>(`/webhooks/${webhookId}/deliveries`, {
         status: state || null,
         type: type || null,
         eventId: filter.eventId.trim() || null,

@@ -1,4 +1,4 @@
-import type { PortalEventType } from './api-types.js';
+import type { EventCatalogEntry } from './api-types.js';
 import { CodeBlock } from './code-block.js';
 import { usePortal } from './portal-context.js';
 import { schemaFields } from './schema-fields.js';
@@ -24,7 +24,7 @@ export function EventsPage() {
   );
 }
 
-function EventType({ type }: { type: PortalEventType }) {
+function EventType({ type }: { type: EventCatalogEntry }) {
   const fields = schemaFields(type.schema);
   return (
     <article class="event-type" aria-labelledby={`event-${type.type}`}>

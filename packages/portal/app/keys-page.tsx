@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
-import type { ApiKeyView, Page, RateLimit } from './api-types.js';
+import type { ApiKeyView, PageResponse, RateLimit } from './api-types.js';
 import { CopyButton } from './copy-button.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { formatDate, localInputToIso } from './dates.js';
@@ -29,7 +29,10 @@ export function KeysPage() {
   // A key with a scope this session may not grant is only read here (docs/decisions.md §22.5).
   const grantable = new Set(session.scopes.map((scope) => scope.name));
   const manageable = (key: ApiKeyView) => key.scopes.every((scope) => grantable.has(scope));
-  const keys = useLoader(() => api.get<Page<ApiKeyView>>('/keys', { cursor: pager.cursor }), [pager.cursor]);
+  const keys = useLoader(
+    () => api.get<PageResponse<ApiKeyView>>('/keys', { cursor: pager.cursor }),
+    [pager.cursor],
+  );
   const [action, setAction] = useState<KeyAction | null>(null);
   const [status, setStatus] = useState('');
   const writable = can('keys:write');

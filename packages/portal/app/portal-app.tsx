@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { PortalPageConfig } from '../src/page-config.js';
 import { ApiClient, type ApiError } from './api-client.js';
-import type { PortalPermission, PortalSession } from './api-types.js';
+import type { PortalPermission, PortalSessionView } from './api-types.js';
 import { ChooseAccountPage } from './choose-account.js';
 import { formatDate } from './dates.js';
 import { DeliveryPage } from './delivery-page.js';
@@ -30,7 +30,7 @@ const PAGE_PERMISSION: Record<Route['page'], PortalPermission | null> = {
   unknown: null,
 };
 
-function landingRoute(session: PortalSession): string {
+function landingRoute(session: PortalSessionView): string {
   return session.permissions.includes('keys:read') ? hrefOf({ page: 'keys' }) : hrefOf({ page: 'webhooks' });
 }
 
@@ -42,7 +42,7 @@ export function PortalApp({ config }: { config: PortalPageConfig }) {
     [config.basePath],
   );
   const replaced = useCallback(() => setPhase({ state: 'replaced' }), []);
-  const ready = (session: PortalSession) => {
+  const ready = (session: PortalSessionView) => {
     if (parseRoute(location.hash).page === 'unknown') {
       history.replaceState(null, '', `${location.pathname}${location.search}${landingRoute(session)}`);
     }

@@ -1,11 +1,11 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import type { ApiClient } from './api-client.js';
-import type { PortalPermission, PortalSession } from './api-types.js';
+import type { PortalPermission, PortalSessionView } from './api-types.js';
 
 export interface PortalContextValue {
   api: ApiClient;
-  session: PortalSession;
+  session: PortalSessionView;
   /** The host's name, or a neutral one. */
   brandName: string;
 }

@@ -1,19 +1,13 @@
 import { type ApiClient, ApiError } from './api-client.js';
-import type { PortalSession } from './api-types.js';
+import type { PortalExchangeAnswer, PortalSessionAnswer, PortalSessionView } from './api-types.js';
 
 export type SessionStart =
-  | { state: 'ready'; session: PortalSession }
+  | { state: 'ready'; session: PortalSessionView }
   /** A link of another account than the session this browser has open: the person chooses. */
-  | { state: 'choose'; current: PortalSession; next: PortalSession }
+  | { state: 'choose'; current: PortalSessionView; next: PortalSessionView }
   | { state: 'refused'; message: string }
   | { state: 'ended' }
   | { state: 'failed'; message: string };
-
-interface SessionAnswer {
-  session: PortalSession;
-  csrfToken: string;
-  sessionToken?: string;
-}
 
 /** Whether the URL's fragment carries a portal link's token (`#token=kpl_…`). */
 export function hasLinkToken(): boolean {
@@ -37,7 +31,7 @@ export async function startSession(api: ApiClient): Promise<SessionStart> {
     history.replaceState(null, '', `${location.pathname}${location.search}`);
     const framed = window.self !== window.top;
     const open = framed ? null : await standingSession(api).catch(ifNoSession(null));
-    const answer = await api.call<SessionAnswer>(
+    const answer = await api.call<PortalExchangeAnswer>(
       'POST',
       '/exchange',
       { token, embedded: framed || open !== null },
@@ -64,15 +58,15 @@ export async function switchSession(api: ApiClient): Promise<void> {
 }
 
 /** Ends the session held in memory, keeping the browser's, and goes on in that one. */
-export async function keepStandingSession(api: ApiClient): Promise<PortalSession> {
+export async function keepStandingSession(api: ApiClient): Promise<PortalSessionView> {
   await api.call('POST', '/sign-out', undefined, { quiet401: true });
   api.forgetSession();
   return standingSession(api);
 }
 
 /** The session the browser's cookie opens; a 401 when there is none. */
-async function standingSession(api: ApiClient): Promise<PortalSession> {
-  const answer = await api.call<SessionAnswer>('GET', '/session', undefined, { quiet401: true });
+async function standingSession(api: ApiClient): Promise<PortalSessionView> {
+  const answer = await api.call<PortalSessionAnswer>('GET', '/session', undefined, { quiet401: true });
   api.holdSession(answer.csrfToken, undefined, answer.session.id);
   return answer.session;
 }

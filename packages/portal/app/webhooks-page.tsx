@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
-import type { Page, WebhookStats, WebhookView } from './api-types.js';
+import type { PageResponse, WebhookStats, WebhookView } from './api-types.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
 import { createSettingsBody, type DeliverySettingsDraft } from './delivery-settings.js';
 import { DeliverySettingsFields } from './delivery-settings-fields.js';
@@ -21,7 +21,7 @@ export function WebhooksPage() {
   const { api, can } = usePortal();
   const pager = useCursorPager();
   const webhooks = useLoader(
-    () => api.get<Page<WebhookView>>('/webhooks', { cursor: pager.cursor }),
+    () => api.get<PageResponse<WebhookView>>('/webhooks', { cursor: pager.cursor }),
     [pager.cursor],
   );
   const stats = useLoader(() => api.get<WebhookStats>('/webhooks/stats'), []);

@@ -19,21 +19,24 @@ export interface EventDefinition {
   example?: Record<string, unknown> | undefined;
 }
 
-/** One event type as the event catalog page shows it (`keyhook.eventCatalog()`). */
-export interface EventCatalogEntry {
-  /** The event type, as declared. */
-  type: string;
-  /** The declared description; absent when there is none. */
-  description?: string;
-  /** The JSON Schema (2020-12) of the `data` a receiver gets, as the OpenAPI document has it; null without a schema. */
-  schema: Record<string, unknown> | null;
-  /**
-   * The `data` a receiver gets when the type's example is sent: the host's example or one made
-   * from the schema, through the schema. Null when the schema admits no example that can be
-   * made (a test event of the type then needs its data).
-   */
-  example: Record<string, unknown> | null;
-}
+/** One event type as the event catalog page shows it (`keyhook.eventCatalog()`), as the portal's session answers it. */
+export const eventCatalogEntrySchema = z.object({
+  type: z.string().meta({ description: 'The event type, as declared.' }),
+  description: z
+    .string()
+    .optional()
+    .meta({ description: 'The declared description; absent when there is none.' }),
+  schema: z.record(z.string(), z.unknown()).nullable().meta({
+    description:
+      'The JSON Schema (2020-12) of the `data` a receiver gets, as the OpenAPI document has it; null without a schema.',
+  }),
+  example: z.record(z.string(), z.unknown()).nullable().meta({
+    description:
+      "The `data` a receiver gets when the type's example is sent: the host's example or one made from the schema, through the schema. Null when the schema admits no example that can be made (a test event of the type then needs its data).",
+  }),
+});
+
+export type EventCatalogEntry = z.output<typeof eventCatalogEntrySchema>;
 
 /** A host's event types, each declared once: `{ 'invoice.paid': { description, data: z.object(…) } }`. */
 export type EventCatalog = Record<string, EventDefinition>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { EventDoc } from '../catalog/events.js';
 import type { DeliveryHeaderNames } from '../delivery/signature.js';
+import { CSRF_HEADER, PORTAL_COOKIE, SESSION_ID_HEADER } from '../portal/portal-types.js';
 import type { HttpMethod } from './messages.js';
 
 /** One operation as the OpenAPI document describes it: keyhook's own routes, or a host's. */
@@ -24,8 +25,12 @@ export interface ApiOperation {
   /** The body may be left out (default: it is required). */
   requestBodyOptional?: boolean | undefined;
   query?: readonly string[] | undefined;
-  /** Who may call it: an admin session, any API key (with `scope` when it needs one), or anyone. */
-  auth: 'admin' | 'apiKey' | 'none';
+  /**
+   * Who may call it: an admin session, any API key (with `scope` when it needs one), a session of
+   * the customer portal (its cookie, or its token as a bearer token, and its CSRF token on a
+   * change), or anyone.
+   */
+  auth: 'admin' | 'apiKey' | 'portal' | 'none';
   scope?: string | undefined;
   /** An `Idempotency-Key` header is honoured. */
   idempotent?: boolean | undefined;
@@ -112,6 +117,7 @@ export function openApiDocument(
       schemas: { Error: ERROR_SCHEMA },
       headers: HEADERS,
       securitySchemes: {
+        ...(operations.some((operation) => operation.auth === 'portal') && PORTAL_SECURITY_SCHEMES),
         adminSession: {
           type: 'http',
           scheme: 'bearer',
@@ -153,8 +159,12 @@ function describe(operation: ApiOperation): Record<string, unknown> {
     parameters,
     responses: responsesOf(operation),
   };
-  if (operation.auth !== 'none')
+  if (operation.auth === 'portal') {
+    parameters.push(...portalHeaders(operation.method));
+    described['security'] = [{ portalCookie: [] }, { portalToken: [] }];
+  } else if (operation.auth !== 'none') {
     described['security'] = [{ [operation.auth === 'admin' ? 'adminSession' : 'apiKey']: [] }];
+  }
   if (operation.scope) described['x-required-scope'] = operation.scope;
   if (operation.requestBody) {
     const schema = jsonSchemaOf(operation.requestBody, 'input');
@@ -164,6 +174,48 @@ function describe(operation: ApiOperation): Record<string, unknown> {
     };
   }
   return described;
+}
+
+/** A portal session: the cookie a page of the portal holds, or the token a framed page holds in memory. */
+const PORTAL_SECURITY_SCHEMES = {
+  portalCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: PORTAL_COOKIE,
+    description:
+      'The session cookie the link exchange sets (docs/decisions.md §22.3): HttpOnly, SameSite=Strict, scoped to the portal.',
+  },
+  portalToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'kps_<43 base64url>',
+    description: 'The session token an exchange with `embedded` answers, for a page inside a frame.',
+  },
+} as const;
+
+/**
+ * A portal page names its session on every request, and sends its CSRF token, from the portal's
+ * own origin, on every request that changes something (docs/decisions.md §22.4, §22.14).
+ */
+function portalHeaders(method: string): Record<string, unknown>[] {
+  const named = {
+    name: SESSION_ID_HEADER,
+    in: 'header',
+    required: false,
+    description:
+      'The session the page started with (`ps_…`): when the cookie now opens another one, the request is refused (401, reason `replaced`).',
+    schema: { type: 'string' },
+  };
+  if (method === 'GET' || method === 'HEAD') return [named];
+  const csrf = {
+    name: CSRF_HEADER,
+    in: 'header',
+    required: true,
+    description:
+      "The session's CSRF token (`csrfToken` of the session's answer); the `Origin` must be the portal's.",
+    schema: { type: 'string' },
+  };
+  return [named, csrf];
 }
 
 /** A header whose value is a whole number. */
@@ -199,7 +251,7 @@ const HEADERS = {
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The body is not JSON (`invalid_json`), or a field, parameter or rule failed (`validation_failed`, `details` names each).',
   401: 'No credentials, or credentials that are not valid (the code says which kind, never which part).',
-  403: 'The key lacks the scope this operation needs (`insufficient_scope`).',
+  403: 'Not allowed to these credentials: a key without the scope this operation needs (`insufficient_scope`); in the portal, a session without the permission, or a change not sent from the portal’s page with its CSRF token (`forbidden`).',
   404: "No such resource for this tenant (`not_found`): unknown ids and other tenants' ids alike.",
   409: "A conflict with the resource's state or a concurrent request (the code says which).",
   410: "The events feed's `after` or `since` is older than the feed keeps, or `after` is an id of the host's it no longer holds (`feed_expired`): start again without it.",
@@ -233,7 +285,9 @@ function responsesOf(operation: ApiOperation): Record<string, unknown> {
     const headers: Record<string, unknown> = {
       'x-request-id': headerRef('RequestId', byKeyhook || fromGuard),
     };
-    if (status === 401 || status === 403)
+    // The portal's 403 (a permission, the origin, the CSRF token) is no bearer token's challenge.
+    const bearer = operation.auth === 'admin' || operation.auth === 'apiKey';
+    if (status === 401 || (status === 403 && bearer))
       headers['www-authenticate'] = headerRef('WwwAuthenticate', status === 401 || byKeyhook);
     if (status === 503) headers['retry-after'] = headerRef('RetryAfter', byKeyhook);
     if (status === 429)
@@ -262,7 +316,7 @@ function errorStatuses(operation: ApiOperation): number[] {
   if (operation.auth !== 'none') statuses.add(401);
   // A key's rate limit, or its address's failed authentications.
   if (operation.auth === 'apiKey') statuses.add(429);
-  if (operation.scope) statuses.add(403);
+  if (operation.scope || operation.auth === 'portal') statuses.add(403);
   if (operation.requestBody) statuses.add(400).add(415);
   if (operation.query?.length) statuses.add(400);
   if (/:\w+/.test(operation.path)) statuses.add(404);

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { AdminSession } from '../admin/session.js';
 import type { ApiKeyRecord } from '../store/types.js';
 import type { KeyhookRequest, KeyhookResponse, RouteDefinition } from './messages.js';
+import type { ApiOperation } from './openapi-document.js';
 
 interface BaseContext {
   request: KeyhookRequest;
@@ -50,3 +51,33 @@ export type RouteSpec =
       doc: RouteDoc;
       run(context: BaseContext & { apiKey: ApiKeyRecord }): Promise<KeyhookResponse>;
     });
+
+/**
+ * A route as the OpenAPI document describes it, at `path` (its full path), listed under `tag`.
+ * `auth` says who calls it where it is served, when that is not the route's own (the portal serves
+ * admin routes again under its session).
+ */
+export function toApiOperation(
+  route: RouteSpec,
+  path: string,
+  tag: string,
+  auth: ApiOperation['auth'] = route.auth,
+): ApiOperation {
+  return {
+    method: route.method,
+    path,
+    summary: route.doc.summary,
+    success: route.doc.success,
+    response: route.doc.response,
+    // Any route refuses a body over the limit, even one that takes none.
+    errors: [...(route.doc.errors ?? []), 413],
+    requestBody: route.doc.requestBody,
+    requestBodyOptional: route.body === 'optional-json',
+    query: route.doc.query,
+    idempotent: route.doc.idempotent,
+    auth,
+    scope: route.auth === 'apiKey' ? route.scope : undefined,
+    answeredBy: 'keyhook',
+    tag,
+  };
+}

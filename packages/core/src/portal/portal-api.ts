@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import type { AdminSession } from '../admin/session.js';
+import type { EventCatalogEntry } from '../catalog/events.js';
 import type { ScopeCatalog } from '../catalog/scopes.js';
 import type { Clock } from '../clock.js';
 import { KeyhookError } from '../errors.js';
@@ -11,30 +11,23 @@ import type { RateLimit } from '../keys/rate-limit.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { parseOrThrow } from '../validation.js';
+import {
+  type PortalExchangeAnswer,
+  type PortalSessionAnswer,
+  type PortalSessionView,
+  portalExchangeAnswerSchema,
+  portalExchangeSchema,
+  portalSessionAnswerSchema,
+  type WebhookStats,
+  webhookStatsSchema,
+} from './portal-contract.js';
 import { csrfTokenMatches, csrfTokenOf, type PortalGrant, type PortalSessions } from './portal-sessions.js';
-import type { PortalPermission } from './portal-types.js';
-
-/** The session cookie. Path-scoped to the portal, HttpOnly, SameSite=Strict (docs/decisions.md §22.3). */
-export const PORTAL_COOKIE = 'keyhook_portal';
-/** The header a portal page sends its CSRF token in, on every request that changes something. */
-export const CSRF_HEADER = 'x-csrf-token';
-/**
- * The header a portal page names its session in (`ps_…`), on every request: a request whose
- * cookie now opens another session (a link opened in another tab) is refused, not answered from
- * that session (docs/decisions.md §22.14).
- */
-export const SESSION_ID_HEADER = 'x-portal-session';
+import { CSRF_HEADER, PORTAL_COOKIE, type PortalPermission, SESSION_ID_HEADER } from './portal-types.js';
 
 /** A webhook's recent success rate is over its attempts of this window. */
 const RECENT_ATTEMPTS_MS = 24 * 3_600_000;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
-
-const exchangeSchema = z.strictObject({
-  token: z.string().max(200),
-  /** The page is inside a frame: it keeps the session token in memory, not in a cookie. */
-  embedded: z.boolean().optional(),
-});
 
 export interface PortalApiDeps {
   sessions: PortalSessions;
@@ -44,7 +37,7 @@ export interface PortalApiDeps {
   /** The admin routes the portal serves again under a session: keys, webhooks and deliveries. */
   adminRoutes: readonly RouteSpec[];
   /** The host's event catalog as the portal shows it. */
-  events: () => readonly unknown[];
+  events: () => EventCatalogEntry[];
   /** Whether endpoint URLs may be http:// or private addresses (development): the URL field says so. */
   developmentUrls: boolean;
   /** The host's delivery header names, for the catalog page's verification snippet. */
@@ -96,11 +89,11 @@ export function portalApi(deps: PortalApiDeps) {
   const grants = new WeakMap<KeyhookRequest, PortalGrant>();
   const grantOf = (request: KeyhookRequest) => grants.get(request)!;
 
-  const sessionView = (grant: PortalGrant) => ({
+  const sessionView = (grant: PortalGrant): PortalSessionView => ({
     id: grant.sessionId,
     tenantId: grant.tenantId,
     expiresAt: grant.expiresAt.toISOString(),
-    permissions: grant.permissions,
+    permissions: [...grant.permissions],
     scopes: (grant.scopes ?? deps.scopes.names)
       .filter((name) => deps.scopes.has(name))
       .map((name) => ({ name, description: deps.scopes.descriptions.get(name) })),
@@ -139,15 +132,22 @@ export function portalApi(deps: PortalApiDeps) {
     {
       method: 'POST',
       path: '/api/exchange',
-      doc: { summary: "Exchange a portal link for a session (the link's one use)", success: 200 },
+      doc: {
+        summary: "Exchange a portal link for a session (the link's one use)",
+        success: 200,
+        requestBody: portalExchangeSchema,
+        response: portalExchangeAnswerSchema,
+        // A link that does not open (unknown, revoked, used, expired); a request not from the portal's page.
+        errors: [401, 403],
+      },
       auth: 'none',
       body: 'json',
       run: async ({ request, body }) => {
         assertSameOrigin(request, deps.origins);
         warnIfLinksPointElsewhere(request);
-        const { token, embedded } = parseOrThrow(exchangeSchema, body);
+        const { token, embedded } = parseOrThrow(portalExchangeSchema, body);
         const { grant, csrfToken } = await deps.sessions.exchange(token);
-        const answer = { session: sessionView(grant), csrfToken };
+        const answer: PortalExchangeAnswer = { session: sessionView(grant), csrfToken };
         if (embedded) return jsonResponse(200, { ...answer, sessionToken: grant.token });
         return jsonResponse(200, answer, { 'set-cookie': cookie(request, grant.token, secondsLeft(grant)) });
       },
@@ -155,12 +155,20 @@ export function portalApi(deps: PortalApiDeps) {
     {
       method: 'GET',
       path: '/api/session',
-      doc: { summary: 'The session: who, what it may do, the host catalog', success: 200 },
+      doc: {
+        summary: 'The session: who, what it may do, the host catalog',
+        success: 200,
+        response: portalSessionAnswerSchema,
+      },
       auth: 'admin',
       body: 'none',
       run: async ({ request }) => {
         const grant = grantOf(request);
-        return jsonResponse(200, { session: sessionView(grant), csrfToken: csrfTokenOf(grant.token) });
+        const answer: PortalSessionAnswer = {
+          session: sessionView(grant),
+          csrfToken: csrfTokenOf(grant.token),
+        };
+        return jsonResponse(200, answer);
       },
     },
     {
@@ -193,13 +201,18 @@ export function portalApi(deps: PortalApiDeps) {
     {
       method: 'GET',
       path: '/api/webhooks/stats',
-      doc: { summary: "Each endpoint's attempts of the last 24 hours", success: 200 },
+      doc: {
+        summary: "Each endpoint's attempts of the last 24 hours",
+        success: 200,
+        response: webhookStatsSchema,
+      },
       auth: 'admin',
       body: 'none',
       run: async ({ admin }) => {
         const since = new Date(deps.clock.now().getTime() - RECENT_ATTEMPTS_MS);
         const data = await deps.store.countRecentAttempts(admin.tenantId, since);
-        return jsonResponse(200, { since: since.toISOString(), data });
+        const answer: WebhookStats = { since: since.toISOString(), data };
+        return jsonResponse(200, answer);
       },
     },
   ];

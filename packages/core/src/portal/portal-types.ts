@@ -1,4 +1,16 @@
 import type { KeyhookRequest, KeyhookResponse, RouteDefinition } from '../http/messages.js';
+import type { ApiOperation } from '../http/openapi-document.js';
+
+/** The session cookie. Path-scoped to the portal, HttpOnly, SameSite=Strict (docs/decisions.md §22.3). */
+export const PORTAL_COOKIE = 'keyhook_portal';
+/** The header a portal page sends its CSRF token in, on every request that changes something. */
+export const CSRF_HEADER = 'x-csrf-token';
+/**
+ * The header a portal page names its session in (`ps_…`), on every request: a request whose
+ * cookie now opens another session (a link opened in another tab) is refused, not answered from
+ * that session (docs/decisions.md §22.14).
+ */
+export const SESSION_ID_HEADER = 'x-portal-session';
 
 /** What a portal session may do. Reading deliveries is `webhooks:read`; retrying, recovering and testing are `webhooks:write`. */
 export const PORTAL_PERMISSIONS = ['keys:read', 'keys:write', 'webhooks:read', 'webhooks:write'] as const;
@@ -60,5 +72,15 @@ export interface Portal<Scope extends string = string> {
    * The portal's JSON API, relative to the portal's mount (`/api/keys`, …): what its pages call,
    * under the session's cookie or token. `@keyhook/portal` serves it beside the pages.
    */
-  readonly api: Mountable;
+  readonly api: PortalApi;
+}
+
+/** `keyhook.portal.api`: the portal's JSON API, and its description. */
+export interface PortalApi extends Mountable {
+  /**
+   * Each route as an OpenAPI operation at `path` (default: the path of the portal's URL,
+   * `/api/v1/portal`), with its request and response schemas: pass them to `openApiDocument`,
+   * alone or beside `keyhook.operations()`.
+   */
+  operations(path?: string): ApiOperation[];
 }

@@ -128,7 +128,7 @@ export function runHttpSuite(adapter: HttpSuiteAdapter): void {
   }
 }
 
-/** keyhook's operations and the host's two guarded routes (types.ts), in one document. */
+/** keyhook's operations, its portal API's (mounted at `{prefix}/portal`) and the host's two guarded routes (types.ts), in one document. */
 function suiteDocument(keyhook: Keyhook, prefix: string): Record<string, unknown> {
   const host = (method: 'GET' | 'POST', scope: string): ApiOperation => ({
     method,
@@ -143,6 +143,7 @@ function suiteDocument(keyhook: Keyhook, prefix: string): Record<string, unknown
   });
   return openApiDocument({ title: 'HTTP suite', version: '1' }, [
     ...keyhook.operations(prefix),
+    ...keyhook.portal.api.operations(`${prefix}/portal`),
     host('GET', 'items:read'),
     host('POST', 'items:write'),
   ]);

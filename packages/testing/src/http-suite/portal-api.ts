@@ -1,6 +1,7 @@
 import type { CreatePortalSessionInput } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
 import { type JsonReply, type JsonRequestOptions, requestJson } from '../support/http.js';
+import { documentedRouteKeys } from '../support/openapi-contract.js';
 import { admin, call, createKey, UNKNOWN_KEY_ID } from './client.js';
 import type { SuiteContext } from './suite-context.js';
 
@@ -31,7 +32,11 @@ function portal(
   if (browser.bearer) headers['authorization'] = `Bearer ${browser.bearer}`;
   if (browser.csrfToken) headers['x-csrf-token'] = browser.csrfToken;
   if (browser.origin) headers['origin'] = browser.origin;
-  return requestJson(method, `${ctx.baseUrl}${portalPath(ctx)}/api${path}`, { ...options, headers });
+  return requestJson(method, `${ctx.baseUrl}${portalPath(ctx)}/api${path}`, {
+    contract: ctx.contract,
+    ...options,
+    headers,
+  });
 }
 
 /** Mints a link for `input` and exchanges it as a page of the portal would. */
@@ -131,6 +136,49 @@ export function portalApiCases(ctx: SuiteContext): void {
       });
       const events = (reply.body as { session: { events: { type: string }[] } }).session.events;
       expect(events.map((event) => event.type)).toEqual(ctx.keyhook.eventTypes);
+    });
+
+    it('answers as the OpenAPI document describes each of its routes, and an answer that leaves it fails', async () => {
+      const documented = documentedRouteKeys(ctx.document as { paths: Record<string, object> });
+      for (const { method, path } of ctx.keyhook.portal.api.routes) {
+        expect(documented).toContain(`${method} ${portalPath(ctx)}${path.replace(/:(\w+)/g, '{$1}')}`);
+      }
+      // Each reply below is held to the document as it arrives; then altered, each is refused.
+      const browser = await signIn(ctx);
+      const url = (path: string) => `${ctx.baseUrl}${portalPath(ctx)}/api${path}`;
+      const session = await portal(ctx, 'GET', '/session', browser);
+      const answer = session.body as { session: Record<string, unknown>; csrfToken: string };
+      const sessionProblems = (body: unknown) =>
+        ctx.contract.problems('GET', url('/session'), { ...session, body });
+      expect(sessionProblems(answer)).toEqual([]);
+      expect(sessionProblems({ session: answer.session })).not.toEqual([]);
+      expect(
+        sessionProblems({ ...answer, session: { ...answer.session, permissions: ['keys:admin'] } }),
+      ).not.toEqual([]);
+      expect(sessionProblems({ ...answer, session: { ...answer.session, expiresAt: 'soon' } })).not.toEqual(
+        [],
+      );
+
+      const link = await ctx.keyhook.portal.createSession({ tenantId: 'tenant_a', permissions: ALL });
+      const framed = await portal(
+        ctx,
+        'POST',
+        '/exchange',
+        { origin: ctx.baseUrl },
+        { json: { token: link.token, embedded: true } },
+      );
+      expect(framed.body).toMatchObject({ sessionToken: expect.stringMatching(/^kps_/) });
+      const exchangeProblems = (body: unknown) =>
+        ctx.contract.problems('POST', url('/exchange'), { ...framed, body });
+      expect(exchangeProblems({ ...(framed.body as object), sessionToken: 7 })).not.toEqual([]);
+
+      const stats = await portal(ctx, 'GET', '/webhooks/stats', browser);
+      expect(stats.body).toEqual({ since: '2025-12-31T00:00:00.000Z', data: [] });
+      const statsProblems = (body: unknown) =>
+        ctx.contract.problems('GET', url('/webhooks/stats'), { ...stats, body });
+      expect(
+        statsProblems({ ...(stats.body as object), data: [{ webhookId: 'wh_1', succeeded: -1, failed: 0 }] }),
+      ).not.toEqual([]);
     });
 
     it("creates a key under the session's tenant that the host's guarded route accepts", async () => {
