@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
-import { deliverOneEvent } from '@keyhook/testing/support';
+import { deliverOneEvent, inCi } from '@keyhook/testing/support';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { describe, expect, it } from 'vitest';
@@ -116,7 +116,7 @@ const PYTHON = '/usr/bin/python3';
 const pythonCanVerify =
   spawnSync(PYTHON, ['-c', 'import cryptography.hazmat.primitives.asymmetric.ed25519'], { stdio: 'ignore' })
     .status === 0;
-if (!pythonCanVerify && process.env.CI) {
+if (!pythonCanVerify && inCi()) {
   throw new Error(`CI: ${PYTHON} with python3-cryptography is needed to check ed25519 signatures`);
 }
 

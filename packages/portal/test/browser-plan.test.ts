@@ -17,8 +17,9 @@ describe('the browser suites without Chromium', () => {
     });
   });
 
-  it('fail under CI=true', () => {
-    const plan = browserSuitePlan('/nowhere/chromium', { CI: 'true' }, missing);
-    expect(plan.action).toBe('fail');
+  it('fail under CI=true or CI=1, and are skipped under CI=false, as every check that reads CI', () => {
+    expect(browserSuitePlan('/nowhere/chromium', { CI: 'true' }, missing).action).toBe('fail');
+    expect(browserSuitePlan('/nowhere/chromium', { CI: '1' }, missing).action).toBe('fail');
+    expect(browserSuitePlan('/nowhere/chromium', { CI: 'false' }, missing).action).toBe('skip');
   });
 });

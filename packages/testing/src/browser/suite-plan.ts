@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { inCi } from '../support/ci.js';
 
 /** Debian's Chromium (`apt-get install chromium`); `KEYHOOK_CHROMIUM` names another. No browser is downloaded. */
 export const CHROMIUM_PATH = process.env['KEYHOOK_CHROMIUM'] ?? '/usr/bin/chromium';
@@ -15,7 +16,7 @@ export function browserSuitePlan(
   exists: (path: string) => boolean = existsSync,
 ): BrowserSuitePlan {
   if (exists(chromiumPath)) return { action: 'run' };
-  if (env['CI'] === 'true') {
+  if (inCi(env)) {
     return {
       action: 'fail',
       message: `Chromium is not installed at ${chromiumPath} (apt-get install chromium); CI must run the browser suites`,

@@ -11,7 +11,7 @@ import type {
 } from '@keyhook/core/store';
 import { DELIVERY_RULES, leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
-import { T0, webhookRecord } from './fixtures.js';
+import { orderedIds, T0, webhookRecord } from './fixtures.js';
 import type { StoreHarness, SuiteContext } from './store-harness.js';
 import { checkTransitions, originalOf } from './transitions.js';
 
@@ -70,8 +70,12 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
     return webhook;
   }
 
-  async function publishOne(store: Store = ctx.store, overrides: Partial<EventRecord> = {}) {
-    const outcome = await store.publishEvent(eventRecord(overrides), deliveryId);
+  async function publishOne(
+    store: Store = ctx.store,
+    overrides: Partial<EventRecord> = {},
+    newDeliveryId: () => string = deliveryId,
+  ) {
+    const outcome = await store.publishEvent(eventRecord(overrides), newDeliveryId);
     if (outcome.outcome !== 'published') throw new Error('expected a new event');
     return outcome;
   }
@@ -683,9 +687,8 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
     it('lists newest first, pages with `before`, filters by status, and keeps tenants apart', async () => {
       const webhook = await subscribed();
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        ids.push((await publishOne(ctx.store, { createdAt: at(i) })).deliveries[0]!.id);
-        await new Promise((resolve) => setTimeout(resolve, 2)); // ids sort by time
+      for (const [i, id] of orderedIds('dlv', 5).entries()) {
+        ids.push((await publishOne(ctx.store, { createdAt: at(i) }, () => id)).deliveries[0]!.id);
       }
       await attempt(200, SUCCEEDED, at(0)); // the oldest succeeds
       const newest = [...ids].reverse();
@@ -858,10 +861,9 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
 
     it('retention deletes at most `limit` rows per call, and list pages stay right as their rows go', async () => {
       const webhook = await subscribed();
-      for (let i = 0; i < 5; i++) {
-        await publishOne(ctx.store, { createdAt: at(i) });
+      for (const [i, id] of orderedIds('dlv', 5).entries()) {
+        await publishOne(ctx.store, { createdAt: at(i) }, () => id);
         await attempt(200, SUCCEEDED, at(i));
-        await new Promise((resolve) => setTimeout(resolve, 2)); // ids sort by time
       }
       const firstPage = await ctx.store.listDeliveries('tenant_a', webhook.id, { limit: 2 });
       const cursor = firstPage[1]!.id;

@@ -36,11 +36,14 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Ids minted in order, so "newest first" has a known answer. */
-export function orderedKeyIds(count: number): string[] {
+/**
+ * Ids minted in order, a second apart on a clock of the test's own, so "newest first" has a known
+ * answer without waiting for the wall clock to move.
+ */
+export function orderedIds(prefix: string, count: number): string[] {
   const base = Date.parse('2026-01-01T00:00:00Z');
   return Array.from({ length: count }, (_, i) =>
-    newId('key', { now: () => new Date(base + i * 1000) }, (n) => randomBytes(n)),
+    newId(prefix, { now: () => new Date(base + i * 1000) }, (n) => randomBytes(n)),
   );
 }
 

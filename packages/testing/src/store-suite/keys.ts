@@ -1,7 +1,8 @@
 import { isKeyhookError, KeyhookError } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
 import { keysOn } from '../support/keyhooks.js';
-import { keyRecord, orderedKeyIds, sha256 } from './fixtures.js';
+import { waitUntil } from '../support/wait-until.js';
+import { keyRecord, orderedIds, sha256 } from './fixtures.js';
 import type { SuiteContext } from './store-harness.js';
 
 export function keyCases(ctx: SuiteContext): void {
@@ -101,7 +102,7 @@ export function keyCases(ctx: SuiteContext): void {
     });
 
     it('lists newest first and pages with `before`', async () => {
-      const ids = orderedKeyIds(5);
+      const ids = orderedIds('key', 5);
       for (const id of [ids[2], ids[0], ids[4], ids[1], ids[3]]) {
         await ctx.store.insertApiKey(keyRecord({ id: id! }));
       }
@@ -196,7 +197,8 @@ export function keyCases(ctx: SuiteContext): void {
           outcomes.push({ afterRevoke: startedAfterRevoke, code });
         }
       })();
-      await new Promise((resolve) => setTimeout(resolve, 2));
+      // The race starts from a key that verifies: a verification has answered ok before the revoke.
+      await waitUntil(() => outcomes.some((outcome) => outcome.code === 'ok'));
       await keysHere.revoke('tenant_a', key.id);
       revokeReturned = true;
       await verifier;

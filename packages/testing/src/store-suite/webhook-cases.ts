@@ -1,7 +1,7 @@
 import { newId } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
 import { eventRecord } from './delivery-cases.js';
-import { subscriptionOf, T0, webhookRecord } from './fixtures.js';
+import { orderedIds, subscriptionOf, T0, webhookRecord } from './fixtures.js';
 import type { SuiteContext } from './store-harness.js';
 
 const LATER = new Date('2026-02-01T00:00:00.000Z');
@@ -37,11 +37,10 @@ export function webhookCases(ctx: SuiteContext): void {
 
     it('lists newest first, pages with `before`, and only the tenant’s own', async () => {
       const records = [];
-      for (let i = 0; i < 5; i++) {
-        const record = webhookRecord();
+      for (const id of orderedIds('wh', 5)) {
+        const record = webhookRecord({ id });
         records.push(record);
         await ctx.store.insertWebhook(record);
-        await new Promise((resolve) => setTimeout(resolve, 2)); // ids sort by time
       }
       await ctx.store.insertWebhook(webhookRecord({ tenantId: 'tenant_b' }));
       const ids = records.map((r) => r.id).reverse();

@@ -1,4 +1,5 @@
 export { TEST_CATALOG, TEST_EVENTS, TEST_SCOPES } from './catalog.js';
+export { inCi } from './ci.js';
 export { FakeClock, VirtualClock } from './clock.js';
 export { type AdminTokenOptions, adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
 export { type HostProcessSecrets, killHostProcessAt } from './host-process.js';

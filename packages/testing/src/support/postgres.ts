@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
+import { inCi } from './ci.js';
 
 /** The database the Postgres suites use; trust auth on the local server by default. */
 export const POSTGRES_TEST_URL =
@@ -24,7 +25,7 @@ export async function postgresAvailable(): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-  if (!reachable && process.env.CI) {
+  if (!reachable && inCi()) {
     throw new Error(`CI: PostgreSQL is not reachable at ${url.host}; the Postgres suites must run in CI.`);
   }
   if (!reachable) console.warn(`PostgreSQL is not reachable at ${url.host}: skipping the Postgres suites.`);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isKeyhookError } from '@keyhook/core';
 import type { EventRecord, Store } from '@keyhook/core/store';
+import { inCi } from './ci.js';
 
 /** A tmpfs of a few MiB that a test fills up and frees again. */
 export interface SmallDisk {
@@ -40,7 +41,7 @@ export function mountSmallDisk(label: string, options: SmallDiskOptions): SmallD
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
     const reason = `cannot mount a ${options.sizeMiB} MiB tmpfs (needs root): ${(error as Error).message.trim()}`;
-    if (process.env.CI) throw new Error(`CI: ${reason}; the full-disk tests must run in CI.`);
+    if (inCi()) throw new Error(`CI: ${reason}; the full-disk tests must run in CI.`);
     console.warn(`${reason}: skipping the full-disk tests.`);
     return null;
   }
@@ -96,7 +97,7 @@ export async function smallTablespace(
     owner = { uid: id('-u'), gid: id('-g') };
   } catch {
     const reason = 'no postgres user here to own a tablespace';
-    if (process.env.CI) throw new Error(`CI: ${reason}; the full-disk tests must run in CI.`);
+    if (inCi()) throw new Error(`CI: ${reason}; the full-disk tests must run in CI.`);
     console.warn(`${reason}: skipping the Postgres full-disk tests.`);
     return null;
   }
