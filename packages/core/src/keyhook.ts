@@ -48,6 +48,7 @@ import { PortalSessions } from './portal/portal-sessions.js';
 import type { Portal } from './portal/portal-types.js';
 import { HOW_TO_MAKE, isBlank, missingOption } from './required-options.js';
 import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './service-interfaces.js';
+import { capabilityOf, missingCapability } from './store/capabilities.js';
 import type { EndpointRateLimit, SignatureScheme, Store } from './store/types.js';
 import { KeyhookMetrics } from './telemetry.js';
 import { KeyhookTracing } from './tracing.js';
@@ -341,6 +342,11 @@ export function createKeyhook<
   const eventCatalog = new EventTypeCatalog(options.events);
   const hostScopes = new ScopeCatalog(options.scopes);
   const feedPlan = eventsFeedPlan(options.eventsFeed, hostScopes, eventCatalog);
+  // The optional capabilities, asked for only where the options use them.
+  const feedStore = capabilityOf(options.store, 'eventFeed');
+  if (feedPlan && feedStore === null) throw missingCapability('eventFeed');
+  const portalStore = capabilityOf(options.store, 'portalSessions');
+  if (options.portal !== undefined && portalStore === null) throw missingCapability('portalSessions');
   const scopeCatalog = feedPlan?.adds
     ? new ScopeCatalog([...(options.scopes ?? []), feedPlan.adds])
     : hostScopes;
@@ -479,7 +485,7 @@ export function createKeyhook<
       ? [
           feedRoute(
             new EventsFeed({
-              store: options.store,
+              store: feedStore!,
               clock,
               catalog: eventCatalog,
               retentionMs,
@@ -508,28 +514,29 @@ export function createKeyhook<
   });
   const portalUrl = options.portal?.url ?? `${DEFAULT_PREFIX}/portal`;
   const portalPath = new URL(portalUrl, 'http://localhost').pathname;
-  const portalSessions = new PortalSessions({
-    store: options.store,
-    clock,
-    randomBytes,
-    scopes: scopeCatalog,
-    url: portalUrl,
-  });
-  const portal = portalApi({
-    sessions: portalSessions,
-    store: options.store,
-    clock,
-    scopes: scopeCatalog,
-    adminRoutes: routes,
-    events: () => eventCatalog.entries(),
-    developmentUrls: urlPolicy.allowHttp || urlPolicy.allowPrivateAddresses,
-    headers: headerNames,
-    secureCookie: !development,
-    cookiePath: portalPath,
-    origins: options.portal?.origins,
-    rateCeiling: (tenantId) => rateLimits.defaultFor(tenantId),
-    logger,
-  });
+  const portalSessions =
+    portalStore &&
+    new PortalSessions({ store: portalStore, clock, randomBytes, scopes: scopeCatalog, url: portalUrl });
+  const portal = portalSessions
+    ? portalApi({
+        sessions: portalSessions,
+        store: options.store,
+        clock,
+        scopes: scopeCatalog,
+        adminRoutes: routes,
+        events: () => eventCatalog.entries(),
+        developmentUrls: urlPolicy.allowHttp || urlPolicy.allowPrivateAddresses,
+        headers: headerNames,
+        secureCookie: !development,
+        cookiePath: portalPath,
+        origins: options.portal?.origins,
+        rateCeiling: (tenantId) => rateLimits.defaultFor(tenantId),
+        logger,
+      })
+    : // A store without portal sessions: the portal's API serves nothing, and minting a link says why.
+      { routes: [], authorize: () => Promise.reject(missingCapability('portalSessions')) };
+  const withSessions = <T>(use: (sessions: PortalSessions) => Promise<T>): Promise<T> =>
+    portalSessions ? use(portalSessions) : Promise.reject(missingCapability('portalSessions'));
   const portalHttp = createHttpCore({
     ...httpDeps,
     routes: portal.routes,
@@ -545,9 +552,10 @@ export function createKeyhook<
   return {
     scopes: scopeCatalog.names as readonly Scope[],
     portal: {
-      createSession: (input) => portalSessions.create(input),
-      revokeSession: async (tenantId, sessionId) => (await portalSessions.revoke(tenantId, sessionId)) > 0,
-      revokeSessions: (tenantId) => portalSessions.revoke(tenantId, undefined),
+      createSession: (input) => withSessions((sessions) => sessions.create(input)),
+      revokeSession: (tenantId, sessionId) =>
+        withSessions(async (sessions) => (await sessions.revoke(tenantId, sessionId)) > 0),
+      revokeSessions: (tenantId) => withSessions((sessions) => sessions.revoke(tenantId, undefined)),
       api: {
         routes: portal.routes.map(({ method, path }) => ({ method, path })),
         maxBodyBytes,

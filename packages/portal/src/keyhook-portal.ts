@@ -24,6 +24,11 @@ export function keyhookPortal(keyhook: KeyhookWithPortal, options: KeyhookPortal
       'keyhookPortal: this keyhook has no portal API (keyhook.portal.api); use an @keyhook/core that has keyhook.portal',
     );
   }
+  if (api.routes.length === 0) {
+    throw new TypeError(
+      "keyhookPortal: keyhook's store keeps no portal sessions (PortalSessionStore), so its portal API serves nothing: use a store that keeps them (each store keyhook ships does)",
+    );
+  }
   return {
     path: pages.path,
     routes: [...pages.routes, ...api.routes],

@@ -78,4 +78,23 @@ describe('keyhookPortal over a real keyhook', () => {
       /^keyhookPortal: brand\.logoUrl must be/,
     );
   });
+
+  it("refuses a keyhook whose store keeps no portal sessions, before any request", () => {
+    // A store of a third party's that leaves the portal's capability out (docs/decisions.md §20.5).
+    const whole = new MemoryStore();
+    const store = Object.create(whole, {
+      insertPortalSession: { value: undefined },
+      exchangePortalLink: { value: undefined },
+      findPortalSession: { value: undefined },
+      revokePortalSessions: { value: undefined },
+    }) as MemoryStore;
+    const keyhook = createKeyhook({
+      ...TEST_CATALOG,
+      store,
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      encryptionKey: TEST_ENCRYPTION_KEY,
+      logger: silentLogger,
+    });
+    expect(() => keyhookPortal(keyhook)).toThrow(/^keyhookPortal: keyhook's store keeps no portal sessions/);
+  });
 });

@@ -4,6 +4,7 @@ import type {
   AttemptCompletion,
   AttemptCompletionOutcome,
   AttemptCounts,
+  CompleteStore,
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
@@ -221,7 +222,7 @@ export interface PostgresStoreParts {
  * database, so any number of app instances can share one schema. Open it with
  * `createPostgresStore`, which also applies the migrations; the constructor assumes they ran.
  */
-export class PostgresStore implements Store {
+export class PostgresStore implements CompleteStore {
   readonly persistent = true;
   readonly schema: string;
   private readonly purgeLock: string;

@@ -4,6 +4,7 @@ import type {
   AttemptCompletion,
   AttemptCompletionOutcome,
   AttemptCounts,
+  CompleteStore,
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
@@ -92,7 +93,7 @@ function storeStatements(db: Database.Database) {
  * interleaves inside a process, and across processes SQLite's write lock serialises them. The
  * delivery path's writes share one commit per turn of the event loop (group-commit.ts).
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements CompleteStore {
   /** False only for an in-memory database (`:memory:`, or a host's connection to one). */
   readonly persistent: boolean;
   private readonly db: Database.Database;

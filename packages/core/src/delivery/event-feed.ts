@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { parseListLimit, withinBudget } from '../http/pagination.js';
 import { idTime } from '../ids.js';
-import type { DeliveryRecord, FeedEntry, Store } from '../store/types.js';
+import type { DeliveryRecord, EventFeedStore, FeedEntry } from '../store/types.js';
 import { validationFailed } from '../validation.js';
 import { EVENT_ID_PATTERN } from './publish.js';
 import { DELIVERY_STATES } from './states.js';
@@ -118,7 +118,7 @@ export function toFeedEventView({ event, deliveries }: FeedEntry): FeedEventView
 }
 
 export interface EventsFeedDeps {
-  store: Store;
+  store: EventFeedStore;
   clock: Clock;
   catalog: EventTypeCatalog;
   /** The feed's window: what retention keeps for sure (docs/decisions.md §13). */

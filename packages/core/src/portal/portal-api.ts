@@ -9,7 +9,7 @@ import { emptyResponse, jsonResponse } from '../http/response.js';
 import type { RouteSpec } from '../http/route-spec.js';
 import type { RateLimit } from '../keys/rate-limit.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/types.js';
+import type { DeliveryQueueStore } from '../store/types.js';
 import { parseOrThrow } from '../validation.js';
 import {
   type PortalExchangeAnswer,
@@ -31,7 +31,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
 export interface PortalApiDeps {
   sessions: PortalSessions;
-  store: Store;
+  store: Pick<DeliveryQueueStore, 'countRecentAttempts'>;
   clock: Clock;
   scopes: ScopeCatalog;
   /** The admin routes the portal serves again under a session: keys, webhooks and deliveries. */

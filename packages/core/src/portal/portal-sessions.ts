@@ -5,7 +5,7 @@ import type { Clock, RandomBytes } from '../clock.js';
 import { KeyhookError } from '../errors.js';
 import { newId } from '../ids.js';
 import { digestsEqual } from '../keys/hash.js';
-import type { PortalSessionRecord, Store } from '../store/types.js';
+import type { PortalSessionRecord, PortalSessionStore } from '../store/types.js';
 import { parseOrThrow, storableText } from '../validation.js';
 import {
   type CreatePortalSessionInput,
@@ -35,7 +35,7 @@ const REFUSED_LINK: Record<'unknown' | 'used' | 'expired' | 'revoked', string> =
 };
 
 export interface PortalSessionsDeps {
-  store: Store;
+  store: PortalSessionStore;
   clock: Clock;
   randomBytes: RandomBytes;
   scopes: ScopeCatalog;

@@ -12,6 +12,7 @@ import type {
   AttemptCompletionOutcome,
   AttemptCounts,
   AttemptRecord,
+  CompleteStore,
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
@@ -112,7 +113,7 @@ const newestFirst = (a: { id: string }, b: { id: string }) => (a.id < b.id ? 1 :
  * reads and writes synchronously, before its first await, which makes it atomic in one
  * process. For tests and single-process trials; nothing survives a restart.
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements CompleteStore {
   readonly persistent = false;
   private readonly keys = new Map<string, ApiKeyRecord>();
   private readonly idByLookup = new Map<string, string>();

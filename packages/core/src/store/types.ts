@@ -469,14 +469,32 @@ export type RotateOutcome =
   | { outcome: 'not_found' };
 
 /**
- * What keyhook needs from a database. Every method is required. Every method that takes a
- * tenant id only ever reads or writes that tenant's rows.
+ * What keyhook needs from a database, as capabilities (docs/decisions.md §20.5). Every method that
+ * takes a tenant id only ever reads or writes that tenant's rows.
  *
  * Stores are dumb and atomic: each method below is one statement or one transaction, never
  * a read and a write across awaits. When the database cannot be reached, a method throws
  * `KeyhookError('unavailable')`.
+ *
+ * `Store` is what every keyhook needs. The events feed and the portal's sessions are capabilities
+ * of their own, asked for only where they are used: `createKeyhook` refuses a store that lacks one
+ * the options turn on, naming it.
  */
-export interface Store {
+export interface Store
+  extends StoreConnection,
+    KeyStore,
+    EndpointStore,
+    DeliveryQueueStore,
+    RetentionStore,
+    IdempotencyStore,
+    Partial<EventFeedStore>,
+    Partial<PortalSessionStore> {}
+
+/** A store with every capability: each store keyhook ships is one. */
+export type CompleteStore = Store & EventFeedStore & PortalSessionStore;
+
+/** The connection itself: whether what it stores outlives the process, whether it holds sealed values, and its lifecycle. */
+export interface StoreConnection {
   /**
    * True when what it stores outlives this process (a file, a database server). keyhook then
    * refuses to start without a configured `encryptionKey`: a key made up for one process would
@@ -484,6 +502,22 @@ export interface Store {
    */
   readonly persistent: boolean;
 
+  /**
+   * Whether anything sealed with the master key is stored, in any tenant: a webhook (its
+   * signing secret) or a completed Idempotency-Key record (its answer). A host that would make
+   * up a new master key asks first: over sealed values, a new key would open none of them.
+   */
+  holdsSealedValues(): Promise<boolean>;
+
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+
+  /** Releases connections. The store is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+/** API keys: their records, lookup by credential, rotation, revocation, and the change version that keeps caches current. */
+export interface KeyStore {
   /**
    * Inserts a new key. `keyLookup` is unique across all tenants: when another key already
    * holds it, nothing is written and `'duplicate_lookup'` is returned.
@@ -539,7 +573,10 @@ export interface Store {
    * (e.g. its change feed is disconnected): core then caches nothing.
    */
   keyChangeVersion(): number | null;
+}
 
+/** Webhook endpoints: their records, status, subscription and signing secrets. */
+export interface EndpointStore {
   /**
    * Inserts a webhook. When its status claims its twin key (core's `claimsTwinKey`) and
    * another webhook of the tenant holds that claim, nothing is written and `'active_twin'` is
@@ -621,7 +658,10 @@ export interface Store {
    * DELETE cancels them); false when the tenant has no such webhook.
    */
   deleteWebhook(tenantId: string, id: string): Promise<boolean>;
+}
 
+/** The delivery queue: events written with their deliveries, leased, completed, listed, queued again and watched. */
+export interface DeliveryQueueStore {
   /**
    * Writes the event and, in the same transaction, one delivery per webhook of the tenant
    * whose event set holds `event.type`: `pending` and due at `event.createdAt` for an active
@@ -691,19 +731,6 @@ export interface Store {
    */
   countQueuedDeliveries(now: Date): Promise<QueueDepth>;
 
-  /** Held deliveries with `heldSince <= heldBefore` become failed (`updatedAt = at`); returns how many. */
-  expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number>;
-
-  /**
-   * Retention, one small batch at a time: deletes at most `limit` finished deliveries
-   * (`succeeded` or `failed`) with `updatedAt <= finishedBefore`, with their attempts, then at
-   * most `limit` events created at or before `finishedBefore` that no delivery refers to any
-   * more. Pending, in-flight, retrying and held deliveries are never deleted. Only one instance
-   * purges at a time: a store shared by several answers `skipped` while another holds it. It
-   * must not hold locks that a lease or a completion waits on for longer than one batch.
-   */
-  purgeFinishedDeliveries(finishedBefore: Date, limit: number): Promise<PurgeOutcome>;
-
   /** One webhook's deliveries, newest first (ids descending), optionally of one status only. */
   listDeliveries(tenantId: string, webhookId: string, page: DeliveryListPage): Promise<DeliveryRecord[]>;
 
@@ -759,6 +786,55 @@ export interface Store {
   publishTestEvent(event: EventRecord, webhookId: string, deliveryId: string): Promise<TestEventOutcome>;
 
   /**
+   * Per webhook of the tenant, the attempts started at or after `since` that succeeded (a 2xx
+   * status) and that failed. Webhooks without attempts in the window are left out.
+   */
+  countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]>;
+}
+
+/** Retention: what is deleted or closed once it is old enough. Core decides when; the store deletes. */
+export interface RetentionStore {
+  /** Held deliveries with `heldSince <= heldBefore` become failed (`updatedAt = at`); returns how many. */
+  expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number>;
+
+  /**
+   * Retention, one small batch at a time: deletes at most `limit` finished deliveries
+   * (`succeeded` or `failed`) with `updatedAt <= finishedBefore`, with their attempts, then at
+   * most `limit` events created at or before `finishedBefore` that no delivery refers to any
+   * more. Pending, in-flight, retrying and held deliveries are never deleted. Only one instance
+   * purges at a time: a store shared by several answers `skipped` while another holds it. It
+   * must not hold locks that a lease or a completion waits on for longer than one batch.
+   */
+  purgeFinishedDeliveries(finishedBefore: Date, limit: number): Promise<PurgeOutcome>;
+
+  /** Deletes every record with `expiresAt <= now`, in any tenant; returns how many. */
+  purgeIdempotencyKeys(now: Date): Promise<number>;
+}
+
+/** Idempotency-Key records: a claim, its completion with the answer, its release. */
+export interface IdempotencyStore {
+  /**
+   * Claims an Idempotency-Key; the first writer wins. Atomically: when no record holds
+   * (tenantId, key), or the one there has expired (`expiresAt <= now`), or is in progress past
+   * its `lockedUntil` (its request died), `record` (state in_progress) takes its place and
+   * `'claimed'` is returned. Otherwise nothing is written and the record there is returned.
+   * Of N concurrent claims of one free key exactly one returns `'claimed'`.
+   */
+  claimIdempotencyKey(record: IdempotencyRecord, now: Date): Promise<IdempotencyClaimOutcome>;
+
+  /**
+   * Stores the response and marks the record completed, only while `claimId` still holds it
+   * in progress. Returns whether it wrote.
+   */
+  completeIdempotencyKey(completion: IdempotencyCompletion): Promise<boolean>;
+
+  /** Deletes the record only while `claimId` still holds it in progress, so the key can be used again. */
+  releaseIdempotencyKey(tenantId: string, key: string, claimId: string): Promise<void>;
+}
+
+/** The events feed (`GET /events`): a tenant's events in commit order. A keyhook with `eventsFeed: false` needs none. */
+export interface EventFeedStore {
+  /**
    * One page of the tenant's events feed (docs/decisions.md §8.17), read in one snapshot: the
    * `after` event, then up to `query.limit` events after it in feed order, each with its
    * deliveries. Feed order is commit order: an event that commits later never takes a place
@@ -767,13 +843,10 @@ export interface Store {
    * write lock; memory: insertion order). Test events (publishTestEvent) have no feed position.
    */
   listFeedEvents(tenantId: string, query: FeedQuery): Promise<FeedPage>;
+}
 
-  /**
-   * Per webhook of the tenant, the attempts started at or after `since` that succeeded (a 2xx
-   * status) and that failed. Webhooks without attempts in the window are left out.
-   */
-  countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]>;
-
+/** The customer portal's sessions. A keyhook that sets no `portal` option and mints no link needs none. */
+export interface PortalSessionStore {
   /**
    * Inserts a portal session not yet exchanged. In the same call, deletes every portal session,
    * of any tenant, whose `expiresAt` is before `purgeBefore`, so the table stays bounded.
@@ -796,38 +869,4 @@ export interface Store {
    * undefined) that is not revoked yet. Returns how many it revoked.
    */
   revokePortalSessions(tenantId: string, id: string | undefined, at: Date): Promise<number>;
-
-  /**
-   * Claims an Idempotency-Key; the first writer wins. Atomically: when no record holds
-   * (tenantId, key), or the one there has expired (`expiresAt <= now`), or is in progress past
-   * its `lockedUntil` (its request died), `record` (state in_progress) takes its place and
-   * `'claimed'` is returned. Otherwise nothing is written and the record there is returned.
-   * Of N concurrent claims of one free key exactly one returns `'claimed'`.
-   */
-  claimIdempotencyKey(record: IdempotencyRecord, now: Date): Promise<IdempotencyClaimOutcome>;
-
-  /**
-   * Stores the response and marks the record completed, only while `claimId` still holds it
-   * in progress. Returns whether it wrote.
-   */
-  completeIdempotencyKey(completion: IdempotencyCompletion): Promise<boolean>;
-
-  /** Deletes the record only while `claimId` still holds it in progress, so the key can be used again. */
-  releaseIdempotencyKey(tenantId: string, key: string, claimId: string): Promise<void>;
-
-  /** Deletes every record with `expiresAt <= now`, in any tenant; returns how many. */
-  purgeIdempotencyKeys(now: Date): Promise<number>;
-
-  /**
-   * Whether anything sealed with the master key is stored, in any tenant: a webhook (its
-   * signing secret) or a completed Idempotency-Key record (its answer). A host that would make
-   * up a new master key asks first: over sealed values, a new key would open none of them.
-   */
-  holdsSealedValues(): Promise<boolean>;
-
-  /** Resolves when the database answers a trivial query. */
-  ping(): Promise<void>;
-
-  /** Releases connections. The store is unusable afterwards. */
-  close(): Promise<void>;
 }

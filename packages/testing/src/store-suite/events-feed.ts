@@ -1,5 +1,5 @@
 import { newId } from '@keyhook/core';
-import { DELIVERY_RULES, type EventRecord, type Store } from '@keyhook/core/store';
+import { type CompleteStore, DELIVERY_RULES, type EventRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { eventRecord, SUCCEEDED } from './delivery-cases.js';
 import { T0, webhookRecord } from './fixtures.js';
@@ -15,14 +15,14 @@ const WINDOW = { createdSince: T0 };
  * they were written, paged after an event, with their deliveries; test events have no place in it.
  */
 export function eventsFeedCases(ctx: SuiteContext): void {
-  async function publish(overrides: Partial<EventRecord> = {}, store: Store = ctx.store) {
+  async function publish(overrides: Partial<EventRecord> = {}, store: CompleteStore = ctx.store) {
     const outcome = await store.publishEvent(eventRecord(overrides), deliveryId);
     if (outcome.outcome !== 'published') throw new Error('expected a new event');
     return outcome;
   }
 
   /** One page of the feed, once it shows what committed before (StoreHarness.settleFeed). */
-  async function list(tenantId: string, query: Parameters<Store['listFeedEvents']>[1]) {
+  async function list(tenantId: string, query: Parameters<CompleteStore['listFeedEvents']>[1]) {
     await ctx.settleFeed();
     return ctx.store.listFeedEvents(tenantId, query);
   }

@@ -2,9 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '@keyhook/core';
 import {
   type ApiKeyRecord,
+  type CompleteStore,
   type IdempotencyRecord,
   type PortalSessionRecord,
-  type Store,
   twinKeyOf,
   type WebhookRecord,
   type WebhookSubscription,
@@ -139,7 +139,7 @@ export const EVENTS_BEFORE_THE_FEED = [
  * evt_a, evt_b, evt_z, then the new one, and tenant_b reads only its own.
  */
 export async function feedAfterBackfill(
-  store: Store,
+  store: CompleteStore,
 ): Promise<{ published: string; tenantA: string[]; tenantB: string[] }> {
   const outcome = await store.publishEvent(
     {

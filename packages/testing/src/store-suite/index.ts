@@ -1,4 +1,4 @@
-import type { Store } from '@keyhook/core';
+import type { CompleteStore } from '@keyhook/core/store';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { changeVersionCases } from './change-version.js';
 import { deliveryCases } from './delivery-cases.js';
@@ -27,7 +27,7 @@ export type { StoreHarness } from './store-harness.js';
 export function runStoreConformance(harness: StoreHarness): void {
   describe(`Store conformance: ${harness.name}`, () => {
     const context = {} as SuiteContext;
-    const opened: Store[] = [];
+    const opened: CompleteStore[] = [];
 
     beforeEach(async () => {
       // Harness functions get the store they created, even while a case wraps context.store.

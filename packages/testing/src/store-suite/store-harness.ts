@@ -1,22 +1,22 @@
-import type { Store } from '@keyhook/core';
+import type { CompleteStore } from '@keyhook/core/store';
 
 export interface StoreHarness {
   name: string;
   /** A fresh, empty store for one test. */
-  create(): Promise<Store>;
+  create(): Promise<CompleteStore>;
   /**
    * Another store on the same database, as a second app instance would open it (its own
    * connection or pool). The memory store returns the same instance.
    */
-  createPeer(store: Store): Promise<Store>;
+  createPeer(store: CompleteStore): Promise<CompleteStore>;
   /** The stored row of a key, read straight from the database, every column as stored. */
-  readKeyRow(store: Store, id: string): Promise<Record<string, unknown> | null>;
+  readKeyRow(store: CompleteStore, id: string): Promise<Record<string, unknown> | null>;
   /**
    * Resolves once the store's events feed shows every event committed before the call. On
    * Postgres the feed waits for every transaction of the cluster open at the time to end, and
    * other suites share the server. Default: at once.
    */
-  settleFeed?(store: Store): Promise<void>;
+  settleFeed?(store: CompleteStore): Promise<void>;
   /**
    * False for a store opened so that it cannot hear another instance's key changes: its
    * `keyChangeVersion()` must then stay null, so core caches no verified key. Default true.
@@ -29,23 +29,23 @@ export interface StoreHarness {
    * `work` inside one, handing it what to pass as `transaction`, and returns its result (a throw
    * rolls it back). Other stores must refuse `publishEventSync` with a TypeError.
    */
-  syncTransaction?<T>(store: Store, work: (transaction: unknown) => T): T;
+  syncTransaction?<T>(store: CompleteStore, work: (transaction: unknown) => T): T;
   /**
    * For stores with migrations: writes the store's migrations table as a newer release, or an
    * edit of a migration file after it ran, would leave it. The store itself is left open.
    */
   migrations?: {
     /** Records migration `version`, named `name` as its file is (`9999_from_the_future`), as applied. */
-    record(store: Store, version: number, name: string): Promise<void>;
+    record(store: CompleteStore, version: number, name: string): Promise<void>;
     /** Replaces the checksum recorded for migration `version`. */
-    setChecksum(store: Store, version: number, checksum: string): Promise<void>;
+    setChecksum(store: CompleteStore, version: number, checksum: string): Promise<void>;
   };
 }
 
 export interface SuiteContext {
-  store: Store;
+  store: CompleteStore;
   /** The harness's settleFeed for the case's store. */
   settleFeed(): Promise<void>;
-  peer(): Promise<Store>;
+  peer(): Promise<CompleteStore>;
   readKeyRow(id: string): Promise<Record<string, unknown> | null>;
 }

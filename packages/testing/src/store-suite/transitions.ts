@@ -1,4 +1,4 @@
-import type { Store } from '@keyhook/core';
+import type { CompleteStore } from '@keyhook/core/store';
 import { canTransition, type DeliveryState } from '@keyhook/core/store';
 import { afterEach, beforeEach, expect } from 'vitest';
 import type { SuiteContext } from './store-harness.js';
@@ -26,7 +26,7 @@ export interface SeenTransition {
  * call that it undoes, calls made through another connection (a peer), and `publishEventSync`,
  * which must stay synchronous (publishEvent's creations are checked instead).
  */
-export function recordTransitions(store: Store): { store: Store; seen: SeenTransition[] } {
+export function recordTransitions(store: CompleteStore): { store: CompleteStore; seen: SeenTransition[] } {
   const seen: SeenTransition[] = [];
   const statuses = async () => {
     const byId = new Map<string, DeliveryState>();
@@ -91,15 +91,15 @@ export function unlistedTransitions(seen: readonly SeenTransition[]): string[] {
 }
 
 /** The store a recording wraps, for harness functions keyed by the store they opened. */
-const unwrapped = new WeakMap<Store, Store>();
-export const originalOf = (store: Store): Store => unwrapped.get(store) ?? store;
+const unwrapped = new WeakMap<CompleteStore, CompleteStore>();
+export const originalOf = (store: CompleteStore): CompleteStore => unwrapped.get(store) ?? store;
 
 /**
  * In the describe block it is called in: each test's store records its status changes, and the
  * test fails on one that core's transition table does not list (delivery/states.ts).
  */
 export function checkTransitions(ctx: SuiteContext): void {
-  let original: Store;
+  let original: CompleteStore;
   let seen: SeenTransition[];
   beforeEach(() => {
     original = ctx.store;
