@@ -79,7 +79,7 @@ describe('keyhookPortal over a real keyhook', () => {
     );
   });
 
-  it("refuses a keyhook whose store keeps no portal sessions, before any request", () => {
+  it('refuses a keyhook whose store keeps no portal sessions, before any request', () => {
     // A store of a third party's that leaves the portal's capability out (docs/decisions.md §20.5).
     const whole = new MemoryStore();
     const store = Object.create(whole, {
