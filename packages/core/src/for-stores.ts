@@ -30,11 +30,11 @@ export { canTransition, type DeliveryState } from './delivery/states.js';
 export { unavailableError } from './errors.js';
 // The Store contract's types (the root entry exports them too: `KeyhookOptions.store` names it).
 export type { RateLimit } from './keys/rate-limit.js';
-
 // A store's default logger (`consoleLogger`) and its migrate()'s (`silentLogger`): the one pair of
 // values the root entry exports too, since a host passes the same loggers to keyhook and its store.
 export { consoleLogger, type Logger, silentLogger } from './logger.js';
 export { type PortalLinkRefusal, portalLinkRefusal } from './portal/link-refusal.js';
+export { OPTIONAL_CAPABILITIES, type OptionalCapability } from './store/capabilities.js';
 export type {
   ApiKeyChanges,
   ApiKeyRecord,

@@ -1,14 +1,20 @@
 import { createKeyhook, MemoryStore, type Store } from '@keyhook/core';
+import { OPTIONAL_CAPABILITIES } from '@keyhook/core/store';
+import { runStoreConformance } from '@keyhook/testing/store-suite';
 import { TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
+
+/** The memory store each stripped store calls. */
+const wholeOf = new WeakMap<object, MemoryStore>();
 
 /**
  * A store that keeps only what every keyhook needs (docs/decisions.md §20.5): a memory store with
  * the events feed's and the portal's members taken away, as a third party's store may be.
  */
-function storeWithout(...members: string[]): Store {
+function storeWithout(...members: readonly string[]): Store {
   const whole = new MemoryStore();
   const store: Record<string, unknown> = { persistent: whole.persistent };
+  wholeOf.set(store, whole);
   let prototype = Object.getPrototypeOf(whole);
   for (; prototype !== Object.prototype; prototype = Object.getPrototypeOf(prototype)) {
     for (const name of Object.getOwnPropertyNames(prototype)) {
@@ -20,8 +26,8 @@ function storeWithout(...members: string[]): Store {
   return store as unknown as Store;
 }
 
-const FEED = ['listFeedEvents'];
-const PORTAL = ['insertPortalSession', 'exchangePortalLink', 'findPortalSession', 'revokePortalSessions'];
+const FEED = OPTIONAL_CAPABILITIES.eventFeed.members;
+const PORTAL = OPTIONAL_CAPABILITIES.portalSessions.members;
 const options = { ...TEST_CATALOG, adminSession: { secret: TEST_ADMIN_SECRET } };
 
 describe('a store without the optional capabilities', () => {
@@ -79,4 +85,18 @@ describe('a store without the optional capabilities', () => {
       /part of PortalSessionStore \(insertPortalSession, exchangePortalLink\) but not findPortalSession, revokePortalSessions/,
     );
   });
+});
+
+// The conformance suite over a store without the two optional capabilities: their cases are
+// skipped, every other case runs, and the suite checks that the store lacks them whole.
+runStoreConformance({
+  name: 'memory, without EventFeedStore and PortalSessionStore',
+  create: async () => storeWithout(...FEED, ...PORTAL),
+  without: ['eventFeed', 'portalSessions'],
+  createPeer: async (store) => store,
+  readKeyRow: async (store, id) => {
+    const whole = wholeOf.get(store) as unknown as { keys: Map<string, Record<string, unknown>> };
+    const held = whole.keys.get(id);
+    return held ? { ...held } : null;
+  },
 });

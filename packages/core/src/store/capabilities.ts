@@ -1,7 +1,10 @@
 import type { EventFeedStore, PortalSessionStore, Store } from './types.js';
 
-/** The capabilities a store may leave out, each with every member it must then have whole. */
-const OPTIONAL = {
+/**
+ * The capabilities a store may leave out (docs/decisions.md §20.5), each with every member it
+ * then lacks whole: what `createKeyhook` checks, and what the conformance suite's `without` names.
+ */
+export const OPTIONAL_CAPABILITIES = {
   eventFeed: {
     interface: 'EventFeedStore',
     members: ['listFeedEvents'],
@@ -16,7 +19,7 @@ const OPTIONAL = {
   },
 } as const;
 
-export type OptionalCapability = keyof typeof OPTIONAL;
+export type OptionalCapability = keyof typeof OPTIONAL_CAPABILITIES;
 
 interface CapabilityOf {
   eventFeed: EventFeedStore;
@@ -31,7 +34,7 @@ export function capabilityOf<Name extends OptionalCapability>(
   store: Store,
   capability: Name,
 ): CapabilityOf[Name] | null {
-  const { interface: name, members } = OPTIONAL[capability];
+  const { interface: name, members } = OPTIONAL_CAPABILITIES[capability];
   const has = members.filter(
     (member) => typeof (store as unknown as Record<string, unknown>)[member] === 'function',
   );
@@ -47,7 +50,7 @@ export function capabilityOf<Name extends OptionalCapability>(
 
 /** The refusal of a store that lacks a capability the options use. */
 export function missingCapability(capability: OptionalCapability): TypeError {
-  const { interface: name, members, usedBy, without } = OPTIONAL[capability];
+  const { interface: name, members, usedBy, without } = OPTIONAL_CAPABILITIES[capability];
   return new TypeError(
     `keyhook: ${usedBy} needs a store with ${name} (${members.join(', ')}), and this store has none: use a store that keeps it (each store keyhook ships does), or ${without}`,
   );

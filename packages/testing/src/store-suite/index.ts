@@ -1,5 +1,5 @@
-import type { CompleteStore } from '@keyhook/core/store';
-import { afterEach, beforeEach, describe } from 'vitest';
+import { type CompleteStore, OPTIONAL_CAPABILITIES, type Store } from '@keyhook/core/store';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { changeVersionCases } from './change-version.js';
 import { deliveryCases } from './delivery-cases.js';
 import { endpointRateCases } from './endpoint-rates.js';
@@ -25,19 +25,21 @@ export type { StoreHarness } from './store-harness.js';
  * need a case skipped is a store with a bug.
  */
 export function runStoreConformance(harness: StoreHarness): void {
+  const without = new Set(harness.without ?? []);
   describe(`Store conformance: ${harness.name}`, () => {
     const context = {} as SuiteContext;
-    const opened: CompleteStore[] = [];
+    const opened: Store[] = [];
 
     beforeEach(async () => {
       // Harness functions get the store they created, even while a case wraps context.store.
       const created = await harness.create();
-      context.store = created;
+      // The cases of a capability the store leaves out are skipped: the rest never call it.
+      context.store = created as CompleteStore;
       opened.push(created);
       context.peer = async () => {
         const peer = await harness.createPeer(created);
         if (peer !== created) opened.push(peer);
-        return peer;
+        return peer as CompleteStore;
       };
       context.readKeyRow = (id) => harness.readKeyRow(created, id);
       context.settleFeed = async () => harness.settleFeed?.(created);
@@ -45,6 +47,14 @@ export function runStoreConformance(harness: StoreHarness): void {
 
     afterEach(async () => {
       for (const store of opened.splice(0)) await store.close().catch(() => {});
+    });
+
+    it('keeps each optional capability whole, or leaves it out whole as the harness says', () => {
+      const store = context.store as unknown as Record<string, unknown>;
+      for (const [capability, { members }] of Object.entries(OPTIONAL_CAPABILITIES)) {
+        const kept = members.filter((member) => typeof store[member] === 'function');
+        expect(kept, capability).toEqual(without.has(capability as never) ? [] : members);
+      }
     });
 
     keyCases(context);
@@ -58,9 +68,9 @@ export function runStoreConformance(harness: StoreHarness): void {
     deliveryCases(context, harness);
     recoveryCases(context);
     recentAttemptCases(context);
-    portalSessionCases(context);
+    describe.skipIf(without.has('portalSessions'))('PortalSessionStore', () => portalSessionCases(context));
     testEventCases(context);
-    eventsFeedCases(context);
+    describe.skipIf(without.has('eventFeed'))('EventFeedStore', () => eventsFeedCases(context));
     endpointRateCases(context);
     migrationRefusalCases(context, harness);
   });

@@ -11,6 +11,8 @@ const base = {
   adminSession: { secret: TEST_ADMIN_SECRET },
   logger: silentLogger,
   mode: 'development',
+  // What is tested is sealing across a restart: no feed, so a store without one runs it too.
+  eventsFeed: false,
 } as const;
 
 /**

@@ -27,6 +27,7 @@ export function rotationOverlapCases(ctx: SuiteContext): void {
           mode: 'development',
           clock,
           encryptionKey,
+          eventsFeed: false,
         });
       const a = instance(ctx.store);
       const b = instance(await ctx.peer());

@@ -34,5 +34,7 @@ export function keysOn(store: Store, options: { cacheEntries?: number } = {}): A
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger: silentLogger,
     verifiedKeyCacheEntries: options.cacheEntries,
+    // Keys need no feed: a store without one (docs/decisions.md §20.5) runs the key cases too.
+    eventsFeed: false,
   }).keys;
 }
