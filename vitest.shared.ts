@@ -21,6 +21,13 @@ const shared = defineConfig({
       { find: /^@keyhook\/adapter-fastify$/, replacement: source('adapter-fastify') },
       { find: /^@keyhook\/webhook-verify$/, replacement: source('webhook-verify') },
       { find: /^@keyhook\/portal$/, replacement: source('portal') },
+      { find: /^@keyhook\/store-conformance$/, replacement: source('store-conformance') },
+      {
+        find: /^@keyhook\/store-conformance\/support$/,
+        replacement: fileURLToPath(
+          new URL('./packages/store-conformance/src/support/index.ts', import.meta.url),
+        ),
+      },
     ],
   },
   test: {

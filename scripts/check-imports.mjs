@@ -18,7 +18,13 @@ const MAY_IMPORT = {
   'webhook-verify': [],
   portal: ['@keyhook/core'],
   cli: ['@keyhook/core', '@keyhook/store-sqlite', '@keyhook/store-postgres'],
-  testing: ['@keyhook/core', '@keyhook/core/store'],
+  'store-conformance': ['@keyhook/core', '@keyhook/core/store'],
+  testing: [
+    '@keyhook/core',
+    '@keyhook/core/store',
+    '@keyhook/store-conformance',
+    '@keyhook/store-conformance/support',
+  ],
 };
 
 // `import … from '…'`, `export … from '…'`, `import('…')`; a leading `type` marks an erased one.

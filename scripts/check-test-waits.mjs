@@ -6,7 +6,7 @@
 // `waitUntil` (@keyhook/testing/support), never for a while. Run by `npm run lint` (and so by CI).
 //
 // Test files: everything under a `test/`, `tests/` or `e2e/` directory, `*.test.*` and `*.spec.*`,
-// and packages/testing/src. A method call (`clock.setTimeout`, `Atomics.wait`) is not a sleep of
+// packages/testing/src and packages/store-conformance/src. A method call (`clock.setTimeout`, `Atomics.wait`) is not a sleep of
 // the test's: it is a virtual clock's, or the thing under test.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,12 +34,12 @@ export const ALLOWED = [
       'the fault proxy delays each chunk by the latency it was given: the fault, not a wait of the test',
   },
   {
-    file: 'packages/testing/src/support/wait-until.ts',
+    file: 'packages/store-conformance/src/support/wait-until.ts',
     text: 'setTimeout(resolve, POLL_MS)',
     reason: 'the poll interval of waitUntil, which waits for a condition and has a deadline',
   },
   {
-    file: 'packages/testing/src/support/receiver.ts',
+    file: 'packages/store-conformance/src/support/receiver.ts',
     text: 'const timer = setTimeout(',
     reason: 'the deadline of TestReceiver.waitFor: it fails the wait, it does not make one',
   },
@@ -88,7 +88,8 @@ export const ALLOWED = [
 ];
 
 const CODE = /\.(ts|tsx|mts|cts|js|mjs|cjs)$/;
-const TEST_FILE = /(^|\/)(test|tests|e2e)\/|\.(test|spec)\.[cm]?[jt]sx?$|^packages\/testing\/src\//;
+const TEST_FILE =
+  /(^|\/)(test|tests|e2e)\/|\.(test|spec)\.[cm]?[jt]sx?$|^packages\/(testing|store-conformance)\/src\//;
 // Not after a `.` or a name: `clock.setTimeout(` and `Atomics.wait(` are not the test's own sleeps.
 const CALL = /(?<![\w.$])(setTimeout|sleep|wait|delay)\s*\(/g;
 const SHORT_MS = 10;

@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { keyRecord } from '@keyhook/store-conformance';
 import { createSqliteStore } from '@keyhook/store-sqlite';
-import { keyRecord } from '@keyhook/testing/fixtures';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, run, shippedMigrations } from './support.js';

@@ -1,5 +1,5 @@
 import { MemoryStore } from '@keyhook/core';
-import { runStoreConformance } from '@keyhook/testing/store-suite';
+import { runStoreConformance } from '@keyhook/store-conformance';
 
 runStoreConformance({
   name: 'memory',

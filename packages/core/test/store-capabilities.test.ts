@@ -1,6 +1,6 @@
 import { createKeyhook, MemoryStore, type Store } from '@keyhook/core';
 import { OPTIONAL_CAPABILITIES } from '@keyhook/core/store';
-import { runStoreConformance } from '@keyhook/testing/store-suite';
+import { runStoreConformance } from '@keyhook/store-conformance';
 import { TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 

@@ -7,7 +7,7 @@ import {
   MemoryStore,
   silentLogger,
 } from '@keyhook/core';
-import { idempotencyRecord } from '@keyhook/testing/fixtures';
+import { idempotencyRecord } from '@keyhook/store-conformance';
 import {
   adminToken,
   FakeClock,

@@ -1,6 +1,6 @@
 import { silentLogger } from '@keyhook/core';
+import { keyRecord, webhookRecord } from '@keyhook/store-conformance';
 import { FaultProxy } from '@keyhook/testing/fault-proxy';
-import { keyRecord, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 import { type Store, silentLogger } from '@keyhook/core';
+import { runStoreConformance, type StoreHarness } from '@keyhook/store-conformance';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
-import { runStoreConformance, type StoreHarness } from '@keyhook/testing/store-suite';
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, describe, expect } from 'vitest';

@@ -1,7 +1,7 @@
 import { isKeyhookError, silentLogger } from '@keyhook/core';
 import { DELIVERY_RULES } from '@keyhook/core/store';
+import { T0, webhookRecord } from '@keyhook/store-conformance';
 import { FaultProxy } from '@keyhook/testing/fault-proxy';
-import { T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

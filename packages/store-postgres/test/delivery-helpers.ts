@@ -1,6 +1,6 @@
 import { newId } from '@keyhook/core';
 import { type AttemptCompletion, DELIVERY_RULES, type EventRecord } from '@keyhook/core/store';
-import { T0 } from '@keyhook/testing/fixtures';
+import { T0 } from '@keyhook/store-conformance';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { expect } from 'vitest';

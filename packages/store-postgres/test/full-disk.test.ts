@@ -1,5 +1,5 @@
 import { silentLogger } from '@keyhook/core';
-import { T0, webhookRecord } from '@keyhook/testing/fixtures';
+import { T0, webhookRecord } from '@keyhook/store-conformance';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import { checkPostgresIndexes, fillingPublisher, smallTablespace } from '@keyhook/testing/support';
 import pg from 'pg';

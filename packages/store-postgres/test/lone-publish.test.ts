@@ -1,4 +1,4 @@
-import { T0, webhookRecord } from '@keyhook/testing/fixtures';
+import { T0, webhookRecord } from '@keyhook/store-conformance';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,15 +1,15 @@
 import { isKeyhookError } from '@keyhook/core';
 import type { WebhookRecord } from '@keyhook/core/store';
+import { keyRecord, T0, webhookRecord } from '@keyhook/store-conformance';
+import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import {
   BACKFILLED_FEED,
   EVENTS_BEFORE_THE_FEED,
   feedAfterBackfill,
-  keyRecord,
-  T0,
-  webhookRecord,
-} from '@keyhook/testing/fixtures';
-import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
-import { migrationLogLines, migrationLogProblems, recordingLogger } from '@keyhook/testing/support';
+  migrationLogLines,
+  migrationLogProblems,
+  recordingLogger,
+} from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, migrate, type PostgresStoreOptions, pendingMigrations } from '../src/index.js';

@@ -1,6 +1,6 @@
 import { newId, silentLogger } from '@keyhook/core';
 import { ENDPOINT_RATE_RULE } from '@keyhook/core/store';
-import { webhookRecord } from '@keyhook/testing/fixtures';
+import { webhookRecord } from '@keyhook/store-conformance';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 import { silentLogger } from '@keyhook/core';
+import { keyRecord, T0, webhookRecord } from '@keyhook/store-conformance';
 import { FaultProxy } from '@keyhook/testing/fault-proxy';
-import { keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import postgres from 'postgres';

@@ -1,6 +1,6 @@
 import { isKeyhookError, silentLogger } from '@keyhook/core';
+import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/store-conformance';
 import { FaultProxy } from '@keyhook/testing/fault-proxy';
-import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

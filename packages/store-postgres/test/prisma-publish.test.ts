@@ -4,7 +4,7 @@
  * savepoint. test/data-layers.test.ts runs the cases every data layer shares.
  */
 import { silentLogger } from '@keyhook/core';
-import { webhookRecord } from '@keyhook/testing/fixtures';
+import { webhookRecord } from '@keyhook/store-conformance';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '@keyhook/core';
-import { runStoreConformance } from '@keyhook/testing/store-suite';
+import { runStoreConformance } from '@keyhook/store-conformance';
 import Database from 'better-sqlite3';
 import { afterAll } from 'vitest';
 import { createSqliteStore, openDatabase } from '../src/index.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isKeyhookError } from '@keyhook/core';
-import { webhookRecord } from '@keyhook/testing/fixtures';
+import { webhookRecord } from '@keyhook/store-conformance';
 import { keysOn } from '@keyhook/testing/support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore, DEFAULT_CHANGE_CHECK_INTERVAL_MS } from '../src/index.js';

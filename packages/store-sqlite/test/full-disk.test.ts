@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { isKeyhookError } from '@keyhook/core';
-import { T0, webhookRecord } from '@keyhook/testing/fixtures';
+import { T0, webhookRecord } from '@keyhook/store-conformance';
 import { fillingPublisher, mountSmallDisk } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';

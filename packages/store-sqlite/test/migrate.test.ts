@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrationChecksum } from '@keyhook/core/store';
-import { keyRecord } from '@keyhook/testing/fixtures';
+import { keyRecord } from '@keyhook/store-conformance';
 import { migrationLogLines, migrationLogProblems, recordingLogger } from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';

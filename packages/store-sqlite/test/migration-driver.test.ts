@@ -3,15 +3,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { keyRecord, T0, webhookRecord } from '@keyhook/store-conformance';
 import {
   BACKFILLED_FEED,
   EVENTS_BEFORE_THE_FEED,
   feedAfterBackfill,
-  keyRecord,
-  T0,
-  webhookRecord,
-} from '@keyhook/testing/fixtures';
-import { recordingLogger } from '@keyhook/testing/support';
+  recordingLogger,
+} from '@keyhook/testing/support';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/connection.js';

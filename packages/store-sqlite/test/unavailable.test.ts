@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isKeyhookError, type KeyhookError } from '@keyhook/core';
 import { DELIVERY_RULES, type EventRecord } from '@keyhook/core/store';
-import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/testing/fixtures';
+import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/store-conformance';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';

@@ -9,7 +9,7 @@
  *    └──release── held ◀─┘ (endpoint disabled)
  *
  * Every status change a store makes is one of these: the store conformance suite records the
- * changes of its delivery cases and fails on any other (packages/testing, store-suite/transitions.ts).
+ * changes of its delivery cases and fails on any other (packages/store-conformance/src/transitions.ts).
  */
 export type DeliveryState = 'pending' | 'in_flight' | 'retry_scheduled' | 'succeeded' | 'failed' | 'held';
 

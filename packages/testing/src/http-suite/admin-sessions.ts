@@ -1,6 +1,7 @@
+import { TEST_ADMIN_SECRET } from '@keyhook/store-conformance/support';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { adminToken, TEST_ADMIN_SECRET } from '../support/credentials.js';
+import { adminToken } from '../support/credentials.js';
 import { type ApiReply, admin, call, createKey, UNKNOWN_KEY_ID } from './client.js';
 import type { SuiteContext } from './suite-context.js';
 

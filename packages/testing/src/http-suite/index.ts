@@ -6,9 +6,8 @@ import {
   MemoryStore,
   openApiDocument,
 } from '@keyhook/core';
+import { FakeClock, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/store-conformance/support';
 import { afterEach, beforeEach, describe } from 'vitest';
-import { FakeClock } from '../support/clock.js';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '../support/credentials.js';
 import { TEST_CATALOG } from '../support/index.js';
 import { OpenApiContract } from '../support/openapi-contract.js';
 import { adminSessionCases, tenantIsolationCases } from './admin-sessions.js';

@@ -6,7 +6,7 @@ import type {
   OpenApiRouteOptions,
   ScopeInput,
 } from '@keyhook/core';
-import type { FakeClock } from '../support/clock.js';
+import type { FakeClock } from '@keyhook/store-conformance/support';
 import type { OpenApiContract } from '../support/openapi-contract.js';
 import type { InsertGate, RotationGate } from './rotation-gate.js';
 

@@ -1,8 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { TEST_EVENTS, TestReceiver, waitUntil } from '@keyhook/store-conformance/support';
 import { describe, expect, it } from 'vitest';
-import { TEST_EVENTS } from '../support/catalog.js';
-import { TestReceiver } from '../support/receiver.js';
-import { waitUntil } from '../support/wait-until.js';
 import { type ApiReply, admin, call, createKey } from './client.js';
 import { DELIVERY_VIEW_FIELDS } from './delivery-routes.js';
 import type { SuiteContext } from './suite-context.js';

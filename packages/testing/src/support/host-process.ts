@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/store-conformance/support';
 
 const viteNode = fileURLToPath(new URL('../../../../node_modules/.bin/vite-node', import.meta.url));
 

@@ -1,16 +1,31 @@
-export { TEST_CATALOG, TEST_EVENTS, TEST_SCOPES } from './catalog.js';
+// The helpers the store conformance suite stands on are @keyhook/store-conformance's; the other
+// suites use them too, from here.
+export {
+  answer,
+  FakeClock,
+  keysOn,
+  medianTimeRatio,
+  type ReceivedRequest,
+  type Responder,
+  TEST_ADMIN_SECRET,
+  TEST_CATALOG,
+  TEST_ENCRYPTION_KEY,
+  TEST_EVENTS,
+  TEST_SCOPES,
+  TestReceiver,
+  VirtualClock,
+  waitUntil,
+} from '@keyhook/store-conformance/support';
 export { inCi } from './ci.js';
-export { FakeClock, VirtualClock } from './clock.js';
-export { type AdminTokenOptions, adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
+export { type AdminTokenOptions, adminToken } from './credentials.js';
+export { BACKFILLED_FEED, EVENTS_BEFORE_THE_FEED, feedAfterBackfill } from './feed-backfill.js';
 export { type HostProcessSecrets, killHostProcessAt } from './host-process.js';
 export { type JsonReply, type JsonRequestOptions, requestJson } from './http.js';
-export { keysOn, scopedKeyhooks } from './keyhooks.js';
+export { scopedKeyhooks } from './keyhooks.js';
 export { type LoggedLine, migrationLogLines, migrationLogProblems, recordingLogger } from './logger.js';
-export { medianTimeRatio } from './median-ratio.js';
 export { deliverOneEvent, type OneDelivery } from './one-delivery.js';
 export { portalCookiePath } from './portal-cookie.js';
 export { keepWriting, type RawReply, rawRequest } from './raw-http.js';
-export { answer, type ReceivedRequest, type Responder, TestReceiver } from './receiver.js';
 export {
   checkPostgresIndexes,
   type FillingPublisher,
@@ -21,4 +36,3 @@ export {
   type SmallTablespace,
   smallTablespace,
 } from './small-disk.js';
-export { waitUntil } from './wait-until.js';

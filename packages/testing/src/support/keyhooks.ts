@@ -1,6 +1,5 @@
-import { type ApiKeys, createKeyhook, MemoryStore, type Store, silentLogger } from '@keyhook/core';
-import { TEST_CATALOG } from './catalog.js';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
+import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import { TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/store-conformance/support';
 
 /**
  * Two keyhooks whose scope types differ, for the adapters' `requireScope` type tests: an app's
@@ -19,22 +18,4 @@ export function scopedKeyhooks() {
     }),
     reference: createKeyhook({ ...base, ...TEST_CATALOG, store: new MemoryStore() }),
   };
-}
-
-/**
- * `keyhook.keys` on `store`, as a host gets it: for store suites that exercise the key rules
- * against a real store. `cacheEntries: 0` turns the verified-key cache off, so every verify
- * asks the store.
- */
-export function keysOn(store: Store, options: { cacheEntries?: number } = {}): ApiKeys {
-  return createKeyhook({
-    ...TEST_CATALOG,
-    store,
-    adminSession: { secret: TEST_ADMIN_SECRET },
-    encryptionKey: TEST_ENCRYPTION_KEY,
-    logger: silentLogger,
-    verifiedKeyCacheEntries: options.cacheEntries,
-    // Keys need no feed: a store without one (docs/decisions.md §20.5) runs the key cases too.
-    eventsFeed: false,
-  }).keys;
 }

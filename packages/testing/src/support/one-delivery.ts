@@ -6,8 +6,12 @@ import {
   silentLogger,
   type WebhookKeyType,
 } from '@keyhook/core';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
-import { type ReceivedRequest, TestReceiver } from './receiver.js';
+import {
+  type ReceivedRequest,
+  TEST_ADMIN_SECRET,
+  TEST_ENCRYPTION_KEY,
+  TestReceiver,
+} from '@keyhook/store-conformance/support';
 
 export interface OneDelivery {
   /** The POST as the receiver got it: the raw body and the headers. */

@@ -18,11 +18,22 @@ import { testEventCases } from './test-events.js';
 import { timingCases } from './verification-timing.js';
 import { webhookCases } from './webhook-cases.js';
 
+export {
+  idempotencyRecord,
+  keyRecord,
+  orderedIds,
+  portalSessionRecord,
+  sha256,
+  subscriptionOf,
+  T0,
+  webhookRecord,
+} from './fixtures.js';
 export type { StoreHarness } from './store-harness.js';
 
 /**
- * The one conformance suite. It runs unchanged against every store; a store that would
- * need a case skipped is a store with a bug.
+ * The one conformance suite, registered as Vitest cases: call it at the top of a test file. It
+ * runs unchanged against every store; a store that would need a case skipped, other than those
+ * of a capability it leaves out (`without`), is a store with a bug.
  */
 export function runStoreConformance(harness: StoreHarness): void {
   const without = new Set(harness.without ?? []);

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { keysOn } from '../support/keyhooks.js';
-import { medianTimeRatio } from '../support/median-ratio.js';
 import type { SuiteContext } from './store-harness.js';
+import { keysOn } from './support/keys-on.js';
+import { medianTimeRatio } from './support/median-ratio.js';
 
 export function timingCases(ctx: SuiteContext): void {
   describe('verification timing (docs/http-api.md §5.3)', () => {

@@ -1,10 +1,10 @@
 import { createKeyhook, generateEncryptionKey, type Keyhook, type Store, silentLogger } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../support/clock.js';
-import { TEST_ADMIN_SECRET } from '../support/credentials.js';
-import { TEST_CATALOG } from '../support/index.js';
-import { TestReceiver } from '../support/receiver.js';
 import type { SuiteContext } from './store-harness.js';
+import { TEST_CATALOG } from './support/catalog.js';
+import { FakeClock } from './support/clock.js';
+import { TEST_ADMIN_SECRET } from './support/credentials.js';
+import { TestReceiver } from './support/receiver.js';
 
 /**
  * A rotation's overlap on two app instances sharing one database: each signs with both secrets

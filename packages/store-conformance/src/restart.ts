@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { createKeyhook, generateEncryptionKey, silentLogger } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
-import { TEST_CATALOG } from '../support/catalog.js';
-import { TEST_ADMIN_SECRET } from '../support/credentials.js';
-import { TestReceiver } from '../support/receiver.js';
 import type { StoreHarness, SuiteContext } from './store-harness.js';
+import { TEST_CATALOG } from './support/catalog.js';
+import { TEST_ADMIN_SECRET } from './support/credentials.js';
+import { TestReceiver } from './support/receiver.js';
 
 const base = {
   ...TEST_CATALOG,

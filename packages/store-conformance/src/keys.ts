@@ -1,9 +1,9 @@
 import { isKeyhookError, KeyhookError } from '@keyhook/core';
 import { describe, expect, it } from 'vitest';
-import { keysOn } from '../support/keyhooks.js';
-import { waitUntil } from '../support/wait-until.js';
 import { keyRecord, orderedIds, sha256 } from './fixtures.js';
 import type { SuiteContext } from './store-harness.js';
+import { keysOn } from './support/keys-on.js';
+import { waitUntil } from './support/wait-until.js';
 
 export function keyCases(ctx: SuiteContext): void {
   describe('API keys', () => {
