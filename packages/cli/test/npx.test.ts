@@ -1,9 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { packedApp } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, type Outcome } from './support.js';
 
@@ -29,42 +28,15 @@ async function npx(args: string[], cwd: string): Promise<Outcome> {
 
 describe('npx keyhook, as the README says', () => {
   // An app outside the repository, with core and the CLI installed from their packed tarballs.
-  const app = mkdtempSync(join(tmpdir(), 'keyhook-npx-'));
+  let app = '';
 
   beforeAll(async () => {
     assertBuilt();
-    writeFileSync(
-      join(app, 'package.json'),
-      JSON.stringify({ name: 'an-app', private: true, type: 'module' }),
-    );
-    // Built already (turbo builds before tests), so the packs skip prepack.
-    await exec(
-      'npm',
-      [
-        'pack',
-        '--ignore-scripts',
-        '--silent',
-        '--pack-destination',
-        app,
-        '-w',
-        '@keyhook/core',
-        '-w',
-        '@keyhook/cli',
-      ],
-      { cwd: repository },
-    );
-    const tarballs = readdirSync(app).filter((file) => file.endsWith('.tgz'));
-    expect(tarballs).toHaveLength(2);
-    await exec(
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs.map((file) => `./${file}`)],
-      {
-        cwd: app,
-        timeout: 120_000,
-      },
-    );
-  }, 240_000);
-  afterAll(() => rmSync(app, { recursive: true, force: true }));
+    app = await packedApp('npx', ['@keyhook/core', '@keyhook/cli']);
+  }, 360_000);
+  afterAll(() => {
+    if (app) rmSync(app, { recursive: true, force: true });
+  });
 
   it('recommends a form in which npx passes the arguments on: --no-install, not --no', () => {
     expect(readme).toContain('npx --no-install keyhook migrate');

@@ -2,14 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '@keyhook/core';
 import {
   type ApiKeyRecord,
-  type CompleteStore,
   type IdempotencyRecord,
   type PortalSessionRecord,
   twinKeyOf,
   type WebhookRecord,
   type WebhookSubscription,
 } from '@keyhook/core/store';
-import { waitUntil } from './support/wait-until.js';
 
 /** A key record as core would write it; fields can be overridden. */
 export function keyRecord(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { packedApp } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const exec = promisify(execFile);
@@ -60,50 +60,20 @@ interface VitestJson {
 }
 
 describe('the packed kit, in an app outside the repository', () => {
-  const app = mkdtempSync(join(tmpdir(), 'keyhook-kit-'));
+  let app = '';
 
   beforeAll(async () => {
-    // Built already (turbo builds before tests), so the packs skip prepack.
-    for (const pkg of ['core', 'store-conformance']) {
-      expect(existsSync(join(repository, 'packages', pkg, 'dist/index.js')), `${pkg} is built`).toBe(true);
-    }
-    writeFileSync(
-      join(app, 'package.json'),
-      JSON.stringify({ name: 'a-store', private: true, type: 'module', scripts: { test: 'vitest run' } }),
-    );
-    await exec(
-      'npm',
-      [
-        'pack',
-        '--ignore-scripts',
-        '--silent',
-        '--pack-destination',
-        app,
-        '-w',
-        '@keyhook/core',
-        '-w',
-        '@keyhook/store-conformance',
-      ],
-      { cwd: repository },
-    );
-    const tarballs = readdirSync(app).filter((file) => file.endsWith('.tgz'));
-    expect(tarballs).toHaveLength(2);
-    await exec(
-      'npm',
-      [
-        'install',
-        '--no-audit',
-        '--no-fund',
-        '--prefer-offline',
-        ...tarballs.map((file) => `./${file}`),
-        `vitest@${vitestVersion}`,
-      ],
-      { cwd: app, timeout: 300_000 },
+    app = await packedApp(
+      'kit',
+      ['@keyhook/core', '@keyhook/store-conformance'],
+      [`vitest@${vitestVersion}`],
     );
     writeFileSync(join(app, 'my-store.js'), STORE);
     writeFileSync(join(app, 'my-store.test.js'), TEST);
   }, 360_000);
-  afterAll(() => rmSync(app, { recursive: true, force: true }));
+  afterAll(() => {
+    if (app) rmSync(app, { recursive: true, force: true });
+  });
 
   it("runs every case there but the left-out capabilities', and they all pass", async () => {
     // The app's own Vitest, in a process of its own: nothing of this run's environment leaks in.

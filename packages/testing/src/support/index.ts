@@ -24,6 +24,7 @@ export { type JsonReply, type JsonRequestOptions, requestJson } from './http.js'
 export { scopedKeyhooks } from './keyhooks.js';
 export { type LoggedLine, migrationLogLines, migrationLogProblems, recordingLogger } from './logger.js';
 export { deliverOneEvent, type OneDelivery } from './one-delivery.js';
+export { packedApp } from './packed-app.js';
 export { portalCookiePath } from './portal-cookie.js';
 export { keepWriting, type RawReply, rawRequest } from './raw-http.js';
 export {
