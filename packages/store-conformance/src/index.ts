@@ -5,7 +5,7 @@ import { deliveryCases } from './delivery-cases.js';
 import { endpointRateCases } from './endpoint-rates.js';
 import { eventsFeedCases } from './events-feed.js';
 import { idempotencyCases } from './idempotency.js';
-import { keyCases } from './keys.js';
+import { keyCases } from './key-cases.js';
 import { lifecycleCases } from './lifecycle.js';
 import { migrationRefusalCases } from './migration-refusals.js';
 import { portalSessionCases } from './portal-sessions.js';

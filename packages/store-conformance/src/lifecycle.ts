@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { keyRecord } from './fixtures.js';
-import { isUnavailable } from './keys.js';
+import { isUnavailable } from './key-cases.js';
 import type { StoreHarness, SuiteContext } from './store-harness.js';
 
 export function lifecycleCases(ctx: SuiteContext, harness: StoreHarness): void {
