@@ -29,7 +29,7 @@ const STATE_ORDER: Record<DeliveryState, number> = {
   failed: 4,
   held: 5,
 };
-export const DELIVERY_STATES = (Object.keys(STATE_ORDER) as DeliveryState[]).sort(
+const FILTER_STATES = (Object.keys(STATE_ORDER) as DeliveryState[]).sort(
   (a, b) => STATE_ORDER[a] - STATE_ORDER[b],
 );
 
@@ -240,7 +240,7 @@ function DeliveryLog({ webhookId, round }: { webhookId: string; round: number })
               }}
             >
               <option value="">All deliveries</option>
-              {DELIVERY_STATES.map((option) => (
+              {FILTER_STATES.map((option) => (
                 <option key={option} value={option}>
                   {stateLabel(option)}
                 </option>

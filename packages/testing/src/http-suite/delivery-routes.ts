@@ -1,3 +1,4 @@
+import { deliveryViewSchema } from '@keyhook/core';
 import {
   type AttemptRecord,
   DELIVERY_RULES,
@@ -24,7 +25,8 @@ export const DELIVERY_VIEW_FIELDS = [
   'webhookId',
 ];
 const ATTEMPT_VIEW_FIELDS = ['attempt', 'durationMs', 'error', 'responseBody', 'startedAt', 'statusCode'];
-const DELIVERY_STATES = ['pending', 'in_flight', 'retry_scheduled', 'succeeded', 'failed', 'held'];
+/** Every state a delivery's view may name, as the view's schema (and the OpenAPI document) has them. */
+const DELIVERY_STATES = deliveryViewSchema.shape.status.options;
 
 /** Written on every delivery the suite leases: it must never reach a response. */
 const LEASE_ID = 'lease_suite_must_not_leak_7f3a';
