@@ -27,7 +27,7 @@ const CONCURRENCY = 8;
 /**
  * Deliveries a worker holds in flight at most: one per slot being sent, and the answered ones
  * whose record waits to be written, up to twice the concurrency (RECORDING_PER_SLOT in
- * packages/core/src/delivery/delivery-loop.ts). The kill cuts short every one of them.
+ * packages/core/src/delivery/worker.ts). The kill cuts short every one of them.
  */
 const MOST_IN_FLIGHT = CONCURRENCY * 3;
 const LEASE_MS = 1500;

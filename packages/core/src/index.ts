@@ -41,7 +41,6 @@ export type { ScopeDefinition, ScopeInput, ScopeNameOf } from './catalog/scopes.
 export type { Clock, RandomBytes, TimerHandle, TimerOptions, Timers } from './clock.js';
 export type { EncryptionKeyInput } from './crypto/secret-box.js';
 export { generateEncryptionKey } from './crypto/secret-box.js';
-export type { DeliveryWorkerOptions } from './delivery/delivery-loop.js';
 export type { DeliveryListFilter, RecoverInput } from './delivery/delivery-service.js';
 export {
   type AttemptView,
@@ -67,6 +66,7 @@ export type { AutoDisableRule } from './delivery/rules.js';
 export type { DeliveryHeaderNames } from './delivery/signature.js';
 export type { DeliveryState } from './delivery/states.js';
 export type { SentTestEvent, TestEventInput } from './delivery/test-event.js';
+export type { DeliveryWorkerOptions } from './delivery/worker.js';
 export {
   ERROR_STATUS,
   type ErrorCode,

@@ -12,7 +12,6 @@ import {
   type Timers,
 } from './clock.js';
 import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
-import { DeliveryLoop, type DeliveryWorkerOptions } from './delivery/delivery-loop.js';
 import { DeliveryService } from './delivery/delivery-service.js';
 import { type DeliveryView, toDeliveryView } from './delivery/delivery-view.js';
 import { endpointRateLimitOption } from './delivery/endpoint-rate.js';
@@ -27,6 +26,7 @@ import {
   signatureSchemeOption,
 } from './delivery/signature.js';
 import { TestEventSender } from './delivery/test-event.js';
+import { type DeliveryWorkerOptions, Worker } from './delivery/worker.js';
 import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
 import { adminWebhookRoutes } from './http/admin-webhooks.js';
@@ -392,7 +392,7 @@ export function createKeyhook<
     allowPrivateAddresses: development,
     ...options.webhookUrlPolicy,
   };
-  const workers = new Set<DeliveryLoop>();
+  const workers = new Set<Worker>();
   const wakeWorkers = () => {
     for (const worker of workers) worker.wake();
   };
@@ -435,7 +435,7 @@ export function createKeyhook<
   const timeoutMs = delivery.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const retrySchedule = checkRetrySchedule(delivery.retrySchedule);
   const createWorker = (workerOptions?: DeliveryWorkerOptions) => {
-    const worker = new DeliveryLoop(
+    const worker = new Worker(
       {
         store: options.store,
         clock,

@@ -20,8 +20,8 @@ import {
   VirtualClock,
 } from '@keyhook/testing/support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HELD_EXPIRY_INTERVAL_MS, RECORDING_PER_SLOT } from '../src/delivery/delivery-loop.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../src/delivery/signature.js';
+import { HELD_EXPIRY_INTERVAL_MS, RECORDING_PER_SLOT } from '../src/delivery/worker.js';
 import { eventually } from './worker-harness.js';
 
 /** The default schedule's shape, in milliseconds instead of minutes. */

@@ -33,7 +33,6 @@ import type {
   QueueDepth,
   RequeueOutcome,
   RotateOutcome,
-  Store,
   TestEventOutcome,
   WebhookDisabledReason,
   WebhookRecord,

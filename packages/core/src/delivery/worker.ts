@@ -101,7 +101,7 @@ export interface DeliveryWorkerDeps {
  * retries it scheduled; the poll is only the fallback. A store outage makes it back off and
  * log, never stop.
  */
-export class DeliveryLoop implements DeliveryWorker {
+export class Worker implements DeliveryWorker {
   private readonly concurrency: number;
   private readonly leaseMs: number;
   private readonly pollIntervalMs: number;
