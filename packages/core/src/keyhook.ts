@@ -154,13 +154,17 @@ export interface KeyhookOptions<
    * and the spans.
    */
   telemetry?: TelemetryOptions;
-  /** The customer portal's sessions (`keyhook.portal`; docs/decisions.md §22). */
+  /**
+   * The customer portal's sessions (`keyhook.portal`; docs/decisions.md §22). The portal needs a
+   * store with `PortalSessionStore` (docs/decisions.md §20.5).
+   */
   portal?: PortalOptions;
   /**
    * The events feed, `GET /events` (docs/decisions.md §8.17): a receiver asks what happened since
    * the last event it saw. It needs the scope `events:read`, added to your scopes with a
    * description unless you declare it, or `{ scope }`, one of your own declared scopes; `false`
-   * serves no feed and adds no scope. A keyhook with no event types has no feed.
+   * serves no feed and adds no scope. A keyhook with no event types has no feed. The feed needs a
+   * store with `EventFeedStore` (docs/decisions.md §20.5).
    */
   eventsFeed?: EventsFeedOption;
 }
