@@ -24,7 +24,7 @@ export {
   type HoldRule,
   holdsDeliveries,
 } from './delivery/rules.js';
-export { canTransition, type DeliveryState } from './delivery/states.js';
+export { canTransition, type DeliveryStatus } from './delivery/states.js';
 // An unreachable database becomes `unavailable` (503, Retry-After) through this one function, so
 // a store needs none of the error surface a host uses (docs/decisions.md §1.9).
 export { unavailableError } from './errors.js';

@@ -64,7 +64,7 @@ export {
 export type { PublishedEvent, PublishInput, PublishOptions } from './delivery/publish.js';
 export type { AutoDisableRule } from './delivery/rules.js';
 export type { DeliveryHeaderNames } from './delivery/signature.js';
-export type { DeliveryState } from './delivery/states.js';
+export type { DeliveryStatus } from './delivery/states.js';
 export type { SentTestEvent, TestEventInput } from './delivery/test-event.js';
 export type { DeliveryWorkerOptions } from './delivery/worker.js';
 export {

@@ -6,14 +6,14 @@ import {
   type ObservableGauge,
   type ObservableResult,
 } from '@opentelemetry/api';
-import type { DeliveryState } from './delivery/states.js';
+import type { DeliveryStatus } from './delivery/states.js';
 import type { Logger } from './logger.js';
 import type { QueueDepth } from './store/types.js';
 
 /** What a delivery attempt came to, as `keyhook.deliveries` counts it. */
 export type DeliveryOutcome = 'succeeded' | 'retry' | 'failed' | 'held';
 
-const OUTCOMES: Partial<Record<DeliveryState, DeliveryOutcome>> = {
+const OUTCOMES: Partial<Record<DeliveryStatus, DeliveryOutcome>> = {
   succeeded: 'succeeded',
   retry_scheduled: 'retry',
   failed: 'failed',
@@ -21,7 +21,7 @@ const OUTCOMES: Partial<Record<DeliveryState, DeliveryOutcome>> = {
 };
 
 /** A recorded attempt's new state, as the metrics and spans name the outcome; undefined for others. */
-export function deliveryOutcome(state: DeliveryState): DeliveryOutcome | undefined {
+export function deliveryOutcome(state: DeliveryStatus): DeliveryOutcome | undefined {
   return OUTCOMES[state];
 }
 

@@ -11,7 +11,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { AttemptResult } from './delivery/outcome.js';
-import type { DeliveryState } from './delivery/states.js';
+import type { DeliveryStatus } from './delivery/states.js';
 import { deliveryOutcome } from './telemetry.js';
 
 /** W3C Trace Context, version 00: `00-<trace id>-<parent span id>-<flags>`. */
@@ -67,7 +67,7 @@ export interface AttemptSpan {
   /** The value of the `traceparent` header to send, or undefined to send none. */
   traceparent: string | undefined;
   /** Ends the span at `at`; `state` is the delivery's recorded state, undefined when none was recorded. */
-  end(result: AttemptResult, state: DeliveryState | undefined, at: Date): void;
+  end(result: AttemptResult, state: DeliveryStatus | undefined, at: Date): void;
 }
 
 /**

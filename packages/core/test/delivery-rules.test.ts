@@ -12,7 +12,7 @@ import {
   RETRY_JITTER,
 } from '../src/delivery/schedule.js';
 import { signatureHeader } from '../src/delivery/signature.js';
-import { canTransition, DELIVERY_STATES, DELIVERY_TRANSITIONS } from '../src/delivery/states.js';
+import { canTransition, DELIVERY_STATUSES, DELIVERY_TRANSITIONS } from '../src/delivery/states.js';
 
 const T = new Date('2026-05-01T10:00:00.000Z');
 const MIN = 60_000;
@@ -123,12 +123,13 @@ describe('judging an attempt (docs/decisions.md §8.5)', () => {
 
 describe('the delivery state machine, as data', () => {
   it('names every state once, and every transition leads to a known state', () => {
-    expect(Object.keys(DELIVERY_TRANSITIONS).sort()).toEqual([...DELIVERY_STATES].sort());
+    expect(Object.keys(DELIVERY_TRANSITIONS).sort()).toEqual([...DELIVERY_STATUSES].sort());
     for (const targets of Object.values(DELIVERY_TRANSITIONS)) {
-      for (const to of targets) expect(DELIVERY_STATES).toContain(to);
+      for (const to of targets) expect(DELIVERY_STATUSES).toContain(to);
     }
     // No state is final: an admin resends a succeeded delivery and retries a failed one.
-    for (const state of DELIVERY_STATES) expect(DELIVERY_TRANSITIONS[state].length, state).toBeGreaterThan(0);
+    for (const state of DELIVERY_STATUSES)
+      expect(DELIVERY_TRANSITIONS[state].length, state).toBeGreaterThan(0);
   });
 
   it('allows the paths of docs/http-api.md §3 and nothing that skips the lease', () => {

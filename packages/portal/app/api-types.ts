@@ -3,7 +3,7 @@
 export type {
   ApiKeyView,
   DeliveryDetailView,
-  DeliveryState,
+  DeliveryStatus,
   DeliveryView,
   EndpointRateLimit,
   EventCatalogEntry,

@@ -4,7 +4,7 @@ import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
 import { CodeBlock } from './code-block.js';
 import { CopyButton } from './copy-button.js';
 import { formatDate, formatPreciseDate } from './dates.js';
-import { stateLabel } from './endpoint-page.js';
+import { statusLabel } from './endpoint-page.js';
 import { ErrorNotice, Loading, StatusLine } from './notices.js';
 import { usePortal } from './portal-context.js';
 import { hrefOf } from './routes.js';
@@ -63,7 +63,7 @@ export function DeliveryPage({ webhookId, deliveryId }: { webhookId: string; del
             </dd>
             <dt>Status</dt>
             <dd>
-              <span class={`badge badge-${data.delivery.status}`}>{stateLabel(data.delivery.status)}</span>
+              <span class={`badge badge-${data.delivery.status}`}>{statusLabel(data.delivery.status)}</span>
             </dd>
             <dt>Attempts</dt>
             <dd>{data.delivery.attemptCount}</dd>

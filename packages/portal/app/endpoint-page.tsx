@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ApiError } from './api-client.js';
-import type { DeliveryState, DeliveryView, PageResponse, WebhookView } from './api-types.js';
+import type { DeliveryStatus, DeliveryView, PageResponse, WebhookView } from './api-types.js';
 import { settlesSoon, useRefreshWhile } from './auto-refresh.js';
 import { CopyButton } from './copy-button.js';
 import { PagerControls, useCursorPager } from './cursor-pager.js';
@@ -18,10 +18,10 @@ import { useLoader } from './use-loader.js';
 import { useSubmit } from './use-submit.js';
 
 /**
- * Every delivery state, in the filter's order. A record of core's `DeliveryState`, so a state
+ * Every delivery state, in the filter's order. A record of core's `DeliveryStatus`, so a state
  * added to or taken from core does not compile here until the filter follows.
  */
-const STATE_ORDER: Record<DeliveryState, number> = {
+const STATUS_ORDER: Record<DeliveryStatus, number> = {
   pending: 0,
   in_flight: 1,
   retry_scheduled: 2,
@@ -29,11 +29,11 @@ const STATE_ORDER: Record<DeliveryState, number> = {
   failed: 4,
   held: 5,
 };
-const FILTER_STATES = (Object.keys(STATE_ORDER) as DeliveryState[]).sort(
-  (a, b) => STATE_ORDER[a] - STATE_ORDER[b],
+const FILTER_STATUSES = (Object.keys(STATUS_ORDER) as DeliveryStatus[]).sort(
+  (a, b) => STATUS_ORDER[a] - STATUS_ORDER[b],
 );
 
-export function stateLabel(state: string): string {
+export function statusLabel(state: string): string {
   return state.replace(/_/g, ' ');
 }
 
@@ -240,9 +240,9 @@ function DeliveryLog({ webhookId, round }: { webhookId: string; round: number })
               }}
             >
               <option value="">All deliveries</option>
-              {FILTER_STATES.map((option) => (
+              {FILTER_STATUSES.map((option) => (
                 <option key={option} value={option}>
-                  {stateLabel(option)}
+                  {statusLabel(option)}
                 </option>
               ))}
             </select>
@@ -358,7 +358,7 @@ function DeliveryLog({ webhookId, round }: { webhookId: string; round: number })
                     <div class="mono muted small">{delivery.eventId}</div>
                   </th>
                   <td>
-                    <span class={`badge badge-${delivery.status}`}>{stateLabel(delivery.status)}</span>
+                    <span class={`badge badge-${delivery.status}`}>{statusLabel(delivery.status)}</span>
                   </td>
                   <td>{delivery.attemptCount}</td>
                   <td>{formatDate(delivery.lastAttemptAt, 'None yet')}</td>

@@ -1,5 +1,5 @@
 import type { CompleteStore } from '@keyhook/core/store';
-import { canTransition, type DeliveryState } from '@keyhook/core/store';
+import { canTransition, type DeliveryStatus } from '@keyhook/core/store';
 import { afterEach, beforeEach, expect } from 'vitest';
 import type { SuiteContext } from './store-harness.js';
 
@@ -7,15 +7,15 @@ import type { SuiteContext } from './store-harness.js';
 const TENANTS = ['tenant_a', 'tenant_b'];
 
 /** The states a delivery may be written in: what a publish writes (newDeliveryRecord, leasedSubscribers). */
-const CREATED_IN: readonly DeliveryState[] = ['pending', 'in_flight', 'held'];
+const CREATED_IN: readonly DeliveryStatus[] = ['pending', 'in_flight', 'held'];
 
 /** One status change a store made, seen around the call that made it. */
 export interface SeenTransition {
   call: string;
   deliveryId: string;
   /** null: the delivery did not exist before the call. */
-  from: DeliveryState | null;
-  to: DeliveryState;
+  from: DeliveryStatus | null;
+  to: DeliveryStatus;
 }
 
 /**
@@ -29,7 +29,7 @@ export interface SeenTransition {
 export function recordTransitions(store: CompleteStore): { store: CompleteStore; seen: SeenTransition[] } {
   const seen: SeenTransition[] = [];
   const statuses = async () => {
-    const byId = new Map<string, DeliveryState>();
+    const byId = new Map<string, DeliveryStatus>();
     for (const tenant of TENANTS) {
       for (const webhook of await store.listWebhooks(tenant, { limit: 1000 })) {
         for (const delivery of await store.listDeliveries(tenant, webhook.id, { limit: 1000 })) {

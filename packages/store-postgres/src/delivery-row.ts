@@ -1,7 +1,7 @@
 import type {
   AttemptRecord,
   DeliveryRecord,
-  DeliveryState,
+  DeliveryStatus,
   EventRecord,
   WebhookRecord,
 } from '@keyhook/core/store';
@@ -52,7 +52,7 @@ export interface DeliveryRow {
   webhook_id: string;
   event_id: string;
   event_type: string;
-  status: DeliveryState;
+  status: DeliveryStatus;
   attempts: number;
   due_at: Date | null;
   lease_id: string | null;

@@ -8,7 +8,7 @@ import type {
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
-  DeliveryState,
+  DeliveryStatus,
   EndedLease,
   EventRecord,
   FeedPage,
@@ -856,7 +856,7 @@ export class PostgresStore implements CompleteStore {
     tenantId: string,
     webhookId: string,
     deliveryId: string,
-    from: readonly DeliveryState[],
+    from: readonly DeliveryStatus[],
     at: Date,
   ): Promise<RequeueOutcome> {
     return this.transaction(async (client): Promise<RequeueOutcome> => {

@@ -1,7 +1,7 @@
 import type {
   AttemptRecord,
   DeliveryRecord,
-  DeliveryState,
+  DeliveryStatus,
   EventRecord,
   LeasedDelivery,
   SignatureScheme,
@@ -57,7 +57,7 @@ export interface DeliveryRow {
   webhook_id: string;
   event_id: string;
   event_type: string;
-  status: DeliveryState;
+  status: DeliveryStatus;
   attempts: number;
   due_at: number | null;
   lease_id: string | null;

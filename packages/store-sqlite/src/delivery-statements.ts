@@ -2,7 +2,7 @@ import type {
   AttemptCompletion,
   AttemptCompletionOutcome,
   DeliveryDetail,
-  DeliveryState,
+  DeliveryStatus,
   EventRecord,
   LeasedDelivery,
   LeaseRequest,
@@ -62,7 +62,7 @@ interface RateSlotsRow {
 interface ListDeliveriesParams {
   tenantId: string;
   webhookId: string;
-  status: DeliveryState | null;
+  status: DeliveryStatus | null;
   eventType: string | null;
   eventId: string | null;
   /** Epoch ms. */
@@ -74,7 +74,7 @@ interface ListDeliveriesParams {
 /** What an attempt makes of its delivery: the columns completeAttempt writes besides the counters. */
 interface AttemptOutcomeParams {
   id: string;
-  status: DeliveryState;
+  status: DeliveryStatus;
   due_at: number | null;
   held_since: number | null;
   last_attempt_at: number;
@@ -83,7 +83,7 @@ interface AttemptOutcomeParams {
 
 /** Where a queued delivery waits (core's queuedOn), as its columns. */
 interface PlaceParams {
-  status: DeliveryState;
+  status: DeliveryStatus;
   due_at: number | null;
   held_since: number | null;
 }
@@ -136,8 +136,8 @@ type FinishLeasedParams = [
  * on the store's connection.
  */
 export interface DeliveryStatements {
-  holdDeliveries: Database.Statement<[DeliveryState, number, number, string]>;
-  releaseDeliveries: Database.Statement<[number, number, string, DeliveryState]>;
+  holdDeliveries: Database.Statement<[DeliveryStatus, number, number, string]>;
+  releaseDeliveries: Database.Statement<[number, number, string, DeliveryStatus]>;
   resetFailures: Database.Statement<[string]>;
   countFailure: Database.Statement<[string], { failures: number; status: WebhookStatus }>;
   disableForFailures: Database.Statement<[DisableParams], WebhookRow>;
@@ -187,11 +187,11 @@ export function deliveryStatements(db: Database.Database): DeliveryStatements {
   return {
     // A disabled endpoint's queue waits: nothing pending or scheduled stays leasable. The held
     // state is core's (DELIVERY_RULES.hold), bound, as everywhere the store writes or releases it.
-    holdDeliveries: db.prepare<[DeliveryState, number, number, string]>(
+    holdDeliveries: db.prepare<[DeliveryStatus, number, number, string]>(
       `UPDATE keyhook_deliveries SET status = ?, due_at = NULL, held_since = ?, updated_at = ?
         WHERE webhook_id = ? AND status IN ('pending', 'retry_scheduled')`,
     ),
-    releaseDeliveries: db.prepare<[number, number, string, DeliveryState]>(
+    releaseDeliveries: db.prepare<[number, number, string, DeliveryStatus]>(
       `UPDATE keyhook_deliveries SET status = 'pending', due_at = ?, held_since = NULL, updated_at = ?
         WHERE webhook_id = ? AND status = ?`,
     ),
@@ -435,7 +435,7 @@ export interface DeliveryTransactions {
       tenantId: string,
       webhookId: string,
       deliveryId: string,
-      from: readonly DeliveryState[],
+      from: readonly DeliveryStatus[],
       at: number,
     ) => RequeueOutcome
   >;
@@ -632,7 +632,7 @@ export function deliveryTransactions(
         tenantId: string,
         webhookId: string,
         deliveryId: string,
-        from: readonly DeliveryState[],
+        from: readonly DeliveryStatus[],
         at: number,
       ): RequeueOutcome => {
         const current = statements.deliveryById.get(tenantId, webhookId, deliveryId);

@@ -8,7 +8,7 @@ import type {
   DeliveryDetail,
   DeliveryListPage,
   DeliveryRecord,
-  DeliveryState,
+  DeliveryStatus,
   EventRecord,
   FeedPage,
   FeedQuery,
@@ -429,7 +429,7 @@ export class SqliteStore implements CompleteStore {
     tenantId: string,
     webhookId: string,
     deliveryId: string,
-    from: readonly DeliveryState[],
+    from: readonly DeliveryStatus[],
     at: Date,
   ): Promise<RequeueOutcome> {
     return this.run(() =>

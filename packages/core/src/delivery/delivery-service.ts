@@ -5,7 +5,7 @@ import { isWellFormedId } from '../ids.js';
 import type { Deliveries } from '../service-interfaces.js';
 import type { DeliveryDetail, DeliveryListPage, DeliveryRecord, Store } from '../store/types.js';
 import { parseOrThrow, validationFailed } from '../validation.js';
-import { ADMIN_RETRYABLE_STATES, DELIVERY_STATES, type DeliveryState } from './states.js';
+import { ADMIN_RETRYABLE_STATES, DELIVERY_STATUSES, type DeliveryStatus } from './states.js';
 
 /**
  * A manual retry queues a failed delivery again (docs/decisions.md §11.1); the state table allows
@@ -69,8 +69,8 @@ const instantSchema = z.iso.datetime({ offset: true });
 function narrowing(filter: DeliveryListFilter): Omit<DeliveryListPage, 'limit' | 'before'> {
   const problems: { path: string; message: string }[] = [];
   const { status, type, eventId } = filter;
-  if (status != null && !(DELIVERY_STATES as readonly string[]).includes(status)) {
-    problems.push({ path: 'status', message: `must be one of ${DELIVERY_STATES.join(', ')}` });
+  if (status != null && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
+    problems.push({ path: 'status', message: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
   }
   for (const [path, value] of [
     ['type', type],
@@ -97,7 +97,7 @@ function narrowing(filter: DeliveryListFilter): Omit<DeliveryListPage, 'limit' |
   }
   if (problems.length > 0) throw validationFailed(problems);
   return {
-    status: (status ?? undefined) as DeliveryState | undefined,
+    status: (status ?? undefined) as DeliveryStatus | undefined,
     eventType: type ?? undefined,
     eventId: eventId ?? undefined,
     createdFrom,

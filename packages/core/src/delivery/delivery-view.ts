@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AttemptRecord, DeliveryDetail, DeliveryRecord } from '../store/types.js';
-import { DELIVERY_STATES } from './states.js';
+import { DELIVERY_STATUSES } from './states.js';
 import { isTestEventId } from './test-marker.js';
 
 const instant = z.iso.datetime();
@@ -17,7 +17,7 @@ export const deliveryViewSchema = z.object({
   test: z.boolean().meta({
     description: 'A test event’s delivery (POST /admin/webhooks/{id}/test): its event id begins evt_test_.',
   }),
-  status: z.enum(DELIVERY_STATES),
+  status: z.enum(DELIVERY_STATUSES),
   attemptCount: z
     .number()
     .int()

@@ -8,7 +8,7 @@ import { idTime } from '../ids.js';
 import type { DeliveryRecord, EventFeedStore, FeedEntry } from '../store/types.js';
 import { validationFailed } from '../validation.js';
 import { EVENT_ID_PATTERN } from './publish.js';
-import { DELIVERY_STATES } from './states.js';
+import { DELIVERY_STATUSES } from './states.js';
 import { isTestEventId } from './test-marker.js';
 
 /** The scope the events feed needs unless the host names one of its own (docs/decisions.md §8.17). */
@@ -70,7 +70,7 @@ export const feedEventViewSchema = z.object({
   deliveries: z.array(
     z.object({
       webhookId: z.string(),
-      status: z.enum(DELIVERY_STATES),
+      status: z.enum(DELIVERY_STATUSES),
       delivered: z.boolean().meta({ description: 'True once the endpoint answered an attempt with a 2xx.' }),
       attempts: z.number().int(),
       lastAttemptAt: instant.nullable(),

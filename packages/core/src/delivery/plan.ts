@@ -1,14 +1,14 @@
 import type { AttemptVerdict } from './outcome.js';
 import { type AutoDisableRule, DELIVERY_RULES } from './rules.js';
 import { nextAttemptAt, type RetryPlan } from './schedule.js';
-import { assertTransition, type DeliveryState } from './states.js';
+import { assertTransition, type DeliveryStatus } from './states.js';
 
 /** docs/decisions.md §10.2: held deliveries fail after this long. */
 export const DEFAULT_HELD_RETENTION_MS = 3 * 24 * 60 * 60 * 1000;
 
 /** What an attempt's verdict makes of a delivery, decided in one place for every store. */
 export interface AttemptPlan {
-  status: Extract<DeliveryState, 'succeeded' | 'retry_scheduled' | 'failed'>;
+  status: Extract<DeliveryStatus, 'succeeded' | 'retry_scheduled' | 'failed'>;
   /** When the next attempt is due; null unless a retry is scheduled. */
   nextAttemptAt: Date | null;
   /** The endpoint's consecutive-failure count moves: reset on success, +1 on a permanent failure. */

@@ -6,7 +6,7 @@ import type {
   WebhookStatus,
 } from '../store/types.js';
 import { DELIVERY_RULES, holdsDeliveries } from './rules.js';
-import type { DeliveryState } from './states.js';
+import type { DeliveryStatus } from './states.js';
 
 /**
  * The delivery `publishEvent` writes for one subscribed endpoint (docs/decisions.md §8.1):
@@ -69,7 +69,7 @@ export type QueuePlace = Pick<DeliveryRecord, 'status' | 'dueAt' | 'heldSince'>;
  */
 export function queuedOn(
   endpointStatus: WebhookStatus,
-  state: Extract<DeliveryState, 'pending' | 'retry_scheduled'>,
+  state: Extract<DeliveryStatus, 'pending' | 'retry_scheduled'>,
   dueAt: Date | null,
   at: Date,
 ): QueuePlace {

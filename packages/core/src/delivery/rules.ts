@@ -1,5 +1,5 @@
 import type { WebhookDisabledReason, WebhookStatus } from '../store/types.js';
-import type { DeliveryState } from './states.js';
+import type { DeliveryStatus } from './states.js';
 
 /** docs/decisions.md §10.1: what disables an endpoint that keeps failing, and what it records. */
 export interface AutoDisableRule {
@@ -14,7 +14,7 @@ export interface HoldRule {
   /** An endpoint with this status holds its deliveries; a disable, manual or automatic, sets it. */
   readonly endpointStatus: WebhookStatus;
   /** The state a held delivery waits in. */
-  readonly state: DeliveryState;
+  readonly state: DeliveryStatus;
 }
 
 /**

@@ -11,19 +11,19 @@
  * Every status change a store makes is one of these: the store conformance suite records the
  * changes of its delivery cases and fails on any other (packages/store-conformance/src/transitions.ts).
  */
-export type DeliveryState = 'pending' | 'in_flight' | 'retry_scheduled' | 'succeeded' | 'failed' | 'held';
+export type DeliveryStatus = 'pending' | 'in_flight' | 'retry_scheduled' | 'succeeded' | 'failed' | 'held';
 
-/** Every state, in the order lists and messages give them (the table below has each as a key). */
-export const DELIVERY_STATES = [
+/** Every status, in the order lists and messages give them (the table below has each as a key). */
+export const DELIVERY_STATUSES = [
   'pending',
   'in_flight',
   'retry_scheduled',
   'succeeded',
   'failed',
   'held',
-] as const satisfies readonly DeliveryState[];
+] as const satisfies readonly DeliveryStatus[];
 
-export const DELIVERY_TRANSITIONS: Readonly<Record<DeliveryState, readonly DeliveryState[]>> = {
+export const DELIVERY_TRANSITIONS: Readonly<Record<DeliveryStatus, readonly DeliveryStatus[]>> = {
   // Due now: a worker leases it; a disabled endpoint holds it.
   pending: ['in_flight', 'held'],
   // Leased: the attempt's outcome decides (a retry of an endpoint disabled meanwhile is held). A
@@ -44,19 +44,19 @@ export const DELIVERY_TRANSITIONS: Readonly<Record<DeliveryState, readonly Deliv
  * What retention deletes once it is old enough: deliveries that nothing will move again unless an
  * admin retries or resends one. Pending, in-flight, retrying and held ones are never deleted.
  */
-export const FINISHED_STATES: readonly DeliveryState[] = ['succeeded', 'failed'];
+export const FINISHED_STATES: readonly DeliveryStatus[] = ['succeeded', 'failed'];
 
 /**
  * What an admin retry (`POST …/deliveries/{id}/retry`) queues again, due now: a failed delivery, a
  * succeeded one (a resend, with the same event id), and one waiting for its next retry (brought
  * forward). Pending, in-flight and held ones are refused (docs/http-api.md §4.4).
  */
-export const ADMIN_RETRYABLE_STATES: readonly DeliveryState[] = ['failed', 'succeeded', 'retry_scheduled'];
+export const ADMIN_RETRYABLE_STATES: readonly DeliveryStatus[] = ['failed', 'succeeded', 'retry_scheduled'];
 
-export function canTransition(from: DeliveryState, to: DeliveryState): boolean {
+export function canTransition(from: DeliveryStatus, to: DeliveryStatus): boolean {
   return DELIVERY_TRANSITIONS[from].includes(to);
 }
 
-export function assertTransition(from: DeliveryState, to: DeliveryState): void {
+export function assertTransition(from: DeliveryStatus, to: DeliveryStatus): void {
   if (!canTransition(from, to)) throw new Error(`keyhook: a delivery cannot go from ${from} to ${to}`);
 }

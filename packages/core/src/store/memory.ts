@@ -1,7 +1,7 @@
 import { ENDPOINT_RATE_RULE, paceEndpoint, type RateSlots, rateWaitOf } from '../delivery/endpoint-rate.js';
 import { leasedSubscribers, newDeliveryRecord, queuedOn } from '../delivery/records.js';
 import { attemptSucceeded, autoDisables, DELIVERY_RULES, holdsDeliveries } from '../delivery/rules.js';
-import { type DeliveryState, FINISHED_STATES } from '../delivery/states.js';
+import { type DeliveryStatus, FINISHED_STATES } from '../delivery/states.js';
 import { KeyhookError } from '../errors.js';
 import { portalLinkRefusal } from '../portal/link-refusal.js';
 import { twinClaimOf } from '../webhooks/webhook-service.js';
@@ -584,7 +584,7 @@ export class MemoryStore implements CompleteStore {
     tenantId: string,
     webhookId: string,
     deliveryId: string,
-    from: readonly DeliveryState[],
+    from: readonly DeliveryStatus[],
     at: Date,
   ): Promise<RequeueOutcome> {
     this.assertOpen();
@@ -894,7 +894,7 @@ export class MemoryStore implements CompleteStore {
 const idempotencySlot = (tenantId: string, key: string) => `${tenantId}\u0000${key}`;
 const eventSlot = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
 
-const LEASABLE: readonly DeliveryState[] = ['pending', 'retry_scheduled', 'in_flight'];
+const LEASABLE: readonly DeliveryStatus[] = ['pending', 'retry_scheduled', 'in_flight'];
 
 /** The claim's order: oldest due first, then by id. */
 const dueOrder = (a: DeliveryRecord, b: DeliveryRecord) =>

@@ -1,6 +1,6 @@
 import type { EndpointRateRule } from '../delivery/endpoint-rate.js';
 import type { AutoDisableRule } from '../delivery/rules.js';
-import type { DeliveryState } from '../delivery/states.js';
+import type { DeliveryStatus } from '../delivery/states.js';
 import type { RateLimit } from '../keys/rate-limit.js';
 
 export type ApiKeyStatus = 'active' | 'revoked';
@@ -182,7 +182,7 @@ export interface DeliveryRecord {
   webhookId: string;
   eventId: string;
   eventType: string;
-  status: DeliveryState;
+  status: DeliveryStatus;
   /** Attempts finished and recorded. An attempt whose worker died is not counted. */
   attempts: number;
   /**
@@ -344,7 +344,7 @@ export type AttemptCompletionOutcome =
 
 /** An endpoint's delivery log, narrowed: each field left out narrows nothing. */
 export interface DeliveryListPage extends ListPage {
-  status?: DeliveryState | undefined;
+  status?: DeliveryStatus | undefined;
   eventType?: string | undefined;
   eventId?: string | undefined;
   /** `createdAt` at or after. */
@@ -765,7 +765,7 @@ export interface DeliveryQueueStore {
     tenantId: string,
     webhookId: string,
     deliveryId: string,
-    from: readonly DeliveryState[],
+    from: readonly DeliveryStatus[],
     at: Date,
   ): Promise<RequeueOutcome>;
 

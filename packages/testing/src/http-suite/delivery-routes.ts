@@ -26,7 +26,7 @@ export const DELIVERY_VIEW_FIELDS = [
 ];
 const ATTEMPT_VIEW_FIELDS = ['attempt', 'durationMs', 'error', 'responseBody', 'startedAt', 'statusCode'];
 /** Every state a delivery's view may name, as the view's schema (and the OpenAPI document) has them. */
-const DELIVERY_STATES = deliveryViewSchema.shape.status.options;
+const DELIVERY_STATUSES = deliveryViewSchema.shape.status.options;
 
 /** Written on every delivery the suite leases: it must never reach a response. */
 const LEASE_ID = 'lease_suite_must_not_leak_7f3a';
@@ -275,7 +275,7 @@ export function deliveryCases(ctx: SuiteContext): void {
         failed: [failed],
         held: [],
       };
-      for (const status of DELIVERY_STATES) {
+      for (const status of DELIVERY_STATUSES) {
         const reply = await list(webhook.id, `?status=${status}`);
         expect(reply.status, `${status}: ${reply.text}`).toBe(200);
         expect(ids(reply), status).toEqual(expected[status]);
