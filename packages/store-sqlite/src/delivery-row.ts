@@ -3,14 +3,9 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
   EventRecord,
-  LeasedDelivery,
-  SignatureScheme,
-  WebhookDisabledReason,
-  WebhookRecord,
-  WebhookStatus,
+  QueuePlace,
 } from '@keyhook/core/store';
 import { toDate, toMillis } from './timestamps.js';
-import { toWebhookRecord } from './webhook-row.js';
 
 /** A row of `keyhook_events`. `payload` is the wire body as given: never parsed, never re-encoded. */
 export interface EventRow {
@@ -89,6 +84,19 @@ export function deliveryValues(record: DeliveryRecord): unknown[] {
   ];
 }
 
+/** Where a queued delivery waits (core's queuedOn), as its columns. */
+export interface PlaceParams {
+  status: DeliveryStatus;
+  due_at: number | null;
+  held_since: number | null;
+}
+
+export const placeParams = (place: QueuePlace): PlaceParams => ({
+  status: place.status,
+  due_at: toMillis(place.dueAt),
+  held_since: toMillis(place.heldSince),
+});
+
 export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
   return {
     id: row.id,
@@ -154,101 +162,5 @@ export function toAttemptRecord(row: AttemptRow): AttemptRecord {
     statusCode: row.status_code,
     error: row.error,
     responseBody: row.response_body,
-  };
-}
-
-/**
- * One row of the leasing query: the delivery's id, its event and its webhook, read in one
- * statement. Event and webhook columns carry an `event_` / `webhook_` prefix.
- */
-export interface DueRow {
-  id: string;
-  attempts: number;
-  last_attempt_at: number | null;
-  created_at: number;
-  event_tenant_id: string;
-  event_id: string;
-  event_type: string;
-  event_payload: string;
-  event_created_at: number;
-  event_trace_context: string | null;
-  webhook_id: string;
-  webhook_tenant_id: string;
-  webhook_url: string;
-  webhook_events: string;
-  webhook_twin_key: string;
-  webhook_status: WebhookStatus;
-  webhook_disabled_reason: WebhookDisabledReason | null;
-  webhook_secret_sealed: string;
-  webhook_previous_secret_sealed: string | null;
-  webhook_previous_secret_expires_at: number | null;
-  webhook_signature_scheme: SignatureScheme;
-  webhook_rate_per_second: number | null;
-  webhook_public_key: string | null;
-  webhook_disabled_at: number | null;
-  webhook_description: string | null;
-  webhook_created_at: number;
-  webhook_updated_at: number;
-}
-
-/**
- * The due delivery as the lease wrote it, with the event and webhook read beside it. `webhooks`
- * holds the records already made in this lease, by id.
- */
-export function toLeasedDelivery(
-  due: DueRow,
-  leaseId: string,
-  leaseEnd: number,
-  now: number,
-  webhooks: Map<string, WebhookRecord>,
-): LeasedDelivery {
-  let webhook = webhooks.get(due.webhook_id);
-  if (webhook === undefined) {
-    webhook = toWebhookRecord({
-      id: due.webhook_id,
-      tenant_id: due.webhook_tenant_id,
-      url: due.webhook_url,
-      events: due.webhook_events,
-      twin_key: due.webhook_twin_key,
-      status: due.webhook_status,
-      disabled_reason: due.webhook_disabled_reason,
-      secret_sealed: due.webhook_secret_sealed,
-      previous_secret_sealed: due.webhook_previous_secret_sealed,
-      previous_secret_expires_at: due.webhook_previous_secret_expires_at,
-      signature_scheme: due.webhook_signature_scheme,
-      rate_per_second: due.webhook_rate_per_second,
-      public_key: due.webhook_public_key,
-      disabled_at: due.webhook_disabled_at,
-      description: due.webhook_description,
-      created_at: due.webhook_created_at,
-      updated_at: due.webhook_updated_at,
-    });
-    webhooks.set(due.webhook_id, webhook);
-  }
-  return {
-    delivery: toDeliveryRecord({
-      id: due.id,
-      tenant_id: due.event_tenant_id,
-      webhook_id: due.webhook_id,
-      event_id: due.event_id,
-      event_type: due.event_type,
-      status: 'in_flight',
-      attempts: due.attempts,
-      due_at: leaseEnd,
-      lease_id: leaseId,
-      held_since: null,
-      last_attempt_at: due.last_attempt_at,
-      created_at: due.created_at,
-      updated_at: now,
-    }),
-    event: toEventRecord({
-      tenant_id: due.event_tenant_id,
-      id: due.event_id,
-      type: due.event_type,
-      payload: due.event_payload,
-      created_at: due.event_created_at,
-      trace_context: due.event_trace_context,
-    }),
-    webhook,
   };
 }

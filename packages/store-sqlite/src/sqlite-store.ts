@@ -26,7 +26,6 @@ import type {
   QueueDepth,
   RequeueOutcome,
   RotateOutcome,
-  Store,
   TestEventOutcome,
   WebhookDisabledReason,
   WebhookRecord,
@@ -35,55 +34,128 @@ import type {
   WebhookSubscription,
   WebhookSubscriptionOutcome,
 } from '@keyhook/core/store';
-import { consoleLogger, DELIVERY_RULES } from '@keyhook/core/store';
+import { consoleLogger } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import { openDatabase, openFailure } from './connection.js';
-import { toDeliveryRecord } from './delivery-row.js';
-import {
-  type DeliveryStatements,
-  type DeliveryTransactions,
-  deliveryStatements,
-  deliveryTransactions,
-} from './delivery-statements.js';
-import { feedReader } from './feed-statements.js';
 import { GroupCommit } from './group-commit.js';
 import { joinedLibrary } from './host-transaction.js';
-import {
-  type IdempotencyStatements,
-  type IdempotencyTransactions,
-  idempotencyStatements,
-  idempotencyTransactions,
-} from './idempotency-statements.js';
-import { type ApiKeyRow, toRecord, toRow } from './key-row.js';
-import { type KeyStatements, keyStatements, UNIQUE_VIOLATIONS } from './key-statements.js';
 import { migrationsMode, refuseIfPending } from './migrate.js';
 import { applyMigrations, loadMigrations } from './migration-driver.js';
+import { claimIdempotencyKey, prepareClaimIdempotencyKey } from './operations/claim-idempotency-key.js';
+import { completeAttempt, prepareCompleteAttempt } from './operations/complete-attempt.js';
+import {
+  completeIdempotencyKey,
+  prepareCompleteIdempotencyKey,
+} from './operations/complete-idempotency-key.js';
+import { countQueuedDeliveries, prepareCountQueuedDeliveries } from './operations/count-queued-deliveries.js';
+import { countRecentAttempts, prepareCountRecentAttempts } from './operations/count-recent-attempts.js';
+import { deleteWebhook, prepareDeleteWebhook } from './operations/delete-webhook.js';
+import { exchangePortalLink, prepareExchangePortalLink } from './operations/exchange-portal-link.js';
+import { expireHeldDeliveries, prepareExpireHeldDeliveries } from './operations/expire-held-deliveries.js';
+import {
+  findApiKeyByCredential,
+  prepareFindApiKeyByCredential,
+} from './operations/find-api-key-by-credential.js';
+import { findPortalSession, prepareFindPortalSession } from './operations/find-portal-session.js';
+import { getApiKey, prepareGetApiKey } from './operations/get-api-key.js';
+import { getDelivery, prepareGetDelivery } from './operations/get-delivery.js';
+import { getWebhook, prepareGetWebhook } from './operations/get-webhook.js';
+import { insertApiKey, prepareInsertApiKey } from './operations/insert-api-key.js';
+import { insertPortalSession, prepareInsertPortalSession } from './operations/insert-portal-session.js';
+import { insertWebhook, prepareInsertWebhook } from './operations/insert-webhook.js';
+import { keyChangeVersion, prepareKeyChangeVersion } from './operations/key-change-version.js';
+import { leaseDeliveries, prepareLeaseDeliveries } from './operations/lease-deliveries.js';
+import { listApiKeys, prepareListApiKeys } from './operations/list-api-keys.js';
+import { listDeliveries, prepareListDeliveries } from './operations/list-deliveries.js';
+import { listFeedEvents, prepareListFeedEvents } from './operations/list-feed-events.js';
+import { listWebhooks, prepareListWebhooks } from './operations/list-webhooks.js';
+import {
+  preparePublishEvent,
+  publishEvent,
+  publishEventSync,
+  refuseTransaction,
+} from './operations/publish-event.js';
+import { preparePublishTestEvent, publishTestEvent } from './operations/publish-test-event.js';
+import {
+  preparePurgeFinishedDeliveries,
+  purgeFinishedDeliveries,
+} from './operations/purge-finished-deliveries.js';
+import { preparePurgeIdempotencyKeys, purgeIdempotencyKeys } from './operations/purge-idempotency-keys.js';
+import {
+  prepareRecoverFailedDeliveries,
+  recoverFailedDeliveries,
+} from './operations/recover-failed-deliveries.js';
+import { prepareReleaseIdempotencyKey, releaseIdempotencyKey } from './operations/release-idempotency-key.js';
+import { prepareRequeueDelivery, requeueDelivery } from './operations/requeue-delivery.js';
+import { prepareRevokeApiKey, revokeApiKey } from './operations/revoke-api-key.js';
+import { prepareRevokePortalSessions, revokePortalSessions } from './operations/revoke-portal-sessions.js';
+import { prepareRotateApiKey, rotateApiKey } from './operations/rotate-api-key.js';
+import { prepareRotateWebhookSecret, rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
+import { prepareSetWebhookStatus, setWebhookStatus } from './operations/set-webhook-status.js';
+import { prepareTouchApiKey, touchApiKey } from './operations/touch-api-key.js';
+import { prepareUpdateApiKey, updateApiKey } from './operations/update-api-key.js';
+import {
+  prepareUpdateWebhookSubscription,
+  updateWebhookSubscription,
+} from './operations/update-webhook-subscription.js';
 import type { SqliteStoreOptions } from './options.js';
-import { toPortalSessionRecord } from './portal-row.js';
-import {
-  type PortalStatements,
-  type PortalTransactions,
-  portalStatements,
-  portalTransactions,
-} from './portal-statements.js';
 import { translateDriverError, unavailable } from './unavailable.js';
-import { toWebhookRecord, toWebhookRow } from './webhook-row.js';
-import {
-  type WebhookStatements,
-  type WebhookTransactions,
-  webhookStatements,
-  webhookTransactions,
-} from './webhook-statements.js';
 
 export const DEFAULT_CHANGE_CHECK_INTERVAL_MS = 1;
 
-/** The store's own statements, on no one concern's table: the health check and the change check. */
-function storeStatements(db: Database.Database) {
+/**
+ * Every operation's statements and transactions (operations/, one module per Store method),
+ * prepared once on the store's connection; and the connection's own: the health check and the
+ * sealed-values check.
+ */
+function prepareOperations(db: Database.Database, changeCheckIntervalMs: number) {
+  const keyChanges = prepareKeyChangeVersion(db, changeCheckIntervalMs);
   return {
     // Reads a real table, so a file that has gone bad fails here and /healthz says so.
     ping: db.prepare<[], { ok: number }>('SELECT count(*) AS ok FROM keyhook_migrations'),
-    // Changes whenever another connection commits to the file; never for this connection's own writes.
-    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+    holdsSealedValues: db
+      .prepare<[], number>(
+        `SELECT EXISTS (SELECT 1 FROM keyhook_webhooks)
+           OR EXISTS (SELECT 1 FROM keyhook_idempotency_keys WHERE response_sealed IS NOT NULL)`,
+      )
+      .pluck(),
+    keyChangeVersion: keyChanges,
+    insertApiKey: prepareInsertApiKey(db),
+    findApiKeyByCredential: prepareFindApiKeyByCredential(db),
+    getApiKey: prepareGetApiKey(db),
+    listApiKeys: prepareListApiKeys(db),
+    rotateApiKey: prepareRotateApiKey(db, keyChanges),
+    revokeApiKey: prepareRevokeApiKey(db, keyChanges),
+    updateApiKey: prepareUpdateApiKey(db, keyChanges),
+    touchApiKey: prepareTouchApiKey(db),
+    insertWebhook: prepareInsertWebhook(db),
+    getWebhook: prepareGetWebhook(db),
+    listWebhooks: prepareListWebhooks(db),
+    setWebhookStatus: prepareSetWebhookStatus(db),
+    updateWebhookSubscription: prepareUpdateWebhookSubscription(db),
+    rotateWebhookSecret: prepareRotateWebhookSecret(db),
+    deleteWebhook: prepareDeleteWebhook(db),
+    publishEvent: preparePublishEvent(db),
+    publishTestEvent: preparePublishTestEvent(db),
+    leaseDeliveries: prepareLeaseDeliveries(db),
+    completeAttempt: prepareCompleteAttempt(db),
+    countQueuedDeliveries: prepareCountQueuedDeliveries(db),
+    listDeliveries: prepareListDeliveries(db),
+    getDelivery: prepareGetDelivery(db),
+    requeueDelivery: prepareRequeueDelivery(db),
+    recoverFailedDeliveries: prepareRecoverFailedDeliveries(db),
+    countRecentAttempts: prepareCountRecentAttempts(db),
+    expireHeldDeliveries: prepareExpireHeldDeliveries(db),
+    purgeFinishedDeliveries: preparePurgeFinishedDeliveries(db),
+    purgeIdempotencyKeys: preparePurgeIdempotencyKeys(db),
+    claimIdempotencyKey: prepareClaimIdempotencyKey(db),
+    completeIdempotencyKey: prepareCompleteIdempotencyKey(db),
+    releaseIdempotencyKey: prepareReleaseIdempotencyKey(db),
+    listFeedEvents: prepareListFeedEvents(db),
+    insertPortalSession: prepareInsertPortalSession(db),
+    exchangePortalLink: prepareExchangePortalLink(db),
+    findPortalSession: prepareFindPortalSession(db),
+    revokePortalSessions: prepareRevokePortalSessions(db),
   };
 }
 
@@ -91,39 +163,23 @@ function storeStatements(db: Database.Database) {
  * keyhook's Store on SQLite through better-sqlite3. better-sqlite3 is synchronous, so each
  * method runs its statement (or its immediate transaction) to the end before it yields: nothing
  * interleaves inside a process, and across processes SQLite's write lock serialises them. The
- * delivery path's writes share one commit per turn of the event loop (group-commit.ts).
+ * delivery path's writes share one commit per turn of the event loop (group-commit.ts). Each
+ * method runs one operation of operations/. The other writes of more than one statement run under
+ * `BEGIN IMMEDIATE`: the write lock is taken first, so no other connection commits between the
+ * statements, and nothing waits to upgrade a read lock (which SQLite would answer with
+ * SQLITE_BUSY at once).
  */
 export class SqliteStore implements CompleteStore {
   /** False only for an in-memory database (`:memory:`, or a host's connection to one). */
   readonly persistent: boolean;
   private readonly db: Database.Database;
   private readonly ownsDatabase: boolean;
-  private readonly keySql: KeyStatements;
-  private readonly webhookSql: WebhookStatements;
-  private readonly deliverySql: DeliveryStatements;
-  private readonly idempotencySql: IdempotencyStatements;
-  private readonly portalSql: PortalStatements;
-  private readonly statements: ReturnType<typeof storeStatements>;
-  /**
-   * The methods that are more than one statement. Each runs under `BEGIN IMMEDIATE`: the write lock
-   * is taken first, so no other connection commits between the statements, and nothing waits to
-   * upgrade a read lock (which SQLite would answer with SQLITE_BUSY at once).
-   */
-  private readonly webhookTransactions: WebhookTransactions;
-  private readonly deliveryTransactions: DeliveryTransactions;
-  private readonly idempotencyTransactions: IdempotencyTransactions;
-  private readonly portalTransactions: PortalTransactions;
+  private readonly prepared: ReturnType<typeof prepareOperations>;
   private readonly group: GroupCommit;
-  private readonly readFeed: (tenantId: string, query: FeedQuery) => FeedPage;
   private closed = false;
-  private readonly changeCheckIntervalMs: number;
-  private localChanges = 0;
-  private dataVersion = 0;
-  private lastChangeCheckAt = Number.NEGATIVE_INFINITY;
 
   /** Opens (or adopts) the database and applies (or refuses) pending migrations before it returns. */
   constructor(options: SqliteStoreOptions) {
-    this.changeCheckIntervalMs = options.changeCheckIntervalMs ?? DEFAULT_CHANGE_CHECK_INTERVAL_MS;
     const mode = migrationsMode(options.migrations);
     // Before the file is opened for writing: a refused open must not create it or switch it to WAL.
     if (mode === 'refuse') refuseIfPending(options);
@@ -137,22 +193,10 @@ export class SqliteStore implements CompleteStore {
     this.persistent = !this.db.memory;
     try {
       if (mode === 'apply') applyMigrations(this.db, loadMigrations(), options.logger ?? consoleLogger);
-      this.keySql = keyStatements(this.db);
-      this.webhookSql = webhookStatements(this.db);
-      this.deliverySql = deliveryStatements(this.db);
-      this.idempotencySql = idempotencyStatements(this.db);
-      this.portalSql = portalStatements(this.db);
-      this.statements = storeStatements(this.db);
-      this.readFeed = feedReader(this.db);
-      this.webhookTransactions = webhookTransactions(
+      this.prepared = prepareOperations(
         this.db,
-        this.webhookSql,
-        this.deliverySql,
-        this.idempotencySql,
+        options.changeCheckIntervalMs ?? DEFAULT_CHANGE_CHECK_INTERVAL_MS,
       );
-      this.deliveryTransactions = deliveryTransactions(this.db, this.deliverySql, this.webhookSql);
-      this.idempotencyTransactions = idempotencyTransactions(this.db, this.idempotencySql);
-      this.portalTransactions = portalTransactions(this.db, this.portalSql);
       this.group = new GroupCommit(this.db, translateDriverError);
     } catch (error) {
       if (this.ownsDatabase) this.db.close();
@@ -161,33 +205,19 @@ export class SqliteStore implements CompleteStore {
   }
 
   async insertApiKey(record: ApiKeyRecord): Promise<'inserted' | 'duplicate_lookup'> {
-    return this.run(() => {
-      try {
-        this.keySql.insert.run(toRow(record));
-        return 'inserted';
-      } catch (error) {
-        if (UNIQUE_VIOLATIONS.has((error as { code?: string }).code ?? '')) return 'duplicate_lookup';
-        throw error;
-      }
-    });
+    return this.run(() => insertApiKey(this.prepared.insertApiKey, record));
   }
 
   async findApiKeyByCredential(keyLookup: string, keyHash: string): Promise<ApiKeyRecord | null> {
-    return this.run(() => this.toRecordOrNull(this.keySql.byCredential.get(keyLookup, keyHash)));
+    return this.run(() => findApiKeyByCredential(this.prepared.findApiKeyByCredential, keyLookup, keyHash));
   }
 
   async getApiKey(tenantId: string, id: string): Promise<ApiKeyRecord | null> {
-    return this.run(() => this.toRecordOrNull(this.keySql.byId.get(tenantId, id)));
+    return this.run(() => getApiKey(this.prepared.getApiKey, tenantId, id));
   }
 
   async listApiKeys(tenantId: string, page: ListPage): Promise<ApiKeyRecord[]> {
-    return this.run(() => {
-      const rows =
-        page.before === undefined
-          ? this.keySql.listFirst.all(tenantId, page.limit)
-          : this.keySql.listBefore.all(tenantId, page.before, page.limit);
-      return rows.map(toRecord);
-    });
+    return this.run(() => listApiKeys(this.prepared.listApiKeys, tenantId, page));
   }
 
   async rotateApiKey(
@@ -196,83 +226,34 @@ export class SqliteStore implements CompleteStore {
     expectedHash: string,
     newHash: string,
   ): Promise<RotateOutcome> {
-    return this.run((): RotateOutcome => {
-      const rotated = this.keySql.rotate.get(newHash, tenantId, id, expectedHash);
-      if (rotated) {
-        this.localChanges++;
-        return { outcome: 'rotated', key: toRecord(rotated) };
-      }
-      // The compare-and-set wrote nothing; this read only reports why.
-      const current = this.keySql.byId.get(tenantId, id);
-      return current ? { outcome: 'stale', key: toRecord(current) } : { outcome: 'not_found' };
-    });
+    return this.run(() => rotateApiKey(this.prepared.rotateApiKey, tenantId, id, expectedHash, newHash));
   }
 
   async revokeApiKey(tenantId: string, id: string, at: Date): Promise<ApiKeyRecord | null> {
-    return this.run(() => {
-      const revoked = this.keySql.revoke.get(at.getTime(), tenantId, id);
-      if (revoked) {
-        this.localChanges++;
-        return toRecord(revoked);
-      }
-      // Already revoked (a key never returns to active, so this read cannot be stale) or absent.
-      return this.toRecordOrNull(this.keySql.byId.get(tenantId, id));
-    });
+    return this.run(() => revokeApiKey(this.prepared.revokeApiKey, tenantId, id, at));
   }
 
   async updateApiKey(tenantId: string, id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | null> {
-    return this.run(() => {
-      const limit = changes.rateLimit;
-      // Synchronous, so no other call of this store runs between the read and the write.
-      const before = limit === undefined ? undefined : this.keySql.byId.get(tenantId, id);
-      const row = this.keySql.update.get({
-        tenant_id: tenantId,
-        id,
-        set_name: changes.name === undefined ? 0 : 1,
-        name: changes.name ?? null,
-        set_limit: limit === undefined ? 0 : 1,
-        rate_limit: limit?.limit ?? null,
-        rate_limit_window: limit?.window ?? null,
-        rate_limit_by_host: changes.rateLimitByHost ? 1 : 0,
-      });
-      // Only a changed limit moves the version: cached keys carry it.
-      if (
-        row &&
-        before &&
-        (before.rate_limit !== row.rate_limit || before.rate_limit_window !== row.rate_limit_window)
-      ) {
-        this.localChanges++;
-      }
-      return this.toRecordOrNull(row);
-    });
+    return this.run(() => updateApiKey(this.prepared.updateApiKey, tenantId, id, changes));
   }
 
   async touchApiKey(id: string, at: Date, minIntervalMs: number): Promise<boolean> {
-    return this.run(() => this.keySql.touch.run(at.getTime(), id, at.getTime() - minIntervalMs).changes > 0);
+    return this.run(() => touchApiKey(this.prepared.touchApiKey, id, at, minIntervalMs));
   }
 
   async insertWebhook(
     record: WebhookRecord,
     completion?: IdempotencyCompletion,
   ): Promise<'inserted' | 'active_twin' | 'claim_lost'> {
-    return this.run(() => this.webhookTransactions.insertWebhook.immediate(toWebhookRow(record), completion));
+    return this.run(() => insertWebhook(this.prepared.insertWebhook, record, completion));
   }
 
   async getWebhook(tenantId: string, id: string): Promise<WebhookRecord | null> {
-    return this.run(() => {
-      const row = this.webhookSql.webhookById.get(tenantId, id);
-      return row ? toWebhookRecord(row) : null;
-    });
+    return this.run(() => getWebhook(this.prepared.getWebhook, tenantId, id));
   }
 
   async listWebhooks(tenantId: string, page: ListPage): Promise<WebhookRecord[]> {
-    return this.run(() => {
-      const rows =
-        page.before === undefined
-          ? this.webhookSql.listWebhooksFirst.all(tenantId, page.limit)
-          : this.webhookSql.listWebhooksBefore.all(tenantId, page.before, page.limit);
-      return rows.map(toWebhookRecord);
-    });
+    return this.run(() => listWebhooks(this.prepared.listWebhooks, tenantId, page));
   }
 
   async setWebhookStatus(
@@ -283,7 +264,7 @@ export class SqliteStore implements CompleteStore {
     at: Date,
   ): Promise<WebhookStatusOutcome> {
     return this.run(() =>
-      this.webhookTransactions.setWebhookStatus.immediate(tenantId, id, status, disabledReason, at.getTime()),
+      setWebhookStatus(this.prepared.setWebhookStatus, tenantId, id, status, disabledReason, at),
     );
   }
 
@@ -294,7 +275,7 @@ export class SqliteStore implements CompleteStore {
     at: Date,
   ): Promise<WebhookSubscriptionOutcome> {
     return this.run(() =>
-      this.webhookTransactions.updateWebhookSubscription.immediate(tenantId, id, subscription, at.getTime()),
+      updateWebhookSubscription(this.prepared.updateWebhookSubscription, tenantId, id, subscription, at),
     );
   }
 
@@ -306,21 +287,21 @@ export class SqliteStore implements CompleteStore {
     at: Date,
     previousExpiresAt: Date | null,
   ): Promise<WebhookRecord | null> {
-    return this.run(() => {
-      const row = this.webhookSql.rotateWebhookSecret.get({
-        secret_sealed: secretSealed,
-        public_key: publicKey,
-        previous_expires_at: previousExpiresAt === null ? null : previousExpiresAt.getTime(),
-        updated_at: at.getTime(),
-        tenant_id: tenantId,
+    return this.run(() =>
+      rotateWebhookSecret(
+        this.prepared.rotateWebhookSecret,
+        tenantId,
         id,
-      });
-      return row ? toWebhookRecord(row) : null;
-    });
+        secretSealed,
+        publicKey,
+        at,
+        previousExpiresAt,
+      ),
+    );
   }
 
   async deleteWebhook(tenantId: string, id: string): Promise<boolean> {
-    return this.run(() => this.webhookTransactions.deleteWebhook.immediate(tenantId, id));
+    return this.run(() => deleteWebhook(this.prepared.deleteWebhook, tenantId, id));
   }
 
   /**
@@ -334,15 +315,8 @@ export class SqliteStore implements CompleteStore {
     transaction?: unknown,
     lease?: PublishLease,
   ): Promise<PublishOutcome> {
-    this.run(() => {
-      if (transaction !== undefined) {
-        throw new TypeError(
-          'keyhook: the SQLite store cannot join a transaction; call publishEvent without one ' +
-            '(or use @keyhook/store-postgres to publish inside your own transaction)',
-        );
-      }
-    });
-    return this.grouped(() => this.deliveryTransactions.delivery.publishEvent(event, newDeliveryId, lease));
+    this.run(() => refuseTransaction(transaction));
+    return this.grouped(() => publishEvent(this.prepared.publishEvent, event, newDeliveryId, lease));
   }
 
   /**
@@ -353,7 +327,7 @@ export class SqliteStore implements CompleteStore {
    */
   publishEventSync(event: EventRecord, newDeliveryId: () => string, transaction: unknown): PublishOutcome {
     joinedLibrary(transaction, this.db); // a TypeError for anything else, before anything is written
-    return this.run(() => this.deliveryTransactions.publishEvent(event, newDeliveryId, undefined));
+    return this.run(() => publishEventSync(this.prepared.publishEvent, event, newDeliveryId));
   }
 
   /** One immediate transaction: the write lock first, as publishEvent's group takes it. */
@@ -362,39 +336,40 @@ export class SqliteStore implements CompleteStore {
     webhookId: string,
     deliveryId: string,
   ): Promise<TestEventOutcome> {
-    return this.run(() => this.deliveryTransactions.publishTestEvent.immediate(event, webhookId, deliveryId));
+    return this.run(() => publishTestEvent(this.prepared.publishTestEvent, event, webhookId, deliveryId));
   }
 
   async leaseDeliveries(request: LeaseRequest): Promise<LeasedDelivery[]> {
-    return this.grouped(() => this.deliveryTransactions.delivery.leaseDeliveries(request));
+    return this.grouped(() => leaseDeliveries(this.prepared.leaseDeliveries, request));
   }
 
   async completeAttempt(completion: AttemptCompletion): Promise<AttemptCompletionOutcome> {
-    return this.grouped(() => this.deliveryTransactions.delivery.completeAttempt(completion));
+    return this.grouped(() => completeAttempt(this.prepared.completeAttempt, completion));
   }
 
   /**
-   * One deferred transaction of reads (feed-statements.ts). On a connection shared with the host
-   * (`database`), it waits for a host transaction open across an await to end, as the group
-   * commit does: read inside it, the feed would show events that may still roll back.
+   * One deferred transaction of reads (operations/list-feed-events.ts). On a connection shared
+   * with the host (`database`), it waits for a host transaction open across an await to end, as
+   * the group commit does: read inside it, the feed would show events that may still roll back.
    */
   async listFeedEvents(tenantId: string, query: FeedQuery): Promise<FeedPage> {
     while (this.db.inTransaction && !this.closed) await new Promise((resolve) => setImmediate(resolve));
-    return this.run(() => this.readFeed(tenantId, query));
+    return this.run(() => listFeedEvents(this.prepared.listFeedEvents, tenantId, query));
   }
 
   async countQueuedDeliveries(now: Date): Promise<QueueDepth> {
-    const row = this.run(() => this.deliverySql.countQueued.get({ now: now.getTime() })!);
-    return { due: row.due, scheduled: row.scheduled, inFlight: row.in_flight, held: row.held };
+    return this.run(() => countQueuedDeliveries(this.prepared.countQueuedDeliveries, now));
   }
 
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
-    return this.run(() => this.deliverySql.expireHeld.run(at.getTime(), heldBefore.getTime()).changes);
+    return this.run(() => expireHeldDeliveries(this.prepared.expireHeldDeliveries, heldBefore, at));
   }
 
   /** One batch under the write lock; processes sharing the file take turns at it. */
   async purgeFinishedDeliveries(finishedBefore: Date, limit: number): Promise<PurgeOutcome> {
-    return this.run(() => this.deliveryTransactions.purgeFinished.immediate(finishedBefore.getTime(), limit));
+    return this.run(() =>
+      purgeFinishedDeliveries(this.prepared.purgeFinishedDeliveries, finishedBefore, limit),
+    );
   }
 
   async listDeliveries(
@@ -402,27 +377,11 @@ export class SqliteStore implements CompleteStore {
     webhookId: string,
     page: DeliveryListPage,
   ): Promise<DeliveryRecord[]> {
-    return this.run(() => {
-      const params = {
-        tenantId,
-        webhookId,
-        status: page.status ?? null,
-        eventType: page.eventType ?? null,
-        eventId: page.eventId ?? null,
-        createdFrom: page.createdFrom?.getTime() ?? null,
-        createdBefore: page.createdBefore?.getTime() ?? null,
-        limit: page.limit,
-      };
-      const rows =
-        page.before === undefined
-          ? this.deliverySql.listDeliveriesFirst.all(params)
-          : this.deliverySql.listDeliveriesBefore.all({ ...params, before: page.before });
-      return rows.map(toDeliveryRecord);
-    });
+    return this.run(() => listDeliveries(this.prepared.listDeliveries, tenantId, webhookId, page));
   }
 
   async getDelivery(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail | null> {
-    return this.run(() => this.deliveryTransactions.getDelivery(tenantId, webhookId, deliveryId));
+    return this.run(() => getDelivery(this.prepared.getDelivery, tenantId, webhookId, deliveryId));
   }
 
   async requeueDelivery(
@@ -433,13 +392,7 @@ export class SqliteStore implements CompleteStore {
     at: Date,
   ): Promise<RequeueOutcome> {
     return this.run(() =>
-      this.deliveryTransactions.requeueDelivery.immediate(
-        tenantId,
-        webhookId,
-        deliveryId,
-        from,
-        at.getTime(),
-      ),
+      requeueDelivery(this.prepared.requeueDelivery, tenantId, webhookId, deliveryId, from, at),
     );
   }
 
@@ -458,14 +411,15 @@ export class SqliteStore implements CompleteStore {
     failedBefore: Date,
   ): Promise<number> {
     return this.run(() =>
-      this.deliveryTransactions.recoverFailed.immediate(
+      recoverFailedDeliveries(
+        this.prepared.recoverFailedDeliveries,
         tenantId,
         webhookId,
-        since.getTime(),
-        until.getTime(),
-        at.getTime(),
+        since,
+        until,
+        at,
         limit,
-        failedBefore.getTime(),
+        failedBefore,
       ),
     );
   }
@@ -479,83 +433,56 @@ export class SqliteStore implements CompleteStore {
     return () => {};
   }
 
-  /** One statement, over the index of migration 0011 (see portalStatements). */
+  /** One statement, over the index of migration 0011 (operations/count-recent-attempts.ts). */
   async countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]> {
-    const { min, max } = DELIVERY_RULES.success;
-    return this.run(() =>
-      this.portalSql.countRecentAttempts.all(min, max, min, max, tenantId, since.getTime()),
-    );
+    return this.run(() => countRecentAttempts(this.prepared.countRecentAttempts, tenantId, since));
   }
 
   /** The purge and the insert in one transaction under the write lock. */
   async insertPortalSession(record: PortalSessionRecord, purgeBefore: Date): Promise<void> {
-    this.run(() => this.portalTransactions.insertSession.immediate(record, purgeBefore.getTime()));
+    this.run(() => insertPortalSession(this.prepared.insertPortalSession, record, purgeBefore));
   }
 
   /** The update and, when it wrote nothing, the read that says why, in one transaction under the write lock. */
   async exchangePortalLink(linkHash: string, sessionHash: string, now: Date): Promise<PortalExchangeOutcome> {
-    return this.run(() =>
-      this.portalTransactions.exchangeLink.immediate(linkHash, sessionHash, now.getTime()),
-    );
+    return this.run(() => exchangePortalLink(this.prepared.exchangePortalLink, linkHash, sessionHash, now));
   }
 
   async findPortalSession(sessionHash: string): Promise<PortalSessionRecord | null> {
-    return this.run(() => {
-      const row = this.portalSql.sessionByHash.get(sessionHash);
-      return row ? toPortalSessionRecord(row) : null;
-    });
+    return this.run(() => findPortalSession(this.prepared.findPortalSession, sessionHash));
   }
 
   async revokePortalSessions(tenantId: string, id: string | undefined, at: Date): Promise<number> {
-    return this.run(() =>
-      id === undefined
-        ? this.portalSql.revokeTenantSessions.run(at.getTime(), tenantId).changes
-        : this.portalSql.revokeSession.run(at.getTime(), tenantId, id).changes,
-    );
+    return this.run(() => revokePortalSessions(this.prepared.revokePortalSessions, tenantId, id, at));
   }
 
   async claimIdempotencyKey(record: IdempotencyRecord, now: Date): Promise<IdempotencyClaimOutcome> {
-    return this.run(() => this.idempotencyTransactions.claimIdempotencyKey.immediate(record, now.getTime()));
+    return this.run(() => claimIdempotencyKey(this.prepared.claimIdempotencyKey, record, now));
   }
 
   async completeIdempotencyKey(completion: IdempotencyCompletion): Promise<boolean> {
-    const { responseSealed, tenantId, key, claimId } = completion;
-    return this.run(
-      () => this.idempotencySql.completeIdempotency.run(responseSealed, tenantId, key, claimId).changes > 0,
-    );
+    return this.run(() => completeIdempotencyKey(this.prepared.completeIdempotencyKey, completion));
   }
 
   async releaseIdempotencyKey(tenantId: string, key: string, claimId: string): Promise<void> {
-    this.run(() => this.idempotencySql.releaseIdempotency.run(tenantId, key, claimId));
+    this.run(() => releaseIdempotencyKey(this.prepared.releaseIdempotencyKey, tenantId, key, claimId));
   }
 
   async purgeIdempotencyKeys(now: Date): Promise<number> {
-    return this.run(() => this.idempotencySql.purgeIdempotency.run(now.getTime()).changes);
+    return this.run(() => purgeIdempotencyKeys(this.prepared.purgeIdempotencyKeys, now));
   }
 
   async holdsSealedValues(): Promise<boolean> {
-    return this.run(() => this.idempotencySql.holdsSealedValues.get() === 1);
+    return this.run(() => this.prepared.holdsSealedValues.get() === 1);
   }
 
   /** This store's own revokes and rotations at once; other connections' within the check interval. */
   keyChangeVersion(): number | null {
-    if (this.closed) return null;
-    // A monotonic clock read (40 ns), not a timer: a timer cost more to arm and fire than the
-    // PRAGMA it spared, and never fires for a caller that does not let the event loop turn.
-    const now = performance.now();
-    if (now - this.lastChangeCheckAt >= this.changeCheckIntervalMs) {
-      try {
-        this.dataVersion = this.statements.dataVersion.get()!;
-      } catch {
-        return null; // the file cannot be read: cache nothing, and ask again on the next call
-      }
-      this.lastChangeCheckAt = now;
-    }
-    return this.dataVersion + this.localChanges;
+    return this.closed ? null : keyChangeVersion(this.prepared.keyChangeVersion);
   }
 
   async ping(): Promise<void> {
-    this.run(() => this.statements.ping.get());
+    this.run(() => this.prepared.ping.get());
   }
 
   /** Closes the connection if the store opened it; a passed-in `database` stays open. */
@@ -563,10 +490,6 @@ export class SqliteStore implements CompleteStore {
     if (this.closed) return;
     this.closed = true;
     if (this.ownsDatabase) this.db.close();
-  }
-
-  private toRecordOrNull(row: ApiKeyRow | undefined): ApiKeyRecord | null {
-    return row ? toRecord(row) : null;
   }
 
   /**

@@ -6,7 +6,11 @@ import { portalSessionRecord, sha256, T0, webhookRecord } from '@keyhook/store-c
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
-import { portalStatements } from '../src/portal-statements.js';
+import { prepareCountRecentAttempts } from '../src/operations/count-recent-attempts.js';
+import { EXCHANGE_LINK_SQL, SESSION_BY_LINK_SQL } from '../src/operations/exchange-portal-link.js';
+import { prepareFindPortalSession } from '../src/operations/find-portal-session.js';
+import { PURGE_SESSIONS_SQL } from '../src/operations/insert-portal-session.js';
+import { prepareRevokePortalSessions } from '../src/operations/revoke-portal-sessions.js';
 
 const root = mkdtempSync(join(tmpdir(), 'keyhook-sqlite-portal-'));
 let count = 0;
@@ -112,14 +116,14 @@ describe('how portal sessions are stored', () => {
     const filename = freshFile();
     await createSqliteStore({ filename }).close();
     const raw = new Database(filename, { readonly: true });
-    const sql = portalStatements(raw);
-    const exchange = planOf(raw, sql.exchangeLink.source, 'h', 0, 'l', 0);
-    const byLink = planOf(raw, sql.sessionByLink.source, 'l');
-    const byHash = planOf(raw, sql.sessionByHash.source, 'h');
-    const purge = planOf(raw, sql.purgeSessions.source, 0);
-    const revokeOne = planOf(raw, sql.revokeSession.source, 0, 'tenant_a', 'ps_1');
-    const revokeAll = planOf(raw, sql.revokeTenantSessions.source, 0, 'tenant_a');
-    const counts = planOf(raw, sql.countRecentAttempts.source, 200, 299, 200, 299, 'tenant_a', 0);
+    const revoke = prepareRevokePortalSessions(raw);
+    const exchange = planOf(raw, EXCHANGE_LINK_SQL, 'h', 0, 'l', 0);
+    const byLink = planOf(raw, SESSION_BY_LINK_SQL, 'l');
+    const byHash = planOf(raw, prepareFindPortalSession(raw).source, 'h');
+    const purge = planOf(raw, PURGE_SESSIONS_SQL, 0);
+    const revokeOne = planOf(raw, revoke.one.source, 0, 'tenant_a', 'ps_1');
+    const revokeAll = planOf(raw, revoke.everyOfTenant.source, 0, 'tenant_a');
+    const counts = planOf(raw, prepareCountRecentAttempts(raw).source, 200, 299, 200, 299, 'tenant_a', 0);
     raw.close();
     // The UNIQUE columns' own indexes.
     expect(exchange).toMatch(

@@ -187,7 +187,7 @@ describe('how webhooks and idempotency keys are stored', () => {
       (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ now: 0 }) as { detail: string }[])
         .map((step) => step.detail)
         .join('\n');
-    // The shape of countQueued in src/delivery-statements.ts: status and due time, of queued rows only.
+    // The shape of the count in src/operations/count-queued-deliveries.ts: status and due time, of queued rows only.
     const queued = planOf(
       `SELECT count(*) FILTER (WHERE status <> 'in_flight' AND due_at <= @now),
           count(*) FILTER (WHERE status = 'in_flight')

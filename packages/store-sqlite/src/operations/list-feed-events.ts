@@ -7,7 +7,7 @@ import {
   type EventRow,
   toDeliveryRecord,
   toEventRecord,
-} from './delivery-row.js';
+} from '../delivery-row.js';
 
 interface PageParams {
   tenantId: string;
@@ -24,7 +24,9 @@ interface PageParams {
  * snapshot. Every read is tenant-first on keyhook_events_feed or keyhook_events_feed_type, and
  * the deliveries on keyhook_deliveries_event.
  */
-export function feedReader(db: Database.Database): (tenantId: string, query: FeedQuery) => FeedPage {
+export function prepareListFeedEvents(
+  db: Database.Database,
+): Database.Transaction<(tenantId: string, query: FeedQuery) => FeedPage> {
   const afterEvent = db.prepare<[string, string], EventRow & { feed_seq: number }>(
     `SELECT ${EVENT_COLUMNS}, feed_seq FROM keyhook_events
       WHERE tenant_id = ? AND id = ? AND feed_seq IS NOT NULL`,
@@ -59,7 +61,7 @@ export function feedReader(db: Database.Database): (tenantId: string, query: Fee
       WHERE tenant_id = ? AND event_id IN (SELECT value FROM json_each(?))
       ORDER BY event_id, webhook_id`,
   );
-  return db.transaction((tenantId: string, query: FeedQuery): FeedPage => {
+  return db.transaction((tenantId, query) => {
     let from = 0;
     let after: FeedPage['after'];
     if (query.after !== undefined) {
@@ -87,4 +89,13 @@ export function feedReader(db: Database.Database): (tenantId: string, query: Fee
     }
     return { after, events: [...entries.values()] };
   });
+}
+
+/** A plain (deferred) transaction: one snapshot, without the write lock. */
+export function listFeedEvents(
+  transaction: ReturnType<typeof prepareListFeedEvents>,
+  tenantId: string,
+  query: FeedQuery,
+): FeedPage {
+  return transaction(tenantId, query);
 }
