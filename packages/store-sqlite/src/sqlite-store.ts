@@ -98,6 +98,7 @@ import {
   prepareUpdateWebhookSubscription,
   updateWebhookSubscription,
 } from './operations/update-webhook-subscription.js';
+import { watchDeliveries } from './operations/watch-deliveries.js';
 import type { SqliteStoreOptions } from './options.js';
 import { translateDriverError, unavailable } from './unavailable.js';
 
@@ -424,13 +425,9 @@ export class SqliteStore implements CompleteStore {
     );
   }
 
-  /**
-   * A no-op: SQLite has no signal that crosses connections or processes (its update hook sees
-   * this connection's own writes only), so workers in other processes learn of new work by
-   * polling. Core wakes its own workers after its own publishes and requeues.
-   */
+  /** A no-op: no signal crosses SQLite connections, so other processes' workers poll (operations/watch-deliveries.ts). */
   watchDeliveries(_listener: () => void): () => void {
-    return () => {};
+    return watchDeliveries(_listener);
   }
 
   /** One statement, over the index of migration 0011 (operations/count-recent-attempts.ts). */
