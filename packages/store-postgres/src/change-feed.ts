@@ -1,7 +1,7 @@
 import type { Logger } from '@keyhook/core/store';
 import type pg from 'pg';
 import { checkOut } from './checkout.js';
-import { DELIVERY_CHANNEL } from './delivery-statements.js';
+import { DELIVERY_CHANNEL } from './shared-statements.js';
 
 /** The channel of migration 0002's trigger; the payload is `<schema>:<key id>`. */
 export const KEY_CHANGE_CHANNEL = 'keyhook_key_changes';

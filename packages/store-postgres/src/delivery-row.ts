@@ -62,30 +62,9 @@ export interface DeliveryRow {
   updated_at: Date;
 }
 
-/**
- * An attempt as getDelivery reads it: through `json_agg`, so `started_at` arrives as the ISO
- * text Postgres writes for a timestamptz (with its offset), not as a Date.
- */
-export interface AttemptRow {
-  delivery_id: string;
-  tenant_id: string;
-  attempt: number;
-  started_at: Date | string;
-  duration_ms: number;
-  status_code: number | null;
-  error: string | null;
-  response_body: string | null;
-}
-
 /** The prefixes of the joined parts of a lease or detail row. */
 export const EVENT_PREFIX = 'e_';
 export const WEBHOOK_PREFIX = 'w_';
-
-/** One row of the lease statement: the delivery as leased, its event and its webhook. */
-export type LeaseRow = DeliveryRow & Record<string, unknown>;
-
-/** One row of the detail statement: the delivery, its event, and its attempts oldest first. */
-export type DetailRow = DeliveryRow & Record<string, unknown> & { attempts_log: AttemptRow[] };
 
 export function toEventRecord(row: EventRow): EventRecord {
   return {
@@ -113,19 +92,6 @@ export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
     lastAttemptAt: row.last_attempt_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-  };
-}
-
-export function toAttemptRecord(row: AttemptRow): AttemptRecord {
-  return {
-    deliveryId: row.delivery_id,
-    tenantId: row.tenant_id,
-    attempt: row.attempt,
-    startedAt: new Date(row.started_at),
-    durationMs: row.duration_ms,
-    statusCode: row.status_code,
-    error: row.error,
-    responseBody: row.response_body,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ApiKeyRecord, ApiKeyStatus } from '@keyhook/core/store';
+import type { StatementResult } from './host-transaction.js';
 
 /** The api_keys columns, in the order `toKeyParams` binds them. */
 export const KEY_COLUMNS =
@@ -41,6 +42,12 @@ export function toKeyRecord(row: KeyRow): ApiKeyRecord {
         : { limit: row.rate_limit, window: row.rate_limit_window },
     rateLimitByHost: row.rate_limit_by_host,
   };
+}
+
+/** A statement's first row as a key, or null when it returned none. */
+export function oneKey(result: StatementResult<KeyRow>): ApiKeyRecord | null {
+  const row = result.rows[0];
+  return row ? toKeyRecord(row) : null;
 }
 
 export function toKeyParams(key: ApiKeyRecord): unknown[] {

@@ -18,14 +18,19 @@ export class PreparedStatements {
   private readonly names = new Map<string, string>();
 
   constructor(
-    texts: readonly string[],
-    enabled: boolean,
+    private readonly enabled: boolean,
     private readonly bounds: StatementBounds,
-  ) {
-    if (!enabled) return;
-    for (const text of texts) {
+  ) {}
+
+  /**
+   * Sends `text` as a named statement from now on, when prepared statements are on; returns it.
+   * Each operation marks its hot statements with it as it builds them (src/statements.ts).
+   */
+  add(text: string): string {
+    if (this.enabled && !this.names.has(text)) {
       this.names.set(text, `keyhook_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`);
     }
+    return text;
   }
 
   /**

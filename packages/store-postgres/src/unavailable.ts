@@ -63,6 +63,13 @@ export function isResourceShortage(error: unknown, depth = 0): boolean {
   return isResourceShortage(error.cause, depth + 1);
 }
 
+/**
+ * How often an operation decides again when the row changed between its deciding write and its
+ * report read, before it answers `unavailable` (setWebhookStatus, claimIdempotencyKey,
+ * exchangePortalLink).
+ */
+export const RACE_ATTEMPTS = 5;
+
 export function unavailable(message: string, cause?: unknown): Error {
   return unavailableError(message, cause);
 }

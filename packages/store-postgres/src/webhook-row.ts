@@ -5,6 +5,7 @@ import type {
   WebhookStatus,
 } from '@keyhook/core/store';
 import { twinClaimOf } from '@keyhook/core/store';
+import type { StatementResult } from './host-transaction.js';
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
 export const WEBHOOK_COLUMNS =
@@ -56,6 +57,12 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** A statement's first row as a webhook, or null when it returned none. */
+export function oneWebhook(result: StatementResult<WebhookRow>): WebhookRecord | null {
+  const row = result.rows[0];
+  return row ? toWebhookRecord(row) : null;
 }
 
 /**

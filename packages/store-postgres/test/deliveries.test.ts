@@ -6,9 +6,11 @@ import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres'
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkOut } from '../src/checkout.js';
-import { deliveryStatements } from '../src/delivery-statements.js';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
+import { statements as leaseStatements } from '../src/operations/lease-deliveries.js';
+import { statements as recoverStatements } from '../src/operations/recover-failed-deliveries.js';
 import { purgeLockKey } from '../src/schema-name.js';
+import { statementsIn } from '../src/statements.js';
 import { deliveryId, eventRecord, recordPoolQueries, Schemas, success } from './delivery-helpers.js';
 
 const available = await postgresAvailable();
@@ -296,7 +298,7 @@ async function oneDelivery(store: PostgresStore) {
   describe('the claims (docs/decisions.md §8.18)', () => {
     it('the plain claim alone with no endpoint limited; the pacing claim after it when it meets one, then alone while the store paces, until one meets none', async () => {
       const store = await schemas.open('claims');
-      const sql = deliveryStatements(store.schema);
+      const sql = statementsIn(store.schema, leaseStatements);
       const claims = async (at: Date) => {
         const recording = recordPoolQueries();
         try {
@@ -557,7 +559,7 @@ async function oneDelivery(store: PostgresStore) {
         // The store's own statement, run and rolled back.
         await explainer.query('BEGIN');
         const { rows } = await explainer.query(
-          `EXPLAIN (ANALYZE, FORMAT JSON) ${deliveryStatements(store.schema).recoverFailed}`,
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${statementsIn(store.schema, recoverStatements).recoverFailed}`,
           [
             webhook.id,
             'tenant_a',

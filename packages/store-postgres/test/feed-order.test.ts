@@ -4,8 +4,9 @@ import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkOut } from '../src/checkout.js';
-import { feedQuery, feedStatements } from '../src/feed-statements.js';
 import type { PostgresStore } from '../src/index.js';
+import { feedQuery, statements as feedStatements } from '../src/operations/list-feed-events.js';
+import { statementsIn } from '../src/statements.js';
 import { Schemas } from './delivery-helpers.js';
 
 const available = await postgresAvailable();
@@ -192,7 +193,7 @@ async function page(keyhook: Keyhook, secret: string, after: string | undefined)
           FROM generate_series(1, 20000) AS g`,
       );
       await admin.query(`ANALYZE "${store.schema}".keyhook_events`);
-      const statements = feedStatements(store.schema);
+      const statements = statementsIn(store.schema, feedStatements);
       const since = new Date(Date.now() - 2 * 86_400_000);
       for (const [after, type, index] of [
         [undefined, undefined, 'keyhook_events_feed_idx'],

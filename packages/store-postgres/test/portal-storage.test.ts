@@ -4,7 +4,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkOut } from '../src/checkout.js';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
-import { portalStatements } from '../src/portal-statements.js';
+import { statements as countStatements } from '../src/operations/count-recent-attempts.js';
+import { statementsIn } from '../src/statements.js';
 import { Schemas } from './delivery-helpers.js';
 
 const available = await postgresAvailable();
@@ -121,7 +122,7 @@ async function attemptsOf(store: PostgresStore, tenantId: string, webhookId: str
       // 2,000 attempts of tenant_a, 18,000 of tenant_b, one a second from T0.
       await attemptsOf(store, 'tenant_a', mine.id, 2000);
       await attemptsOf(store, 'tenant_b', theirs.id, 18_000);
-      const sql = portalStatements(store.schema).countRecentAttempts;
+      const sql = statementsIn(store.schema, countStatements).countRecentAttempts;
       // The last 200 of tenant_a's: from T0 + 1,801 s.
       const since = at(1801 * 1000);
       for (const analysed of [false, true]) {

@@ -6,12 +6,12 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeyChangeFeed, poolNotifications } from '../src/change-feed.js';
 import { checkOut } from '../src/checkout.js';
-import { toClaimParams } from '../src/idempotency-row.js';
-import { idempotencyStatements } from '../src/idempotency-statements.js';
 import { createPostgresStore, PostgresStore } from '../src/index.js';
 import { loadMigrations } from '../src/migration-driver.js';
+import { statements as claimStatements, toClaimParams } from '../src/operations/claim-idempotency-key.js';
+import { statements as insertWebhookStatements } from '../src/operations/insert-webhook.js';
+import { statementsIn } from '../src/statements.js';
 import { toWebhookParams } from '../src/webhook-row.js';
-import { webhookStatements } from '../src/webhook-statements.js';
 import { lockKeyRow, outcome } from './support.js';
 
 const available = await postgresAvailable();
@@ -390,7 +390,7 @@ async function waitingOnLock(schema: string): Promise<boolean> {
         // The takeover has locked and rewritten the row but not committed when the insert starts: the
         // insert's snapshot still shows the dead claim in progress.
         await taker.query('BEGIN');
-        const taken = await taker.query(idempotencyStatements(schema).claim, [
+        const taken = await taker.query(statementsIn(schema, claimStatements).claim, [
           ...toClaimParams(holder),
           later,
         ]);
@@ -428,7 +428,7 @@ async function waitingOnLock(schema: string): Promise<boolean> {
         // An uncommitted active twin holds the insert after it locked the idempotency row.
         await twinWriter.query('BEGIN');
         await twinWriter.query(
-          webhookStatements(schema).insert,
+          statementsIn(schema, insertWebhookStatements).insert,
           toWebhookParams(webhookRecord({ url: webhook.url, events: webhook.events })),
         );
         const completion = {

@@ -55,7 +55,7 @@ const pgParser = pg.types.getTypeParser(1184, 'text') as (text: string) => Date 
 
   it('is what the store’s queries read with, whatever pg’s global parser for timestamptz is', async () => {
     await client.query(`SET TimeZone = 'UTC'`);
-    const config = new PreparedStatements([], true, new StatementBounds(0, false)).config(
+    const config = new PreparedStatements(true, new StatementBounds(0, false)).config(
       `SELECT '2026-11-25 18:08:04.123+00'::timestamptz AS at`,
       [],
     );

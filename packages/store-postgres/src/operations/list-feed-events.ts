@@ -8,20 +8,13 @@ import {
   toDeliveryRecord,
   toEventRecord,
   unprefixed,
-} from './delivery-row.js';
-import { quoteSchema } from './schema-name.js';
+} from '../delivery-row.js';
+import type { Tables } from '../statements.js';
+import type { StoreContext } from '../store-context.js';
 
 const AFTER_PREFIX = 'a_';
 const EVENT_PREFIX = 'e_';
 const DELIVERY_PREFIX = 'd_';
-
-/** The four forms of the feed's one statement: with or without an `after`, of one type or all. */
-export interface FeedStatements {
-  first: string;
-  firstOfType: string;
-  after: string;
-  afterOfType: string;
-}
 
 /**
  * The events feed's read (docs/decisions.md §8.17), one statement and so one snapshot: the after
@@ -39,9 +32,8 @@ export interface FeedStatements {
  * page is an index range on keyhook_events_feed_idx or keyhook_events_feed_type_idx (0015), tenant
  * first; the deliveries come from keyhook_deliveries_event_id_idx (0006).
  */
-export function feedStatements(schema: string): FeedStatements {
-  const events = `${quoteSchema(schema)}.keyhook_events`;
-  const deliveries = `${quoteSchema(schema)}.keyhook_deliveries`;
+export function statements(t: Tables) {
+  const { events, deliveries } = t;
   const text = (withAfter: boolean, withType: boolean) => {
     const typeParam = withAfter ? '$6' : '$5';
     const afterCte = withAfter
@@ -87,23 +79,23 @@ export function feedStatements(schema: string): FeedStatements {
 }
 
 /** The statement and its values for one query. */
-export function feedQuery(statements: FeedStatements, tenantId: string, query: FeedQuery) {
+export function feedQuery(feed: FeedStatements, tenantId: string, query: FeedQuery) {
   const values: unknown[] = [tenantId, query.createdSince, query.limit, query.byteBudget ?? null];
   if (query.after !== undefined) values.push(query.after);
   if (query.type !== undefined) values.push(query.type);
   const text =
     query.after === undefined
       ? query.type === undefined
-        ? statements.first
-        : statements.firstOfType
+        ? feed.first
+        : feed.firstOfType
       : query.type === undefined
-        ? statements.after
-        : statements.afterOfType;
+        ? feed.after
+        : feed.afterOfType;
   return { text, values };
 }
 
 /** The statement's rows as a page: one row per event and delivery, one for an event without. */
-export function toFeedPage(query: FeedQuery, rows: readonly Record<string, unknown>[]): FeedPage {
+function toFeedPage(query: FeedQuery, rows: readonly Record<string, unknown>[]): FeedPage {
   let after: FeedPage['after'];
   if (query.after !== undefined) {
     const first = rows[0];
@@ -131,4 +123,17 @@ export function toFeedPage(query: FeedQuery, rows: readonly Record<string, unkno
     }
   }
   return { after, events: [...entries.values()] };
+}
+
+/** The four forms of the feed's one statement: with or without an `after`, of one type or all. */
+type FeedStatements = ReturnType<typeof statements>;
+
+/** One statement, one snapshot, on the indexes of migration 0015 (see `statements`). */
+export async function listFeedEvents(
+  ctx: StoreContext,
+  tenantId: string,
+  query: FeedQuery,
+): Promise<FeedPage> {
+  const { text, values } = feedQuery(ctx.sql(statements), tenantId, query);
+  return toFeedPage(query, (await ctx.query(text, values)).rows);
 }
