@@ -12,6 +12,10 @@ const shared = defineConfig({
     alias: [
       { find: /^@keyhook\/core$/, replacement: source('core') },
       {
+        find: /^@keyhook\/core\/http$/,
+        replacement: fileURLToPath(new URL('./packages/core/src/for-http.ts', import.meta.url)),
+      },
+      {
         find: /^@keyhook\/core\/store$/,
         replacement: fileURLToPath(new URL('./packages/core/src/for-stores.ts', import.meta.url)),
       },

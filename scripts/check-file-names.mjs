@@ -10,9 +10,13 @@
 // - source only: one's name is the other's plus more (`sign.ts`, `sign-async.ts`, `signing.ts`;
 //   tests may share a stem: `delivery.test.ts`, `delivery-crash.test.ts`);
 // - their names differ only by plurals (`key-formats.test.ts`, `keys-format.test.ts`).
+// And the stores name their operations alike: `src/operations/` holds the same files in each
+// store, one per Store method, each exporting the function its name says (`lease-deliveries.ts`,
+// `leaseDeliveries`), so a reader who knows one store finds the same operation in the other.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { trackedFiles } from './tracked-files.mjs';
+import { ROOT, trackedFiles } from './tracked-files.mjs';
 
 const CODE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 
@@ -93,6 +97,28 @@ function selfTest() {
   }
 }
 
+/** Where the stores' operation listings differ, or a module lacks the function it is named for. */
+function operationProblems() {
+  const OPERATION = /^packages\/(store-[^/]+)\/src\/operations\/([a-z-]+)\.ts$/;
+  const problems = [];
+  const stores = new Map();
+  for (const file of trackedFiles((name) => OPERATION.test(name))) {
+    const [, store, stem] = OPERATION.exec(file);
+    if (!stores.has(store)) stores.set(store, new Set());
+    stores.get(store).add(stem);
+    const method = stem.replace(/-(\w)/g, (_, letter) => letter.toUpperCase());
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    if (!new RegExp(`export (async )?function ${method}\\b`).test(text))
+      problems.push(`${file}: exports no function ${method}`);
+  }
+  const all = new Set([...stores.values()].flatMap((stems) => [...stems]));
+  for (const [store, stems] of stores)
+    for (const stem of all)
+      if (!stems.has(stem))
+        problems.push(`packages/${store}/src/operations: no ${stem}.ts, which another store has`);
+  return problems;
+}
+
 const PACKAGE_FILE = /^(packages\/[^/]+|examples\/[^/]+|benchmarks)\/((?:src|test)\/.+)$/;
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -106,8 +132,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const problems = [...packages].flatMap(([dir, files]) =>
     collisions(files).map((line) => `${dir}: ${line}`),
   );
+  problems.push(...operationProblems());
   if (problems.length > 0) {
-    console.error(`check-file-names: ${problems.length} pairs of files could be taken for each other:`);
+    console.error(`check-file-names: ${problems.length} files misnamed:`);
     for (const line of problems) console.error(`  ${line}`);
     process.exit(1);
   }

@@ -1,5 +1,6 @@
 import { keyhookRouter, requireScope } from '@keyhook/adapter-express';
-import { createKeyhook, errorEnvelope, type Keyhook, type KeyhookOptions } from '@keyhook/core';
+import { createKeyhook, type Keyhook, type KeyhookOptions } from '@keyhook/core';
+import { errorEnvelope } from '@keyhook/core/http';
 import { createSqliteStore, openDatabase } from '@keyhook/store-sqlite';
 import type Database from 'better-sqlite3';
 import express, { type Express } from 'express';

@@ -1,5 +1,6 @@
 import { keyhookFastify } from '@keyhook/adapter-fastify';
-import { DEFAULT_PREFIX, type EncryptionKeyInput, type KeyhookOptions } from '@keyhook/core';
+import type { EncryptionKeyInput, KeyhookOptions } from '@keyhook/core';
+import { DEFAULT_PREFIX } from '@keyhook/core/http';
 import { createPostgresStore, guardPool, type PostgresStore } from '@keyhook/store-postgres';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';

@@ -1,4 +1,5 @@
-import { errorEnvelope, errorResponse, isKeyhookError, type KeyhookResponse } from '@keyhook/core';
+import { isKeyhookError } from '@keyhook/core';
+import { errorEnvelope, errorResponse, type KeyhookResponse } from '@keyhook/core/http';
 import { toStoreError } from '@keyhook/store-postgres';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 

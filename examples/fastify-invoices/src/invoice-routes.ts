@@ -1,4 +1,5 @@
 import { requireScope } from '@keyhook/adapter-fastify';
+import type { ScopeOf } from '@keyhook/core';
 import {
   type ApiOperation,
   errorEnvelope,
@@ -6,9 +7,8 @@ import {
   parseListCursor,
   parseListLimit,
   parseOrThrow,
-  type ScopeOf,
   validationFailed,
-} from '@keyhook/core';
+} from '@keyhook/core/http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { send } from './error-replies.js';

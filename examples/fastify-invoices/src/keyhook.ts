@@ -4,8 +4,8 @@ import {
   type EventMapOf,
   type KeyhookOptions,
   type Logger,
-  type Store,
 } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import { z } from 'zod';
 import { INVOICE_WEBHOOK_HEADERS } from './webhook-headers.js';
 

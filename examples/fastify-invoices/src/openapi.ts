@@ -1,4 +1,4 @@
-import { openApiDocument } from '@keyhook/core';
+import { openApiDocument } from '@keyhook/core/http';
 import { type InvoiceRoute, invoiceOperations } from './invoice-routes.js';
 import type { InvoicesKeyhook } from './keyhook.js';
 
@@ -33,6 +33,6 @@ export function invoicesApiDocument(
         tag: 'Operations',
       },
     ],
-    keyhook.eventDocs(),
+    keyhook,
   );
 }

@@ -55,7 +55,7 @@ describe('the catalog types what the app can write', () => {
       amountCents: number;
       paidAt: string;
     }>();
-    expect(keyhook.eventTypes).toEqual(['invoice.created', 'invoice.paid']);
+    expect(keyhook.eventCatalog().map((entry) => entry.type)).toEqual(['invoice.created', 'invoice.paid']);
   });
 
   it("a receiver's callback reaches paidAt only under 'invoice.paid'", () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { MIN_LIST_BYTE_BUDGET } from '@keyhook/core';
+import { MIN_LIST_BYTE_BUDGET } from '@keyhook/core/http';
 import {
   DEFAULT_CONNECTION_TIMEOUT_MS,
   DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,

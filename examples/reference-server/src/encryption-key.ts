@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { generateEncryptionKey, type Store } from '@keyhook/core';
+import { generateEncryptionKey } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import type { ServerConfig } from './config.js';
 
 export const DEV_KEY_FILE = 'keyhook-encryption.key';

@@ -1,14 +1,14 @@
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { bodyUnread } from '@keyhook/adapter-fastify';
+import { KeyhookError } from '@keyhook/core';
 import {
   errorResponse,
-  KeyhookError,
   type KeyhookResponse,
   lingerAfterAnswer,
   lingeringClose,
   newId,
-} from '@keyhook/core';
+} from '@keyhook/core/http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**

@@ -1,4 +1,5 @@
-import { errorEnvelope, type Store } from '@keyhook/core';
+import { errorEnvelope } from '@keyhook/core/http';
+import type { Store } from '@keyhook/core/store';
 import type { FastifyInstance } from 'fastify';
 
 /** A ping slower than this counts as a failure: a probe must answer, not hang. */

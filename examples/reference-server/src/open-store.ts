@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Logger, Store } from '@keyhook/core';
+import type { Logger } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore, openDatabase } from '@keyhook/store-sqlite';
 import type { ReferenceKeyhook } from './catalog.js';

@@ -1,4 +1,5 @@
-import { type ApiOperation, type Keyhook, openApiDocument } from '@keyhook/core';
+import type { Keyhook } from '@keyhook/core';
+import { type ApiOperation, openApiDocument } from '@keyhook/core/http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { DATA_PLANE_ROUTES, scopeFor } from './data-plane/index.js';
@@ -66,7 +67,7 @@ export function apiDocument(keyhook: Keyhook, prefix: string): Record<string, un
         'API keys, admin endpoints and signed webhooks (keyhook), and the reference data plane: sources, items, runs and generations. Errors share one envelope: { "error": { "code", "message", "details"? } }.',
     },
     [...keyhook.operations(prefix), ...keyhook.portal.api.operations(), ...dataPlane, ...own],
-    keyhook.eventDocs(),
+    keyhook,
   );
 }
 

@@ -1,14 +1,9 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { bodyUnread, keyhookFastify } from '@keyhook/adapter-fastify';
-import {
-  type AdminSessionOptions,
-  createKeyhook,
-  type DeliveryWorkerOptions,
-  lingerAfterAnswer,
-  newId,
-  type Store,
-} from '@keyhook/core';
+import { type AdminSessionOptions, createKeyhook, type DeliveryWorkerOptions } from '@keyhook/core';
+import { lingerAfterAnswer, newId } from '@keyhook/core/http';
+import type { Store } from '@keyhook/core/store';
 import { keyhookPortal } from '@keyhook/portal';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { registerAnswerOrder } from './answer-order.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { createKeyhook, type Keyhook, type Logger, type PublishedEvent, type Store } from '@keyhook/core';
-import type { DeliveryRecord } from '@keyhook/core/store';
+import { createKeyhook, type Keyhook, type Logger, type PublishedEvent } from '@keyhook/core';
+import type { DeliveryRecord, Store } from '@keyhook/core/store';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import { createSqliteStore } from '@keyhook/store-sqlite';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';

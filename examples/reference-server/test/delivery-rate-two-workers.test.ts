@@ -1,4 +1,5 @@
-import type { Keyhook, Store } from '@keyhook/core';
+import type { Keyhook } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import { postgresAvailable } from '@keyhook/testing/postgres';
 import { type TestReceiver, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

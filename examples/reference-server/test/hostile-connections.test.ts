@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import net, { type AddressInfo, type Socket } from 'node:net';
-import { LINGER_MAX_BYTES } from '@keyhook/core';
+import { LINGER_MAX_BYTES } from '@keyhook/core/http';
 import { adminToken, rawRequest, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Backend, backends, startDataPlane } from './data-plane.js';

@@ -1,9 +1,9 @@
+import type { Keyhook, ScopeOf } from '@keyhook/core';
 import {
   type ApiKeyContext,
   DEFAULT_PREFIX,
   type GuardResult,
   type HttpMethod,
-  type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
   lingerAfterAnswer,
@@ -11,8 +11,7 @@ import {
   type OpenApiRouteOptions,
   openApiRoute,
   rateLimitHeaders,
-  type ScopeOf,
-} from '@keyhook/core';
+} from '@keyhook/core/http';
 import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 
 declare global {
@@ -119,7 +118,7 @@ function routerFor(mountable: Mountable): Router {
  * `scope` is one of the keyhook's declared scopes: another name does not compile, and throws here.
  */
 export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K>): RequestHandler {
-  const guard = keyhook.guardFor(scope);
+  const guard = keyhook.guard(scope);
   let warned = false;
   return (req, res, next) => {
     if (!warned && (req.body !== undefined || (declaresBody(req) && req.readableEnded))) {

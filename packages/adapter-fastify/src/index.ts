@@ -1,8 +1,8 @@
+import type { Keyhook, ScopeOf } from '@keyhook/core';
 import {
   type ApiKeyContext,
   DEFAULT_PREFIX,
   type GuardResult,
-  type Keyhook,
   type KeyhookRequest,
   type KeyhookResponse,
   lingerAfterAnswer,
@@ -10,8 +10,7 @@ import {
   type OpenApiRouteOptions,
   openApiRoute,
   rateLimitHeaders,
-  type ScopeOf,
-} from '@keyhook/core';
+} from '@keyhook/core/http';
 import type {
   FastifyError,
   FastifyPluginAsync,
@@ -134,7 +133,7 @@ export const keyhookPortalFastify: FastifyPluginAsync<{ portal: Mountable }> = a
  * `scope` is one of the keyhook's declared scopes: another name does not compile, and throws here.
  */
 export function requireScope<K extends AnyKeyhook>(keyhook: K, scope?: ScopeOf<K>): onRequestHookHandler {
-  const guard = keyhook.guardFor(scope);
+  const guard = keyhook.guard(scope);
   let warned = false;
   // Callback style: a cached key is admitted without a promise on the request's path.
   return (request, reply, done) => {

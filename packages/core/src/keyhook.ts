@@ -31,9 +31,9 @@ import { adminDeliveryRoutes } from './http/admin-deliveries.js';
 import { adminKeyRoutes } from './http/admin-keys.js';
 import { adminWebhookRoutes } from './http/admin-webhooks.js';
 import { feedRoute } from './http/feed-route.js';
-import { createHttpCore, type GuardResult } from './http/handler.js';
+import { createHttpCore, type Guard } from './http/handler.js';
 import type { KeyhookRequest, KeyhookResponse, RequestHeaders, RouteDefinition } from './http/messages.js';
-import type { ApiOperation, ApiWebhooks } from './http/openapi-document.js';
+import type { ApiOperation } from './http/openapi-document.js';
 import { checkListByteBudget } from './http/pagination.js';
 import { toApiOperation } from './http/route-spec.js';
 import { whoamiRoute } from './http/whoami.js';
@@ -263,8 +263,6 @@ export interface Keyhook<out Scope extends string = string, out Catalog extends 
    * such a key in text: register it with a secret-scanning program.
    */
   readonly keyFormats: readonly { prefix: string; checksum: boolean; pattern: string }[];
-  /** The event types that may be published and subscribed to, in declaration order. */
-  readonly eventTypes: readonly string[];
   /** The two delivery header names. */
   readonly headerNames: Readonly<DeliveryHeaderNames>;
   /** Every route `handle` serves, relative to the mount point; adapters register these. */
@@ -274,12 +272,12 @@ export interface Keyhook<out Scope extends string = string, out Catalog extends 
    * `/api/v1`): for `openApiDocument`, beside a host's own operations.
    */
   operations(prefix?: string): ApiOperation[];
-  /** The event catalog as the OpenAPI document's `webhooks` describes it (`openApiDocument`'s third argument). */
-  eventDocs(): ApiWebhooks;
   /**
-   * The event catalog for a page that shows it (the portal's, or your own): each type with its
-   * description, the JSON Schema of its data and an example, the host's or one made from the
-   * schema (docs/decisions.md §8.16).
+   * The event catalog, the one way to read it: each type that may be published and subscribed
+   * to, in declaration order, with its description, the JSON Schema of its data and an example,
+   * the host's or one made from the schema (docs/decisions.md §8.16). A page shows it (the
+   * portal's, or your own); `openApiDocument(info, operations, keyhook)` writes the document's
+   * `webhooks` from it.
    */
   eventCatalog(): EventCatalogEntry[];
   /** Adapters stop reading a body past this many bytes and pass `bodyError: 'too_large'`. */
@@ -304,21 +302,16 @@ export interface Keyhook<out Scope extends string = string, out Catalog extends 
   /** The whole HTTP surface: a raw request in, a response out. */
   handle(request: KeyhookRequest): Promise<KeyhookResponse>;
   /**
-   * The data-plane guard for host routes: verifies the bearer key and, if given, its scope, and
-   * counts the request against the key's rate limit. `client` is the caller's address, by which
-   * failed verifications are limited (`rateLimit.failedAuth`).
+   * The data-plane guard, the one way to check a request: `guard(scope)` checks the scope now (a
+   * scope outside the declared list throws a TypeError here, at setup, rather than refusing every
+   * request later) and returns the check a route runs on each request. That check verifies the
+   * bearer key and, if given, its scope, and counts the request against the key's rate limit;
+   * `client` is the caller's address, by which failed verifications are limited
+   * (`rateLimit.failedAuth`). It answers with the result itself when the key is cached, a promise
+   * only when the store must be asked, and never throws: a refusal is a finished response.
+   * Adapters' `requireScope` is this guard.
    */
-  authenticate(headers: RequestHeaders, scope?: Scope, client?: string): Promise<GuardResult>;
-  /**
-   * `authenticate` for adapters' hot path: the result itself when the key is cached, a promise
-   * only when the store must be asked. Never throws; a refusal is a finished response.
-   */
-  guard(headers: RequestHeaders, scope?: Scope, client?: string): GuardResult | Promise<GuardResult>;
-  /**
-   * `guard` for one scope, checked now: a scope outside the declared list throws a TypeError
-   * here, at setup, rather than refusing every request later. Adapters' `requireScope` uses it.
-   */
-  guardFor(scope?: Scope): (headers: RequestHeaders, client?: string) => GuardResult | Promise<GuardResult>;
+  guard(scope?: Scope): Guard;
   /**
    * Stops the workers it created (attempts in flight finish and are recorded) and waits for
    * background writes. The store stays open: its owner closes it.
@@ -549,7 +542,7 @@ export function createKeyhook<
     everyAnswer: { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' },
   });
   type Scope = ScopeNameOf<Scopes>;
-  const guardFor = (scope?: Scope) => {
+  const guard = (scope?: Scope): Guard => {
     scopeCatalog.assertKnown(scope, 'requireScope');
     return (headers: RequestHeaders, client?: string) => http.guard(headers, scope, client);
   };
@@ -576,9 +569,7 @@ export function createKeyhook<
       },
     },
     keyFormats: keyFormats.describe(),
-    eventTypes: eventCatalog.types,
     headerNames,
-    eventDocs: () => ({ events: eventCatalog.docs(), headers: headerNames }),
     eventCatalog: () => eventCatalog.entries(),
     routes: routes.map(({ method, path }) => ({ method, path })),
     operations: (prefix = DEFAULT_PREFIX) =>
@@ -592,9 +583,7 @@ export function createKeyhook<
     createWorker,
     store: options.store,
     handle: http.handle,
-    authenticate: async (headers, scope, client) => http.guard(headers, scope, client),
-    guard: http.guard,
-    guardFor,
+    guard,
     close: async () => {
       unobserveQueue();
       await Promise.all([...workers].map((worker) => worker.stop()));

@@ -1,4 +1,5 @@
-import { createKeyhook, ERROR_STATUS, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
+import { createKeyhook, ERROR_STATUS, MemoryStore, silentLogger } from '@keyhook/core';
+import type { KeyhookRequest } from '@keyhook/core/http';
 import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
-import { ERROR_STATUS, errorResponse, isKeyhookError, KeyhookError } from '@keyhook/core';
+import { ERROR_STATUS, isKeyhookError, KeyhookError } from '@keyhook/core';
+import { errorResponse } from '@keyhook/core/http';
 import { describe, expect, it } from 'vitest';
 
 describe('errors', () => {

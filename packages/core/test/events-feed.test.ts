@@ -1,12 +1,5 @@
-import {
-  createKeyhook,
-  type EventCatalog,
-  type Keyhook,
-  MemoryStore,
-  newId,
-  openApiDocument,
-  silentLogger,
-} from '@keyhook/core';
+import { createKeyhook, type EventCatalog, type Keyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import { newId, openApiDocument } from '@keyhook/core/http';
 
 import { FakeClock, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
-import { createKeyhook, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
+import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import type { KeyhookRequest } from '@keyhook/core/http';
 import {
   adminToken,
   FakeClock,
@@ -62,9 +63,9 @@ describe('the HTTP core', () => {
 
   it('gives a guard refusal a request id, and a success none: that response is the host’s', async () => {
     const { secret } = await keyhook.keys.create('tenant_a', { name: 'x', scopes: ['items:read'] });
-    const passed = await keyhook.authenticate({ authorization: `Bearer ${secret}` }, 'items:read');
+    const passed = await keyhook.guard('items:read')({ authorization: `Bearer ${secret}` });
     expect(passed).toEqual({ ok: true, apiKey: expect.objectContaining({ tenantId: 'tenant_a' }) });
-    const refused = await keyhook.authenticate({ authorization: `Bearer ${secret}` }, 'items:write');
+    const refused = await keyhook.guard('items:write')({ authorization: `Bearer ${secret}` });
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.response.headers['x-request-id']).toMatch(/^req_/);
   });
@@ -109,7 +110,7 @@ describe('the guard’s shortcut for a key verified before', () => {
     });
     const { key, secret } = await keyhook.keys.create('tenant_a', { name: 'x', scopes: ['items:read'] });
     const guard = async (headers: Record<string, string>, scope?: 'items:read' | 'items:write') => {
-      const result = await keyhook.guard(headers, scope);
+      const result = await keyhook.guard(scope)(headers);
       return result.ok ? 'ok' : (JSON.parse(result.response.body!).error.code as string);
     };
     expect(await guard({ authorization: `Bearer ${secret}` }, 'items:read')).toBe('ok');
@@ -182,7 +183,7 @@ describe('logging refusals while the store is out of reach (docs/decisions.md §
     store.findApiKeyByCredential = async () => {
       throw unavailableError('PostgreSQL is unreachable.', cause);
     };
-    const guard = () => keyhook.authenticate({ authorization: `Bearer ${secret}` }, 'items:read');
+    const guard = () => keyhook.guard('items:read')({ authorization: `Bearer ${secret}` });
     for (let i = 0; i < 50; i++) expect((await guard()).ok).toBe(false);
     expect(lines).toEqual([
       {

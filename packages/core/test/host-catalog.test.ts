@@ -3,12 +3,11 @@ import {
   createKeyhook,
   type EventMapOf,
   type Keyhook,
-  type KeyhookRequest,
   MemoryStore,
-  openApiDocument,
   type ScopeOf,
   silentLogger,
 } from '@keyhook/core';
+import { type KeyhookRequest, openApiDocument } from '@keyhook/core/http';
 import { adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
@@ -86,8 +85,8 @@ describe('host-defined scopes', () => {
     const keyhook = invoices();
     const { secret } = await keyhook.keys.create('tenant_a', { name: 'reader', scopes: ['invoices:read'] });
     const headers = { authorization: `Bearer ${secret}` };
-    expect(await keyhook.guardFor('invoices:read')(headers)).toMatchObject({ ok: true });
-    const refused = await keyhook.guardFor('invoices:write')(headers);
+    expect(await keyhook.guard('invoices:read')(headers)).toMatchObject({ ok: true });
+    const refused = await keyhook.guard('invoices:write')(headers);
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(JSON.parse(refused.response.body!).error.code).toBe('insufficient_scope');
   });
@@ -95,7 +94,7 @@ describe('host-defined scopes', () => {
   it('a guard for an undeclared scope throws at setup, not at request time', () => {
     const keyhook = invoices();
     // @ts-expect-error 'invoices:delete' is not a declared scope
-    expect(() => keyhook.guardFor('invoices:delete')).toThrow(/unknown scope "invoices:delete"/);
+    expect(() => keyhook.guard('invoices:delete')).toThrow(/unknown scope "invoices:delete"/);
   });
 
   it('a bad scope list fails createKeyhook', () => {
@@ -120,14 +119,14 @@ describe('host-defined scopes', () => {
       logger: silentLogger,
     });
     expect(keyhook.scopes).toEqual([]);
-    expect(keyhook.eventTypes).toEqual([]);
+    expect(keyhook.eventCatalog()).toEqual([]);
     expect(keyhook.headerNames).toEqual({ signature: 'keyhook-signature', eventId: 'keyhook-event-id' });
 
     const created = await admin(keyhook, 'POST', '/admin/keys', { name: 'plain', scopes: [] });
     expect(created.status).toBe(201);
     expect(created.body.key.scopes).toEqual([]);
     const headers = { authorization: `Bearer ${created.body.secret}` };
-    expect(await keyhook.guardFor()(headers)).toMatchObject({ ok: true });
+    expect(await keyhook.guard()(headers)).toMatchObject({ ok: true });
     const scoped = await admin(keyhook, 'POST', '/admin/keys', { name: 'scoped', scopes: ['sources:read'] });
     expect(scoped.status).toBe(400);
     expect(scoped.body.error.message).toContain('this API declares no scopes');
@@ -324,7 +323,7 @@ describe('OpenAPI: the host’s scopes and events', () => {
     const document = openApiDocument(
       { title: 'invoices', version: '1' },
       keyhook.operations(),
-      keyhook.eventDocs(),
+      keyhook,
       // biome-ignore lint/suspicious/noExplicitAny: asserted field by field
     ) as any;
     const scopes =

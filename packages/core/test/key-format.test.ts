@@ -153,18 +153,18 @@ describe('key formats of the host’s own', () => {
     const { key, secret } = await keyhook.keys.create('acme', { name: 'k', scopes: ['items:read'] });
     expect(key.keyLookup).toMatch(/^acme_live_[0-9a-f]{16}$/);
     expect(secret).toMatch(new RegExp(`^${keyhook.keyFormats[0]!.pattern}$`));
-    expect((await keyhook.guard({ authorization: `Bearer ${secret}` }, 'items:read')).ok).toBe(true);
+    expect((await keyhook.guard('items:read')({ authorization: `Bearer ${secret}` })).ok).toBe(true);
     expect(store.lookups).toBe(1);
     // One character wrong, in the secret part: the checksum no longer matches.
     const typo = `${secret.slice(0, 40)}${secret[40] === 'a' ? 'b' : 'a'}${secret.slice(41)}`;
-    const refused = await keyhook.guard({ authorization: `Bearer ${typo}` }, 'items:read');
+    const refused = await keyhook.guard('items:read')({ authorization: `Bearer ${typo}` });
     expect(!refused.ok && JSON.parse(refused.response.body!).error.code).toBe('invalid_api_key');
     expect(store.lookups).toBe(1);
     // The same mistake without a checksum costs a lookup: that is what the checksum saves.
     const plain = createKeyhook({ ...options(store), keyFormat: { prefix: 'plain_' } });
     const minted = await plain.keys.create('acme', { name: 'p', scopes: ['items:read'] });
     const plainTypo = `${minted.secret.slice(0, 40)}${minted.secret[40] === 'a' ? 'b' : 'a'}${minted.secret.slice(41)}`;
-    expect((await plain.guard({ authorization: `Bearer ${plainTypo}` }, 'items:read')).ok).toBe(false);
+    expect((await plain.guard('items:read')({ authorization: `Bearer ${plainTypo}` })).ok).toBe(false);
     expect(store.lookups).toBe(2);
   });
 
@@ -177,19 +177,19 @@ describe('key formats of the host’s own', () => {
       keyFormat: { prefix: 'acme_live_', checksum: true },
       acceptedKeyFormats: [{ prefix: 'sk_live_' }],
     });
-    expect((await after.guard({ authorization: `Bearer ${legacy.secret}` }, 'items:read')).ok).toBe(true);
+    expect((await after.guard('items:read')({ authorization: `Bearer ${legacy.secret}` })).ok).toBe(true);
     const rotated = await after.keys.rotate('acme', legacy.key.id);
     expect(rotated.secret).toMatch(/^sk_live_[0-9a-f]{16}_[0-9a-f]{48}$/);
-    expect((await after.guard({ authorization: `Bearer ${rotated.secret}` }, 'items:read')).ok).toBe(true);
+    expect((await after.guard('items:read')({ authorization: `Bearer ${rotated.secret}` })).ok).toBe(true);
     // Without the earlier format accepted, the old key is refused before the store.
     const strict = createKeyhook({ ...options(store), keyFormat: { prefix: 'acme_live_', checksum: true } });
     const lookups = store.lookups;
-    expect((await strict.guard({ authorization: `Bearer ${rotated.secret}` }, 'items:read')).ok).toBe(false);
+    expect((await strict.guard('items:read')({ authorization: `Bearer ${rotated.secret}` })).ok).toBe(false);
     expect(store.lookups).toBe(lookups);
     // Rotating it there would give a secret no verification accepts: refused, the key as it was.
     const error = await strict.keys.rotate('acme', legacy.key.id).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'key_format_not_accepted', status: 409 });
-    expect((await after.guard({ authorization: `Bearer ${rotated.secret}` }, 'items:read')).ok).toBe(true);
+    expect((await after.guard('items:read')({ authorization: `Bearer ${rotated.secret}` })).ok).toBe(true);
     expect(after.keyFormats.map(({ prefix, checksum }) => [prefix, checksum])).toEqual([
       ['acme_live_', true],
       ['sk_live_', false],

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { MemoryStore, type Store } from '@keyhook/core';
+import { MemoryStore } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import { FakeClock, TEST_SCOPES } from '@keyhook/testing/support';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ScopeCatalog } from '../src/catalog/scopes.js';

@@ -35,14 +35,14 @@ describe('lastUsedAt (docs/decisions.md §3.10: at most once a minute per key, o
     const { clock, store, keyhook, touches } = setup();
     const { key, secret } = await keyhook.keys.create('t1', { name: 'x', scopes: ['items:read'] });
     for (let i = 0; i < 50; i++) {
-      expect((await keyhook.authenticate(auth(secret))).ok).toBe(true);
+      expect((await keyhook.guard()(auth(secret))).ok).toBe(true);
       clock.advance(1000); // 50 requests over 50 s
     }
     await keyhook.close();
     expect(touches).toHaveLength(1);
     expect((await store.getApiKey('t1', key.id))?.lastUsedAt?.toISOString()).toBe('2026-01-01T00:00:00.000Z');
     clock.advance(10_000); // now 60 s after the first write
-    await keyhook.authenticate(auth(secret));
+    await keyhook.guard()(auth(secret));
     await keyhook.close();
     expect(touches).toHaveLength(2);
   });
@@ -50,7 +50,7 @@ describe('lastUsedAt (docs/decisions.md §3.10: at most once a minute per key, o
   it('does not make the request wait for the write', async () => {
     const { keyhook, touches } = setup();
     const { secret } = await keyhook.keys.create('t1', { name: 'x', scopes: ['items:read'] });
-    await keyhook.authenticate(auth(secret));
+    await keyhook.guard()(auth(secret));
     expect(touches).toHaveLength(0); // not yet started: it runs after the request's turn
     await keyhook.close();
     expect(touches).toHaveLength(1);
@@ -60,10 +60,10 @@ describe('lastUsedAt (docs/decisions.md §3.10: at most once a minute per key, o
     const { keyhook, touches, warnings, failOnce } = setup();
     const { secret } = await keyhook.keys.create('t1', { name: 'x', scopes: ['items:read'] });
     failOnce();
-    expect((await keyhook.authenticate(auth(secret))).ok).toBe(true);
+    expect((await keyhook.guard()(auth(secret))).ok).toBe(true);
     await keyhook.close();
     expect(warnings).toEqual(['could not record lastUsedAt']);
-    await keyhook.authenticate(auth(secret));
+    await keyhook.guard()(auth(secret));
     await keyhook.close();
     expect(touches).toHaveLength(2);
   });
@@ -71,7 +71,7 @@ describe('lastUsedAt (docs/decisions.md §3.10: at most once a minute per key, o
   it('does not record failed verifications', async () => {
     const { keyhook, touches } = setup();
     const { secret } = await keyhook.keys.create('t1', { name: 'x', scopes: ['items:read'] });
-    await keyhook.authenticate(auth(`${secret.slice(0, -1)}${secret.endsWith('0') ? '1' : '0'}`));
+    await keyhook.guard()(auth(`${secret.slice(0, -1)}${secret.endsWith('0') ? '1' : '0'}`));
     await keyhook.close();
     expect(touches).toHaveLength(0);
   });

@@ -108,8 +108,8 @@ describe('metrics (OpenTelemetry)', () => {
 
     const { secret } = await keyhook.keys.create(TENANT, { name: 'k', scopes: ['items:read'] });
     const headers = { authorization: `Bearer ${secret}` };
-    for (let n = 0; n < 3; n++) await keyhook.guard(headers, 'items:read');
-    await keyhook.guard({ authorization: `Bearer ${secret.slice(0, -4)}beef` }, 'items:read');
+    for (let n = 0; n < 3; n++) await keyhook.guard('items:read')(headers);
+    await keyhook.guard('items:read')({ authorization: `Bearer ${secret.slice(0, -4)}beef` });
     expect(await points('keyhook.auth.outcomes')).toEqual(
       expect.arrayContaining([
         [{ 'keyhook.auth.outcome': 'ok' }, 2],
@@ -165,7 +165,7 @@ describe('metrics (OpenTelemetry)', () => {
   it('without a meter provider, nothing is recorded and nothing breaks', async () => {
     const { keyhook: plain } = testKeyhook();
     const { secret } = await plain.keys.create(TENANT, { name: 'k', scopes: ['items:read'] });
-    expect((await plain.guard({ authorization: `Bearer ${secret}` }, 'items:read')).ok).toBe(true);
+    expect((await plain.guard('items:read')({ authorization: `Bearer ${secret}` })).ok).toBe(true);
     await plain.close();
   });
 });

@@ -1,4 +1,5 @@
-import { createKeyhook, MemoryStore, openApiDocument } from '@keyhook/core';
+import { createKeyhook, MemoryStore } from '@keyhook/core';
+import { openApiDocument } from '@keyhook/core/http';
 import { TEST_ADMIN_SECRET, TEST_CATALOG, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

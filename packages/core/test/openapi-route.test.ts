@@ -1,4 +1,5 @@
-import { createKeyhook, MemoryStore, openApiRoute } from '@keyhook/core';
+import { createKeyhook, MemoryStore } from '@keyhook/core';
+import { openApiRoute } from '@keyhook/core/http';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 
@@ -55,7 +56,8 @@ describe('openApiRoute: the document an adapter serves', () => {
         builds++;
         return keyhook.operations(prefix);
       },
-      eventDocs: () => keyhook.eventDocs(),
+      eventCatalog: () => keyhook.eventCatalog(),
+      headerNames: keyhook.headerNames,
     };
     const route = openApiRoute(counted, '/v2', true)!;
     const builtFor = (base?: string) => {

@@ -1,4 +1,5 @@
-import { createKeyhook, DEFAULT_LIST_BYTE_BUDGET, MemoryStore, pageOf, silentLogger } from '@keyhook/core';
+import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import { DEFAULT_LIST_BYTE_BUDGET, pageOf } from '@keyhook/core/http';
 import { adminToken, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 

@@ -5,11 +5,17 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 // The surface cannot widen unnoticed: every name an entry exports is imported by some file
-// outside core, or named in a README or docs/ page; no value is exported by both entries.
+// outside core, named in a README or docs/ page, or part of the signature of another public name
+// (an option's type, a service's input: named in the API reports beyond its own declaration); no
+// value is exported by two entries.
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const core = fileURLToPath(new URL('../', import.meta.url));
-const ENTRIES = { '@keyhook/core': 'src/index.ts', '@keyhook/core/store': 'src/for-stores.ts' } as const;
+const ENTRIES = {
+  '@keyhook/core': 'src/index.ts',
+  '@keyhook/core/http': 'src/for-http.ts',
+  '@keyhook/core/store': 'src/for-stores.ts',
+} as const;
 type Entry = keyof typeof ENTRIES;
 
 /** The values both entries export: a host passes the same loggers to keyhook and to its store. */
@@ -50,6 +56,15 @@ function repoFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
+/** How often each word occurs in the three API reports, declarations included. */
+function reportWords(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const report of ['core.api.md', 'core-http.api.md', 'core-store.api.md'])
+    for (const word of readFileSync(join(core, 'etc', report), 'utf8').match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? [])
+      counts.set(word, (counts.get(word) ?? 0) + 1);
+  return counts;
+}
+
 /** Names each entry is imported for by files outside core, and the words of every document. */
 function uses() {
   const imported = new Set<string>();
@@ -59,7 +74,7 @@ function uses() {
     const text = readFileSync(path, 'utf8');
     if (!file.startsWith('packages/core/')) {
       for (const match of text.matchAll(
-        /(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s*'(@keyhook\/core(?:\/store)?)'/g,
+        /(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s*'(@keyhook\/core(?:\/store|\/http)?)'/g,
       ))
         for (const part of match[1]!.split(','))
           imported.add(
@@ -80,14 +95,17 @@ function uses() {
 describe('what the entries export', () => {
   const entries = exportsOf();
 
-  it('reads both entries', () => {
+  it('reads the three entries', () => {
     expect(entries['@keyhook/core'].get('createKeyhook')).toBe('value');
+    expect(entries['@keyhook/core/http'].get('lingeringClose')).toBe('value');
     expect(entries['@keyhook/core/store'].get('runMigrations')).toBe('value');
     expect(entries['@keyhook/core/store'].get('Store')).toBe('type');
   });
 
-  it('is imported by another package, example or benchmark, or named in a README or docs/', () => {
+  it('is imported by another package, example or benchmark, named in a README or docs/, or in a public signature', () => {
     const { imported, documented } = uses();
+    const inReports = reportWords();
+    const inSignature = (name: string) => (inReports.get(name) ?? 0) > 1;
     // A type both entries export is one declaration: an import from either counts.
     const importedFrom = (entry: Entry, name: string) =>
       imported.has(`${entry}:${name}`) ||
@@ -97,17 +115,20 @@ describe('what the entries export', () => {
         ));
     const unused = (Object.keys(entries) as Entry[]).flatMap((entry) =>
       [...entries[entry].keys()]
-        .filter((name) => !importedFrom(entry, name) && !documented.has(name))
+        .filter((name) => !importedFrom(entry, name) && !documented.has(name) && !inSignature(name))
         .map((name) => `${entry}: ${name}`),
     );
     expect(unused).toEqual([]);
   });
 
   it('exports each value from one entry (the loggers aside), so a host and a store never wonder which', () => {
-    const root = entries['@keyhook/core'];
-    const both = [...entries['@keyhook/core/store']].filter(
-      ([name, kind]) => kind === 'value' && root.has(name),
+    const owners = new Map<string, Entry[]>();
+    for (const [entry, names] of Object.entries(entries) as [Entry, Map<string, 'value' | 'type'>][])
+      for (const [name, kind] of names)
+        if (kind === 'value') owners.set(name, [...(owners.get(name) ?? []), entry]);
+    const shared = [...owners].filter(([, from]) => from.length > 1);
+    expect(shared.map(([name, from]) => `${name}: ${from.join(', ')}`).sort()).toEqual(
+      SHARED_VALUES.map((name) => `${name}: @keyhook/core, @keyhook/core/store`),
     );
-    expect(both.map(([name]) => name).sort()).toEqual(SHARED_VALUES);
   });
 });

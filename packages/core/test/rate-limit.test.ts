@@ -1,4 +1,5 @@
-import { createKeyhook, isKeyhookError, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
+import { createKeyhook, isKeyhookError, MemoryStore, silentLogger } from '@keyhook/core';
+import type { KeyhookRequest } from '@keyhook/core/http';
 import { adminToken, FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { RateLimits, WindowCounters } from '../src/keys/rate-limit.js';
@@ -205,10 +206,10 @@ describe('rate limits through the HTTP core', () => {
       'ratelimit-reset': '50',
     });
     // The guard counts the same key in the same counter.
-    const guarded = await keyhook.guard(headers, 'items:read');
+    const guarded = await keyhook.guard('items:read')(headers);
     expect(guarded.ok).toBe(false);
     clock.advance(50_000);
-    const next = await keyhook.guard(headers, 'items:read');
+    const next = await keyhook.guard('items:read')(headers);
     expect(next.ok && next.rateLimit).toEqual({ limit: 2, remaining: 1, reset: 60, window: 60 });
   });
 
@@ -242,30 +243,30 @@ describe('rate limits through the HTTP core', () => {
         scopes: ['items:read'],
       });
       const good = { authorization: `Bearer ${secret}` };
-      expect((await keyhook.guard(good, 'items:read', '198.51.100.1')).ok).toBe(true);
+      expect((await keyhook.guard('items:read')(good, '198.51.100.1')).ok).toBe(true);
       const wrong = { authorization: `Bearer ${secret.slice(0, -4)}beef` };
       for (let i = 0; i < 3; i++) {
-        const result = await keyhook.guard(wrong, 'items:read', '198.51.100.1');
+        const result = await keyhook.guard('items:read')(wrong, '198.51.100.1');
         expect(!result.ok && result.response.status).toBe(401);
       }
-      const refused = await keyhook.guard(wrong, 'items:read', '198.51.100.1');
+      const refused = await keyhook.guard('items:read')(wrong, '198.51.100.1');
       expect(!refused.ok && refused.response.status).toBe(429);
       expect(!refused.ok && refused.response.headers['retry-after']).toBe('50');
       // A key never verified before is refused too, without a lookup: guessing one right tells nothing.
-      const cold = await keyhook.guard({ authorization: `Bearer ${unused}` }, 'items:read', '198.51.100.1');
+      const cold = await keyhook.guard('items:read')({ authorization: `Bearer ${unused}` }, '198.51.100.1');
       expect(!cold.ok && cold.response.status).toBe(429);
-      expect((await keyhook.guard(good, 'items:read', '198.51.100.1')).ok).toBe(true);
+      expect((await keyhook.guard('items:read')(good, '198.51.100.1')).ok).toBe(true);
       // Revoked meanwhile, the known key is refused as revoked: it is verified, not waved through.
       await keyhook.keys.revoke('tenant_a', (await keyhook.keys.verify(secret)).id);
-      const revoked = await keyhook.guard(good, 'items:read', '198.51.100.1');
+      const revoked = await keyhook.guard('items:read')(good, '198.51.100.1');
       expect(!revoked.ok && JSON.parse(revoked.response.body!).error.code).toBe('key_revoked');
       // Another address, and a caller the adapter gave no address for, are not touched.
-      expect((await keyhook.guard(wrong, 'items:read', '198.51.100.2')).ok).toBe(false);
+      expect((await keyhook.guard('items:read')(wrong, '198.51.100.2')).ok).toBe(false);
       // A revoked key's failure is not a guess: it leaves the budget of 198.51.100.2 as it was.
-      for (let i = 0; i < 3; i++) await keyhook.guard(good, 'items:read', '198.51.100.2');
-      const other = await keyhook.guard({ authorization: `Bearer ${unused}` }, 'items:read', '198.51.100.2');
+      for (let i = 0; i < 3; i++) await keyhook.guard('items:read')(good, '198.51.100.2');
+      const other = await keyhook.guard('items:read')({ authorization: `Bearer ${unused}` }, '198.51.100.2');
       expect(other.ok).toBe(true);
-      const noAddress = await keyhook.guard(wrong, 'items:read');
+      const noAddress = await keyhook.guard('items:read')(wrong);
       expect(!noAddress.ok && noAddress.response.status).toBe(401);
     },
   );
@@ -275,7 +276,7 @@ describe('rate limits through the HTTP core', () => {
     const { secret } = await keyhook.keys.create('tenant_a', { name: 'k', scopes: ['items:read'] });
     const wrong = { authorization: `Bearer ${secret.slice(0, -4)}beef` };
     const results = await Promise.all(
-      Array.from({ length: 10 }, () => keyhook.guard(wrong, 'items:read', '198.51.100.9')),
+      Array.from({ length: 10 }, () => keyhook.guard('items:read')(wrong, '198.51.100.9')),
     );
     const statuses = results.map((result) => (result.ok ? 200 : result.response.status)).sort();
     expect(statuses).toEqual([401, 401, 401, 429, 429, 429, 429, 429, 429, 429]);
@@ -288,14 +289,14 @@ describe('rate limits through the HTTP core', () => {
     // Two keys never verified before, at once: both are counted ahead, then given back.
     const valid = await Promise.all(
       [secret, second].map((key) =>
-        keyhook.guard({ authorization: `Bearer ${key}` }, 'items:read', '198.51.100.9'),
+        keyhook.guard('items:read')({ authorization: `Bearer ${key}` }, '198.51.100.9'),
       ),
     );
     expect(valid.every((result) => result.ok)).toBe(true);
     const wrong = { authorization: `Bearer ${secret.slice(0, -4)}beef` };
     const statuses = [];
     for (let i = 0; i < 4; i++) {
-      const result = await keyhook.guard(wrong, 'items:read', '198.51.100.9');
+      const result = await keyhook.guard('items:read')(wrong, '198.51.100.9');
       statuses.push(result.ok ? 200 : result.response.status);
     }
     expect(statuses).toEqual([401, 401, 401, 429]);

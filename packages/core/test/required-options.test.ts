@@ -1,6 +1,7 @@
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
-import { createKeyhook, type KeyhookOptions, MemoryStore, type Store, silentLogger } from '../src/index.js';
+import { createKeyhook, type KeyhookOptions, MemoryStore, silentLogger } from '../src/index.js';
+import type { Store } from '../src/store/types.js';
 
 /** A store that keeps its data past the process, as far as core can tell: the key is then required. */
 const persistentStore = (): Store => Object.assign(new MemoryStore(), { persistent: true }) as Store;

@@ -1,4 +1,5 @@
-import { createKeyhook, isKeyhookError, MemoryStore, silentLogger, storableText } from '@keyhook/core';
+import { createKeyhook, isKeyhookError, MemoryStore, silentLogger } from '@keyhook/core';
+import { storableText } from '@keyhook/core/http';
 import { adminToken, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

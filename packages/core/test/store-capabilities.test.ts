@@ -1,4 +1,5 @@
-import { createKeyhook, MemoryStore, type Store } from '@keyhook/core';
+import { createKeyhook, MemoryStore } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import { OPTIONAL_CAPABILITIES } from '@keyhook/core/store';
 import { runStoreConformance } from '@keyhook/store-conformance';
 import { TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';

@@ -1,11 +1,5 @@
-import {
-  createKeyhook,
-  type EventCatalog,
-  MemoryStore,
-  openApiDocument,
-  silentLogger,
-  toDeliveryView,
-} from '@keyhook/core';
+import { createKeyhook, type EventCatalog, MemoryStore, silentLogger, toDeliveryView } from '@keyhook/core';
+import { openApiDocument } from '@keyhook/core/http';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, TestReceiver } from '@keyhook/testing/support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -88,7 +82,7 @@ describe('the event catalog (keyhook.eventCatalog(), docs/decisions.md §8.16)',
 
   it("describes data with the OpenAPI document's own JSON Schema, and hands out copies", () => {
     const keyhook = invoices();
-    const document = openApiDocument({ title: 't', version: '1' }, [], keyhook.eventDocs()) as {
+    const document = openApiDocument({ title: 't', version: '1' }, [], keyhook) as {
       // biome-ignore lint/suspicious/noExplicitAny: asserted field by field
       webhooks: Record<string, any>;
     };

@@ -1,4 +1,5 @@
-import { createKeyhook, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
+import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import type { KeyhookRequest } from '@keyhook/core/http';
 import { FakeClock, TEST_ADMIN_SECRET, TEST_CATALOG } from '@keyhook/testing/support';
 import { exportSPKI, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';

@@ -1,12 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  canonicalJson,
-  createKeyhook,
-  KeyhookError,
-  type KeyhookRequest,
-  MemoryStore,
-  silentLogger,
-} from '@keyhook/core';
+import { createKeyhook, KeyhookError, MemoryStore, silentLogger } from '@keyhook/core';
+import { canonicalJson, type KeyhookRequest } from '@keyhook/core/http';
 import { idempotencyRecord } from '@keyhook/store-conformance';
 import {
   adminToken,

@@ -5,15 +5,16 @@ export type {
   DeliveryDetailView,
   DeliveryStatus,
   DeliveryView,
-  EndpointRateLimit,
   EventCatalogEntry,
-  PageResponse,
-  PortalExchangeAnswer,
   PortalPermission,
-  PortalSessionAnswer,
-  PortalSessionView,
   RateLimit,
-  SignatureScheme,
-  WebhookStats,
   WebhookView,
 } from '@keyhook/core';
+export type {
+  PageResponse,
+  PortalExchangeAnswer,
+  PortalSessionAnswer,
+  PortalSessionView,
+  WebhookStats,
+} from '@keyhook/core/http';
+export type { EndpointRateLimit, SignatureScheme } from '@keyhook/core/store';

@@ -1,4 +1,4 @@
-import type { Mountable } from '@keyhook/core';
+import type { Mountable } from '@keyhook/core/http';
 import type { KeyhookPortalOptions } from './portal-options.js';
 import { portalPages } from './portal-pages.js';
 

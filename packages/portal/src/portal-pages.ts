@@ -1,11 +1,11 @@
+import { KeyhookError } from '@keyhook/core';
 import {
   DEFAULT_PREFIX,
   errorResponse,
-  KeyhookError,
   type KeyhookRequest,
   type KeyhookResponse,
   type RouteDefinition,
-} from '@keyhook/core';
+} from '@keyhook/core/http';
 import { type BuiltAssets, loadBuiltAssets } from './built-assets.js';
 import { pageHeaders } from './page-headers.js';
 import { pageHtml } from './page-html.js';

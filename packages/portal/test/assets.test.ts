@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { KeyhookRequest } from '@keyhook/core';
+import type { KeyhookRequest } from '@keyhook/core/http';
 import { describe, expect, it } from 'vitest';
 import { type AssetManifest, defaultAssetsDir, loadBuiltAssets } from '../src/built-assets.js';
 import { portalPages } from '../src/portal-pages.js';

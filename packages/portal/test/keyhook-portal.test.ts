@@ -1,5 +1,6 @@
 // keyhookPortal() over a real keyhook: the pages beside keyhook.portal.api.
-import { createKeyhook, type KeyhookRequest, MemoryStore, silentLogger } from '@keyhook/core';
+import { createKeyhook, MemoryStore, silentLogger } from '@keyhook/core';
+import type { KeyhookRequest } from '@keyhook/core/http';
 import { TEST_ADMIN_SECRET, TEST_CATALOG, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
 import { describe, expect, it } from 'vitest';
 import { keyhookPortal } from '../src/index.js';

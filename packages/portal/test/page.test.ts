@@ -1,4 +1,4 @@
-import type { KeyhookRequest } from '@keyhook/core';
+import type { KeyhookRequest } from '@keyhook/core/http';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_ELEMENT_ID, type PortalPageConfig } from '../src/page-config.js';
 import { portalPages } from '../src/portal-pages.js';

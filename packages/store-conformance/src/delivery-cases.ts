@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { newId, type Store } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
 import type {
   AttemptCompletion,
   AttemptRecord,
@@ -7,6 +7,7 @@ import type {
   DeliveryRecord,
   EventRecord,
   PublishLease,
+  Store,
   WebhookRecord,
 } from '@keyhook/core/store';
 import { DELIVERY_RULES, leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';

@@ -1,4 +1,5 @@
-import { newId, type Store } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
+import type { Store } from '@keyhook/core/store';
 import {
   DELIVERY_RULES,
   ENDPOINT_RATE_RULE,

@@ -1,4 +1,4 @@
-import { newId } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
 import { type CompleteStore, DELIVERY_RULES, type EventRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { eventRecord, SUCCEEDED } from './delivery-cases.js';

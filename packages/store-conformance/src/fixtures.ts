@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { newId } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
 import {
   type ApiKeyRecord,
   type IdempotencyRecord,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { newId } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
 import { type AttemptCompletion, DELIVERY_RULES, type WebhookRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { eventRecord, FAILED, SUCCEEDED, type Verdict } from './delivery-cases.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { newId, type Store } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
+import type { Store } from '@keyhook/core/store';
 import {
   DELIVERY_RULES,
   type DeliveryRecord,

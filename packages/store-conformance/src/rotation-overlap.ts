@@ -1,4 +1,5 @@
-import { createKeyhook, generateEncryptionKey, type Keyhook, type Store, silentLogger } from '@keyhook/core';
+import { createKeyhook, generateEncryptionKey, type Keyhook, silentLogger } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import type { SuiteContext } from './store-harness.js';
 import { TEST_CATALOG } from './support/catalog.js';

@@ -1,4 +1,4 @@
-import { newId } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
 import { describe, expect, it } from 'vitest';
 import { eventRecord } from './delivery-cases.js';
 import { orderedIds, subscriptionOf, T0, webhookRecord } from './fixtures.js';

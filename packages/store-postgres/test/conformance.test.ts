@@ -1,4 +1,5 @@
-import { type Store, silentLogger } from '@keyhook/core';
+import { silentLogger } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import { runStoreConformance, type StoreHarness } from '@keyhook/store-conformance';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';

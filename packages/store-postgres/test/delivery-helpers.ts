@@ -1,4 +1,4 @@
-import { newId } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
 import { type AttemptCompletion, DELIVERY_RULES, type EventRecord } from '@keyhook/core/store';
 import { T0 } from '@keyhook/store-conformance';
 import { POSTGRES_TEST_URL, uniqueSchemaName } from '@keyhook/testing/postgres';

@@ -1,4 +1,5 @@
-import { newId, silentLogger } from '@keyhook/core';
+import { silentLogger } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
 import { ENDPOINT_RATE_RULE } from '@keyhook/core/store';
 import { webhookRecord } from '@keyhook/store-conformance';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';

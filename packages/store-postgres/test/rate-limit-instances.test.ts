@@ -54,7 +54,7 @@ describe.skipIf(!available)('rate limits on two instances sharing one Postgres, 
   const admitted = async (keyhook: Keyhook, secret: string, count: number) => {
     let ok = 0;
     for (let i = 0; i < count; i++)
-      if ((await keyhook.guard({ authorization: `Bearer ${secret}` }, 'items:read')).ok) ok++;
+      if ((await keyhook.guard('items:read')({ authorization: `Bearer ${secret}` })).ok) ok++;
     return ok;
   };
 

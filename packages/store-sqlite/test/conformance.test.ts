@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Store } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import { runStoreConformance } from '@keyhook/store-conformance';
 import Database from 'better-sqlite3';
 import { afterAll } from 'vitest';

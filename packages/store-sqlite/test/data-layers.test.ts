@@ -9,14 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  createKeyhook,
-  type DeliveryWorker,
-  type EventRecord,
-  type Keyhook,
-  type LeasedDelivery,
-  silentLogger,
-} from '@keyhook/core';
+import { createKeyhook, type DeliveryWorker, type Keyhook, silentLogger } from '@keyhook/core';
+import type { EventRecord, LeasedDelivery } from '@keyhook/core/store';
 import {
   killHostProcessAt,
   type ReceivedRequest,

@@ -1,4 +1,5 @@
-import { type ErrorDetail, errorEnvelope, type KeyhookResponse } from '@keyhook/core';
+import type { ErrorDetail } from '@keyhook/core';
+import { errorEnvelope, type KeyhookResponse } from '@keyhook/core/http';
 
 /**
  * The data plane's own refusals (data-plane.md §3.2), beside keyhook's codes, in the same

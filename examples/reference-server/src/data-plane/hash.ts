@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '@keyhook/core';
+import { canonicalJson } from '@keyhook/core/http';
 import type { ItemFields } from './model.js';
 
 /**

@@ -1,14 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { type Clock, isKeyhookError, KeyhookError } from '@keyhook/core';
 import {
-  type Clock,
   canonicalJson,
   checkIdempotencyKey,
   errorResponse,
   IDEMPOTENCY_REFUSALS_NOT_KEPT,
-  isKeyhookError,
-  KeyhookError,
   type KeyhookResponse,
-} from '@keyhook/core';
+} from '@keyhook/core/http';
 import { CHUNK_ROWS, type StagingDb, type Tx, yieldToEventLoop } from './db.js';
 import { StagingError } from './errors.js';
 

@@ -1,11 +1,6 @@
 import { requireScope } from '@keyhook/adapter-fastify';
-import {
-  type ApiKeyContext,
-  errorResponse,
-  isKeyhookError,
-  KeyhookError,
-  type KeyhookResponse,
-} from '@keyhook/core';
+import { isKeyhookError, KeyhookError } from '@keyhook/core';
+import { type ApiKeyContext, errorResponse, type KeyhookResponse } from '@keyhook/core/http';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { ReferenceKeyhook } from '../catalog.js';

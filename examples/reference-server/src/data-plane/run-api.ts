@@ -1,14 +1,12 @@
+import { type Clock, KeyhookError, type RandomBytes } from '@keyhook/core';
 import {
-  type Clock,
-  KeyhookError,
   newId,
   pageOf,
   parseListCursor,
   parseListLimit,
   parseOrThrow,
-  type RandomBytes,
   validationFailed,
-} from '@keyhook/core';
+} from '@keyhook/core/http';
 import type { ApplyOutcome, ApplyStorage } from './apply.js';
 import { StagingError } from './errors.js';
 import type { RequestKey } from './idempotency-keys.js';

@@ -1,4 +1,4 @@
-import { storableText } from '@keyhook/core';
+import { storableText } from '@keyhook/core/http';
 import { z } from 'zod';
 
 /** data-plane.md §4.2: a key is the caller's, 1–256 URL-safe characters (RFC 3986 unreserved). */

@@ -1,14 +1,12 @@
+import { type Clock, KeyhookError, type RandomBytes } from '@keyhook/core';
 import {
-  type Clock,
-  KeyhookError,
   newId,
   pageOf,
   parseListCursor,
   parseListLimit,
   parseOrThrow,
-  type RandomBytes,
   validationFailed,
-} from '@keyhook/core';
+} from '@keyhook/core/http';
 import { yieldToEventLoop } from './db.js';
 import { contentHash } from './hash.js';
 import type { KeyedWrite, RequestKey } from './idempotency-keys.js';

@@ -1,4 +1,4 @@
-import { pageSchema } from '@keyhook/core';
+import { pageSchema } from '@keyhook/core/http';
 import { z } from 'zod';
 import type { ChangeRecord, GenerationRecord, ItemRecord, RunRecord, SourceRecord } from './model.js';
 import { CHANGES } from './schemas.js';

@@ -66,13 +66,6 @@ export type EventMap<Catalog extends EventCatalog> = {
 /** Event types go in headers, URLs of docs and the twin key's comma list: 1–100 of `A–Z a–z 0–9 . _ : -`. */
 export const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 
-/** One event type as the document describes it (http/openapi-document.ts). */
-export interface EventDoc {
-  type: string;
-  description?: string | undefined;
-  data?: z.ZodType | undefined;
-}
-
 /** A host's events, checked once at start: what publish accepts and webhooks may subscribe to. */
 export class EventTypeCatalog {
   readonly types: readonly string[];
@@ -147,13 +140,6 @@ export class EventTypeCatalog {
       this.examples.set(type, data === undefined || sent === undefined ? null : { data, sent });
     }
     return this.examples.get(type) ?? undefined;
-  }
-
-  docs(): EventDoc[] {
-    return this.types.map((type) => {
-      const { description, data } = this.definitions.get(type)!;
-      return { type, description, data };
-    });
   }
 }
 

@@ -48,6 +48,9 @@ export type GuardResult =
   /** A finished error response (401/403/503) to send as it is. */
   | { ok: false; response: KeyhookResponse };
 
+/** The check `keyhook.guard(scope)` returns, run on each request: never throws. */
+export type Guard = (headers: RequestHeaders, client?: string) => GuardResult | Promise<GuardResult>;
+
 /** A verified key, and its rate-limit state when it has a limit. */
 interface Admitted {
   key: ApiKeyRecord;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EventDoc } from '../catalog/events.js';
+import type { EventCatalogEntry } from '../catalog/events.js';
 import type { DeliveryHeaderNames } from '../delivery/signature.js';
 import { CSRF_HEADER, PORTAL_COOKIE, SESSION_ID_HEADER } from '../portal/portal-types.js';
 import type { HttpMethod } from './messages.js';
@@ -45,10 +45,13 @@ export interface ApiOperation {
   answeredBy?: 'keyhook' | 'host' | undefined;
 }
 
-/** A host's events and delivery headers: the document's 3.1 `webhooks` section (`keyhook.eventDocs()`). */
+/**
+ * Where the document's 3.1 `webhooks` section comes from: a keyhook (its event catalog and its
+ * delivery header names), or anything that answers the same.
+ */
 export interface ApiWebhooks {
-  events: readonly EventDoc[];
-  headers: Readonly<DeliveryHeaderNames>;
+  eventCatalog(): readonly EventCatalogEntry[];
+  readonly headerNames: Readonly<DeliveryHeaderNames>;
 }
 
 export interface OpenApiInfo {
@@ -378,14 +381,15 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<
   return embedded;
 }
 
-function describeWebhooks({ events, headers }: ApiWebhooks): Record<string, unknown> {
+function describeWebhooks(webhooks: ApiWebhooks): Record<string, unknown> {
+  const headers = webhooks.headerNames;
   const header = (description: string, schema: Record<string, unknown>) => ({
     required: true,
     description,
     schema,
   });
   const described: Record<string, unknown> = {};
-  for (const event of events) {
+  for (const event of webhooks.eventCatalog()) {
     described[event.type] = {
       post: {
         operationId: `event-${event.type}`.replace(/[^a-zA-Z0-9]+(.)/g, (_, next: string) =>
@@ -422,7 +426,7 @@ function describeWebhooks({ events, headers }: ApiWebhooks): Record<string, unkn
                   id: { type: 'string', description: 'Unique per event: receivers dedupe on it.' },
                   type: { type: 'string', const: event.type },
                   createdAt: { type: 'string', format: 'date-time' },
-                  data: event.data ? jsonSchemaOf(event.data, 'output') : { type: 'object' },
+                  data: event.schema ?? { type: 'object' },
                 },
               },
             },

@@ -54,7 +54,7 @@ const MAX_BASES = 8;
  * Public for the adapters, and for a host on another framework to serve the same answer.
  */
 export function openApiRoute(
-  keyhook: Pick<Keyhook, 'operations' | 'eventDocs'>,
+  keyhook: Pick<Keyhook, 'operations' | 'eventCatalog' | 'headerNames'>,
   prefix: string,
   option: boolean | string | OpenApiRouteOptions | undefined,
 ): OpenApiRoute | undefined {
@@ -76,7 +76,7 @@ export function openApiRoute(
     const document = openApiDocument(
       options.info ?? DEFAULT_INFO,
       [...keyhook.operations(`${base}${prefix}`), ...(options.operations ?? []), self],
-      keyhook.eventDocs(),
+      keyhook,
       options.servers,
     );
     return JSON.stringify(document);

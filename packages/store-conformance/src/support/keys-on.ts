@@ -1,4 +1,5 @@
-import { type ApiKeys, createKeyhook, type Store, silentLogger } from '@keyhook/core';
+import { type ApiKeys, createKeyhook, silentLogger } from '@keyhook/core';
+import type { Store } from '@keyhook/core/store';
 import { TEST_CATALOG } from './catalog.js';
 import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from './credentials.js';
 

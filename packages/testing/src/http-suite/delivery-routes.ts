@@ -1,4 +1,4 @@
-import { deliveryViewSchema } from '@keyhook/core';
+import { deliveryViewSchema } from '@keyhook/core/http';
 import {
   type AttemptRecord,
   DELIVERY_RULES,

@@ -1,4 +1,4 @@
-import { newId } from '@keyhook/core';
+import { newId } from '@keyhook/core/http';
 import { describe, expect, it } from 'vitest';
 import { type ApiReply, admin, call, createKey } from './client.js';
 import type { SuiteContext } from './suite-context.js';

@@ -1,11 +1,5 @@
-import {
-  type ApiOperation,
-  createKeyhook,
-  type Keyhook,
-  type Logger,
-  MemoryStore,
-  openApiDocument,
-} from '@keyhook/core';
+import { createKeyhook, type Keyhook, type Logger, MemoryStore } from '@keyhook/core';
+import { type ApiOperation, openApiDocument } from '@keyhook/core/http';
 import { FakeClock, TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/store-conformance/support';
 import { afterEach, beforeEach, describe } from 'vitest';
 import { TEST_CATALOG } from '../support/index.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_LIST_BYTE_BUDGET } from '@keyhook/core';
+import { DEFAULT_LIST_BYTE_BUDGET } from '@keyhook/core/http';
 import { describe, expect, it } from 'vitest';
 import { call, createKey } from './client.js';
 import type { SuiteContext } from './suite-context.js';

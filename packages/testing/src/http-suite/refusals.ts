@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { LINGER_MAX_BYTES } from '@keyhook/core';
+import { LINGER_MAX_BYTES } from '@keyhook/core/http';
 import { describe, expect, it } from 'vitest';
 import { adminToken } from '../support/credentials.js';
 import { keepWriting, rawRequest } from '../support/raw-http.js';

@@ -1,11 +1,5 @@
-import type {
-  EventCatalog,
-  Keyhook,
-  KeyhookOptions,
-  Mountable,
-  OpenApiRouteOptions,
-  ScopeInput,
-} from '@keyhook/core';
+import type { EventCatalog, Keyhook, KeyhookOptions, ScopeInput } from '@keyhook/core';
+import type { Mountable, OpenApiRouteOptions } from '@keyhook/core/http';
 import type { FakeClock } from '@keyhook/store-conformance/support';
 import type { OpenApiContract } from '../support/openapi-contract.js';
 import type { InsertGate, RotationGate } from './rotation-gate.js';

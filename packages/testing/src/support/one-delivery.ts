@@ -2,10 +2,10 @@ import {
   createKeyhook,
   type DeliveryHeaderNames,
   MemoryStore,
-  type SignatureScheme,
   silentLogger,
   type WebhookKeyType,
 } from '@keyhook/core';
+import type { SignatureScheme } from '@keyhook/core/store';
 import {
   type ReceivedRequest,
   TEST_ADMIN_SECRET,
