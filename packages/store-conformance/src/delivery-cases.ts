@@ -13,8 +13,8 @@ import type {
 import { DELIVERY_RULES, leasedSubscribers, newDeliveryRecord } from '@keyhook/core/store';
 import { describe, expect, it } from 'vitest';
 import { orderedIds, T0, webhookRecord } from './fixtures.js';
-import type { StoreHarness, SuiteContext } from './store-harness.js';
-import { checkTransitions, originalOf } from './transitions.js';
+import type { SuiteContext } from './store-harness.js';
+import { checkTransitions } from './transitions.js';
 
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const deliveryId = () => newId('dlv');
@@ -63,7 +63,7 @@ export const retryAt = (ms: number): Verdict => ({
   endpointFailures: 'unchanged',
 });
 
-export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
+export function deliveryCases(ctx: SuiteContext): void {
   /** A webhook of tenant_a subscribed to run.completed, inserted. */
   async function subscribed(store: Store = ctx.store, overrides = {}) {
     const webhook = webhookRecord({ events: ['run.completed'], ...overrides });
@@ -161,12 +161,9 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       expect(await leaseAll()).toHaveLength(1);
     });
 
-    it('publish with no subscriber still records the event, and refuses a transaction it cannot join', async () => {
+    it('publish with no subscriber still records the event', async () => {
       const outcome = await ctx.store.publishEvent(eventRecord(), deliveryId);
       expect(outcome).toMatchObject({ outcome: 'published', deliveries: [], leased: [] });
-      if (!harness.joinsTransactions) {
-        await expect(ctx.store.publishEvent(eventRecord(), deliveryId, {})).rejects.toThrow(TypeError);
-      }
     });
 
     it('publish with a lease writes the first `limit` active deliveries in flight under it, and returns them with event and webhook', async () => {
@@ -280,34 +277,6 @@ export function deliveryCases(ctx: SuiteContext, harness: StoreHarness): void {
       const pending = await leaseAll();
       expect(pending).toHaveLength(1);
       expect(pending[0]!.delivery.leaseId).not.toBe('handoff-3');
-    });
-
-    it("publishEventSync joins a host's synchronous transaction where the store can, and refuses otherwise", async () => {
-      await subscribed();
-      const { syncTransaction } = harness;
-      if (!syncTransaction) {
-        expect(() => ctx.store.publishEventSync(eventRecord(), deliveryId, {})).toThrow(TypeError);
-        expect(await leaseAll()).toEqual([]);
-        return;
-      }
-      // Outside a transaction there is nothing to join.
-      expect(() => ctx.store.publishEventSync(eventRecord(), deliveryId, undefined)).toThrow(TypeError);
-      const committed = eventRecord();
-      const outcome = syncTransaction(originalOf(ctx.store), (tx) =>
-        ctx.store.publishEventSync(committed, deliveryId, tx),
-      );
-      expect(outcome).toMatchObject({ outcome: 'published', event: committed, leased: [] });
-      const rolledBack = eventRecord();
-      expect(() =>
-        syncTransaction(originalOf(ctx.store), (tx) => {
-          ctx.store.publishEventSync(rolledBack, deliveryId, tx);
-          throw new Error('the host changed its mind');
-        }),
-      ).toThrow('changed its mind');
-      const leased = await leaseAll();
-      expect(leased.map((l) => l.event.id)).toEqual([committed.id]);
-      // The rolled-back id was never written: publishing it now is new, not a replay.
-      expect((await ctx.store.publishEvent(rolledBack, deliveryId)).outcome).toBe('published');
     });
 
     it('leases due deliveries oldest first, at most `limit`, each in_flight until the lease ends', async () => {

@@ -5,6 +5,7 @@ import { deliveryCases } from './delivery-cases.js';
 import { endpointRateCases } from './endpoint-rates.js';
 import { eventsFeedCases } from './events-feed.js';
 import { idempotencyCases } from './idempotency.js';
+import { joinedTransactionCases } from './joined-transactions.js';
 import { keyCases } from './key-cases.js';
 import { lifecycleCases } from './lifecycle.js';
 import { migrationRefusalCases } from './migration-refusals.js';
@@ -36,6 +37,11 @@ export type { StoreHarness } from './store-harness.js';
  * of a capability it leaves out (`without`), is a store with a bug.
  */
 export function runStoreConformance(harness: StoreHarness): void {
+  if (Boolean(harness.joinsTransactions) !== (harness.hostTransaction !== undefined))
+    throw new TypeError(
+      'runStoreConformance: a harness gives `hostTransaction` exactly when `joinsTransactions` is true ' +
+        '(the cases of a store that joins a transaction open one through it)',
+    );
   const without = new Set(harness.without ?? []);
   describe(`Store conformance: ${harness.name}`, () => {
     const context = {} as SuiteContext;
@@ -76,7 +82,8 @@ export function runStoreConformance(harness: StoreHarness): void {
     changeVersionCases(context, harness);
     webhookCases(context);
     idempotencyCases(context);
-    deliveryCases(context, harness);
+    deliveryCases(context);
+    joinedTransactionCases(context, harness);
     recoveryCases(context);
     recentAttemptCases(context);
     describe.skipIf(without.has('portalSessions'))('PortalSessionStore', () => portalSessionCases(context));

@@ -30,8 +30,18 @@ export interface StoreHarness {
    * `keyChangeVersion()` must then stay null, so core caches no verified key. Default true.
    */
   cachesVerifiedKeys?: boolean;
-  /** True when `publishEvent` can join a caller's transaction; other stores must refuse one. */
+  /**
+   * True when `publishEvent` can join a caller's transaction; such a harness gives
+   * `hostTransaction`, for the cases that hold the store to it. Other stores must refuse one.
+   */
   joinsTransactions?: boolean;
+  /**
+   * Given exactly when `joinsTransactions` is true: opens a host's transaction on the store's
+   * database, of a kind the store joins (Postgres: a pg client after BEGIN), runs `work` with
+   * what to pass as `transaction`, commits when it resolves and rolls back when it throws, and
+   * returns its result (or rethrows). The harness owns BEGIN, COMMIT and ROLLBACK.
+   */
+  hostTransaction?<T>(store: Store, work: (transaction: unknown) => Promise<T>): Promise<T>;
   /**
    * For stores whose `publishEventSync` joins a host's synchronous transaction (SQLite): runs
    * `work` inside one, handing it what to pass as `transaction`, and returns its result (a throw

@@ -66,6 +66,23 @@ const adminAccess: Pick<StoreHarness, 'migrations' | 'readKeyRow' | 'settleFeed'
   },
 };
 
+/** A host's transaction on a pg client of its own: BEGIN, the work, then COMMIT, or ROLLBACK when it throws. */
+async function onPgClient<T>(work: (transaction: unknown) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_TEST_URL });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client).catch(async (error: unknown) => {
+      await client.query('ROLLBACK');
+      throw error;
+    });
+    await client.query('COMMIT');
+    return result;
+  } finally {
+    await client.end();
+  }
+}
+
 (available ? describe : describe.skip)('PostgresStore', () => {
   afterAll(async () => {
     await Promise.all([hostSql.end({ timeout: 5 }), peerSql.end({ timeout: 5 })]);
@@ -75,8 +92,9 @@ const adminAccess: Pick<StoreHarness, 'migrations' | 'readKeyRow' | 'settleFeed'
 
   runStoreConformance({
     name: 'postgres',
-    // publishEvent joins a pg client inside BEGIN; test/publish-transaction.test.ts covers it.
+    // publishEvent joins a pg client inside BEGIN; the other data layers: test/data-layers.test.ts.
     joinsTransactions: true,
+    hostTransaction: (_store, work) => onPgClient(work),
     async create() {
       const schema = uniqueSchemaName('conf');
       schemas.push(schema);
@@ -103,6 +121,9 @@ const adminAccess: Pick<StoreHarness, 'migrations' | 'readKeyRow' | 'settleFeed'
   runStoreConformance({
     name: 'postgres on postgres.js',
     joinsTransactions: true,
+    // The host's transaction on its own postgres.js `sql`, as the app would open it: sql.begin().
+    hostTransaction: <T>(_store: Store, work: (transaction: unknown) => Promise<T>) =>
+      hostSql.begin((transaction) => work(transaction)) as Promise<T>,
     // Refused with a postgres.js `sql` (src/options.ts): it never reports a lost LISTEN connection.
     cachesVerifiedKeys: false,
     async create() {
