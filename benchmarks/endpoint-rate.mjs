@@ -1,4 +1,4 @@
-// node benchmarks/endpoint-rate.mjs: does an endpoint's rateLimit hold, and what does it cost the others?
+// node benchmarks/endpoint-rate.mjs: does an endpoint's deliveryRate hold, and what does it cost the others?
 //
 // On Postgres (a fresh schema, dropped at the end; skipped when nothing answers at BENCH_PG_URL),
 // with a receiver in a child process (arrivals-receiver.mjs), three parts:
@@ -90,9 +90,9 @@ async function main() {
     await admin.query('ANALYZE keyhook_deliveries');
     return new Date(t.getTime() - 1_000).toISOString();
   }
-  const endpoint = async (path, rateLimit) =>
-    (await keyhook.webhooks.create(TENANT, { url: url(path), events: ['run.completed'], rateLimit })).webhook
-      .id;
+  const endpoint = async (path, deliveryRate) =>
+    (await keyhook.webhooks.create(TENANT, { url: url(path), events: ['run.completed'], deliveryRate }))
+      .webhook.id;
   const recover = (webhookId, since) => keyhook.deliveries.recover(TENANT, webhookId, { since });
   async function arrived(path, count, timeoutMs) {
     const until = Date.now() + timeoutMs;

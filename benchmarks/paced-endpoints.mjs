@@ -76,7 +76,7 @@ async function run(label, keyhooks) {
     await keyhook.webhooks.create(TENANT, {
       url: receiver.url(route),
       events: ['run.completed'],
-      rateLimit: { perSecond },
+      deliveryRate: { perSecond },
     });
   }
   const started = Date.now();

@@ -98,7 +98,7 @@ describe.skipIf(!withPostgres)('an endpoint rate with two workers on one Postgre
     const { webhook: limited } = await a.webhooks.create(TENANT, {
       url: receiver.url('/slow'),
       events: ['run.completed'],
-      rateLimit: { perSecond: PER_SECOND },
+      deliveryRate: { perSecond: PER_SECOND },
     });
     limitedId = limited.id;
     const { webhook: free } = await a.webhooks.create(TENANT, {

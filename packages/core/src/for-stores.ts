@@ -47,6 +47,7 @@ export type {
   DeliveryDetail,
   DeliveryListPage,
   DeliveryQueueStore,
+  DeliveryRate,
   DeliveryRecord,
   EndedLease,
   EndpointRateLimit,

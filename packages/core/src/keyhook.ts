@@ -14,7 +14,7 @@ import {
 import { type EncryptionKeyInput, generateEncryptionKey, SecretBox } from './crypto/secret-box.js';
 import { DeliveryService } from './delivery/delivery-service.js';
 import { type DeliveryView, toDeliveryView } from './delivery/delivery-view.js';
-import { endpointRateLimitOption } from './delivery/endpoint-rate.js';
+import { deliveryRateOption } from './delivery/endpoint-rate.js';
 import { EventsFeed, type EventsFeedOption, eventsFeedPlan } from './delivery/event-feed.js';
 import { EventService } from './delivery/publish.js';
 import { checkRetention } from './delivery/retention.js';
@@ -49,7 +49,7 @@ import type { Portal } from './portal/portal-types.js';
 import { HOW_TO_MAKE, isBlank, missingOption } from './required-options.js';
 import type { ApiKeys, Deliveries, DeliveryWorker, EventPublisher, Webhooks } from './service-interfaces.js';
 import { capabilityOf, missingCapability } from './store/capabilities.js';
-import type { EndpointRateLimit, SignatureScheme, Store } from './store/types.js';
+import type { DeliveryRate, SignatureScheme, Store } from './store/types.js';
 import { KeyhookMetrics } from './telemetry.js';
 import { KeyhookTracing } from './tracing.js';
 import type { LookupAll, UrlPolicy } from './webhooks/url-policy.js';
@@ -228,11 +228,16 @@ export interface DeliveryOptions {
    */
   signatureScheme?: SignatureScheme | undefined;
   /**
-   * The delivery rate of an endpoint whose create does not say (`rateLimit`, docs/decisions.md
+   * The delivery rate of an endpoint whose create does not say (`deliveryRate`, docs/decisions.md
    * §8.18): `{ perSecond }`, 0.01 to 1000. Default none. Each endpoint keeps its own; a change
    * here applies to endpoints created after it.
    */
-  endpointRateLimit?: EndpointRateLimit | null | undefined;
+  deliveryRate?: DeliveryRate | null | undefined;
+  /**
+   * `deliveryRate` under its old name, the same; giving both is a TypeError.
+   * @deprecated Use `deliveryRate`.
+   */
+  endpointRateLimit?: DeliveryRate | null | undefined;
   /**
    * Called when delivery disabled an endpoint, after the change is committed, on the instance
    * whose worker made it: `reason` is `failures` (five consecutive permanent failures) or `gone`
@@ -349,7 +354,7 @@ export function createKeyhook<
     : hostScopes;
   const headerNames = deliveryHeaderNames(options.delivery?.headers);
   const defaultSignatureScheme = signatureSchemeOption(options.delivery?.signatureScheme);
-  const defaultRateLimit = endpointRateLimitOption(options.delivery?.endpointRateLimit);
+  const defaultDeliveryRate = deliveryRateOption(options.delivery);
   const timers = options.timers ?? systemTimers;
   const randomBytes = options.randomBytes ?? cryptoRandomBytes;
   const logger = options.logger ?? consoleLogger;
@@ -416,7 +421,7 @@ export function createKeyhook<
     events: eventCatalog,
     onEnabled: wakeWorkers,
     defaultSignatureScheme,
-    defaultRateLimit,
+    defaultDeliveryRate,
     testEvents: new TestEventSender({
       store: options.store,
       catalog: eventCatalog,

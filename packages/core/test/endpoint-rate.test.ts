@@ -1,4 +1,12 @@
-import { createKeyhook, type DeliveryWorker, type Keyhook, MemoryStore, toDeliveryView } from '@keyhook/core';
+import {
+  type CreateWebhookInput,
+  createKeyhook,
+  type DeliveryWorker,
+  type Keyhook,
+  MemoryStore,
+  toDeliveryView,
+  toWebhookView,
+} from '@keyhook/core';
 import {
   TEST_ADMIN_SECRET,
   TEST_CATALOG,
@@ -106,41 +114,79 @@ describe('paceEndpoint (docs/decisions.md §8.18)', () => {
   });
 });
 
-describe('the host default, delivery.endpointRateLimit', () => {
-  const keyhookWith = (endpointRateLimit: unknown) =>
+describe('the host default, delivery.deliveryRate', () => {
+  const keyhookWith = (delivery: Record<string, unknown>) =>
     createKeyhook({
       ...TEST_CATALOG,
       store: new MemoryStore(),
       adminSession: { secret: TEST_ADMIN_SECRET },
       mode: 'development',
       encryptionKey: TEST_ENCRYPTION_KEY,
-      delivery: { endpointRateLimit: endpointRateLimit as { perSecond: number } },
+      delivery: delivery as { deliveryRate: { perSecond: number } },
     });
 
   it('gives new endpoints its rate; an endpoint that names one, or null, keeps its own', async () => {
-    const keyhook = keyhookWith({ perSecond: 5 });
+    const keyhook = keyhookWith({ deliveryRate: { perSecond: 5 } });
     try {
       const url = 'https://hooks.example.com/default';
-      const plain = await keyhook.webhooks.create(TENANT, { url: `${url}/1`, events: ['run.completed'] });
-      expect(plain.webhook.rateLimit).toEqual({ perSecond: 5 });
-      const own = await keyhook.webhooks.create(TENANT, {
-        url: `${url}/2`,
-        events: ['run.completed'],
-        rateLimit: { perSecond: 2 },
-      });
-      expect(own.webhook.rateLimit).toEqual({ perSecond: 2 });
-      const none = await keyhook.webhooks.create(TENANT, {
-        url: `${url}/3`,
-        events: ['run.completed'],
-        rateLimit: null,
-      });
-      expect(none.webhook.rateLimit).toBeNull();
+      const rateOf = async (input: Partial<CreateWebhookInput>, n: number) =>
+        toWebhookView(
+          (await keyhook.webhooks.create(TENANT, { url: `${url}/${n}`, events: ['run.completed'], ...input }))
+            .webhook,
+        ).deliveryRate;
+      expect(await rateOf({}, 1)).toEqual({ perSecond: 5 });
+      expect(await rateOf({ deliveryRate: { perSecond: 2 } }, 2)).toEqual({ perSecond: 2 });
+      expect(await rateOf({ deliveryRate: null }, 3)).toBeNull();
+      // The input's old name, deprecated, means the same.
+      expect(await rateOf({ rateLimit: { perSecond: 3 } }, 4)).toEqual({ perSecond: 3 });
+      expect(await rateOf({ rateLimit: null }, 5)).toBeNull();
     } finally {
       await keyhook.close();
     }
   });
 
-  it('out of bounds, or not a number, is a TypeError at createKeyhook', () => {
+  it('the input under both names → validation_failed naming both; an update takes either name', async () => {
+    const keyhook = keyhookWith({});
+    try {
+      const input = { url: 'https://hooks.example.com/both', events: ['run.completed'] };
+      const both = { deliveryRate: { perSecond: 1 }, rateLimit: { perSecond: 1 } };
+      const refusal = (error: unknown) => {
+        expect(error).toMatchObject({ code: 'validation_failed' });
+        return (error as { details: { path: string }[] }).details.map((detail) => detail.path).sort();
+      };
+      const created = await keyhook.webhooks.create(TENANT, { ...input, ...both }).catch(refusal);
+      expect(created).toEqual(['deliveryRate', 'rateLimit']);
+      const { webhook } = await keyhook.webhooks.create(TENANT, input);
+      const updated = await keyhook.webhooks.update(TENANT, webhook.id, both).catch(refusal);
+      expect(updated).toEqual(['deliveryRate', 'rateLimit']);
+      const old = await keyhook.webhooks.update(TENANT, webhook.id, { rateLimit: { perSecond: 7 } });
+      expect(toWebhookView(old).deliveryRate).toEqual({ perSecond: 7 });
+      const renamed = await keyhook.webhooks.update(TENANT, webhook.id, { deliveryRate: null });
+      expect(toWebhookView(renamed).deliveryRate).toBeNull();
+    } finally {
+      await keyhook.close();
+    }
+  });
+
+  it('its old name, endpointRateLimit, still sets it; both names at once is a TypeError', async () => {
+    const keyhook = keyhookWith({ endpointRateLimit: { perSecond: 4 } });
+    try {
+      const { webhook } = await keyhook.webhooks.create(TENANT, {
+        url: 'https://hooks.example.com/old-option',
+        events: ['run.completed'],
+      });
+      expect(toWebhookView(webhook).deliveryRate).toEqual({ perSecond: 4 });
+    } finally {
+      await keyhook.close();
+    }
+    for (const endpointRateLimit of [{ perSecond: 4 }, null]) {
+      expect(() => keyhookWith({ deliveryRate: { perSecond: 4 }, endpointRateLimit })).toThrow(
+        /delivery\.deliveryRate or delivery\.endpointRateLimit/,
+      );
+    }
+  });
+
+  it('out of bounds, or not a number, is a TypeError at createKeyhook naming the option given', () => {
     for (const bad of [
       { perSecond: 0 },
       { perSecond: 1001 },
@@ -148,7 +194,12 @@ describe('the host default, delivery.endpointRateLimit', () => {
       { perSecond: Number.NaN },
       {},
     ]) {
-      expect(() => keyhookWith(bad), JSON.stringify(bad)).toThrow(/endpointRateLimit\.perSecond/);
+      expect(() => keyhookWith({ deliveryRate: bad }), JSON.stringify(bad)).toThrow(
+        /deliveryRate\.perSecond/,
+      );
+      expect(() => keyhookWith({ endpointRateLimit: bad }), JSON.stringify(bad)).toThrow(
+        /endpointRateLimit\.perSecond/,
+      );
     }
   });
 });
@@ -185,7 +236,7 @@ describe('the worker paces a limited endpoint (docs/decisions.md §8.18)', () =>
     const { webhook: limited } = await keyhook.webhooks.create(TENANT, {
       url: receiver.url('/slow'),
       events: ['run.completed'],
-      rateLimit: TEN,
+      deliveryRate: TEN,
     });
     await keyhook.webhooks.create(TENANT, { url: receiver.url('/fast'), events: ['run.completed'] });
     for (let i = 0; i < 4; i++) {
@@ -218,7 +269,7 @@ describe('the worker paces a limited endpoint (docs/decisions.md §8.18)', () =>
     const { webhook } = await keyhook.webhooks.create(TENANT, {
       url: receiver.url('/slow'),
       events: ['run.completed'],
-      rateLimit: { perSecond: 0.01 },
+      deliveryRate: { perSecond: 0.01 },
     });
     worker = keyhook.createWorker({ pollIntervalMs: 600_000 });
     worker.start();
@@ -264,7 +315,7 @@ describe('the worker paces a limited endpoint (docs/decisions.md §8.18)', () =>
       await keyhook.webhooks.create(TENANT, {
         url: receiver.url(path),
         events: ['run.completed'],
-        rateLimit: { perSecond: 1000 / intervalMs },
+        deliveryRate: { perSecond: 1000 / intervalMs },
       });
     }
     for (let i = 0; i < 4; i++) {

@@ -87,6 +87,31 @@ describe('keyhook.operations() and openApiDocument', () => {
     ]);
   });
 
+  it("a webhook's delivery rate: deliveryRate in its view and bodies; rateLimit in the bodies, deprecated", () => {
+    const document = openApiDocument({ title: 't', version: '1' }, keyhook.operations()) as {
+      // biome-ignore lint/suspicious/noExplicitAny: asserted field by field
+      paths: Record<string, Record<string, any>>;
+    };
+    const webhooks = document.paths['/api/v1/admin/webhooks']!;
+    const one = document.paths['/api/v1/admin/webhooks/{webhookId}']!;
+    const json = (part: { content: Record<string, { schema: unknown }> }) =>
+      part.content['application/json']!.schema as { properties: Record<string, Record<string, unknown>> };
+    for (const body of [json(webhooks['post'].requestBody), json(one['patch'].requestBody)]) {
+      expect(body.properties['deliveryRate']!['deprecated']).toBeUndefined();
+      expect(body.properties['rateLimit']).toMatchObject({
+        deprecated: true,
+        description: expect.stringContaining('deliveryRate'),
+      });
+    }
+    const view = json(one['get'].responses['200']).properties['webhook'] as {
+      properties: Record<string, unknown>;
+      required: string[];
+    };
+    expect(Object.keys(view.properties)).toContain('deliveryRate');
+    expect(Object.keys(view.properties)).not.toContain('rateLimit');
+    expect(view.required).toContain('deliveryRate');
+  });
+
   it('describes the test event route: its body of the catalog’s types, 202 with the event and its delivery, no Idempotency-Key', () => {
     const document = openApiDocument({ title: 't', version: '1' }, keyhook.operations()) as {
       // biome-ignore lint/suspicious/noExplicitAny: asserted field by field

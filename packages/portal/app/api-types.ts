@@ -17,4 +17,4 @@ export type {
   PortalSessionView,
   WebhookStats,
 } from '@keyhook/core/http';
-export type { EndpointRateLimit, SignatureScheme } from '@keyhook/core/store';
+export type { DeliveryRate, SignatureScheme } from '@keyhook/core/store';

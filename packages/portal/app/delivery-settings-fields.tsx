@@ -63,7 +63,7 @@ export function DeliverySettingsFields({
           <Field
             label="Deliveries per second"
             hint="0.01 to 1000; 0.5 sends one every 2 seconds. Deliveries over it wait their turn."
-            error={error ? rateLimitError(error) : undefined}
+            error={error ? deliveryRateError(error) : undefined}
           >
             {(props) => (
               <input
@@ -83,6 +83,6 @@ export function DeliverySettingsFields({
   );
 }
 
-function rateLimitError(error: ApiError): string | undefined {
-  return error.details.find((detail) => detail.path?.startsWith('rateLimit'))?.message;
+function deliveryRateError(error: ApiError): string | undefined {
+  return error.details.find((detail) => detail.path?.startsWith('deliveryRate'))?.message;
 }

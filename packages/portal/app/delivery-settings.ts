@@ -1,4 +1,4 @@
-import type { EndpointRateLimit, SignatureScheme, WebhookView } from './api-types.js';
+import type { DeliveryRate, SignatureScheme, WebhookView } from './api-types.js';
 
 /** Each signature scheme in the words the pages use, in the order they offer them. */
 export const SIGNATURE_SCHEMES: readonly { scheme: SignatureScheme; label: string; hint: string }[] = [
@@ -19,8 +19,8 @@ export function schemeLabel(scheme: SignatureScheme): string {
 }
 
 /** "No limit" or "0.5 per second": always per second, the number as the API holds it. */
-export function formatDeliveryRate(limit: EndpointRateLimit | null): string {
-  return limit ? `${limit.perSecond} per second` : 'No limit';
+export function formatDeliveryRate(rate: DeliveryRate | null): string {
+  return rate ? `${rate.perSecond} per second` : 'No limit';
 }
 
 /**
@@ -37,24 +37,24 @@ export interface DeliverySettingsDraft {
 export function draftOf(webhook: WebhookView): DeliverySettingsDraft {
   return {
     scheme: webhook.signatureScheme,
-    limited: webhook.rateLimit !== null,
-    perSecond: webhook.rateLimit ? String(webhook.rateLimit.perSecond) : '',
+    limited: webhook.deliveryRate !== null,
+    perSecond: webhook.deliveryRate ? String(webhook.deliveryRate.perSecond) : '',
   };
 }
 
 /** The field's number as typed: the API judges it, so its refusal names the bounds (an empty field is 0). */
-function perSecondOf(text: string): EndpointRateLimit {
+function perSecondOf(text: string): DeliveryRate {
   return { perSecond: Number(text) };
 }
 
 /** POST /webhooks: only what the customer chose; what is left unset takes the host's default. */
 export function createSettingsBody(draft: DeliverySettingsDraft): {
   signatureScheme?: SignatureScheme;
-  rateLimit?: EndpointRateLimit;
+  deliveryRate?: DeliveryRate;
 } {
   return {
     ...(draft.scheme ? { signatureScheme: draft.scheme } : {}),
-    ...(draft.limited ? { rateLimit: perSecondOf(draft.perSecond) } : {}),
+    ...(draft.limited ? { deliveryRate: perSecondOf(draft.perSecond) } : {}),
   };
 }
 
@@ -62,10 +62,10 @@ export function createSettingsBody(draft: DeliverySettingsDraft): {
 export function changedSettingsBody(
   webhook: WebhookView,
   draft: DeliverySettingsDraft,
-): { signatureScheme?: SignatureScheme; rateLimit?: EndpointRateLimit | null } {
-  const body: { signatureScheme?: SignatureScheme; rateLimit?: EndpointRateLimit | null } = {};
+): { signatureScheme?: SignatureScheme; deliveryRate?: DeliveryRate | null } {
+  const body: { signatureScheme?: SignatureScheme; deliveryRate?: DeliveryRate | null } = {};
   if (draft.scheme && draft.scheme !== webhook.signatureScheme) body.signatureScheme = draft.scheme;
-  const rateLimit = draft.limited ? perSecondOf(draft.perSecond) : null;
-  if (rateLimit?.perSecond !== webhook.rateLimit?.perSecond) body.rateLimit = rateLimit;
+  const deliveryRate = draft.limited ? perSecondOf(draft.perSecond) : null;
+  if (deliveryRate?.perSecond !== webhook.deliveryRate?.perSecond) body.deliveryRate = deliveryRate;
   return body;
 }

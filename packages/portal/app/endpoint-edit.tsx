@@ -46,7 +46,7 @@ export function EditEndpointDialog({
       const saved = answer.webhook;
       onSaved(
         `Endpoint ${saved.url} saved: signed with ${schemeLabel(saved.signatureScheme)}, ` +
-          `delivery rate ${formatDeliveryRate(saved.rateLimit)}.`,
+          `delivery rate ${formatDeliveryRate(saved.deliveryRate)}.`,
       );
     });
   };

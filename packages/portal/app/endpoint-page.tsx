@@ -118,7 +118,7 @@ export function EndpointPage({ webhookId }: { webhookId: string }) {
               </>
             ) : null}
             <dt>Delivery rate</dt>
-            <dd>{formatDeliveryRate(endpoint.rateLimit)}</dd>
+            <dd>{formatDeliveryRate(endpoint.deliveryRate)}</dd>
             <dt>Created</dt>
             <dd>{formatDate(endpoint.createdAt)}</dd>
             {endpoint.previousSecretExpiresAt ? (

@@ -81,7 +81,7 @@ describe('endpoint health', () => {
       signatureScheme: 'keyhook' as const,
       keyType: 'hmac' as const,
       publicKey: null,
-      rateLimit: null,
+      deliveryRate: null,
       createdAt: '2026-01-01T00:00:00.000Z',
       updatedAt: '2026-01-01T00:00:00.000Z',
     };
@@ -142,7 +142,7 @@ describe('the delivery settings', () => {
     signatureScheme: 'standard-webhooks',
     keyType: 'hmac',
     publicKey: null,
-    rateLimit: { perSecond: 5 },
+    deliveryRate: { perSecond: 5 },
     createdAt: '2026-01-01T00:00:00.000Z',
     updatedAt: '2026-01-01T00:00:00.000Z',
   };
@@ -166,7 +166,7 @@ describe('the delivery settings', () => {
     expect(createSettingsBody({ scheme: '', limited: false, perSecond: '7' })).toEqual({});
     expect(createSettingsBody({ scheme: 'standard-webhooks', limited: true, perSecond: '0.5' })).toEqual({
       signatureScheme: 'standard-webhooks',
-      rateLimit: { perSecond: 0.5 },
+      deliveryRate: { perSecond: 0.5 },
     });
   });
 
@@ -174,12 +174,12 @@ describe('the delivery settings', () => {
     expect(changedSettingsBody(endpoint, draftOf(endpoint))).toEqual({});
     expect(changedSettingsBody(endpoint, { scheme: 'keyhook', limited: false, perSecond: '5' })).toEqual({
       signatureScheme: 'keyhook',
-      rateLimit: null,
+      deliveryRate: null,
     });
     expect(changedSettingsBody(endpoint, { ...draftOf(endpoint), perSecond: '2.5' })).toEqual({
-      rateLimit: { perSecond: 2.5 },
+      deliveryRate: { perSecond: 2.5 },
     });
-    const unlimited = { ...endpoint, rateLimit: null };
+    const unlimited = { ...endpoint, deliveryRate: null };
     expect(draftOf(unlimited)).toEqual({ scheme: 'standard-webhooks', limited: false, perSecond: '' });
     expect(changedSettingsBody(unlimited, draftOf(unlimited))).toEqual({});
   });
@@ -187,10 +187,10 @@ describe('the delivery settings', () => {
   it('hands an out-of-range or empty rate to the API as typed, for its refusal to name the bounds', () => {
     const draft = draftOf(endpoint);
     expect(changedSettingsBody(endpoint, { ...draft, perSecond: '5000' })).toEqual({
-      rateLimit: { perSecond: 5000 },
+      deliveryRate: { perSecond: 5000 },
     });
     expect(changedSettingsBody(endpoint, { ...draft, perSecond: '' })).toEqual({
-      rateLimit: { perSecond: 0 },
+      deliveryRate: { perSecond: 0 },
     });
   });
 });

@@ -110,8 +110,9 @@ onEachStack('the portal end to end', (stack) => {
   const storedEndpoint = async (tenantId: string, url: string) => {
     const endpoint = (await host().keyhook.webhooks.list(tenantId, 100)).find((item) => item.url === url);
     if (!endpoint) throw new Error(`no endpoint at ${url}`);
-    const { events, status, signatureScheme, rateLimit } = endpoint;
-    return { url, events, status, signatureScheme, rateLimit };
+    // The record's field keeps the old name, rateLimit, for now.
+    const { events, status, signatureScheme, rateLimit: deliveryRate } = endpoint;
+    return { url, events, status, signatureScheme, deliveryRate };
   };
 
   /** A secret the UI showed once: in no later read, nowhere in the page, not in the server's log. */
@@ -395,7 +396,7 @@ onEachStack('the portal end to end', (stack) => {
 
       expect(await storedEndpoint(tenantId, url)).toMatchObject({
         signatureScheme: 'standard-webhooks',
-        rateLimit: { perSecond: 5 },
+        deliveryRate: { perSecond: 5 },
       });
       await page.getByRole('link', { name: url }).click();
       await page.getByRole('heading', { name: 'Deliveries', exact: true }).waitFor();
@@ -428,7 +429,7 @@ onEachStack('the portal end to end', (stack) => {
       const url = receiver.url(path);
       const { webhook } = await endpointAt(tenantId, path, {
         signatureScheme: 'standard-webhooks',
-        rateLimit: { perSecond: 5 },
+        deliveryRate: { perSecond: 5 },
       });
       await openEndpoint(page, webhook.id);
       const before = await storedEndpoint(tenantId, url);
@@ -461,7 +462,7 @@ onEachStack('the portal end to end', (stack) => {
         url,
         events: ['item.created'],
         signatureScheme: 'keyhook',
-        rateLimit: null,
+        deliveryRate: null,
       });
       await expectAccessible(page, 'the endpoint page after the edit');
     },

@@ -1,10 +1,10 @@
-import type { EndpointRateLimit, RateWait } from '../store/types.js';
+import type { DeliveryRate, RateWait } from '../store/types.js';
 
-/** docs/http-api.md §4.3: the bounds of `rateLimit.perSecond`, deliveries per second. */
+/** docs/http-api.md §4.3: the bounds of `deliveryRate.perSecond`, deliveries per second. */
 export const ENDPOINT_RATE_BOUNDS = Object.freeze({ min: 0.01, max: 1000 });
 
 /**
- * docs/decisions.md §8.18: how a store paces an endpoint with a `rateLimit`, as data. `early`
+ * docs/decisions.md §8.18: how a store paces an endpoint with a delivery rate, as data. `early`
  * and `late` are fractions of the endpoint's interval: a slot may be taken up to `early` before
  * it (a timer's or a clock's jitter), and a claim up to `late` after it still keeps the pace
  * rather than restart it from now (a worker woken late, a slow statement). `early + late` stays
@@ -36,7 +36,7 @@ export interface RateSlots {
 export type RateDecision = { lease: true } | { lease: false; dueAt: number };
 
 /** Milliseconds between two sends to an endpoint limited to `perSecond`. */
-export function rateIntervalMs(limit: EndpointRateLimit): number {
+export function rateIntervalMs(limit: DeliveryRate): number {
   return 1000 / limit.perSecond;
 }
 
@@ -54,7 +54,7 @@ export function rateIntervalMs(limit: EndpointRateLimit): number {
  */
 export function paceEndpoint(
   slots: RateSlots,
-  limit: EndpointRateLimit,
+  limit: DeliveryRate,
   now: number,
   rule: EndpointRateRule,
   count: number,
@@ -86,10 +86,24 @@ export function paceEndpoint(
   return decisions;
 }
 
-/** The host's `delivery.endpointRateLimit`, checked at start; null when absent. */
-export function endpointRateLimitOption(
-  limit: EndpointRateLimit | null | undefined,
-): EndpointRateLimit | null {
+/**
+ * The host's `delivery.deliveryRate`, or its deprecated name `endpointRateLimit`, checked at
+ * start; null when absent. Both given is a TypeError.
+ */
+export function deliveryRateOption(
+  delivery: {
+    deliveryRate?: DeliveryRate | null | undefined;
+    endpointRateLimit?: DeliveryRate | null | undefined;
+  } = {},
+): DeliveryRate | null {
+  const { deliveryRate, endpointRateLimit } = delivery;
+  if (deliveryRate !== undefined && endpointRateLimit !== undefined) {
+    throw new TypeError(
+      'keyhook: give delivery.deliveryRate or delivery.endpointRateLimit (its deprecated name), not both',
+    );
+  }
+  const name = deliveryRate !== undefined ? 'deliveryRate' : 'endpointRateLimit';
+  const limit = deliveryRate ?? endpointRateLimit;
   if (limit === undefined || limit === null) return null;
   const perSecond = (limit as { perSecond?: unknown }).perSecond;
   if (
@@ -99,7 +113,7 @@ export function endpointRateLimitOption(
     perSecond > ENDPOINT_RATE_BOUNDS.max
   ) {
     throw new TypeError(
-      `keyhook: delivery.endpointRateLimit.perSecond must be a number from ${ENDPOINT_RATE_BOUNDS.min} to ${ENDPOINT_RATE_BOUNDS.max} (got ${JSON.stringify(perSecond)})`,
+      `keyhook: delivery.${name}.perSecond must be a number from ${ENDPOINT_RATE_BOUNDS.min} to ${ENDPOINT_RATE_BOUNDS.max} (got ${JSON.stringify(perSecond)})`,
     );
   }
   return { perSecond };

@@ -1,6 +1,6 @@
 import type {
+  DeliveryRate,
   DeliveryRecord,
-  EndpointRateLimit,
   EventRecord,
   PublishLease,
   WebhookStatus,
@@ -41,12 +41,12 @@ export function newDeliveryRecord(
 
 /**
  * Which subscribers' deliveries a publish leases: the first `lease.limit` active ones without a
- * rate limit (a subscriber without `rateLimit` has none), in the order given (webhook id). A limited endpoint's delivery is written pending,
+ * delivery rate (a subscriber without `rateLimit`, the record's field, has none), in the order given (webhook id). A limited endpoint's delivery is written pending,
  * and its rate is applied when a worker claims it (docs/decisions.md §8.18). One rule for every
  * store.
  */
 export function leasedSubscribers<
-  T extends { status: WebhookStatus; rateLimit?: EndpointRateLimit | null | undefined },
+  T extends { status: WebhookStatus; rateLimit?: DeliveryRate | null | undefined },
 >(subscribers: readonly T[], lease: Pick<PublishLease, 'limit'> | undefined): Set<T> {
   const chosen = new Set<T>();
   if (lease === undefined) return chosen;

@@ -52,9 +52,16 @@ export type SignatureScheme = 'keyhook' | 'standard-webhooks';
  * The most deliveries per second a worker sends to one endpoint, across every instance on one
  * store (docs/decisions.md §8.18); deliveries over it wait, queued, for their slot.
  */
-export interface EndpointRateLimit {
+export interface DeliveryRate {
+  /** Deliveries per second, 0.01 to 1000; fractions allowed (0.5: one every 2 s). */
   perSecond: number;
 }
+
+/**
+ * `DeliveryRate` under its old name.
+ * @deprecated Use {@link DeliveryRate}.
+ */
+export type EndpointRateLimit = DeliveryRate;
 
 /** A webhook endpoint as stored. The signing secret is here only sealed (crypto/secret-box.ts). */
 export interface WebhookRecord {
@@ -88,7 +95,7 @@ export interface WebhookRecord {
   /** How its deliveries are signed. Rows from before the column was added read `'keyhook'`. */
   signatureScheme: SignatureScheme;
   /** Its delivery rate; null: none. Rows from before the column was added read null. */
-  rateLimit: EndpointRateLimit | null;
+  rateLimit: DeliveryRate | null;
   /**
    * The `whpk_…` public key when the current signing key is an ed25519 one (`whsk_…`, sealed in
    * `secretSealed`); null for a shared secret. Not a secret: reads show it (docs/decisions.md §6.10).
@@ -112,7 +119,7 @@ export interface WebhookSubscription {
    * The new delivery rate (null: none); undefined keeps the stored one. A given one, even the
    * same, starts the endpoint's pacing afresh (docs/decisions.md §8.18).
    */
-  rateLimit?: EndpointRateLimit | null | undefined;
+  rateLimit?: DeliveryRate | null | undefined;
   /** The new description (null: none); undefined keeps the stored one. */
   description?: string | null | undefined;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EventTypeCatalog } from '../catalog/events.js';
 import { ENDPOINT_RATE_BOUNDS } from '../delivery/endpoint-rate.js';
-import type { EndpointRateLimit, SignatureScheme } from '../store/types.js';
+import type { DeliveryRate, SignatureScheme } from '../store/types.js';
 import { readableText } from '../validation.js';
 import { WEBHOOK_SECRET_BYTES, type WebhookKeyType, webhookSecretProblem } from './signing-secret.js';
 
@@ -18,7 +18,7 @@ export const webhookKeyTypeSchema = z.enum(['hmac', 'ed25519']).meta({
 });
 
 /** An endpoint's delivery rate (docs/decisions.md §8.18; docs/http-api.md §4.3), or null for none. */
-export const endpointRateLimitSchema = z
+export const deliveryRateSchema = z
   .object({
     perSecond: z
       .number()
@@ -34,6 +34,32 @@ export const endpointRateLimitSchema = z
     description:
       'The most deliveries per second sent to this endpoint, across every worker; deliveries over it wait for their turn, neither failed nor counted as attempts. null: no limit.',
   });
+
+/** `rateLimit`, the body field's old name: the same, still taken (docs/http-api.md §4.2). */
+const deprecatedRateLimitSchema = deliveryRateSchema.optional().meta({
+  deprecated: true,
+  description: 'Deprecated: the old name of deliveryRate, taken with the same meaning. Send deliveryRate.',
+});
+
+/** An endpoint's rate under either of its names; both at once is refused, naming them. */
+function checkOneRate(body: { deliveryRate?: unknown; rateLimit?: unknown }, ctx: z.RefinementCtx): void {
+  if (body.deliveryRate === undefined || body.rateLimit === undefined) return;
+  for (const path of ['deliveryRate', 'rateLimit']) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [path],
+      message: 'send deliveryRate or rateLimit (its deprecated name), not both',
+    });
+  }
+}
+
+/** The rate a body sent, under either name: undefined when it sent none. */
+export function sentRate(body: {
+  deliveryRate?: DeliveryRate | null | undefined;
+  rateLimit?: DeliveryRate | null | undefined;
+}): DeliveryRate | null | undefined {
+  return body.deliveryRate !== undefined ? body.deliveryRate : body.rateLimit;
+}
 
 /**
  * The customer's own words for an endpoint (docs/decisions.md §22.16): text that renders as it
@@ -71,8 +97,9 @@ export function webhookSchemaFor(events: EventTypeCatalog) {
       events: z.array(events.schema).min(1, 'must name at least one event type'),
       // Absent: the host's delivery.signatureScheme (keyhook unless it says otherwise).
       signatureScheme: signatureSchemeSchema.optional(),
-      // Absent: the host's delivery.endpointRateLimit (none unless it says otherwise); null: none.
-      rateLimit: endpointRateLimitSchema.optional(),
+      // Absent: the host's delivery.deliveryRate (none unless it says otherwise); null: none.
+      deliveryRate: deliveryRateSchema.optional(),
+      rateLimit: deprecatedRateLimitSchema,
       // Absent: a new one.
       secret: webhookSecretSchema.optional(),
       // Absent: hmac. ed25519 signs Standard Webhooks' v1a, so it needs that scheme.
@@ -80,7 +107,10 @@ export function webhookSchemaFor(events: EventTypeCatalog) {
       description: webhookDescriptionSchema.nullable().optional(),
     })
     .strict()
-    .superRefine((body, ctx) => checkKeyType(body, ctx, true));
+    .superRefine((body, ctx) => {
+      checkKeyType(body, ctx, true);
+      checkOneRate(body, ctx);
+    });
 }
 
 /**
@@ -118,8 +148,13 @@ export interface CreateWebhookInput<EventType extends string = string> {
   events: EventType[];
   /** How its deliveries are signed. Default: the host's `delivery.signatureScheme`, else `'keyhook'`. */
   signatureScheme?: SignatureScheme | undefined;
-  /** Its delivery rate; null: none. Default: the host's `delivery.endpointRateLimit`, else none. */
-  rateLimit?: EndpointRateLimit | null | undefined;
+  /** Its delivery rate; null: none. Default: the host's `delivery.deliveryRate`, else none. */
+  deliveryRate?: DeliveryRate | null | undefined;
+  /**
+   * `deliveryRate` under its old name, the same; not with it.
+   * @deprecated Use `deliveryRate`.
+   */
+  rateLimit?: DeliveryRate | null | undefined;
   /** A signing secret the host already has (`whsec_` and base64 of 24 to 64 bytes). Default: a new one. */
   secret?: string | undefined;
   /**
@@ -133,8 +168,8 @@ export interface CreateWebhookInput<EventType extends string = string> {
 
 /**
  * PATCH /admin/webhooks/{id} for a host's events: the status, or the URL, events, signature
- * scheme and rate limit (any of them), in one request, never status and the rest together: each
- * is one atomic change.
+ * scheme, delivery rate and description (any of them), in one request, never status and the
+ * rest together: each is one atomic change.
  */
 export function updateWebhookSchemaFor(events: EventTypeCatalog) {
   return z
@@ -143,16 +178,24 @@ export function updateWebhookSchemaFor(events: EventTypeCatalog) {
       url: z.string().optional(),
       events: z.array(events.schema).min(1, 'must name at least one event type').optional(),
       signatureScheme: signatureSchemeSchema.optional(),
-      rateLimit: endpointRateLimitSchema.optional(),
+      deliveryRate: deliveryRateSchema.optional(),
+      rateLimit: deprecatedRateLimitSchema,
       description: webhookDescriptionSchema.nullable().optional(),
     })
     .strict()
     .refine((body) => body.status !== undefined || changesSubscription(body), {
-      message: 'send status, or url, events, signatureScheme, rateLimit and/or description',
+      message: 'send status, or url, events, signatureScheme, deliveryRate and/or description',
     })
-    .refine((body) => body.status === undefined || !changesSubscription(body), {
-      message:
-        'change the status, or the url, events, signatureScheme, rateLimit and description, in separate requests',
+    .superRefine((body, ctx) => {
+      checkOneRate(body, ctx);
+      if (body.status === undefined || !changesSubscription(body)) return;
+      // The rate under the name the client sent it.
+      const rate =
+        body.rateLimit !== undefined && body.deliveryRate === undefined ? 'rateLimit' : 'deliveryRate';
+      ctx.addIssue({
+        code: 'custom',
+        message: `change the status, or the url, events, signatureScheme, ${rate} and description, in separate requests`,
+      });
     });
 }
 
@@ -160,6 +203,7 @@ function changesSubscription(body: {
   url?: unknown;
   events?: unknown;
   signatureScheme?: unknown;
+  deliveryRate?: unknown;
   rateLimit?: unknown;
   description?: unknown;
 }): boolean {
@@ -167,6 +211,7 @@ function changesSubscription(body: {
     body.url !== undefined ||
     body.events !== undefined ||
     body.signatureScheme !== undefined ||
+    body.deliveryRate !== undefined ||
     body.rateLimit !== undefined ||
     body.description !== undefined
   );
@@ -177,8 +222,13 @@ export interface UpdateWebhookInput<EventType extends string = string> {
   url?: string | undefined;
   events?: EventType[] | undefined;
   signatureScheme?: SignatureScheme | undefined;
-  /** null removes the limit. */
-  rateLimit?: EndpointRateLimit | null | undefined;
+  /** The new delivery rate; null removes it. */
+  deliveryRate?: DeliveryRate | null | undefined;
+  /**
+   * `deliveryRate` under its old name, the same; not with it.
+   * @deprecated Use `deliveryRate`.
+   */
+  rateLimit?: DeliveryRate | null | undefined;
   /** null (or blank) removes it. */
   description?: string | null | undefined;
 }

@@ -7,7 +7,7 @@ import { KeyhookError } from '../errors.js';
 import { isWellFormedId, newId } from '../ids.js';
 import type { IssuedWebhook, Webhooks } from '../service-interfaces.js';
 import type {
-  EndpointRateLimit,
+  DeliveryRate,
   IdempotencyCompletion,
   SignatureScheme,
   Store,
@@ -22,6 +22,7 @@ import {
   type CreateWebhookInput,
   type RotateWebhookOptions,
   rotateWebhookSchema,
+  sentRate,
   type UpdateWebhookInput,
   updateWebhookSchemaFor,
   webhookSchemaFor,
@@ -36,7 +37,7 @@ export interface WebhooksDeps {
   /** The event types an endpoint may subscribe to. */
   events: EventTypeCatalog;
   /**
-   * Called after an endpoint was enabled (its held deliveries released), or its rate limit set
+   * Called after an endpoint was enabled (its held deliveries released), or its delivery rate set
    * (the deliveries it made wait are due), to wake workers.
    */
   onEnabled?: (() => void) | undefined;
@@ -44,8 +45,8 @@ export interface WebhooksDeps {
   testEvents: TestEventSender;
   /** The scheme of an endpoint whose create does not name one (delivery.signatureScheme). */
   defaultSignatureScheme: SignatureScheme;
-  /** The rate of an endpoint whose create does not name one (delivery.endpointRateLimit). */
-  defaultRateLimit: EndpointRateLimit | null;
+  /** The rate of an endpoint whose create does not name one (delivery.deliveryRate). */
+  defaultDeliveryRate: DeliveryRate | null;
 }
 
 const idempotencyInProgress = () =>
@@ -123,6 +124,7 @@ export class WebhookService implements Webhooks {
     const now = this.deps.clock.now();
     const id = newId('wh', this.deps.clock, this.deps.randomBytes);
     const ed25519 = parsed.keyType === 'ed25519';
+    const rate = sentRate(parsed);
     const key = this.newKey(parsed.keyType ?? 'hmac', parsed.secret);
     const webhook: WebhookRecord = {
       id,
@@ -140,7 +142,8 @@ export class WebhookService implements Webhooks {
       // An ed25519 key signs Standard Webhooks' v1a only (docs/decisions.md §6.10).
       signatureScheme:
         parsed.signatureScheme ?? (ed25519 ? 'standard-webhooks' : this.deps.defaultSignatureScheme),
-      rateLimit: parsed.rateLimit === undefined ? this.deps.defaultRateLimit : parsed.rateLimit,
+      // The record's field keeps the old name, rateLimit, for now.
+      rateLimit: rate === undefined ? this.deps.defaultDeliveryRate : rate,
       publicKey: key.publicKey,
       createdAt: now,
       updatedAt: now,
@@ -165,20 +168,20 @@ export class WebhookService implements Webhooks {
 
   /**
    * PATCH: the status (a manual disable says so; enabling clears the reason, docs/http-api.md §3),
-   * or the URL, events, signature scheme and rate limit, checked as at create, with the twin rule
+   * or the URL, events, signature scheme, delivery rate and description, checked as at create, with the twin rule
    * of docs/http-api.md §4.3 rule 5.
    */
   async update(tenantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRecord> {
-    const { status, url, events, signatureScheme, rateLimit, description } = parseOrThrow(
-      this.updateSchema,
-      input,
-    );
+    const parsed = parseOrThrow(this.updateSchema, input);
+    const { status, url, events, signatureScheme, description } = parsed;
+    const deliveryRate = sentRate(parsed);
     if (!isWellFormedId(id, 'wh')) throw notFound();
     if (status === undefined) {
-      const settings = { signatureScheme, rateLimit, description };
+      // The record's field keeps the old name, rateLimit, for now.
+      const settings = { signatureScheme, rateLimit: deliveryRate, description };
       const updated = await this.resubscribe(tenantId, id, url, events, settings);
       // Deliveries the old rate made wait are due now (docs/decisions.md §8.18).
-      if (rateLimit !== undefined) this.deps.onEnabled?.();
+      if (deliveryRate !== undefined) this.deps.onEnabled?.();
       return updated;
     }
     const reason = status === 'disabled' ? 'manual' : null;

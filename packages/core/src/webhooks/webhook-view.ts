@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { WebhookRecord } from '../store/types.js';
-import { endpointRateLimitSchema, signatureSchemeSchema, webhookKeyTypeSchema } from './webhook-schemas.js';
+import { deliveryRateSchema, signatureSchemeSchema, webhookKeyTypeSchema } from './webhook-schemas.js';
 
 const instant = z.iso.datetime();
 
@@ -33,7 +33,7 @@ export const webhookViewSchema = z.object({
     description:
       'whpk_…: the public key receivers verify v1a signatures with, for keyType ed25519; null for hmac. Not a secret.',
   }),
-  rateLimit: endpointRateLimitSchema,
+  deliveryRate: deliveryRateSchema,
   createdAt: instant,
   updatedAt: instant,
 });
@@ -65,7 +65,8 @@ export function toWebhookView(webhook: WebhookRecord): WebhookView {
     signatureScheme: webhook.signatureScheme,
     keyType: webhook.publicKey === null ? 'hmac' : 'ed25519',
     publicKey: webhook.publicKey,
-    rateLimit: webhook.rateLimit ? { perSecond: webhook.rateLimit.perSecond } : null,
+    // The record keeps the field's old name, rateLimit, for now.
+    deliveryRate: webhook.rateLimit ? { perSecond: webhook.rateLimit.perSecond } : null,
     createdAt: webhook.createdAt.toISOString(),
     updatedAt: webhook.updatedAt.toISOString(),
   };

@@ -212,6 +212,27 @@ export function portalApiCases(ctx: SuiteContext): void {
       expect((list.body as { data: unknown[] }).data).toEqual([]);
     });
 
+    it('answers a webhook with its deliveryRate; the old rateLimit of a create or PATCH still sets it', async () => {
+      const browser = await signIn(ctx);
+      const created = await portal(ctx, 'POST', '/webhooks', browser, {
+        json: {
+          url: 'https://hooks.example.com/portal-rate',
+          events: ['run.completed'],
+          rateLimit: { perSecond: 2 },
+        },
+      });
+      expect(created.status, created.text).toBe(201);
+      expect(created.body.webhook.deliveryRate).toEqual({ perSecond: 2 });
+      expect(created.body.webhook).not.toHaveProperty('rateLimit');
+      const path = `/webhooks/${created.body.webhook.id}`;
+      const patched = await portal(ctx, 'PATCH', path, browser, { json: { rateLimit: { perSecond: 4 } } });
+      expect(patched.body.webhook.deliveryRate).toEqual({ perSecond: 4 });
+      const removed = await portal(ctx, 'PATCH', path, browser, { json: { deliveryRate: null } });
+      expect(removed.body.webhook.deliveryRate).toBeNull();
+      expect((await portal(ctx, 'GET', path, browser)).body.webhook).toEqual(removed.body.webhook);
+      await portal(ctx, 'DELETE', path, browser);
+    });
+
     it('refuses what the session has no permission for', async () => {
       const browser = await signIn(ctx, { permissions: ['keys:read'] });
       expect((await portal(ctx, 'GET', '/keys', browser)).status).toBe(200);

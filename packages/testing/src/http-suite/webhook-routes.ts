@@ -4,6 +4,7 @@ import type { SuiteContext } from './suite-context.js';
 
 const WEBHOOK_VIEW_FIELDS = [
   'createdAt',
+  'deliveryRate',
   'description',
   'disabledAt',
   'disabledReason',
@@ -12,7 +13,6 @@ const WEBHOOK_VIEW_FIELDS = [
   'keyType',
   'previousSecretExpiresAt',
   'publicKey',
-  'rateLimit',
   'signatureScheme',
   'status',
   'updatedAt',
