@@ -1,5 +1,5 @@
-// node benchmarks/lease-claim.mjs: what a Postgres lease claim costs the database when no endpoint
-// has a rate (docs/decisions.md §8.18, "a plain claim first, prepared").
+// npx vite-node benchmarks/lease-claim.mjs: what a Postgres lease claim costs the database when no
+// endpoint has a rate (docs/decisions.md §8.18, "a plain claim first, prepared").
 //
 // One fresh schema (dropped at the end; skipped when nothing answers at BENCH_PG_URL) holds
 // BENCH_CLAIM_QUEUE (6,000) due deliveries of one endpoint without a rate. Three forms of the claim,
@@ -7,18 +7,23 @@
 // round, each inside BEGIN … ROLLBACK so every call meets the same queue:
 //   - plain, prepared: the store's leaseUnlimited as it sends it, a named statement;
 //   - plain, unnamed: the same text planned with its values on every call;
-//   - pacing, unnamed: the store's pacing claim (lease), which every claim was before the plain one.
+//   - pacing, as sent: the store's paced claim (lockPaced, then pace with what it locked), named
+//     where the store names them; the store runs it after the plain claim when that met a limited
+//     endpoint, and alone while it paces.
 // The figure is the backend's CPU per call (utime + stime of its process in /proc, so Postgres must
 // run on this machine), the BEGIN and ROLLBACK included. The order reverses every round; the verdict
 // is the median of the per-round ratios to the prepared plain claim, with min–max, over
-// BENCH_ROUNDS (6). The statement texts are read from the store (its deliverySql), so they are the
-// ones it sends. Exits 0 always.
+// BENCH_ROUNDS (6). The statement texts, and which are named, are the store's own (its operation
+// module's `statements`, read from its sources, which is why this script runs under vite-node).
+// Exits 0 always.
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createKeyhook, generateEncryptionKey, silentLogger } from '@keyhook/core';
 import { createPostgresStore } from '@keyhook/store-postgres';
 import pg from 'pg';
+import { statements } from '../packages/store-postgres/src/operations/lease-deliveries.ts';
+import { tablesIn } from '../packages/store-postgres/src/statements.ts';
 
 const numberFrom = (name, fallback) => {
   const value = Number(process.env[name] ?? fallback);
@@ -82,28 +87,40 @@ try {
     [TENANT, webhook.id, QUEUE],
   );
 
-  // The store's own texts (a private field, read here so the figures are of what it sends).
-  const sql = store.deliverySql;
+  // The store's texts, and which of them it names (prepares).
+  const named = new Map();
+  const sql = statements(tablesIn(schema), (text) => {
+    named.set(text, `bench_${named.size}`);
+    return text;
+  });
+  const send = (client, text, values, name = named.get(text)) => client.query({ name, text, values });
+  const values = () => [new Date(), LIMIT, randomUUID(), new Date(Date.now() + 60_000), HOLD_STATUS];
+  const plain = (client, name) => async () => (await send(client, sql.leaseUnlimited, values(), name)).rows;
+  // The paced claim's statements with no limited endpoint: what lockPaced locked, pace leases.
+  const pacing = (client) => async () => {
+    const [now, limit, leaseId, leaseEnds, hold] = values();
+    const locked = await send(client, sql.lockPaced, [now, limit, hold, 1000]);
+    const ids = locked.rows.map((row) => row.id);
+    return (await send(client, sql.pace, [now, leaseId, leaseEnds, ids, [], [], [], [], []])).rows;
+  };
   const forms = [
-    { name: 'plain, prepared', text: sql.leaseUnlimited, statementName: 'bench_lease_unlimited' },
-    { name: 'plain, unnamed', text: sql.leaseUnlimited },
-    { name: 'pacing, unnamed', text: sql.lease, pacing: true },
+    { name: 'plain, prepared', claim: (client) => plain(client) },
+    { name: 'plain, unnamed', claim: (client) => plain(client, null) },
+    { name: 'pacing, as sent', claim: pacing },
   ];
   for (const form of forms) {
     form.client = new pg.Client({ connectionString: PG_URL });
     clients.push(form.client);
     await form.client.connect();
+    form.run = form.claim(form.client);
     form.pid = (await form.client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
     form.perCall = [];
   }
   const claim = async (form) => {
-    const values = [new Date(), LIMIT, randomUUID(), new Date(Date.now() + 60_000), HOLD_STATUS];
-    // The pacing claim's own values: now in ms, and the rule's early, late and spread.
-    if (form.pacing) values.push(Date.now(), 0.05, 0.2, 1000);
     await form.client.query('BEGIN');
-    const result = await form.client.query({ name: form.statementName, text: form.text, values });
+    const rows = await form.run();
     await form.client.query('ROLLBACK');
-    const leased = result.rows.filter((row) => row.id !== null).length;
+    const leased = rows.filter((row) => row.id !== null).length;
     if (leased !== LIMIT) throw new Error(`${form.name} leased ${leased}, not ${LIMIT}`);
   };
   for (const form of forms) for (let i = 0; i < 20; i++) await claim(form); // warm-up: plans cached

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ENDPOINT_RATE_RULE } from '../src/delivery/endpoint-rate.js';
 import { DELIVERY_RULES } from '../src/delivery/rules.js';
 
 // docs/decisions.md §10.4: auto-disable, hold-on-disabled and the active-twin rule are decided in
@@ -37,6 +38,20 @@ const quoted = (word: string) => new RegExp(`['"\`]${word}['"\`]`, 'g');
 const THRESHOLD = [
   /\b(?:\w*failures?|count)\s*(?:[<>]=?|[!=]==?|<>)\s*[1-9]/i,
   /autoDisable\.after|autoDisableAfter|AUTO_DISABLE/,
+];
+
+/**
+ * The endpoint rate's rule spelled or bound by a store: its early and late shares read (a store
+ * reads only `spread`, how many deliveries to lock), or written as numbers, an interval worked out
+ * from the rate (1000 / perSecond), or the slot's formula in SQL.
+ */
+const PACING = [
+  /\.(?:early|late)\b/,
+  ...[ENDPOINT_RATE_RULE.early, ENDPOINT_RATE_RULE.late].map(
+    (share) => new RegExp(`(?<![\\d.])${String(share).replace('.', '\\.')}(?!\\d)`),
+  ),
+  /\b1000(?:\.0*)?(?:::\w+)?\s*\//,
+  /greatest\([^)]*next_?at/i,
 ];
 
 /** Statuses and reasons only the rules name: an endpoint's statuses and the disable reasons. */
@@ -107,6 +122,18 @@ describe('each delivery rule has one home, in core (docs/decisions.md §10.4)', 
       for (const rule of ['DELIVERY_RULES.success', 'portalLinkRefusal(']) expect(all, rule).toContain(rule);
     });
   }
+
+  it("each store paces with core's paceEndpoint (docs/decisions.md §8.18), and spells none of its rule", () => {
+    const memory = withoutComments(source(new URL('../src/store/memory.ts', import.meta.url)));
+    const texts = [
+      ...stores.map(([pkg, files]) => [pkg, [...files.values()].join('\n')] as const),
+      ['memory', memory],
+    ];
+    for (const [store, text] of texts) {
+      expect(text, store).toContain('paceEndpoint(');
+      for (const pattern of PACING) expect(text, `${store}: ${pattern}`).not.toMatch(pattern);
+    }
+  });
 
   it('the memory store names no status or reason of the rules, and asks core the same way', () => {
     const text = memoryWebhookPart();

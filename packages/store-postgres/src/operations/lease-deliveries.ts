@@ -1,5 +1,11 @@
-import type { EndedLease, LeasedDelivery, LeaseRequest } from '@keyhook/core/store';
-import { DELIVERY_RULES, ENDPOINT_RATE_RULE } from '@keyhook/core/store';
+import type { EndedLease, LeasedDelivery, LeaseRequest, RateWait } from '@keyhook/core/store';
+import {
+  DELIVERY_RULES,
+  ENDPOINT_RATE_RULE,
+  paceEndpoint,
+  type RateSlots,
+  rateWaitOf,
+} from '@keyhook/core/store';
 import {
   DELIVERY_COLUMNS,
   type DeliveryRow,
@@ -11,6 +17,7 @@ import {
   toDeliveryRecord,
   WEBHOOK_PREFIX,
 } from '../delivery-row.js';
+import type { Queryable } from '../host-transaction.js';
 import type { Prepare, Tables } from '../statements.js';
 import type { StoreContext } from '../store-context.js';
 import { WEBHOOK_COLUMNS } from '../webhook-row.js';
@@ -28,32 +35,42 @@ const noLease = [DELIVERY_COLUMNS, WEBHOOK_COLUMNS, EVENT_COLUMNS]
   .map(() => 'NULL')
   .join(', ');
 
-// The claim's head, shared by leaseUnlimited and lease: the due deliveries of endpoints that are
-// not held, oldest due first, locked, with their webhook's columns (see lease for why so).
-// `skip`, when given, is the parameter of the endpoints the worker's cap leaves (LeaseRequest.skipEndpoints).
-const dueClaim = (t: Tables, skip?: string) => `due AS MATERIALIZED (
+// The claim's head, shared by leaseUnlimited and lockPaced: the due deliveries of endpoints that
+// are not held, oldest due first, locked, with their webhook's columns (see `statements` for why
+// so). `p` names the parameters: now, the limit, the hold status and, when given, the endpoints
+// the worker's cap leaves (LeaseRequest.skipEndpoints).
+interface DueParams {
+  now: string;
+  limit: string;
+  hold: string;
+  skip?: string;
+}
+const dueClaim = (t: Tables, p: DueParams) => `due AS MATERIALIZED (
         SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
         FROM ${t.deliveries} AS d
         CROSS JOIN LATERAL (
           SELECT ${WEBHOOK_COLUMNS} FROM ${t.webhooks}
-          WHERE id = d.webhook_id AND status <> $5
+          WHERE id = d.webhook_id AND status <> ${p.hold}
           FOR SHARE SKIP LOCKED
         ) AS w
         WHERE d.status IN ('pending', 'retry_scheduled', 'in_flight')
-          AND d.due_at <= $1::timestamptz${
-            skip === undefined
+          AND d.due_at <= ${p.now}::timestamptz${
+            p.skip === undefined
               ? ''
               : `
-          AND d.webhook_id <> ALL (${skip}::text[])`
+          AND d.webhook_id <> ALL (${p.skip}::text[])`
           }
         ORDER BY d.due_at, d.id
-        LIMIT $2
+        LIMIT ${p.limit}
         FOR UPDATE OF d SKIP LOCKED
       ),
 `;
 
-// The plain claim and the pacing claim, with or without `skip` (see `statements` for both).
-const leaseUnlimitedClaim = (t: Tables, skip?: string) => `WITH ${dueClaim(t, skip)}      leased AS (
+// The plain claim, with or without `skip` (see `statements`).
+const leaseUnlimitedClaim = (
+  t: Tables,
+  skip?: string,
+) => `WITH ${dueClaim(t, { now: '$1', limit: '$2', hold: '$5', skip })}      leased AS (
         UPDATE ${t.deliveries} AS d
         SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
         FROM due WHERE d.id = due.id AND due.${WEBHOOK_PREFIX}rate_per_second IS NULL
@@ -72,14 +89,18 @@ const leaseUnlimitedClaim = (t: Tables, skip?: string) => `WITH ${dueClaim(t, sk
       FROM met WHERE NOT EXISTS (SELECT 1 FROM leased)
       ORDER BY lease_order, id`;
 
-const leaseClaim = (t: Tables, skip?: string) => `WITH ${dueClaim(t, skip)}      rates AS MATERIALIZED (
+// The paced claim's locks and reads, with or without `skip` (see `statements`).
+const lockPacedClaim = (
+  t: Tables,
+  skip?: string,
+) => `WITH ${dueClaim(t, { now: '$1', limit: '$2', hold: '$3', skip })}      rates AS MATERIALIZED (
         SELECT r.webhook_id, r.next_at, r.queue_at FROM ${t.rates} AS r
         WHERE r.webhook_id IN (SELECT ${WEBHOOK_PREFIX}id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NOT NULL)
         ORDER BY r.webhook_id
         FOR UPDATE SKIP LOCKED
       ),
       extra AS MATERIALIZED (
-        SELECT x.id, x.was_due, r.webhook_id, NULL::float8 AS rate
+        SELECT x.id, x.was_due, r.webhook_id
         FROM rates AS r
         CROSS JOIN LATERAL (
           SELECT d.id, d.due_at AS was_due FROM ${t.deliveries} AS d
@@ -88,109 +109,18 @@ const leaseClaim = (t: Tables, skip?: string) => `WITH ${dueClaim(t, skip)}     
             AND d.due_at <= $1::timestamptz
             AND d.id <> ALL (ARRAY(SELECT id FROM due))
           ORDER BY d.due_at, d.id
-          LIMIT $9
+          LIMIT $4
           FOR UPDATE SKIP LOCKED
         ) AS x
-      ),
-      met AS MATERIALIZED (
-        SELECT m.*, max(m.rate) OVER (PARTITION BY m.webhook_id) AS per_second
-        FROM (
-          SELECT due.id, due.was_due, due.${WEBHOOK_PREFIX}id AS webhook_id, due.${WEBHOOK_PREFIX}rate_per_second AS rate
-          FROM due WHERE due.${WEBHOOK_PREFIX}rate_per_second IS NOT NULL
-          UNION ALL
-          SELECT id, was_due, webhook_id, rate FROM extra
-        ) AS m
-      ),
-      slotted AS MATERIALIZED (
-        SELECT met.id, r.webhook_id, r.next_at, r.queue_at, p.step, p.slot,
-          p.slot <= $6::float8 + p.early AS leases,
-          row_number() OVER (PARTITION BY r.webhook_id ORDER BY met.was_due, met.id) - 1 AS k,
-          count(*) OVER (PARTITION BY r.webhook_id) AS m
-        FROM met
-        JOIN rates AS r ON r.webhook_id = met.webhook_id
-        CROSS JOIN LATERAL (SELECT 1000::float8 / met.per_second AS step) AS i
-        CROSS JOIN LATERAL (
-          SELECT i.step, $7::float8 * i.step AS early,
-            CASE WHEN r.next_at IS NULL THEN $6::float8
-              ELSE greatest(r.next_at, $6::float8 - $8::float8 * i.step) END AS slot
-        ) AS p
-      ),
-      stepped AS MATERIALIZED (
-        SELECT s.*, s.leases AND s.k = 0 AS leased,
-          s.k - CASE WHEN s.leases THEN 1 ELSE 0 END AS r,
-          s.m - CASE WHEN s.leases THEN 1 ELSE 0 END AS waiting,
-          n.next, greatest(n.next, s.queue_at) + s.step AS base,
-          -- Asked once per endpoint (its first row): does a delivery already wait for the next slot?
-          CASE WHEN s.k = 0 THEN EXISTS (
-            SELECT 1 FROM ${t.deliveries} AS h
-            WHERE h.due_at = 'epoch'::timestamptz + ceil(n.next) * interval '1 millisecond'
-              AND h.webhook_id = s.webhook_id AND h.status IN ('pending', 'retry_scheduled')
-          ) END AS first_taken
-        FROM slotted AS s
-        CROSS JOIN LATERAL (SELECT CASE WHEN s.leases THEN s.slot + s.step ELSE s.slot END AS next) AS n
-      ),
-      paced AS MATERIALIZED (
-        -- q numbers the waiting ones after the one that takes the next slot, when one does.
-        SELECT w.*, w.r - CASE WHEN w.taken THEN 0 ELSE 1 END AS q,
-          w.waiting - CASE WHEN w.taken THEN 0 ELSE 1 END AS queued
-        FROM (
-          SELECT st.*, bool_or(st.first_taken) OVER (PARTITION BY st.webhook_id) AS taken FROM stepped AS st
-        ) AS w
-      ),
-      deferred AS (
-        UPDATE ${t.deliveries} AS d
-        SET due_at = 'epoch'::timestamptz
-            + ceil(CASE WHEN p.q < 0 THEN p.next ELSE p.base + p.q * p.step END) * interval '1 millisecond',
-          updated_at = $1::timestamptz
-        FROM paced AS p WHERE d.id = p.id AND NOT p.leased
-      ),
-      advanced AS (
-        UPDATE ${t.rates} AS r
-        SET next_at = CASE WHEN p.leases THEN p.slot + p.step ELSE r.next_at END,
-          queue_at = CASE WHEN p.queued > 0 THEN p.base + (p.queued - 1) * p.step
-            WHEN p.waiting > 0 THEN greatest(r.queue_at, p.next) ELSE r.queue_at END
-        FROM paced AS p WHERE p.k = 0 AND r.webhook_id = p.webhook_id
-        RETURNING r.next_at
-      ),
-      summary AS (
-        SELECT (SELECT count(*) FROM paced WHERE NOT leased)::int AS rate_deferred,
-          (SELECT min(next_at) FROM advanced) AS rate_next_slot,
-          (SELECT array_agg(next_at) FROM advanced) AS rate_next_slots
-      ),
-      chosen AS MATERIALIZED (
-        SELECT id FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NULL
-        UNION ALL
-        SELECT id FROM paced WHERE leased
-      ),
-      leased AS (
-        UPDATE ${t.deliveries} AS d
-        SET status = 'in_flight', lease_id = $3, due_at = $4::timestamptz, updated_at = $1::timestamptz
-        FROM chosen WHERE d.id = chosen.id
-        RETURNING ${qualified('d', DELIVERY_COLUMNS)}
-      ),
-      -- Each leased row with what its answer carries: a row of due, or one of extra with its
-      -- webhook's columns from a row of due (extra's webhooks are due's). A row of extra is leased
-      -- when another instance's claim, committing while this one read, made it due before due's
-      -- rows; left out of the answer, it would wait for its lease to run out.
-      claimed AS (
-        SELECT * FROM due
-        UNION ALL
-        SELECT x.id, x.was_due, w.* FROM extra AS x
-        CROSS JOIN LATERAL (
-          SELECT ${leasedWebhook} FROM due WHERE due.${WEBHOOK_PREFIX}id = x.webhook_id LIMIT 1
-        ) AS w
       )
-      SELECT (SELECT rate_deferred FROM summary) AS rate_deferred,
-        (SELECT rate_next_slot FROM summary) AS rate_next_slot,
-        (SELECT rate_next_slots FROM summary) AS rate_next_slots, due.was_due AS lease_order,
-        leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
-      FROM leased
-      JOIN claimed AS due ON due.id = leased.id
-      JOIN ${t.events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
-      UNION ALL
-      SELECT rate_deferred, rate_next_slot, rate_next_slots, NULL, ${noLease}
-      FROM summary WHERE NOT EXISTS (SELECT 1 FROM leased)
-      ORDER BY lease_order, id`;
+      SELECT m.id, m.webhook_id, m.per_second, r.webhook_id IS NOT NULL AS paced, r.next_at, r.queue_at
+      FROM (
+        SELECT id, was_due, ${WEBHOOK_PREFIX}id AS webhook_id, ${WEBHOOK_PREFIX}rate_per_second AS per_second FROM due
+        UNION ALL
+        SELECT id, was_due, webhook_id, NULL FROM extra
+      ) AS m
+      LEFT JOIN rates AS r ON r.webhook_id = m.webhook_id
+      ORDER BY m.was_due, m.id`;
 
 export const statements = (t: Tables, prepare: Prepare) => ({
   // LeaseRequest.endLeases: leases a worker gives up end now, as if they had run out, so their
@@ -201,58 +131,74 @@ export const statements = (t: Tables, prepare: Prepare) => ({
         AND (d.lease_id = ANY ($3::text[])
           OR (d.id, d.lease_id) IN (SELECT * FROM unnest($4::text[], $5::text[])))`,
 
-  // One statement. `due` locks the oldest due deliveries of active endpoints, skipping rows another
-  // lease holds (FOR UPDATE OF d SKIP LOCKED), and share-locks their webhooks, skipping one whose
-  // row a setWebhookStatus (or a completion counting a failure) holds: a delivery is never leased
-  // while its endpoint is being disabled. A row changed after the snapshot is re-checked on its
-  // latest version, and the webhook columns come from that locked version. LIMIT counts only rows
-  // that were locked. The RETURNING carries the old due time, so the answer keeps the lease order.
-  // The webhook is read by a LATERAL subquery that locks its own row: a subquery with a locking
-  // clause is never merged into the outer query, so the deliveries are read first, in the order
-  // of keyhook_deliveries_due_idx, whatever the planner believes about the tables' sizes (joined
-  // plainly, a planner without statistics started from the webhooks and read every queued
-  // delivery of the endpoint for each lease).
+  // The plain claim, one statement. `due` locks the oldest due deliveries of active endpoints,
+  // skipping rows another lease holds (FOR UPDATE OF d SKIP LOCKED), and share-locks their
+  // webhooks, skipping one whose row a setWebhookStatus (or a completion counting a failure)
+  // holds: a delivery is never leased while its endpoint is being disabled. A row changed after
+  // the snapshot is re-checked on its latest version, and the webhook columns come from that
+  // locked version. LIMIT counts only rows that were locked. The RETURNING carries the old due
+  // time, so the answer keeps the lease order. The webhook is read by a LATERAL subquery that
+  // locks its own row: a subquery with a locking clause is never merged into the outer query, so
+  // the deliveries are read first, in the order of keyhook_deliveries_due_idx, whatever the
+  // planner believes about the tables' sizes (joined plainly, a planner without statistics
+  // started from the webhooks and read every queued delivery of the endpoint for each lease).
   // $5 is the endpoint status that holds its deliveries (core's DELIVERY_RULES.hold), bound.
-  //
-  // docs/decisions.md §8.18, the endpoint rate: $6 is now in milliseconds since the epoch, $7, $8
-  // and $9 core's ENDPOINT_RATE_RULE.early, .late and .spread. `rates` locks the slot rows of the limited
-  // endpoints met (FOR UPDATE SKIP LOCKED: a concurrent claim that holds one paces that endpoint,
-  // and this one leaves its deliveries as they are; it never waits, so no lock order can cycle).
-  // `extra` locks up to $9 more due deliveries of each of those endpoints, beyond the LIMIT (SKIP
-  // LOCKED, as `due`). `paced` is core's paceEndpoint in closed form, over each endpoint's due
-  // deliveries met (`due`'s and `extra`'s) in due order: the slot is now without a next_at, else greatest(next_at, now - late); when it is at
-  // most now + early the first delivery is leased and next_at moves one interval on (early +
-  // late is below one interval, so at most one is). Of the others (r = 0, 1, …), the first takes
-  // the next slot unless a delivery of the endpoint already waits for it (`taken`); the rest
-  // (q = 0, 1, …) wait one interval apart from the slot after both the next one and queue_at, so
-  // no slot is given twice; rounded up to the millisecond, and queue_at moves to the last one
-  // given. Each delivery is in `due` once, so each row below is written once.
-  // The usual claim, when no due delivery in reach belongs to an endpoint with a rate: `due` as
-  // in `lease`, and only the unlimited endpoints' deliveries leased. `limited_met` counts the
-  // limited ones `due` met (locked, and let go unchanged at the statement's end); when any,
-  // the store claims again with `lease`, which paces them (docs/decisions.md §8.18). The pacing
-  // CTEs are planned on every claim that carries them, even one that meets nothing, and most
-  // claims meet nothing. This one is prepared: its plan is the same generic or custom.
+  // Only the unlimited endpoints' deliveries are leased; `limited_met` counts the limited ones
+  // `due` met (locked, and let go unchanged at the statement's end): when any, the store runs the
+  // paced claim (docs/decisions.md §8.18). Prepared: its plan is the same generic or custom.
   leaseUnlimited: prepare(leaseUnlimitedClaim(t)),
-  /** `lease` and `leaseUnlimited` with $10 and $6 the endpoints the worker's cap leaves. */
+  /** `leaseUnlimited` with $6 the endpoints the worker's cap leaves. */
   leaseUnlimitedSkipping: leaseUnlimitedClaim(t, '$6'),
 
-  lease: leaseClaim(t),
-  leaseSkipping: leaseClaim(t, '$10'),
+  // The paced claim (docs/decisions.md §8.18), one transaction: these locks, core's paceEndpoint
+  // per endpoint, then `pace`. `due` as above ($3 the hold status); `rates` locks the limited
+  // endpoints' slot rows, `extra` up to $4 (the rule's spread) more due deliveries of each. Every
+  // lock is SKIP LOCKED, taken in this order (deliveries, webhooks, slot rows, deliveries): a claim
+  // never waits, so no lock order can cycle, and one that holds an endpoint's slot row paces it
+  // while the others leave its deliveries as they are. Rows in due order, `paced` when their
+  // endpoint's slot row is held. Unnamed: a generic plan walks the due index for `extra`.
+  lockPaced: lockPacedClaim(t),
+  /** `lockPaced` with $5 the endpoints the worker's cap leaves. */
+  lockPacedSkipping: lockPacedClaim(t, '$5'),
+
+  // paceEndpoint's slotTaken, for every endpoint at once: which of the ($1, $2) pairs has a
+  // delivery of that webhook already waiting for that due time. Answers with their ordinals.
+  slotsTaken: prepare(`SELECT x.n::int AS n
+      FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS x(webhook_id, due_at, n)
+      WHERE EXISTS (
+        SELECT 1 FROM ${t.deliveries} AS h
+        WHERE h.due_at = x.due_at AND h.webhook_id = x.webhook_id AND h.status IN ('pending', 'retry_scheduled')
+      )`),
+
+  // What paceEndpoint decided, written under the locks above: the deferred deliveries' due times
+  // ($5, $6), the slot rows' pointers ($7, $8, $9), and the leases ($4, in lease order), answered
+  // in that order with their event and webhook (the webhook rows are share-locked, so as read).
+  pace: prepare(`WITH deferred AS (
+        UPDATE ${t.deliveries} AS d SET due_at = x.due_at, updated_at = $1::timestamptz
+        FROM unnest($5::text[], $6::timestamptz[]) AS x(id, due_at) WHERE d.id = x.id
+      ),
+      advanced AS (
+        UPDATE ${t.rates} AS r SET next_at = x.next_at, queue_at = x.queue_at
+        FROM unnest($7::text[], $8::float8[], $9::float8[]) AS x(webhook_id, next_at, queue_at)
+        WHERE r.webhook_id = x.webhook_id
+      ),
+      leased AS (
+        UPDATE ${t.deliveries} AS d
+        SET status = 'in_flight', lease_id = $2, due_at = $3::timestamptz, updated_at = $1::timestamptz
+        FROM unnest($4::text[]) WITH ORDINALITY AS x(id, n) WHERE d.id = x.id
+        RETURNING x.n AS lease_order, ${qualified('d', DELIVERY_COLUMNS)}
+      )
+      SELECT leased.*, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
+      FROM leased
+      JOIN ${t.webhooks} AS w ON w.id = leased.webhook_id
+      JOIN ${t.events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
+      ORDER BY leased.lease_order`),
 });
 
-/** The rate summary the lease statement's rows carry (docs/decisions.md §8.18). */
-interface RateSummaryRow {
-  rate_deferred: number;
-  /** Milliseconds since the epoch; null when the claim met no limited endpoint. */
-  rate_next_slot: number | null;
-  rate_next_slots: number[] | null;
-}
-
-/** One row of the lease statement: the delivery as leased, its event and its webhook. */
+/** One row of a claim's answer: the delivery as leased, its event and its webhook. */
 type LeaseRow = DeliveryRow & Record<string, unknown>;
 
-/** A claim's rows as leased deliveries; a row without a delivery (the claim's summary) is none. */
+/** A claim's rows as leased deliveries; a row without a delivery (the plain claim's summary) is none. */
 function leasedRows(rows: readonly LeaseRow[]): LeasedDelivery[] {
   return rows
     .filter((row) => row.id !== null)
@@ -280,31 +226,118 @@ export async function leaseDeliveries(ctx: StoreContext, request: LeaseRequest):
     leased = leasedRows(plain.rows);
     if (!plain.rows[0]?.limited_met) return leased;
   }
+  const paced = await ctx.transaction((client) =>
+    leasePaced(ctx, client, request, request.limit - leased.length, leaseEnds, skip),
+  );
+  // Once committed: a limited endpoint paced means it has work, and its worker hears its slots.
+  ctx.pacing = paced.wait !== null;
+  if (paced.wait) request.onRateWait?.(paced.wait);
+  return [...leased, ...paced.leased];
+}
+
+/** One row of lockPaced. */
+interface LockedRow {
+  id: string;
+  webhook_id: string;
+  per_second: number | null;
+  paced: boolean;
+  next_at: number | null;
+  queue_at: number | null;
+}
+
+/** An endpoint the claim paces: its slots, its limit, and its deliveries met, in due order. */
+interface PacedEndpoint {
+  slots: RateSlots;
+  perSecond: number;
+  ids: string[];
+}
+
+/**
+ * The paced claim (docs/decisions.md §8.18) in the caller's transaction: lock, pace each endpoint
+ * whose slot row it holds with core's paceEndpoint, write. `wait`: null when it paced none.
+ */
+async function leasePaced(
+  ctx: StoreContext,
+  client: Queryable,
+  request: LeaseRequest,
+  limit: number,
+  leaseEnds: Date,
+  skip: unknown[],
+): Promise<{ leased: LeasedDelivery[]; wait: RateWait | null }> {
+  const sql = ctx.sql(statements);
   const rule = request.rate ?? ENDPOINT_RATE_RULE;
-  const result = await ctx.query<LeaseRow & RateSummaryRow>(skip.length ? sql.leaseSkipping : sql.lease, [
+  const now = request.now.getTime();
+  const { rows } = await ctx.run<LockedRow>(client, skip.length ? sql.lockPacedSkipping : sql.lockPaced, [
     request.now,
-    request.limit - leased.length,
-    request.leaseId,
-    leaseEnds,
+    limit,
     hold.endpointStatus,
-    request.now.getTime(),
-    rule.early,
-    rule.late,
     rule.spread,
     ...skip,
   ]);
-  // One row at least: the rate summary, with no delivery when nothing was leased.
-  const summary = result.rows[0];
-  // A slot given out (a delivery leased or made to wait) means a limited endpoint with work.
-  ctx.pacing = summary !== undefined && summary.rate_next_slot !== null;
-  if (summary && summary.rate_next_slot !== null) {
-    request.onRateWait?.({
-      deferred: summary.rate_deferred,
-      nextSlotAt: new Date(summary.rate_next_slot),
-      nextSlots: (summary.rate_next_slots ?? []).map((at) => new Date(at)),
+  const endpoints = new Map<string, PacedEndpoint>();
+  for (const row of rows) {
+    if (!row.paced) continue;
+    let endpoint = endpoints.get(row.webhook_id);
+    if (endpoint === undefined) {
+      endpoint = { slots: { nextAt: row.next_at, queueAt: row.queue_at }, perSecond: 0, ids: [] };
+      endpoints.set(row.webhook_id, endpoint);
+    }
+    if (row.per_second !== null) endpoint.perSecond = row.per_second;
+    endpoint.ids.push(row.id);
+  }
+  // The slots paceEndpoint asks about, asked of the store at once, then paced with the answers.
+  const pace = (endpoint: PacedEndpoint, slotTaken: (dueAt: number) => boolean) =>
+    paceEndpoint(
+      endpoint.slots,
+      { perSecond: endpoint.perSecond },
+      now,
+      rule,
+      endpoint.ids.length,
+      slotTaken,
+    );
+  const asked: { webhookId: string; dueAt: number }[] = [];
+  for (const [webhookId, endpoint] of endpoints) {
+    const trial = { ...endpoint, slots: { ...endpoint.slots } };
+    pace(trial, (dueAt) => {
+      asked.push({ webhookId, dueAt });
+      return false;
     });
   }
-  return [...leased, ...leasedRows(result.rows)];
+  const taken = new Set<string>();
+  if (asked.length > 0) {
+    const answer = await ctx.run<{ n: number }>(client, sql.slotsTaken, [
+      asked.map((ask) => ask.webhookId),
+      asked.map((ask) => new Date(ask.dueAt)),
+    ]);
+    for (const { n } of answer.rows) taken.add(`${asked[n - 1]!.webhookId} ${asked[n - 1]!.dueAt}`);
+  }
+  const refused = new Map<string, number>();
+  const nextSlots: number[] = [];
+  for (const [webhookId, endpoint] of endpoints) {
+    pace(endpoint, (dueAt) => taken.has(`${webhookId} ${dueAt}`)).forEach((decision, i) => {
+      if (!decision.lease) refused.set(endpoint.ids[i]!, decision.dueAt);
+    });
+    nextSlots.push(endpoint.slots.nextAt ?? now);
+  }
+  // Leased: the unlimited endpoints' deliveries and those paceEndpoint leased, in due order.
+  const leasing = rows
+    .filter((row) => (row.per_second === null && !row.paced) || (row.paced && !refused.has(row.id)))
+    .map((row) => row.id);
+  if (leasing.length === 0 && endpoints.size === 0) return { leased: [], wait: null };
+  const rates = [...endpoints];
+  const result = await ctx.run<LeaseRow>(client, sql.pace, [
+    request.now,
+    request.leaseId,
+    leaseEnds,
+    leasing,
+    [...refused.keys()],
+    [...refused.values()].map((dueAt) => new Date(dueAt)),
+    rates.map(([webhookId]) => webhookId),
+    rates.map(([, endpoint]) => endpoint.slots.nextAt),
+    rates.map(([, endpoint]) => endpoint.slots.queueAt),
+  ]);
+  const wait = endpoints.size > 0 ? rateWaitOf(refused.size, nextSlots) : null;
+  return { leased: leasedRows(result.rows), wait };
 }
 
 /** LeaseRequest.endLeases, in one statement before the claim (`endLeases`). */
