@@ -111,7 +111,7 @@ onEachStack('the portal end to end', (stack) => {
     const endpoint = (await host().keyhook.webhooks.list(tenantId, 100)).find((item) => item.url === url);
     if (!endpoint) throw new Error(`no endpoint at ${url}`);
     // The record's field keeps the old name, rateLimit, for now.
-    const { events, status, signatureScheme, rateLimit: deliveryRate } = endpoint;
+    const { events, status, signatureScheme, deliveryRate } = endpoint;
     return { url, events, status, signatureScheme, deliveryRate };
   };
 

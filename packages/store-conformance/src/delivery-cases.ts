@@ -407,7 +407,10 @@ export function deliveryCases(ctx: SuiteContext): void {
       const newer = (await publishOne(ctx.store, { type: 'run.failed', createdAt: at(-1) })).deliveries[0]!
         .id;
       // An endpoint with a rate, so the pacing claim skips too (its first delivery has a slot now).
-      const limited = await subscribed(ctx.store, { events: ['apply.failed'], rateLimit: { perSecond: 1 } });
+      const limited = await subscribed(ctx.store, {
+        events: ['apply.failed'],
+        deliveryRate: { perSecond: 1 },
+      });
       const paced = (await publishOne(ctx.store, { type: 'apply.failed', createdAt: at(-2) })).deliveries[0]!
         .id;
       const leased = await ctx.store.leaseDeliveries({

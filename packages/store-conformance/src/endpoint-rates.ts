@@ -66,17 +66,17 @@ export function endpointRateCases(ctx: SuiteContext): void {
 
   describe('endpoint delivery rates (docs/decisions.md §8.18)', () => {
     it('stores the rate, reads it back, and an endpoint without one reads null', async () => {
-      const limited = await inserted({ rateLimit: { perSecond: 0.5 } });
+      const limited = await inserted({ deliveryRate: { perSecond: 0.5 } });
       const free = await inserted();
-      expect((await ctx.store.getWebhook('tenant_a', limited.id))!.rateLimit).toEqual({ perSecond: 0.5 });
-      expect((await ctx.store.getWebhook('tenant_a', free.id))!.rateLimit).toBeNull();
+      expect((await ctx.store.getWebhook('tenant_a', limited.id))!.deliveryRate).toEqual({ perSecond: 0.5 });
+      expect((await ctx.store.getWebhook('tenant_a', free.id))!.deliveryRate).toBeNull();
       const listed = await ctx.store.listWebhooks('tenant_a', { limit: 10 });
-      expect(listed.find((w) => w.id === limited.id)!.rateLimit).toEqual({ perSecond: 0.5 });
-      expect(listed.find((w) => w.id === free.id)!.rateLimit).toBeNull();
+      expect(listed.find((w) => w.id === limited.id)!.deliveryRate).toEqual({ perSecond: 0.5 });
+      expect(listed.find((w) => w.id === free.id)!.deliveryRate).toBeNull();
     });
 
     it("leases a limited endpoint's due deliveries at most at its rate; the rest wait, attempts unchanged, until their slot; an unlimited endpoint's go beside them", async () => {
-      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      const limited = await inserted({ deliveryRate: TEN_PER_SECOND });
       const free = await inserted();
       await publish(4);
 
@@ -108,8 +108,8 @@ export function endpointRateCases(ctx: SuiteContext): void {
     });
 
     it('a claim that meets several limited endpoints tells the next slot of each, the earliest as nextSlotAt', async () => {
-      const ten = await inserted({ rateLimit: TEN_PER_SECOND });
-      const two = await inserted({ rateLimit: { perSecond: 2 } });
+      const ten = await inserted({ deliveryRate: TEN_PER_SECOND });
+      const two = await inserted({ deliveryRate: { perSecond: 2 } });
       await publish(3);
       const claim = await lease(T0);
       expect(of(claim.leased, ten)).toHaveLength(1);
@@ -122,7 +122,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
     });
 
     it("a claim gives slots to the due deliveries of a limited endpoint it meets beyond its limit, up to the rule's spread", async () => {
-      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      const limited = await inserted({ deliveryRate: TEN_PER_SECOND });
       await publish(5);
       const first = await lease(T0, ctx.store, 2);
       expect(first.leased).toHaveLength(1);
@@ -137,7 +137,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
     });
 
     it('with a spread of 1, a claim gives a slot to one more only; the next claim continues after the slots given', async () => {
-      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      const limited = await inserted({ deliveryRate: TEN_PER_SECOND });
       await publish(5);
       const rate = { ...ENDPOINT_RATE_RULE, spread: 1 };
       const claim = (limit: number) =>
@@ -150,7 +150,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
     });
 
     it('deliveries published one at a time, each paced by a claim of its own, get a slot each: their due time is when they go', async () => {
-      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      const limited = await inserted({ deliveryRate: TEN_PER_SECOND });
       for (const ms of [0, 1, 2, 3]) {
         await ctx.store.publishEvent(eventRecord({ createdAt: at(ms) }), deliveryId);
         await lease(at(ms));
@@ -164,7 +164,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
     });
 
     it('a retry over the rate stays retry_scheduled with its attempt count', async () => {
-      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      const limited = await inserted({ deliveryRate: TEN_PER_SECOND });
       await publish(2);
       const { leased } = await lease(T0);
       expect(leased).toHaveLength(1);
@@ -197,7 +197,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
     });
 
     it('slots are shared by every connection: a claim on another one continues the same pace', async () => {
-      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      const limited = await inserted({ deliveryRate: TEN_PER_SECOND });
       await publish(1);
       expect((await lease(T0)).leased).toHaveLength(1);
       const peer = await ctx.peer();
@@ -209,7 +209,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
     });
 
     it('a publish that leases for its worker (the handoff) leaves a limited endpoint its delivery pending', async () => {
-      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      const limited = await inserted({ deliveryRate: TEN_PER_SECOND });
       const free = await inserted();
       const outcome = await ctx.store.publishEvent(eventRecord(), deliveryId, undefined, {
         limit: 10,
@@ -225,7 +225,7 @@ export function endpointRateCases(ctx: SuiteContext): void {
     });
 
     it('a PATCH of the rate makes what the old rate made wait due at once and paces afresh; null removes the limit', async () => {
-      const slow = await inserted({ rateLimit: { perSecond: 1 } });
+      const slow = await inserted({ deliveryRate: { perSecond: 1 } });
       await publish(5);
       expect((await lease(T0)).leased).toHaveLength(1);
       // 1/s: slots T0 + 1000, 2000, 3000, 4000.
@@ -234,10 +234,10 @@ export function endpointRateCases(ctx: SuiteContext): void {
       const faster = await ctx.store.updateWebhookSubscription(
         'tenant_a',
         slow.id,
-        { ...subscriptionOf(slow.url, slow.events, slow), rateLimit: TEN_PER_SECOND },
+        { ...subscriptionOf(slow.url, slow.events, slow), deliveryRate: TEN_PER_SECOND },
         at(100),
       );
-      expect(faster).toMatchObject({ outcome: 'updated', webhook: { rateLimit: TEN_PER_SECOND } });
+      expect(faster).toMatchObject({ outcome: 'updated', webhook: { deliveryRate: TEN_PER_SECOND } });
       expect((await waiting(slow)).map(([due]) => due)).toEqual([100, 100, 100, 100]);
       const claim = await lease(at(100));
       expect(claim.leased).toHaveLength(1);
@@ -251,24 +251,24 @@ export function endpointRateCases(ctx: SuiteContext): void {
         subscriptionOf('https://example.com/renamed', slow.events, slow),
         at(110),
       );
-      expect(renamed).toMatchObject({ outcome: 'updated', webhook: { rateLimit: TEN_PER_SECOND } });
+      expect(renamed).toMatchObject({ outcome: 'updated', webhook: { deliveryRate: TEN_PER_SECOND } });
       expect((await waiting(slow)).map(([due]) => due)).toEqual([200, 300, 400]);
       const current = (await ctx.store.getWebhook('tenant_a', slow.id))!;
 
       const unlimited = await ctx.store.updateWebhookSubscription(
         'tenant_a',
         slow.id,
-        { ...subscriptionOf(current.url, current.events, current), rateLimit: null },
+        { ...subscriptionOf(current.url, current.events, current), deliveryRate: null },
         at(120),
       );
-      expect(unlimited).toMatchObject({ outcome: 'updated', webhook: { rateLimit: null } });
+      expect(unlimited).toMatchObject({ outcome: 'updated', webhook: { deliveryRate: null } });
       const all = await lease(at(120));
       expect(all.leased).toHaveLength(3);
       expect(all.waits).toEqual([]);
     });
 
     it('a PATCH of a rate whose slots are not whole milliseconds makes every waiting one due, the last too', async () => {
-      const thirds = await inserted({ rateLimit: { perSecond: 3 } });
+      const thirds = await inserted({ deliveryRate: { perSecond: 3 } });
       await publish(3);
       await lease(T0);
       // 333⅓ ms apart, rounded up: the last slot given ends 666⅔ ms on, its due time at 667.
@@ -276,14 +276,14 @@ export function endpointRateCases(ctx: SuiteContext): void {
       await ctx.store.updateWebhookSubscription(
         'tenant_a',
         thirds.id,
-        { ...subscriptionOf(thirds.url, thirds.events, thirds), rateLimit: TEN_PER_SECOND },
+        { ...subscriptionOf(thirds.url, thirds.events, thirds), deliveryRate: TEN_PER_SECOND },
         at(50),
       );
       expect((await waiting(thirds)).map(([due]) => due)).toEqual([50, 50]);
     });
 
     it("another tenant's PATCH of the rate is not_found and moves nothing", async () => {
-      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      const limited = await inserted({ deliveryRate: TEN_PER_SECOND });
       await publish(3);
       await lease(T0);
       const before = await waiting(limited);
@@ -291,16 +291,16 @@ export function endpointRateCases(ctx: SuiteContext): void {
         await ctx.store.updateWebhookSubscription(
           'tenant_b',
           limited.id,
-          { ...subscriptionOf(limited.url, limited.events, limited), rateLimit: null },
+          { ...subscriptionOf(limited.url, limited.events, limited), deliveryRate: null },
           at(10),
         ),
       ).toEqual({ outcome: 'not_found' });
       expect(await waiting(limited)).toEqual(before);
-      expect((await ctx.store.getWebhook('tenant_a', limited.id))!.rateLimit).toEqual(TEN_PER_SECOND);
+      expect((await ctx.store.getWebhook('tenant_a', limited.id))!.deliveryRate).toEqual(TEN_PER_SECOND);
     });
 
     it('enabling an endpoint again gives up the slots its held deliveries had: they are paced from the release', async () => {
-      const limited = await inserted({ rateLimit: TEN_PER_SECOND });
+      const limited = await inserted({ deliveryRate: TEN_PER_SECOND });
       await publish(4);
       await lease(T0);
       await ctx.store.setWebhookStatus('tenant_a', limited.id, 'disabled', 'manual', at(10));

@@ -63,7 +63,7 @@ export function webhookRecord(overrides: Partial<WebhookRecord> = {}): WebhookRe
     previousSecretSealed: null,
     previousSecretExpiresAt: null,
     signatureScheme: 'keyhook',
-    rateLimit: null,
+    deliveryRate: null,
     publicKey: null,
     createdAt: new Date('2026-01-01T00:00:00.123Z'),
     updatedAt: new Date('2026-01-01T00:00:00.123Z'),

@@ -333,7 +333,7 @@ async function oneDelivery(store: PostgresStore) {
           webhookRecord({
             events: ['run.paced'],
             url: 'https://paced.example.com/',
-            rateLimit: { perSecond: 1 },
+            deliveryRate: { perSecond: 1 },
           }),
         );
         for (let i = 0; i < 3; i++) await store.publishEvent(eventRecord({ type: 'run.paced' }), deliveryId);

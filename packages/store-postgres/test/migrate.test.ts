@@ -406,11 +406,11 @@ async function insertWithout(
         expect(await store.getWebhook('tenant_a', webhook.id)).toEqual({
           ...webhook,
           signatureScheme: 'standard-webhooks',
-          rateLimit: null,
+          deliveryRate: null,
         });
-        const added = webhookRecord({ rateLimit: { perSecond: 2.5 } });
+        const added = webhookRecord({ deliveryRate: { perSecond: 2.5 } });
         expect(await store.insertWebhook(added)).toBe('inserted');
-        expect((await store.getWebhook('tenant_a', added.id))!.rateLimit).toEqual({ perSecond: 2.5 });
+        expect((await store.getWebhook('tenant_a', added.id))!.deliveryRate).toEqual({ perSecond: 2.5 });
       } finally {
         await store.close();
       }

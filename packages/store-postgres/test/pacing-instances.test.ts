@@ -33,7 +33,7 @@ const INSTANCES = 4;
       // and each instance's claim may commit between another's reads of the same endpoint.
       for (const perSecond of [1000, 20]) {
         await stores[0]!.insertWebhook(
-          webhookRecord({ tenantId: 'tenant_a', events: ['run.completed'], rateLimit: { perSecond } }),
+          webhookRecord({ tenantId: 'tenant_a', events: ['run.completed'], deliveryRate: { perSecond } }),
         );
       }
       const start = Date.now() - 2000;

@@ -283,7 +283,7 @@ describe('migrations', () => {
     db.close();
 
     const store = createSqliteStore({ filename });
-    expect(await store.getWebhook('tenant_a', webhook.id)).toEqual({ ...webhook, rateLimit: null });
+    expect(await store.getWebhook('tenant_a', webhook.id)).toEqual({ ...webhook, deliveryRate: null });
     await store.close();
     const raw = new Database(filename);
     expect(() =>

@@ -41,18 +41,18 @@ export function newDeliveryRecord(
 
 /**
  * Which subscribers' deliveries a publish leases: the first `lease.limit` active ones without a
- * delivery rate (a subscriber without `rateLimit`, the record's field, has none), in the order given (webhook id). A limited endpoint's delivery is written pending,
- * and its rate is applied when a worker claims it (docs/decisions.md §8.18). One rule for every
- * store.
+ * `deliveryRate`, in the order given (webhook id). A limited endpoint's delivery is written
+ * pending, and its rate is applied when a worker claims it (docs/decisions.md §8.18). One rule
+ * for every store.
  */
 export function leasedSubscribers<
-  T extends { status: WebhookStatus; rateLimit?: DeliveryRate | null | undefined },
+  T extends { status: WebhookStatus; deliveryRate?: DeliveryRate | null | undefined },
 >(subscribers: readonly T[], lease: Pick<PublishLease, 'limit'> | undefined): Set<T> {
   const chosen = new Set<T>();
   if (lease === undefined) return chosen;
   for (const subscriber of subscribers) {
     if (chosen.size >= lease.limit) break;
-    if (!holdsDeliveries(subscriber.status) && !subscriber.rateLimit) chosen.add(subscriber);
+    if (!holdsDeliveries(subscriber.status) && !subscriber.deliveryRate) chosen.add(subscriber);
   }
   return chosen;
 }

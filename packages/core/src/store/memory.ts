@@ -59,7 +59,7 @@ const copy = (record: ApiKeyRecord): ApiKeyRecord => ({
 
 const copyWebhook = (record: WebhookRecord): WebhookRecord => ({
   ...record,
-  rateLimit: record.rateLimit ? { ...record.rateLimit } : null,
+  deliveryRate: record.deliveryRate ? { ...record.deliveryRate } : null,
   previousSecretExpiresAt: date(record.previousSecretExpiresAt),
   events: [...record.events],
   createdAt: new Date(record.createdAt.getTime()),
@@ -283,8 +283,8 @@ export class MemoryStore implements CompleteStore {
     record.twinKey = subscription.twinKey;
     if (subscription.signatureScheme !== undefined) record.signatureScheme = subscription.signatureScheme;
     if (subscription.description !== undefined) record.description = subscription.description;
-    if (subscription.rateLimit !== undefined) {
-      record.rateLimit = subscription.rateLimit ? { ...subscription.rateLimit } : null;
+    if (subscription.deliveryRate !== undefined) {
+      record.deliveryRate = subscription.deliveryRate ? { ...subscription.deliveryRate } : null;
       this.resetRate(id, at);
     }
     record.updatedAt = new Date(at);
@@ -397,7 +397,7 @@ export class MemoryStore implements CompleteStore {
     // docs/decisions.md §8.18: each limited endpoint's due deliveries, in due order, paced at once.
     const limited = new Map<string, DeliveryRecord[]>();
     for (const delivery of due) {
-      if (this.webhooks.get(delivery.webhookId)!.rateLimit === null) continue;
+      if (this.webhooks.get(delivery.webhookId)!.deliveryRate === null) continue;
       limited.set(delivery.webhookId, [...(limited.get(delivery.webhookId) ?? []), delivery]);
     }
     // Up to `spread` more due deliveries of each, beyond the limit, are given their slots too.
@@ -420,7 +420,7 @@ export class MemoryStore implements CompleteStore {
     const nextSlots: number[] = [];
     for (const [webhookId, deliveries] of limited) {
       const slots = this.rateSlots(webhookId);
-      const limit = this.webhooks.get(webhookId)!.rateLimit!;
+      const limit = this.webhooks.get(webhookId)!.deliveryRate!;
       const waitingAt = (dueAt: number) =>
         [...this.deliveries.values()].some(
           (d) =>

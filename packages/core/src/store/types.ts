@@ -95,7 +95,7 @@ export interface WebhookRecord {
   /** How its deliveries are signed. Rows from before the column was added read `'keyhook'`. */
   signatureScheme: SignatureScheme;
   /** Its delivery rate; null: none. Rows from before the column was added read null. */
-  rateLimit: DeliveryRate | null;
+  deliveryRate: DeliveryRate | null;
   /**
    * The `whpk_…` public key when the current signing key is an ed25519 one (`whsk_…`, sealed in
    * `secretSealed`); null for a shared secret. Not a secret: reads show it (docs/decisions.md §6.10).
@@ -119,7 +119,7 @@ export interface WebhookSubscription {
    * The new delivery rate (null: none); undefined keeps the stored one. A given one, even the
    * same, starts the endpoint's pacing afresh (docs/decisions.md §8.18).
    */
-  rateLimit?: DeliveryRate | null | undefined;
+  deliveryRate?: DeliveryRate | null | undefined;
   /** The new description (null: none); undefined keeps the stored one. */
   description?: string | null | undefined;
 }
@@ -277,11 +277,11 @@ export interface LeaseRequest {
   leaseMs: number;
   /** Written on every leased delivery; only its holder can record the attempt. */
   leaseId: string;
-  /** How an endpoint's `rateLimit` is applied (docs/decisions.md §8.18). Default ENDPOINT_RATE_RULE. */
+  /** How an endpoint's `deliveryRate` is applied (docs/decisions.md §8.18). Default ENDPOINT_RATE_RULE. */
   rate?: EndpointRateRule | undefined;
   /**
    * Called once, before the claim resolves, when it met a due delivery of an endpoint with a
-   * `rateLimit`: how many such deliveries it made wait for a later slot (not leased, still
+   * `deliveryRate`: how many such deliveries it made wait for a later slot (not leased, still
    * queued, attempts unchanged), and the earliest time one of those endpoints has a slot again,
    * so the worker wakes then rather than at its poll.
    */
@@ -634,7 +634,7 @@ export interface EndpointStore {
    * insertWebhook, so of two concurrent changes onto one twin key one wins. Deliveries already
    * written stay with the webhook and go to its URL as it is when they are sent.
    *
-   * With `subscription.rateLimit` given, in the same transaction: the endpoint's rate slots are
+   * With `subscription.deliveryRate` given, in the same transaction: the endpoint's rate slots are
    * reset, and its pending and retry_scheduled deliveries that the old rate made wait (due after
    * `at`, no later than the last slot it gave out) become due at `at` (docs/decisions.md §8.18).
    */
@@ -709,7 +709,7 @@ export interface DeliveryQueueStore {
    * (`dueAt <= now`). Each becomes in_flight under `leaseId` until now + leaseMs. Two callers
    * never lease the same delivery while its lease lives (Postgres: FOR UPDATE SKIP LOCKED).
    *
-   * The due deliveries of an endpoint with a `rateLimit` are paced by core's `paceEndpoint`
+   * The due deliveries of an endpoint with a `deliveryRate` are paced by core's `paceEndpoint`
    * (with `request.rate`): one leased only when its slot has come; the others keep their status
    * and attempts and become due at the slots the rule gives them. The endpoint's slots are read and advanced in
    * the claim's transaction, so across every caller on one database the endpoint's leases keep

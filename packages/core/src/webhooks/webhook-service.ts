@@ -142,8 +142,7 @@ export class WebhookService implements Webhooks {
       // An ed25519 key signs Standard Webhooks' v1a only (docs/decisions.md §6.10).
       signatureScheme:
         parsed.signatureScheme ?? (ed25519 ? 'standard-webhooks' : this.deps.defaultSignatureScheme),
-      // The record's field keeps the old name, rateLimit, for now.
-      rateLimit: rate === undefined ? this.deps.defaultDeliveryRate : rate,
+      deliveryRate: rate === undefined ? this.deps.defaultDeliveryRate : rate,
       publicKey: key.publicKey,
       createdAt: now,
       updatedAt: now,
@@ -177,8 +176,7 @@ export class WebhookService implements Webhooks {
     const deliveryRate = sentRate(parsed);
     if (!isWellFormedId(id, 'wh')) throw notFound();
     if (status === undefined) {
-      // The record's field keeps the old name, rateLimit, for now.
-      const settings = { signatureScheme, rateLimit: deliveryRate, description };
+      const settings = { signatureScheme, deliveryRate, description };
       const updated = await this.resubscribe(tenantId, id, url, events, settings);
       // Deliveries the old rate made wait are due now (docs/decisions.md §8.18).
       if (deliveryRate !== undefined) this.deps.onEnabled?.();
@@ -204,7 +202,7 @@ export class WebhookService implements Webhooks {
     id: string,
     url: string | undefined,
     events: string[] | undefined,
-    settings: Pick<WebhookSubscription, 'signatureScheme' | 'rateLimit' | 'description'>,
+    settings: Pick<WebhookSubscription, 'signatureScheme' | 'deliveryRate' | 'description'>,
   ): Promise<WebhookRecord> {
     let checkedUrl: string | undefined;
     if (url !== undefined) {

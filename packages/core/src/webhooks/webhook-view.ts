@@ -65,8 +65,7 @@ export function toWebhookView(webhook: WebhookRecord): WebhookView {
     signatureScheme: webhook.signatureScheme,
     keyType: webhook.publicKey === null ? 'hmac' : 'ed25519',
     publicKey: webhook.publicKey,
-    // The record keeps the field's old name, rateLimit, for now.
-    deliveryRate: webhook.rateLimit ? { perSecond: webhook.rateLimit.perSecond } : null,
+    deliveryRate: webhook.deliveryRate ? { perSecond: webhook.deliveryRate.perSecond } : null,
     createdAt: webhook.createdAt.toISOString(),
     updatedAt: webhook.updatedAt.toISOString(),
   };

@@ -36,15 +36,15 @@ export async function updateWebhookSubscription(
     at,
     subscription.from,
     subscription.signatureScheme ?? null,
-    subscription.rateLimit !== undefined,
-    subscription.rateLimit?.perSecond ?? null,
+    subscription.deliveryRate !== undefined,
+    subscription.deliveryRate?.perSecond ?? null,
     subscription.description !== undefined,
     subscription.description ?? null,
   ];
   let webhook: WebhookRecord | null;
   try {
     webhook =
-      subscription.rateLimit === undefined
+      subscription.deliveryRate === undefined
         ? oneWebhook(await ctx.query<WebhookRow>(sql.updateSubscription, params))
         : await ctx.transaction(async (client) => {
             // The webhook row first, then its slots and what they made wait (docs/decisions.md §8.18).

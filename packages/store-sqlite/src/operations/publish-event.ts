@@ -104,7 +104,7 @@ export function publishEvent(
   const candidates = subscribers.map((webhook) => ({
     webhook,
     status: webhook.status,
-    rateLimit: webhook.rate_per_second === null ? null : { perSecond: webhook.rate_per_second },
+    deliveryRate: webhook.rate_per_second === null ? null : { perSecond: webhook.rate_per_second },
   }));
   const toLease = new Set([...leasedSubscribers(candidates, lease)].map(({ webhook }) => webhook));
   const leased: LeasedDelivery[] = [];

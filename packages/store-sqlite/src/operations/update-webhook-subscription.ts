@@ -52,7 +52,7 @@ export function prepareUpdateWebhookSubscription(
   const resetSlots = resetRate(db);
   const byId = webhookById(db);
   return db.transaction((tenantId, id, subscription, at) => {
-    const changesRate = subscription.rateLimit !== undefined;
+    const changesRate = subscription.deliveryRate !== undefined;
     const queueAt = changesRate ? rateQueueAt.get(id) : null;
     let row: WebhookRow | undefined;
     try {
@@ -63,7 +63,7 @@ export function prepareUpdateWebhookSubscription(
         subscription.twinKey,
         subscription.signatureScheme ?? null,
         changesRate ? 1 : 0,
-        subscription.rateLimit?.perSecond ?? null,
+        subscription.deliveryRate?.perSecond ?? null,
         subscription.description === undefined ? 0 : 1,
         subscription.description ?? null,
         at,
