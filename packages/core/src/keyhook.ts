@@ -548,7 +548,7 @@ export function createKeyhook<
   });
   type Scope = ScopeNameOf<Scopes>;
   const guard = (scope?: Scope): Guard => {
-    scopeCatalog.assertKnown(scope, 'requireScope');
+    scopeCatalog.assertKnown(scope, 'guard(scope)');
     return (headers: RequestHeaders, client?: string) => http.guard(headers, scope, client);
   };
   return {
