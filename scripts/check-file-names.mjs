@@ -3,8 +3,8 @@
 // is X decided?" should guess right the first time (CONTRIBUTING.md "Names"). Run by
 // `npm run lint` (and so by CI).
 //
-// In each workspace package (packages/*, examples/*, benchmarks), source files and test files
-// are checked apart (`x.test.ts` beside `x.ts` is the test of x). Two files collide when
+// In each workspace package (packages/*, examples/*, benchmarks), the files under src/ and test/
+// are checked, sources and tests apart (`x.test.ts` beside `x.ts` is the test of x). Two files collide when
 // - they have the same name in different folders (`keys/view.ts`, `webhooks/view.ts`; an entry
 //   `index.ts` per folder is allowed), or one is named like a folder (`store.ts` beside `store/`);
 // - source only: one's name is the other's plus more (`sign.ts`, `sign-async.ts`, `signing.ts`;
@@ -99,16 +99,24 @@ function selfTest() {
 
 /** Where the stores' operation listings differ, or a module lacks the function it is named for. */
 function operationProblems() {
-  const OPERATION = /^packages\/(store-[^/]+)\/src\/operations\/([a-z-]+)\.ts$/;
+  const IN_OPERATIONS = /^packages\/(store-[^/]+)\/src\/operations\/(.+)$/;
+  const MODULE = /^([a-z]+(?:-[a-z]+)*)\.ts$/;
   const problems = [];
   const stores = new Map();
-  for (const file of trackedFiles((name) => OPERATION.test(name))) {
-    const [, store, stem] = OPERATION.exec(file);
+  for (const file of trackedFiles((name) => IN_OPERATIONS.test(name))) {
+    const [, store, name] = IN_OPERATIONS.exec(file);
+    const stem = MODULE.exec(name)?.[1];
+    if (stem === undefined) {
+      problems.push(
+        `${file}: an operation module is named as its method, in kebab case (lease-deliveries.ts)`,
+      );
+      continue;
+    }
     if (!stores.has(store)) stores.set(store, new Set());
     stores.get(store).add(stem);
     const method = stem.replace(/-(\w)/g, (_, letter) => letter.toUpperCase());
-    const text = readFileSync(path.join(ROOT, file), 'utf8');
-    if (!new RegExp(`export (async )?function ${method}\\b`).test(text))
+    const code = readFileSync(path.join(ROOT, file), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+    if (!new RegExp(`^export (async )?function ${method}\\b`, 'm').test(code))
       problems.push(`${file}: exports no function ${method}`);
   }
   const all = new Set([...stores.values()].flatMap((stems) => [...stems]));

@@ -1,7 +1,8 @@
 /**
  * `@keyhook/core/store`: the Store contract and what every store builds on, so that all stores
  * write the same records and apply the same rules. Stores import from here and nothing else of
- * keyhook's; host apps never need to (the root entry has what they use). Each name is a promise
+ * keyhook's; a host imports from here only to name the records its services return (`WebhookRecord`,
+ * `DeliveryRate`, …) or the `Store` it passes. Each name is a promise
  * listed in `etc/core-store.api.md`; see core's README, "What the package exports".
  */
 

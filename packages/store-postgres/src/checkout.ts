@@ -30,6 +30,12 @@ export async function checkOut(pool: pg.Pool, onError?: (error: Error) => void):
 export interface TransactionOptions {
   /** The statement that opens the transaction. Default `BEGIN`. */
   begin?: string;
+  /**
+   * pg's client-side `query_timeout` for BEGIN, COMMIT and ROLLBACK, in ms, as the store bounds
+   * its own statements: a COMMIT sent into a network that no longer answers fails rather than
+   * waits for TCP to give up. Default none.
+   */
+  readTimeout?: number | undefined;
 }
 
 /**
@@ -47,14 +53,20 @@ export async function withTransaction<T>(
   const client = await checkOut(pool, () => {
     broken = true;
   });
+  const control = (text: string) =>
+    client.query(
+      options.readTimeout === undefined
+        ? text
+        : ({ text, query_timeout: options.readTimeout } as pg.QueryConfig),
+    );
   try {
-    await client.query(options.begin ?? 'BEGIN');
+    await control(options.begin ?? 'BEGIN');
     const result = await work(client);
-    await client.query('COMMIT');
+    await control('COMMIT');
     return result;
   } catch (error) {
     if (!broken && !isReadTimeout(error)) {
-      await client.query('ROLLBACK').catch(() => {
+      await control('ROLLBACK').catch(() => {
         broken = true;
       });
     } else {

@@ -104,7 +104,10 @@ export class StoreContext {
   async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     this.assertOpen();
     try {
-      return await withTransaction(this.pool, work, { begin: 'BEGIN ISOLATION LEVEL READ COMMITTED' });
+      return await withTransaction(this.pool, work, {
+        begin: 'BEGIN ISOLATION LEVEL READ COMMITTED',
+        readTimeout: this.bounds.readTimeout(false),
+      });
     } catch (error) {
       throw toStoreError(error);
     }

@@ -4,7 +4,7 @@ import { FaultProxy } from '@keyhook/testing/fault-proxy';
 import { POSTGRES_TEST_URL, postgresAvailable, uniqueSchemaName } from '@keyhook/testing/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkOut } from '../src/checkout.js';
+import { checkOut, isReadTimeout, withTransaction } from '../src/checkout.js';
 import { openPool } from '../src/connection.js';
 import { createPostgresStore } from '../src/index.js';
 import { lockKeyRow, outcome } from './support.js';
@@ -70,6 +70,32 @@ async function lockWaiters(schema: string, forMs = 0): Promise<number> {
         .not.toBeNull();
     } finally {
       await store.close();
+      await proxy.close();
+    }
+  });
+
+  it('a COMMIT sent into a network that stopped answering ends at the client’s bound too, and its client is not pooled again', async () => {
+    const proxy = await FaultProxy.start();
+    const pool = new pg.Pool({ connectionString: proxy.url(), max: 1 });
+    try {
+      const committing = withTransaction(
+        pool,
+        async (client) => {
+          await client.query('SELECT 1');
+          proxy.blackhole();
+        },
+        { readTimeout: BOUND_MS },
+      );
+      const result = await outcome(committing);
+      expect(isReadTimeout(result.error), String(result.error)).toBe(true);
+      expect(result.ms).toBeGreaterThanOrEqual(BOUND_MS);
+      expect(result.ms).toBeLessThan(BOUND_MS + SLACK_MS);
+      // The client that timed out was destroyed: healed, the pool opens a new one that answers.
+      await proxy.pass();
+      expect(pool.totalCount).toBe(0);
+      expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await pool.end();
       await proxy.close();
     }
   });
