@@ -354,7 +354,7 @@ try {
     encryptionKey: ENCRYPTION_KEY,
     mode: 'development',
     logger,
-    events: { [EVENT_TYPE]: {} },
+    eventCatalog: { [EVENT_TYPE]: {} },
   });
   // Never sent: no worker runs. Its subscription makes each publish write one delivery.
   await keyhook.webhooks.create(TENANT, { url: 'http://127.0.0.1:9/hooks', events: [EVENT_TYPE] });

@@ -53,7 +53,7 @@ async function main() {
   const encryptionKey = generateEncryptionKey();
   const keyhookOn = (store) =>
     createKeyhook({
-      events: { 'run.completed': {} },
+      eventCatalog: { 'run.completed': {} },
       store,
       adminSession: { secret: 'endpoint-rate-bench-admin-secret-0123456789' },
       encryptionKey,

@@ -61,7 +61,7 @@ const store = await createPostgresStore({ connectionString: PG_URL, schema, logg
 const clients = [];
 try {
   const keyhook = createKeyhook({
-    events: { 'bench.event': {} },
+    eventCatalog: { 'bench.event': {} },
     store,
     adminSession: { secret: 'x'.repeat(32) },
     mode: 'development',

@@ -37,7 +37,7 @@ const receiver = await startArrivalsReceiver();
 const encryptionKey = generateEncryptionKey();
 const keyhookOn = (store) =>
   createKeyhook({
-    events: { 'run.completed': {} },
+    eventCatalog: { 'run.completed': {} },
     store,
     adminSession: { secret: 'paced-endpoints-bench-admin-secret-0123456789' },
     encryptionKey,

@@ -213,7 +213,7 @@ export async function countSucceeded(store, webhookId) {
 }
 export function makeKeyhook(store, logger, delivery = {}, telemetry = undefined) {
   return createKeyhook({
-    events: { [EVENT_TYPE]: {} },
+    eventCatalog: { [EVENT_TYPE]: {} },
     store,
     adminSession: { secret: ADMIN_SECRET },
     mode: 'development',

@@ -54,7 +54,7 @@ async function measured(work) {
 
 async function keyhookOn(store) {
   const keyhook = createKeyhook({
-    events: { 'run.completed': {} },
+    eventCatalog: { 'run.completed': {} },
     store,
     adminSession: { secret: 'recover-stall-bench-admin-secret-0123456789' },
     encryptionKey: generateEncryptionKey(),

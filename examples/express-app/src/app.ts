@@ -41,7 +41,7 @@ export function createExpressApp(options: ExpressAppOptions): ExpressApp {
   const store = createSqliteStore({ database: db });
   const keyhook = createKeyhook({
     scopes: SCOPES,
-    events: EVENTS,
+    eventCatalog: EVENTS,
     store,
     adminSession: options.adminSession,
     encryptionKey: options.encryptionKey,

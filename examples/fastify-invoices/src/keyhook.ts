@@ -43,7 +43,7 @@ export function createInvoicesKeyhook(store: Store, options: InvoicesKeyhookOpti
       { name: 'invoices:read', description: 'List and read invoices' },
       { name: 'invoices:write', description: 'Create and pay invoices' },
     ],
-    events: {
+    eventCatalog: {
       'invoice.created': { description: 'A draft invoice was created.', data: invoiceCreatedData },
       'invoice.paid': { description: 'An invoice was paid in full.', data: invoicePaidData },
     },

@@ -54,7 +54,7 @@ describe('examples/receiver catching up with the events feed (docs/http-api.md Â
       encryptionKey: TEST_ENCRYPTION_KEY,
       mode: 'development', // http://127.0.0.1 endpoints
       scopes: ['runs:read'],
-      events: REFERENCE_EVENTS,
+      eventCatalog: REFERENCE_EVENTS,
       delivery: { headers: REFERENCE_SERVER_HEADERS },
       logger: silentLogger,
     });

@@ -104,7 +104,7 @@ export async function buildServer(
       },
       // This server's scopes, events and header names (catalog.ts), as any host passes its own.
       scopes: REFERENCE_SCOPES,
-      events: REFERENCE_EVENTS,
+      eventCatalog: REFERENCE_EVENTS,
       logger: app.log,
       mode: config.production ? 'production' : 'development',
       encryptionKey: await encryptionKeyFor(config, storage.store),

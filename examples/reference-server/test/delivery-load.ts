@@ -100,7 +100,7 @@ export async function sharedPostgresSchema(label: string): Promise<SharedSchema>
 export function testKeyhook(store: Store, logger: Logger, timeoutMs = 1000): Keyhook {
   // The server's own catalog and header names (src/catalog.ts).
   return createKeyhook({
-    events: REFERENCE_EVENTS,
+    eventCatalog: REFERENCE_EVENTS,
     store,
     adminSession: { secret: TEST_ADMIN_SECRET },
     mode: 'development',

@@ -53,6 +53,7 @@ export {
 export {
   createKeyhook,
   type DeliveryOptions,
+  type EventCatalogOf,
   type EventMapOf,
   type EventsOf,
   type Keyhook,

@@ -1,7 +1,7 @@
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { type AdminSessionOptions, createAdminSessionVerifier } from './admin/session.js';
 import type { EventCatalogEntry, EventMap } from './catalog/events.js';
-import { type EventCatalog, type EventDefinition, EventTypeCatalog } from './catalog/events.js';
+import { type EventCatalog, type EventDefinition, eventCatalogOption } from './catalog/events.js';
 import { ScopeCatalog, type ScopeInput, type ScopeNameOf } from './catalog/scopes.js';
 import {
   type Clock,
@@ -61,7 +61,7 @@ export const DEFAULT_ADMIN_BODY_LIMIT = 64 * 1024;
 /** Where adapters mount keyhook's routes unless told otherwise (docs/decisions.md §1.1). */
 export const DEFAULT_PREFIX = '/api/v1';
 
-/** `KeyhookOptions` alone takes any scopes and events; a host's is `KeyhookOptions<typeof scopes, typeof events>`. */
+/** `KeyhookOptions` alone takes any scopes and event types; a host's is `KeyhookOptions<typeof scopes, typeof eventCatalog>`. */
 export interface KeyhookOptions<
   Scopes extends readonly ScopeInput[] = readonly ScopeInput[],
   Catalog extends EventCatalog = EventCatalog,
@@ -76,11 +76,14 @@ export interface KeyhookOptions<
    */
   scopes?: Scopes;
   /**
-   * Your event types, each declared once: `{ 'invoice.paid': { description, data: z.object(…) } }`.
-   * They type and check `events.publish`, are what webhooks may subscribe to, and fill the
-   * OpenAPI document's `webhooks`. Default none: nothing can be published or subscribed to
-   * until you declare it (docs/decisions.md §3.13).
+   * Your event catalog, each event type declared once:
+   * `{ 'invoice.paid': { description, data: z.object(…) } }`. It types and checks
+   * `events.publish`, lists what webhooks may subscribe to, and fills the OpenAPI document's
+   * `webhooks`. Default none: nothing can be published or subscribed to until you declare it
+   * (docs/decisions.md §3.13).
    */
+  eventCatalog?: Catalog;
+  /** @deprecated The old name of `eventCatalog`; give one of the two. */
   events?: Catalog;
   clock?: Clock;
   /**
@@ -327,11 +330,14 @@ export interface Keyhook<out Scope extends string = string, out Catalog extends 
 /** The scope names of a keyhook: `ScopeOf<typeof keyhook>`. */
 export type ScopeOf<K> = K extends Keyhook<infer Scope, EventCatalog> ? Scope : never;
 
-/** The event catalog of a keyhook: `EventsOf<typeof keyhook>`. */
-export type EventsOf<K> = K extends Keyhook<string, infer Catalog> ? Catalog : never;
+/** The event catalog of a keyhook: `EventCatalogOf<typeof keyhook>`. */
+export type EventCatalogOf<K> = K extends Keyhook<string, infer Catalog> ? Catalog : never;
+
+/** @deprecated The old name of `EventCatalogOf`. */
+export type EventsOf<K> = EventCatalogOf<K>;
 
 /** Type → `data` for every event of a keyhook, for `@keyhook/webhook-verify`: `verify<EventMapOf<typeof keyhook>>(…)`. */
-export type EventMapOf<K> = EventMap<EventsOf<K>>;
+export type EventMapOf<K> = EventMap<EventCatalogOf<K>>;
 
 export function createKeyhook<
   const Scopes extends readonly ScopeInput[] = readonly [],
@@ -341,7 +347,7 @@ export function createKeyhook<
   if (isBlank(options?.store)) throw missingOption('store', HOW_TO_MAKE.store);
   const clock = options.clock ?? systemClock;
   const verifyAdminSession = createAdminSessionVerifier(options.adminSession, clock);
-  const eventCatalog = new EventTypeCatalog(options.events);
+  const eventCatalog = eventCatalogOption(options);
   const hostScopes = new ScopeCatalog(options.scopes);
   const feedPlan = eventsFeedPlan(options.eventsFeed, hostScopes, eventCatalog);
   // The optional capabilities, asked for only where the options use them.

@@ -16,7 +16,7 @@ function make(options: Partial<Parameters<typeof createKeyhook>[0]> = {}) {
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger: silentLogger,
     clock,
-    events,
+    eventCatalog: events,
     delivery: { retentionMs: 7 * DAY },
     ...options,
   } as Parameters<typeof createKeyhook>[0]);
@@ -79,10 +79,10 @@ describe('the events feed option (docs/decisions.md §8.17)', () => {
   });
 
   it('a catalog without events has no feed and no scope; a scope named for it then fails at setup', () => {
-    const { keyhook } = make({ events: {} });
+    const { keyhook } = make({ eventCatalog: {} });
     expect(keyhook.scopes).toEqual([]);
     expect(keyhook.routes.some((route) => route.path === '/events')).toBe(false);
-    expect(() => make({ events: {}, scopes: ['a'], eventsFeed: { scope: 'a' } })).toThrow(
+    expect(() => make({ eventCatalog: {}, scopes: ['a'], eventsFeed: { scope: 'a' } })).toThrow(
       /needs at least one event type/,
     );
     expect(() => make({ eventsFeed: 'yes' as never })).toThrow(/eventsFeed must be/);

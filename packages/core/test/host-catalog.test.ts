@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import {
   createKeyhook,
+  type EventCatalogOf,
   type EventMapOf,
   type Keyhook,
   MemoryStore,
@@ -28,7 +29,7 @@ const invoiceEvents = {
 /** The invoices host's scopes and events. */
 const invoiceCatalog = {
   scopes: ['invoices:read', { name: 'invoices:write', description: 'Create, pay and void invoices' }],
-  events: invoiceEvents,
+  eventCatalog: invoiceEvents,
 } as const;
 
 function invoices(store = new MemoryStore(), delivery = {}) {
@@ -241,7 +242,7 @@ describe('host-defined events', () => {
       store: new MemoryStore(),
       adminSession: { secret: TEST_ADMIN_SECRET },
       logger: silentLogger,
-      events: { 'odd.event': { data: z.object({}).transform(() => 'text') as never } },
+      eventCatalog: { 'odd.event': { data: z.object({}).transform(() => 'text') as never } },
     });
     await expect(
       keyhook.events.publish({ tenantId: 't', type: 'odd.event', data: {} } as never),
@@ -257,18 +258,45 @@ describe('host-defined events', () => {
         store: new MemoryStore(),
         adminSession: { secret: TEST_ADMIN_SECRET },
         logger: silentLogger,
-        events: events as never,
+        eventCatalog: events as never,
       });
     expect(make({})).not.toThrow();
     expect(make(['invoice.paid'])).toThrow(/must be an object/);
     expect(make({ 'a,b': {} })).toThrow(/not an event type/);
     expect(make({ 'a.b': { data: { parse: 1 } } })).toThrow(/zod schema/);
   });
+
+  it('the old option name `events` still declares the catalog, typed the same; both names is a TypeError', async () => {
+    const base = {
+      store: new MemoryStore(),
+      adminSession: { secret: TEST_ADMIN_SECRET },
+      logger: silentLogger,
+    };
+    const old = createKeyhook({ ...base, events: invoiceEvents });
+    expect(old.eventCatalog().map((entry) => entry.type)).toEqual([
+      'invoice.created',
+      'invoice.paid',
+      'invoice.voided',
+    ]);
+    expectTypeOf<EventMapOf<typeof old>>().toEqualTypeOf<EventMapOf<ReturnType<typeof invoices>>>();
+    const refused = old.events.publish({
+      tenantId: 't',
+      type: 'invoice.paid',
+      // @ts-expect-error: paidAt is a string under the old name too
+      data: { invoiceId: 'inv_1', paidAt: 1 },
+    });
+    await expect(refused).rejects.toMatchObject({ code: 'validation_failed' });
+    await old.close();
+    expect(() => createKeyhook({ ...base, eventCatalog: invoiceEvents, events: invoiceEvents })).toThrow(
+      new TypeError('keyhook: give eventCatalog or events (its deprecated name), not both'),
+    );
+  });
 });
 
 describe('types from the catalog', () => {
   it('ScopeOf and EventMapOf give the declared scopes and each event’s data (the schema’s output)', () => {
     type Invoices = ReturnType<typeof invoices>;
+    expectTypeOf<EventCatalogOf<Invoices>>().toEqualTypeOf<typeof invoiceEvents>();
     expectTypeOf<ScopeOf<Invoices>>().toEqualTypeOf<'invoices:read' | 'invoices:write'>();
     expectTypeOf<EventMapOf<Invoices>>().toEqualTypeOf<{
       'invoice.created': { invoiceId: string; amountCents: number };

@@ -126,7 +126,7 @@ describe('keyhook.operations() and openApiDocument', () => {
       required: ['type'],
       additionalProperties: false,
       properties: {
-        type: { enum: Object.keys(TEST_CATALOG.events) },
+        type: { enum: Object.keys(TEST_CATALOG.eventCatalog) },
         data: { type: 'object', description: expect.stringContaining("the type's example") },
       },
     });

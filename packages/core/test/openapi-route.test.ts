@@ -8,7 +8,7 @@ const keyhook = createKeyhook({
   adminSession: { secret: TEST_ADMIN_SECRET },
   encryptionKey: TEST_ENCRYPTION_KEY,
   scopes: ['invoices:read'],
-  events: { 'invoice.paid': { description: 'An invoice was paid.' } },
+  eventCatalog: { 'invoice.paid': { description: 'An invoice was paid.' } },
 });
 
 const paths = (body: string | null) => Object.keys((JSON.parse(body!) as { paths: object }).paths);

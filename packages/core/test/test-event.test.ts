@@ -33,7 +33,7 @@ function invoices(store = new MemoryStore()) {
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger: silentLogger,
     mode: 'development',
-    events: invoiceEvents,
+    eventCatalog: invoiceEvents,
   });
 }
 
@@ -101,7 +101,7 @@ describe('the event catalog (keyhook.eventCatalog(), docs/decisions.md §8.16)',
         store: new MemoryStore(),
         adminSession: { secret: TEST_ADMIN_SECRET },
         logger: silentLogger,
-        events: { 'invoice.paid': { ...invoiceEvents['invoice.paid'], example: example as never } },
+        eventCatalog: { 'invoice.paid': { ...invoiceEvents['invoice.paid'], example: example as never } },
       });
     expect(make({ invoiceId: 'in_1', amountCents: -1, paidAt: '2026-02-01T10:00:00Z' })).toThrow(
       /event invoice\.paid: example does not pass its data schema \(example\.amountCents: /,
@@ -250,7 +250,7 @@ describe('webhooks.sendTestEvent (docs/decisions.md §8.16)', () => {
   it("wakes this process's workers: the delivery goes out without the poll coming due", async () => {
     const receiver = await TestReceiver.start();
     opened.push(receiver);
-    const { keyhook } = startedKeyhook({ events: invoiceEvents });
+    const { keyhook } = startedKeyhook({ eventCatalog: invoiceEvents });
     opened.push(keyhook);
     const { webhook } = await keyhook.webhooks.create('tenant_a', {
       url: receiver.url('/hook'),

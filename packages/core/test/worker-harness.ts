@@ -51,7 +51,7 @@ export function testKeyhook<
   const keyhook = createKeyhook<Scopes, Catalog>({
     // The tests' catalog unless the test brings its own.
     scopes: TEST_SCOPES as unknown as Scopes,
-    events: TEST_EVENTS as unknown as Catalog,
+    eventCatalog: TEST_EVENTS as unknown as Catalog,
     store: new MemoryStore(),
     adminSession: { secret: TEST_ADMIN_SECRET },
     encryptionKey: TEST_ENCRYPTION_KEY,

@@ -2,12 +2,12 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import type { PortalPageConfig } from '../src/page-config.js';
 import { ApiClient, type ApiError } from './api-client.js';
 import type { PortalPermission, PortalSessionView } from './api-types.js';
+import { CatalogPage } from './catalog-page.js';
 import { ChooseAccountPage } from './choose-account.js';
 import { formatDate } from './dates.js';
 import { DeliveryPage } from './delivery-page.js';
 import { RefusedLinkPage, SessionEndedPage, SessionReplacedPage, StartFailedPage } from './ended-page.js';
 import { EndpointPage } from './endpoint-page.js';
-import { EventsPage } from './events-page.js';
 import { useHashRoute } from './hash-route.js';
 import { KeysPage } from './keys-page.js';
 import { ErrorNotice } from './notices.js';
@@ -26,7 +26,7 @@ const PAGE_PERMISSION: Record<Route['page'], PortalPermission | null> = {
   webhooks: 'webhooks:read',
   webhook: 'webhooks:read',
   delivery: 'webhooks:read',
-  events: 'webhooks:read',
+  catalog: 'webhooks:read',
   unknown: null,
 };
 
@@ -116,7 +116,7 @@ const PAGE_TITLES: Record<Route['page'], string> = {
   webhooks: 'Webhook endpoints',
   webhook: 'Endpoint',
   delivery: 'Delivery',
-  events: 'Event catalog',
+  catalog: 'Event catalog',
   unknown: 'Page not found',
 };
 
@@ -172,7 +172,7 @@ function Shell({
     [
       { route: { page: 'keys' }, label: 'API keys', permission: 'keys:read' },
       { route: { page: 'webhooks' }, label: 'Webhooks', permission: 'webhooks:read' },
-      { route: { page: 'events' }, label: 'Event catalog', permission: 'webhooks:read' },
+      { route: { page: 'catalog' }, label: 'Event catalog', permission: 'webhooks:read' },
     ];
   const current = route.page === 'webhook' || route.page === 'delivery' ? 'webhooks' : route.page;
   const permission = PAGE_PERMISSION[route.page];
@@ -222,8 +222,8 @@ function Shell({
           <EndpointPage key={route.webhookId} webhookId={route.webhookId} />
         ) : route.page === 'delivery' ? (
           <DeliveryPage key={route.deliveryId} webhookId={route.webhookId} deliveryId={route.deliveryId} />
-        ) : route.page === 'events' ? (
-          <EventsPage />
+        ) : route.page === 'catalog' ? (
+          <CatalogPage />
         ) : (
           <NotFound landing={landingRoute(session)} />
         )}

@@ -5,7 +5,7 @@ export type Route =
   | { page: 'webhooks' }
   | { page: 'webhook'; webhookId: string }
   | { page: 'delivery'; webhookId: string; deliveryId: string }
-  | { page: 'events' }
+  | { page: 'catalog' }
   | { page: 'unknown' };
 
 const ID = '([A-Za-z0-9_]+)';
@@ -17,7 +17,9 @@ const PATTERNS: [RegExp, (match: RegExpExecArray) => Route][] = [
     new RegExp(`^#/webhooks/${ID}/deliveries/${ID}$`),
     (m) => ({ page: 'delivery', webhookId: m[1]!, deliveryId: m[2]! }),
   ],
-  [/^#\/events$/, () => ({ page: 'events' })],
+  [/^#\/catalog$/, () => ({ page: 'catalog' })],
+  // The catalog's first address, for links kept from before.
+  [/^#\/events$/, () => ({ page: 'catalog' })],
 ];
 
 export function parseRoute(hash: string): Route {

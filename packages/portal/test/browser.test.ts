@@ -20,7 +20,7 @@ const keyhook = createKeyhook({
     { name: 'invoices:read', description: 'Read invoices' },
     { name: 'invoices:write', description: 'Create and pay invoices' },
   ],
-  events: { 'invoice.paid': { description: 'An invoice was paid in full.' } },
+  eventCatalog: { 'invoice.paid': { description: 'An invoice was paid in full.' } },
   store: new MemoryStore(),
   adminSession: { secret: TEST_ADMIN_SECRET },
   encryptionKey: TEST_ENCRYPTION_KEY,

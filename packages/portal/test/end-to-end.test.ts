@@ -481,7 +481,7 @@ onEachStack('the portal end to end', (stack) => {
       /itemId\s+string\s+The item/,
     );
     await expectAccessible(page, 'the event catalog');
-    await page.screenshot({ path: join(SCREENSHOTS, 'events.png'), fullPage: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'catalog.png'), fullPage: true });
   });
 
   it.runIf(runs)("gives nothing of another tenant's, in the pages or by hand", async () => {

@@ -62,7 +62,7 @@ onEachStack('the portal on a phone-sized screen', ({ runs, host, browser }) => {
     ['the endpoints page', () => '#/webhooks', 'Webhook endpoints', null],
     ['an endpoint page', () => `#/webhooks/${webhookId}`, 'Deliveries', 'phone-endpoint.png'],
     ['a delivery page', () => `#/webhooks/${webhookId}/deliveries/${deliveryId}`, 'Attempts', null],
-    ['the event catalog', () => '#/events', 'Event catalog', null],
+    ['the event catalog', () => '#/catalog', 'Event catalog', null],
   ];
   for (const [what, route, heading, file] of pages) {
     it.runIf(runs)(`${what} does not scroll sideways at 375 px`, async () => {

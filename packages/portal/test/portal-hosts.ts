@@ -74,7 +74,7 @@ export interface Host {
 function hostKeyhook(store: Parameters<typeof createKeyhook>[0]['store'], clock: Clock, logger: Logger) {
   return createKeyhook({
     scopes: SCOPES,
-    events: EVENTS,
+    eventCatalog: EVENTS,
     store,
     clock,
     adminSession: { secret: TEST_ADMIN_SECRET },

@@ -75,7 +75,7 @@ async function world(dataLayer: DataLayer, { worker = true } = {}): Promise<Worl
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger: silentLogger,
     mode: 'development',
-    events: EVENTS,
+    eventCatalog: EVENTS,
   });
   const receiver = await TestReceiver.start();
   const { secret } = await keyhook.webhooks.create('acme', {

@@ -47,7 +47,7 @@ function keyhookOn(store: PostgresStore) {
     adminSession: { secret: TEST_ADMIN_SECRET },
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger: silentLogger,
-    events,
+    eventCatalog: events,
   });
 }
 

@@ -76,7 +76,7 @@ describe.runIf(available)('the README’s blocks for joining a transaction run',
       adminSession: { secret: TEST_ADMIN_SECRET },
       encryptionKey: TEST_ENCRYPTION_KEY,
       logger: silentLogger,
-      events: { 'invoice.paid': { description: 'An invoice was paid.' } },
+      eventCatalog: { 'invoice.paid': { description: 'An invoice was paid.' } },
     });
     await admin.query(`CREATE TABLE "${schema}".invoices (id text PRIMARY KEY, status text NOT NULL)`);
     await admin.query(`INSERT INTO "${schema}".invoices VALUES ('inv_1', 'open')`);

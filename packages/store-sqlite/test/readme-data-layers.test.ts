@@ -29,7 +29,7 @@ describe('the README’s blocks for joining a data layer’s transaction run', (
         adminSession: { secret: TEST_ADMIN_SECRET },
         encryptionKey: TEST_ENCRYPTION_KEY,
         logger: silentLogger,
-        events: { 'run.completed': { description: 'A run finished.' } },
+        eventCatalog: { 'run.completed': { description: 'A run finished.' } },
       });
       try {
         await runReadmeBlock(new URL('..', import.meta.url), marker, {

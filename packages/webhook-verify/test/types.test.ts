@@ -121,7 +121,7 @@ describe('an event map types the verified event', () => {
       adminSession: { secret: 'types-test-admin-secret-of-32-bytes!!' },
       mode: 'development',
       logger: silentLogger,
-      events: {
+      eventCatalog: {
         'invoice.paid': { data: z.object({ invoiceId: z.string(), amountCents: z.number().int() }) },
         'invoice.voided': {},
       },

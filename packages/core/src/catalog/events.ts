@@ -66,7 +66,22 @@ export type EventMap<Catalog extends EventCatalog> = {
 /** Event types go in headers, URLs of docs and the twin key's comma list: 1–100 of `A–Z a–z 0–9 . _ : -`. */
 export const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 
-/** A host's events, checked once at start: what publish accepts and webhooks may subscribe to. */
+/**
+ * The host's `eventCatalog` option, or its deprecated name `events`, checked once at start. Both
+ * given is a TypeError.
+ */
+export function eventCatalogOption(options: {
+  eventCatalog?: EventCatalog;
+  events?: EventCatalog;
+}): EventTypeCatalog {
+  const { eventCatalog, events } = options;
+  if (eventCatalog !== undefined && events !== undefined) {
+    throw new TypeError('keyhook: give eventCatalog or events (its deprecated name), not both');
+  }
+  return new EventTypeCatalog(eventCatalog ?? events);
+}
+
+/** A host's event catalog, checked once at start: what publish accepts and webhooks may subscribe to. */
 export class EventTypeCatalog {
   readonly types: readonly string[];
   /** One event type, as publish and the webhook routes validate it (400 names the allowed values). */
@@ -78,7 +93,9 @@ export class EventTypeCatalog {
 
   constructor(catalog: EventCatalog = {}) {
     if (typeof catalog !== 'object' || catalog === null || Array.isArray(catalog)) {
-      throw new TypeError("keyhook: events must be an object of event types, { 'invoice.paid': { … } }");
+      throw new TypeError(
+        "keyhook: eventCatalog must be an object of event types, { 'invoice.paid': { … } }",
+      );
     }
     const definitions = new Map<string, EventDefinition>();
     for (const [type, definition] of Object.entries(catalog)) {

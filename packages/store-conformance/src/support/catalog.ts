@@ -24,4 +24,4 @@ export const TEST_EVENTS = {
 } as const satisfies EventCatalog;
 
 /** Spread into `createKeyhook({ ...TEST_CATALOG, … })`. */
-export const TEST_CATALOG = { scopes: TEST_SCOPES, events: TEST_EVENTS } as const;
+export const TEST_CATALOG = { scopes: TEST_SCOPES, eventCatalog: TEST_EVENTS } as const;

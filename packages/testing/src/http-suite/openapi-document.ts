@@ -6,7 +6,7 @@ import type { HttpSuiteApp, SuiteContext } from './suite-context.js';
 /** A host's own catalog: the host routes' two scopes, one more, and events of its own. */
 const HOST_CATALOG = {
   scopes: ['items:read', 'items:write', { name: 'reports:export', description: 'Export reports' }],
-  events: {
+  eventCatalog: {
     'report.ready': { description: 'A report is ready.' },
     'report.failed': { description: 'A report failed.' },
   },

@@ -181,7 +181,7 @@ export function testEventCases(ctx: SuiteContext): void {
       try {
         const served = await ctx.serve({
           mode: 'development',
-          events: {
+          eventCatalog: {
             ...TEST_EVENTS,
             'run.completed': { description: 'A run completed.', example: RUN_EXAMPLE },
           },

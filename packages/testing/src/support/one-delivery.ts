@@ -52,7 +52,7 @@ export async function deliverOneEvent(
     encryptionKey: TEST_ENCRYPTION_KEY,
     logger: silentLogger,
     mode: 'development',
-    events: { [event.type]: {} },
+    eventCatalog: { [event.type]: {} },
     delivery: {
       ...(options.headers && { headers: options.headers }),
       ...(options.defaultSignatureScheme && { signatureScheme: options.defaultSignatureScheme }),

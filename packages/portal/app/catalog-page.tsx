@@ -4,11 +4,11 @@ import { usePortal } from './portal-context.js';
 import { schemaFields } from './schema-fields.js';
 import { verifySnippet } from './verify-snippet.js';
 
-export function EventsPage() {
+export function CatalogPage() {
   const { session } = usePortal();
   return (
-    <section aria-labelledby="events-heading">
-      <h1 id="events-heading">Event catalog</h1>
+    <section aria-labelledby="catalog-heading">
+      <h1 id="catalog-heading">Event catalog</h1>
       <p>The events your endpoints can receive. Each delivery is signed; verify it before you trust it.</p>
       <h2>Verify it in your receiver</h2>
       <p>
