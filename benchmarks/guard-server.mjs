@@ -14,6 +14,8 @@
 // with the verifications /metered has counted (a scrape), answers {type:'mark'} by ending a phase
 // of guard-instructions.mjs, and exits when the parent disconnects.
 //
+// Each keyhook runs in `mode: 'production'`, as a host's server does.
+//
 // BENCH_CHANGE_CHECK_MS sets the SQLite store's changeCheckIntervalMs (guard-instructions.mjs runs
 // the server ~50× slower, under valgrind, and stretches it to match).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -44,6 +46,7 @@ const keyhook = createKeyhook({
   // A persistent store needs one; it seals webhook secrets and plays no part in the guard.
   encryptionKey: generateEncryptionKey(),
   logger: silentLogger,
+  mode: 'production',
   // Failed verifications limited per address, as the reference server runs: a valid key never meets it.
   rateLimit: { failedAuth: { limit: 100, window: 60 } },
 });
@@ -61,6 +64,7 @@ const telling = createKeyhook({
   adminSession: { secret: 'benchmark-admin-secret-0123456789abcdef' },
   encryptionKey: generateEncryptionKey(),
   logger: silentLogger,
+  mode: 'production',
   rateLimit: { failedAuth: { limit: 100, window: 60 }, successHeaders: true },
 });
 // The same guard with metrics on, for GET /metered. A keyhook of its own, so the other routes'
@@ -72,6 +76,7 @@ const metered = createKeyhook({
   adminSession: { secret: 'benchmark-admin-secret-0123456789abcdef' },
   encryptionKey: generateEncryptionKey(),
   logger: silentLogger,
+  mode: 'production',
   rateLimit: { failedAuth: { limit: 100, window: 60 } },
   telemetry: telemetry.options,
 });
