@@ -23,24 +23,20 @@
 // Environment: BENCH_DELIVERIES (5,000), BENCH_STORES (postgres,sqlite), BENCH_PG_URL, and
 // BENCH_PG_CONCURRENCY (8) / BENCH_CONCURRENCY (16), the workers' concurrency per store.
 import { Session } from 'node:inspector/promises';
-import path from 'node:path';
-import { createSqliteStore } from '@keyhook/store-sqlite';
 import {
-  countingLogger,
   EVENT_TYPE,
   eventData,
   fixed,
   loadPg,
-  makeKeyhook,
   now,
   numberFrom,
   openPostgresInstances,
+  openSqliteInstance,
   postgresReachable,
   runCleanups,
   startReceiver,
   Tally,
   TENANT,
-  tempDir,
 } from './peers.mjs';
 
 const N = numberFrom('BENCH_DELIVERIES', 5_000);
@@ -136,29 +132,8 @@ function partsOf(profile, deliveries) {
   }));
 }
 
-async function openSqlite(receiver) {
-  const temp = tempDir();
-  const logger = countingLogger();
-  const store = createSqliteStore({ filename: path.join(temp.dir, 'keyhook.db'), logger });
-  const keyhook = makeKeyhook(store, logger);
-  const { webhook, secret } = await keyhook.webhooks.create(TENANT, {
-    url: receiver.url,
-    events: [EVENT_TYPE],
-  });
-  return {
-    stores: [store],
-    keyhooks: [keyhook],
-    logger,
-    webhookId: webhook.id,
-    secret,
-    workerOptions: { concurrency: numberFrom('BENCH_CONCURRENCY', 16) },
-    async close() {
-      await keyhook.close();
-      await store.close();
-      temp.remove();
-    },
-  };
-}
+const openSqlite = (receiver) =>
+  openSqliteInstance(receiver, {}, { concurrency: numberFrom('BENCH_CONCURRENCY', 16), lanes: 1 });
 
 const openPostgres = (receiver) =>
   openPostgresInstances(

@@ -85,26 +85,22 @@
 // BENCH_TELEMETRY_DELIVERIES (10000), BENCH_SECTIONS (throughput,postgres,latency,memory,soak,telemetry:
 // any subset, comma-separated), BENCH_PEER (off: the Postgres section without the graphile-worker
 // peer, for profiling keyhook alone).
-import { existsSync, statSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
-import { createSqliteStore } from '@keyhook/store-sqlite';
 import Database from 'better-sqlite3';
 import {
   BARE_SECRET,
-  countingLogger,
   countSucceeded,
   EVENT_TYPE,
   eventData,
   fixed,
   graphileRun,
-  makeKeyhook,
   median,
   now,
   numberFrom,
   openPostgresInstances,
+  openSqliteInstance,
   PG_URL,
   PUBLISH_YIELD_EVERY,
   percentile,
@@ -116,7 +112,6 @@ import {
   startReceiver,
   Tally,
   TENANT,
-  tempDir,
 } from './peers.mjs';
 import { benchTelemetry } from './telemetry.mjs';
 
@@ -218,38 +213,13 @@ const sqliteUse = {
 };
 
 async function openSqlite(receiver, delivery, telemetry) {
-  const temp = tempDir();
-  const filename = path.join(temp.dir, 'keyhook.db');
-  const logger = countingLogger();
   sqliteUse.reading(); // the counters wrap better-sqlite3 before the store prepares its statements
-  const store = createSqliteStore({ filename, logger });
-  const keyhook = makeKeyhook(store, logger, delivery, telemetry?.options);
-  const { webhook, secret } = await keyhook.webhooks.create(TENANT, {
-    url: receiver.url,
-    events: [EVENT_TYPE],
-  });
-  return {
-    stores: [store],
-    keyhooks: [keyhook],
-    logger,
-    webhookId: webhook.id,
-    secret,
-    workerOptions: { concurrency: CONCURRENCY },
-    publishLanes: PUBLISH_LANES,
-    sqlite: sqliteUse,
+  const backend = await openSqliteInstance(receiver, delivery, {
+    concurrency: CONCURRENCY,
+    lanes: PUBLISH_LANES,
     telemetry,
-    /** The file and its WAL, in bytes. */
-    async size() {
-      const bytes = (file) => (existsSync(file) ? statSync(file).size : 0);
-      return bytes(filename) + bytes(`${filename}-wal`);
-    },
-    async close() {
-      await keyhook.close();
-      await store.close();
-      await telemetry?.shutdown();
-      temp.remove();
-    },
-  };
+  });
+  return { ...backend, sqlite: sqliteUse };
 }
 
 /** Two keyhook instances on one fresh schema, each with its own store (its own pool). */

@@ -3,7 +3,7 @@
 // POST, and the graphile-worker peer. Importing it registers the SIGINT cleanup.
 import { fork } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -361,6 +361,44 @@ export const postgresUse = {
     };
   },
 };
+/**
+ * One keyhook on a SQLite file in a temporary directory, with one webhook to the receiver; a
+ * worker of `concurrency`, `lanes` publishers. `telemetry` (telemetry.mjs) is shut down with it.
+ */
+export async function openSqliteInstance(receiver, delivery, { concurrency, lanes, telemetry }) {
+  const { createSqliteStore } = await import('@keyhook/store-sqlite');
+  const temp = tempDir();
+  const filename = path.join(temp.dir, 'keyhook.db');
+  const logger = countingLogger();
+  const store = createSqliteStore({ filename, logger });
+  const keyhook = makeKeyhook(store, logger, delivery, telemetry?.options);
+  const { webhook, secret } = await keyhook.webhooks.create(TENANT, {
+    url: receiver.url,
+    events: [EVENT_TYPE],
+  });
+  return {
+    stores: [store],
+    keyhooks: [keyhook],
+    logger,
+    webhookId: webhook.id,
+    secret,
+    workerOptions: { concurrency },
+    publishLanes: lanes,
+    telemetry,
+    /** The file and its WAL, in bytes. */
+    async size() {
+      const bytes = (file) => (existsSync(file) ? statSync(file).size : 0);
+      return bytes(filename) + bytes(`${filename}-wal`);
+    },
+    async close() {
+      await keyhook.close();
+      await store.close();
+      await telemetry?.shutdown();
+      temp.remove();
+    },
+  };
+}
+
 /**
  * `instances` keyhook instances, each on its own PostgresStore (its own pool) over one fresh
  * schema `bench_<random>`, dropped by close(); a worker of `concurrency` each, `lanes` publishers.
