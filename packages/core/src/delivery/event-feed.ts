@@ -46,7 +46,7 @@ export function eventsFeedPlan(
   if (events.types.length === 0) {
     if (option?.scope !== undefined) {
       throw new TypeError(
-        'keyhook: eventsFeed: the feed needs at least one event type (createKeyhook({ events }))',
+        'keyhook: eventsFeed: the feed needs at least one event type (createKeyhook({ eventCatalog }))',
       );
     }
     return undefined;
