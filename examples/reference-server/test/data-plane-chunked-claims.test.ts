@@ -1,3 +1,4 @@
+import { unavailableError } from '@keyhook/core/store';
 import { uniqueSchemaName } from '@keyhook/testing/postgres';
 import { adminToken, waitUntil } from '@keyhook/testing/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -103,6 +104,30 @@ describe.each(backends)('claims of chunked work on $name', (backend: Backend) =>
       for (let n = 1; n < times.length; n++) expect(times[n]!).toBeGreaterThan(times[n - 1]!);
     }
   });
+
+  it.skipIf(!backend.available)(
+    'a job the store failed mid-work gives its claim back: the next sweep takes the run, not the stale-claim time',
+    async () => {
+      const { api } = plane;
+      const source = await sourceWithChanges('store away', CHUNK_ROWS * 2);
+      const failed: string[] = [];
+      onChunk = async (step) => {
+        if (step.sourceId !== source || step.chunk !== 1) return;
+        if ((step.work !== 'discovery' && step.work !== 'build') || failed.includes(step.work)) return;
+        failed.push(step.work);
+        // As a store that went away answers: the job's work stops with `unavailable`.
+        throw unavailableError('the store went away (test)');
+      };
+      // The stale-claim time is a minute: settled() gives up after 20 s, so each run goes on
+      // only because its job gave the claim back and a sweep (every 2 s) took it again.
+      const run = await api.startRun(source);
+      expect(await api.settled(source, run.id)).toMatchObject({ status: 'completed' });
+      expect((await api.apply(source, run.id)).status).toBe(202);
+      expect(await api.settled(source, run.id)).toMatchObject({ status: 'applied', generation: 2 });
+      onChunk = undefined;
+      expect(failed).toEqual(['discovery', 'build']);
+    },
+  );
 
   it.skipIf(!backend.available)(
     "a build that lost its claim and then fails deletes nothing of the new holder's rows",

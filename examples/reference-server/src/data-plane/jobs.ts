@@ -69,7 +69,8 @@ interface CleanUp {
  * asynchronously). A run is claimed by exactly one job at a time (a compare-and-set on its
  * status and claim time), so any number of instances share the work; each is kicked when its
  * own request queues work and sweeps every few seconds for the rest. One job runs at a time per
- * instance. A store outage leaves the run where it was, and a later sweep takes it again.
+ * instance. A store outage leaves the run where it was, its claim given back when the store
+ * answers that, and a later sweep takes it again.
  *
  * What a job leaves to clean up once its run has ended (an apply's pinned set and the content
  * nobody refers to any more, a failed run's rows), and the sweep of unreachable item sets, go
@@ -221,11 +222,23 @@ export class StagingJobs {
       await this.deps.hooks?.afterDiscovery?.(run);
       await this.deps.runs.completeDiscovery(run, claim, counts, this.deps.clock.now());
     } catch (error) {
-      if (unavailable(error)) throw error; // the claim goes stale and a later sweep retries
+      if (unavailable(error)) {
+        await this.letGo(runId, 'running', claim);
+        throw error;
+      }
       this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: discovery failed');
       if (await this.deps.runs.failDiscovery(run, claim, reasonOf(error), this.deps.clock.now()))
         this.releaseFailedRun(runId);
     }
+  }
+
+  /**
+   * A job the store failed (unavailable) gives its claim back, so the next sweep takes the run
+   * again at once instead of after the stale-claim time. When the store is still away, the claim
+   * stays and goes stale as a dead job's does.
+   */
+  private async letGo(runId: string, status: 'running' | 'applying', claim: JobClaim): Promise<void> {
+    await this.deps.runs.releaseClaim(runId, status, claim).catch(() => {});
   }
 
   /** A failed run's pinned set and changes, dropped in the clean-up lane. */
@@ -269,7 +282,10 @@ export class StagingJobs {
       );
       if (applied) this.releaseContent(run);
     } catch (error) {
-      if (unavailable(error)) throw error;
+      if (unavailable(error)) {
+        await this.letGo(runId, 'applying', claim);
+        throw error;
+      }
       this.deps.logger.error({ runId, err: messageOf(error) }, 'staging: the generation build failed');
       if (await this.deps.apply.failApply(run, claim, reasonOf(error), this.deps.clock.now()))
         this.releaseContent(run);

@@ -266,19 +266,34 @@ export class RunStorage {
   }
 
   /**
-   * Takes a queued run for discovery (or a running one whose claim went stale): exactly one
-   * caller gets it. Returns the run, or undefined when another job has it.
+   * Takes a queued run for discovery (or a running one whose claim went stale or was given back):
+   * exactly one caller gets it. Returns the run, or undefined when another job has it.
    */
   async claimDiscovery(runId: string, at: Date, staleBefore: Date): Promise<RunRecord | undefined> {
     const row = await this.db.transaction((tx) =>
       tx.get<RunRow>(
         `UPDATE staging_runs SET status = 'running', claimed_at = ?, updated_at = ?
-         WHERE id = ? AND ((status = 'queued' AND claimed_at IS NULL) OR (status = 'running' AND claimed_at < ?))
+         WHERE id = ? AND ((status = 'queued' AND claimed_at IS NULL)
+           OR (status = 'running' AND (claimed_at IS NULL OR claimed_at < ?)))
          RETURNING *`,
         [at.getTime(), at.getTime(), runId, staleBefore.getTime()],
       ),
     );
     return row ? toRun(row) : undefined;
+  }
+
+  /**
+   * Gives a job's claim on a run back (StagingJobs.letGo), if the job still holds it: the next
+   * sweep's claimDiscovery or claimBuild takes the run at once.
+   */
+  async releaseClaim(runId: string, status: 'running' | 'applying', claim: JobClaim): Promise<void> {
+    await this.db.transaction((tx) =>
+      tx.run('UPDATE staging_runs SET claimed_at = NULL WHERE id = ? AND status = ? AND claimed_at = ?', [
+        runId,
+        status,
+        claim.at,
+      ]),
+    );
   }
 
   /**
