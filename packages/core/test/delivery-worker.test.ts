@@ -19,7 +19,8 @@ import {
   TestReceiver,
   VirtualClock,
 } from '@keyhook/testing/support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Agent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER } from '../src/delivery/signature.js';
 import { HELD_EXPIRY_INTERVAL_MS, RECORDING_PER_SLOT } from '../src/delivery/worker.js';
 import { eventually } from './worker-harness.js';
@@ -647,6 +648,22 @@ describe('the publish handoff (a worker of the publishing process)', () => {
       expect(detail.delivery.status).toBe('succeeded');
     });
     expect(leasedByQuery).toEqual([]);
+  });
+
+  it('publish() answers before its handed-over attempt starts: the request goes out in a later turn', async () => {
+    setUp();
+    await webhookTo('/ok');
+    // Every request the worker's sender makes goes through undici's Agent.
+    const requests = vi.spyOn(Agent.prototype, 'request');
+    try {
+      const published = await publish();
+      expect(published.deliveries[0]!.status).toBe('in_flight');
+      expect(requests).not.toHaveBeenCalled();
+      await receiver.waitFor((r) => r.length === 1);
+      expect(requests).toHaveBeenCalledTimes(1);
+    } finally {
+      requests.mockRestore();
+    }
   });
 
   it("handoffs and leases share the worker's room: never more attempts at once than its concurrency", async () => {

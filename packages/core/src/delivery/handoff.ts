@@ -18,10 +18,11 @@ export interface HandoffDeps {
   timeoutMs: number;
   /** Attempts running now, deliveries the worker's own lease may still bring, and those waiting for their endpoint's slot. */
   busy(): number;
-  /** Whether a slot is free for an attempt now. */
-  slotFree(): boolean;
-  /** Starts the attempt of a delivery now. */
-  start(delivery: LeasedDelivery): void;
+  /**
+   * Deliveries were handed over and wait in `next()`: start what the free slots take, in a later
+   * turn of the event loop, so the publish answers its caller first.
+   */
+  handedOver(): void;
   /** Room promised to a publish came back unused. */
   roomReturned(): void;
   /** A publish failed after it may have written its lease (its answer lost): the next claim ends it. */
@@ -66,10 +67,8 @@ export class Handoffs {
       lease,
       accept: (leased) => {
         if (!settle()) return;
-        for (const delivery of leased) {
-          if (this.deps.slotFree()) this.deps.start(delivery);
-          else this.waiting.push(delivery);
-        }
+        this.waiting.push(...leased);
+        if (leased.length > 0) this.deps.handedOver();
         if (leased.length < limit) this.deps.roomReturned();
       },
       release: () => {

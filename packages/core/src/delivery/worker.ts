@@ -123,6 +123,8 @@ export class Worker implements DeliveryWorker {
   private readonly outageLog: RepeatedWarning;
   private readonly leaseBatch: number;
   private readonly handoffs: Handoffs;
+  /** A turn is queued to start handed-over deliveries (HandoffDeps.handedOver). */
+  private handoverQueued = false;
   /** Each endpoint's share of the slots, and the deliveries waiting for one (§8.20). */
   private readonly slots: EndpointSlots;
   /** The endpoints the last claim left because their slots were full: one freeing a slot wakes the loop. */
@@ -170,8 +172,14 @@ export class Worker implements DeliveryWorker {
       timeoutMs: deps.timeoutMs,
       // Deliveries waiting for their endpoint's slot count too: an endpoint that hangs takes no more handoffs than that.
       busy: () => this.inFlight.size + this.leasing + this.slots.waiting,
-      slotFree: () => this.inFlight.size + this.leasing < this.concurrency,
-      start: (delivery) => this.dispatch(delivery),
+      handedOver: () => {
+        if (this.handoverQueued) return;
+        this.handoverQueued = true;
+        setImmediate(() => {
+          this.handoverQueued = false;
+          this.startHandedOver();
+        });
+      },
       roomReturned: () => {
         if (this.backlog) this.wake();
       },
@@ -247,6 +255,7 @@ export class Worker implements DeliveryWorker {
     // A publish that reserved room before the stop hands its deliveries over when it returns;
     // what was handed over is sent (each finished attempt starts the next one waiting).
     await this.handoffs.allSettled();
+    this.startHandedOver();
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
     await Promise.all(this.recording);
     await this.giveBack();
@@ -378,6 +387,15 @@ export class Worker implements DeliveryWorker {
         this.track(waited);
         continue;
       }
+      const handed = this.handoffs.next();
+      if (!handed) return;
+      this.dispatch(handed);
+    }
+  }
+
+  /** Handed-over deliveries, as many as the slots not held by attempts or the worker's own lease take. */
+  private startHandedOver(): void {
+    while (this.inFlight.size + this.leasing < this.concurrency) {
       const handed = this.handoffs.next();
       if (!handed) return;
       this.dispatch(handed);
