@@ -668,6 +668,33 @@ async function oneDelivery(store: PostgresStore) {
     });
   });
 
+  describe('deleting a webhook (no foreign key cascades; migration 0019)', () => {
+    it('waits for a publish that holds the webhook, then deletes what it wrote: no delivery is left behind', async () => {
+      const store = await schemas.open('deleterace');
+      const host = await checkOut(admin);
+      try {
+        const { webhook } = await oneDelivery(store);
+        // A publish inside the host's transaction holds the webhook (FOR SHARE) until it commits.
+        await host.query('BEGIN');
+        expect((await store.publishEvent(eventRecord(), deliveryId, host)).outcome).toBe('published');
+        const deleting = store.deleteWebhook('tenant_a', webhook.id);
+        await expect.poll(() => schemas.lockWaiters(store.schema), { timeout: 5000 }).toBe(1);
+        await host.query('COMMIT');
+        expect(await deleting).toBe(true);
+        expect(await schemas.count(store.schema, 'keyhook_deliveries')).toBe(0);
+        expect(await schemas.count(store.schema, 'keyhook_delivery_attempts')).toBe(0);
+        // Once it is gone, a publish finds no subscriber and writes none.
+        const after = await store.publishEvent(eventRecord(), deliveryId);
+        expect(after).toMatchObject({ outcome: 'published', deliveries: [] });
+        expect(await schemas.count(store.schema, 'keyhook_deliveries')).toBe(0);
+      } finally {
+        await host.query('ROLLBACK');
+        host.release();
+        await store.close();
+      }
+    });
+  });
+
   describe('delivery wake-ups (LISTEN/NOTIFY)', () => {
     it('another instance hears publish, requeue and re-enable; another schema hears nothing', async () => {
       const store = await schemas.open('wake');

@@ -29,6 +29,10 @@ const RELEASED = [
     '0018_webhook_disabled_at_and_description',
     'fadcc91779df13ddbafad105908142c9472ec9c0f61878b0415dfab016bd1424',
   ],
+  [
+    '0019_deliveries_without_foreign_keys',
+    '131a16578eb81628edd667d94e3a6d838596fd374607f7aaa6f80a9be4d04375',
+  ],
 ];
 
 describe('released migrations', () => {

@@ -8,7 +8,7 @@ import { oneWebhook, type WebhookRow } from '../webhook-row.js';
 
 const statements = (t: Tables) => ({
   // A test event and its one delivery, the delivery's columns from core's newDeliveryRecord.
-  // One statement: the delivery's foreign key is checked at its end, when the event is there. No
+  // One statement, under the webhook's share lock (below; docs/decisions.md §20.6). No
   // feed place (feed_seq NULL, docs/decisions.md §8.17). $1–$6 are the event's columns, $7–$19 the delivery's.
   insertTestEvent: `WITH event AS (
         INSERT INTO ${t.events} (${EVENT_COLUMNS}, feed_seq) VALUES ($1, $2, $3, $4, $5, $6, NULL)
