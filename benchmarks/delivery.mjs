@@ -3,7 +3,7 @@
 //  1. Throughput, SQLite. N deliveries of a ~1 KB event (publish → the worker's signed POST →
 //     the 2xx recorded) against a bare loop that builds the same body, signs it (createHmac) and
 //     POSTs it through a keep-alive agent, with no persistence at all. Both run CONCURRENCY
-//     requests in flight against the same receiver. Target: keyhook / bare ≥ 0.5.
+//     requests in flight against the same receiver. Target: keyhook / bare ≥ 0.6.
 //     - keyhook's figure is end to end: the clock starts at the first publish and stops when the
 //       store has recorded the Nth success. "Recorded" means store.completeAttempt() resolved
 //       with outcome `recorded` for an attempt whose new status is `succeeded` (the script wraps
@@ -29,9 +29,9 @@
 //     each with a worker of CONCURRENCY/2, so the in-flight total equals the bare loop's.
 //     Publishes alternate between the two instances, from the same number of publisher lanes as
 //     on SQLite (BENCH_PG_PUBLISH_LANES to change it). Targets: keyhook / bare ≥ 0.25, and Node
-//     CPU per delivery (this process: both instances, the publishers, the harness) ≤ 400 µs,
-//     judged as ≤ 3.33× the bare loop's CPU per delivery in the same round (see
-//     PG_CPU_TARGET_RATIO); keyhook on Postgres ≥ 3× the graphile-worker sender's deliveries/s.
+//     CPU per delivery (this process: both instances, the publishers, the harness) ≤ 2.0× the
+//     bare loop's CPU per delivery in the same round; keyhook on Postgres ≥ 3× the
+//     graphile-worker sender's deliveries/s.
 //     Also printed per delivery: round trips (queries sent through pg, counted by wrapping
 //     pg.Client's query, by statement kind), transactions (statements outside BEGIN … COMMIT, and
 //     each COMMIT) and the Postgres server's CPU (its processes in /proc, when it runs on this
@@ -146,17 +146,14 @@ const SECTIONS = new Set(
 if (PUBLISH !== 'concurrent' && PUBLISH !== 'upfront')
   throw new RangeError('BENCH_PUBLISH: concurrent | upfront');
 
-const THROUGHPUT_TARGET = 0.5;
+const THROUGHPUT_TARGET = 0.6;
 const PG_THROUGHPUT_TARGET = 0.25;
 /**
- * Node CPU per delivery on Postgres: ≤ 400 µs, set on a day the bare loop cost about 120 µs per
- * delivery in the same VM (BENCHMARKS.md at 16f097c). The bare loop's own cost has since moved
- * between 150 and 300 µs from run to run with no change to its code, so the target is judged as
- * that same proportion of the bare loop's CPU in the same round; the µs figure is printed beside.
+ * Node CPU per delivery on Postgres, as a multiple of the bare loop's in the same round: the bare
+ * loop's own cost moves between 150 and 300 µs from run to run and machine to machine with no
+ * change to its code, so only the ratio compares.
  */
-const PG_CPU_TARGET_MICROS = 400;
-const PG_CPU_TARGET_BARE_MICROS = 120;
-const PG_CPU_TARGET_RATIO = PG_CPU_TARGET_MICROS / PG_CPU_TARGET_BARE_MICROS;
+const PG_CPU_TARGET_RATIO = 2.0;
 const PEER_TARGET = 3;
 /** Delivery throughput with metrics on, against the same run with telemetry off. */
 const METRICS_TARGET = 0.97;
@@ -671,7 +668,7 @@ try {
           'Node CPU per delivery, Postgres / the bare loop’s, same round',
           `${cpuRatio.toFixed(2)}× (${cpuRatioLow.toFixed(2)}–${cpuRatioHigh.toFixed(2)}; ${postgres.cpu.toFixed(0)} µs, ` +
             `${cpuLow.toFixed(0)}–${cpuHigh.toFixed(0)}, vs ${bare.cpu.toFixed(0)} µs)${suspect}`,
-          `≤ ${PG_CPU_TARGET_RATIO.toFixed(2)}× (${PG_CPU_TARGET_MICROS} µs at ${PG_CPU_TARGET_BARE_MICROS} µs bare)`,
+          `≤ ${PG_CPU_TARGET_RATIO.toFixed(2)}×`,
           verdict(problems, cpuRatio <= PG_CPU_TARGET_RATIO, cpuRatioLow, cpuRatioHigh, PG_CPU_TARGET_RATIO),
         );
         const graphile = variants.find((v) => v.key === 'graphile');
