@@ -19,6 +19,9 @@
 //       BENCH_PUBLISH=upfront publishes all N first and starts the worker after (same clock),
 //       which splits the publish and delivery phases.
 //     - The bare loop's clock runs from its first request to its last response.
+//     - Before the clock, each keyhook instance delivers BENCH_PREWARM (500) events and the bare
+//       loop's agent sends as many requests: each is timed as a sender that has been up a while
+//       (statements prepared, connections open, secrets opened), not from its cold start.
 //     - Order: a warm-up of each variant, then ROUNDS rounds; the order within a round reverses
 //       every round (bare, sqlite, postgres / postgres, sqlite, bare). The verdict is the median
 //       of the per-round ratios, each keyhook run divided by the bare run of the same round, so
@@ -78,7 +81,7 @@
 //
 // Environment: BENCH_DELIVERIES (5000), BENCH_CONCURRENCY (16), BENCH_PUBLISH_LANES (CONCURRENCY),
 // BENCH_PG_PUBLISH_LANES (BENCH_PUBLISH_LANES), BENCH_ROUNDS (5),
-// BENCH_WARMUP_DELIVERIES (1000), BENCH_PUBLISH (concurrent | upfront), BENCH_PG_URL
+// BENCH_WARMUP_DELIVERIES (1000), BENCH_PREWARM (500, or off), BENCH_PUBLISH (concurrent | upfront), BENCH_PG_URL
 // (postgres://postgres@127.0.0.1:5432/test), BENCH_PG_CONCURRENCY (per worker, CONCURRENCY/2),
 // BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_INTERVAL_MS (5), BENCH_MEMORY_DELIVERIES (100000),
 // BENCH_SOAK_DELIVERIES (100000), BENCH_SOAK_PG_DELIVERIES (15000), BENCH_SOAK_RETENTION_MS (1000),
@@ -119,6 +122,13 @@ const N = numberFrom('BENCH_DELIVERIES', 5000);
 const CONCURRENCY = numberFrom('BENCH_CONCURRENCY', 16);
 const ROUNDS = numberFrom('BENCH_ROUNDS', 5);
 const WARMUP = numberFrom('BENCH_WARMUP_DELIVERIES', 1000);
+/**
+ * Deliveries each keyhook instance makes, and requests the bare loop's agent sends, before the
+ * clock of a throughput run, so that each is timed as a sender that has been up a while (its
+ * statements prepared, connections open, secrets opened, code warm), as publish-matrix.mjs does.
+ * `off` times each from its first publish.
+ */
+const PREWARM = process.env.BENCH_PREWARM === 'off' ? 0 : numberFrom('BENCH_PREWARM', 500);
 const PUBLISH = process.env.BENCH_PUBLISH ?? 'concurrent';
 const PG_CONCURRENCY = numberFrom('BENCH_PG_CONCURRENCY', Math.max(1, Math.round(CONCURRENCY / 2)));
 const PG_WORKERS = 2;
@@ -257,8 +267,18 @@ async function keyhookRun(open, receiver, n) {
   try {
     const tally = new Tally();
     for (const store of backend.stores) tally.watch(store);
+    let workers = backend.keyhooks.map((keyhook) => keyhook.createWorker(backend.workerOptions));
+    if (PREWARM > 0) {
+      for (const worker of workers) worker.start();
+      await publishRange(backend.keyhooks, 0, PREWARM, backend.publishLanes);
+      await tally.reached(PREWARM);
+      if (PUBLISH === 'upfront') {
+        // Published first, then a worker that starts on the clock: its own code is warm by now.
+        await Promise.all(workers.map((worker) => worker.stop()));
+        workers = backend.keyhooks.map((keyhook) => keyhook.createWorker(backend.workerOptions));
+      }
+    }
     await receiver.reset(backend.secret);
-    const workers = backend.keyhooks.map((keyhook) => keyhook.createWorker(backend.workerOptions));
     let publishMs;
     const database = backend.database ? await backend.database.reading() : null;
     const sqlite = backend.sqlite?.reading();
@@ -270,7 +290,7 @@ async function keyhookRun(open, receiver, n) {
     });
     if (PUBLISH === 'upfront') await publish;
     for (const worker of workers) worker.start();
-    await Promise.all([tally.reached(n), publish]);
+    await Promise.all([tally.reached(PREWARM + n), publish]);
     const ms = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     const receiverCpu = (await receiver.cpuMicros()) - receiverCpuBefore;
@@ -282,12 +302,12 @@ async function keyhookRun(open, receiver, n) {
     // A scrape and a flush, after the clock: what the run recorded through OpenTelemetry.
     const telemetry = backend.telemetry && {
       deliveriesCounted: await backend.telemetry.counted('keyhook.deliveries'),
-      spansPerDelivery: (await backend.telemetry.spans()) / n,
+      spansPerDelivery: (await backend.telemetry.spans()) / (PREWARM + n),
     };
     const problems = [];
-    if (inStore !== n) problems.push(`${inStore} succeeded in the store, expected ${n}`);
-    if (telemetry && telemetry.deliveriesCounted !== n)
-      problems.push(`keyhook.deliveries counted ${telemetry.deliveriesCounted}, expected ${n}`);
+    if (inStore !== PREWARM + n) problems.push(`${inStore} succeeded in the store, expected ${PREWARM + n}`);
+    if (telemetry && telemetry.deliveriesCounted !== PREWARM + n)
+      problems.push(`keyhook.deliveries counted ${telemetry.deliveriesCounted}, expected ${PREWARM + n}`);
     if (received.distinct !== n) problems.push(`${received.distinct} distinct events received`);
     if (received.hits !== received.distinct) problems.push(`${received.hits - received.distinct} duplicates`);
     if (received.missingHeaders) problems.push(`${received.missingHeaders} requests without headers`);
@@ -314,9 +334,10 @@ async function bareRun(receiver, n, tag) {
   await receiver.reset(BARE_SECRET);
   const post = (eventId, body, signature) => postSigned(agent, receiver.port, eventId, body, signature);
   let next = 0;
+  let end = 0;
   let failures = 0;
   const lane = async () => {
-    while (next < n) {
+    while (next < end) {
       const seq = next++;
       const id = `evt_${tag}${String(seq).padStart(26 - tag.length, '0')}`;
       const { body, signature } = signedBody(id, new Date().toISOString(), eventData(seq, now()));
@@ -324,6 +345,10 @@ async function bareRun(receiver, n, tag) {
       if (status < 200 || status >= 300) failures++;
     }
   };
+  end = PREWARM;
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  await receiver.reset(BARE_SECRET);
+  end = PREWARM + n;
   const cpuBefore = process.cpuUsage();
   const receiverCpuBefore = await receiver.cpuMicros();
   const started = performance.now();
