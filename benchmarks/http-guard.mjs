@@ -360,8 +360,11 @@ for (const [kind, target] of [
   ['limited', LIMITED_TARGET],
 ]) {
   const verdict = verdicts.find((v) => v.framework === 'fastify' && v.kind === kind);
+  const [low, high] = [Math.min(...verdict.perRound), Math.max(...verdict.perRound)];
+  const met = verdict.ratio >= target;
+  const noise = !met && low <= target && target <= high ? ', within noise' : '';
   console.log(
-    `target ${kind}/unguarded ≥ ${target} on Fastify: ${verdict.ratio >= target ? 'met' : 'NOT met'} (${verdict.ratio.toFixed(3)})`,
+    `target ${kind}/unguarded ≥ ${target} on Fastify: ${met ? 'met' : 'NOT met'} (${verdict.ratio.toFixed(3)}${noise})`,
   );
 }
 {
