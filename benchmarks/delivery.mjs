@@ -176,11 +176,12 @@ const gc = () => globalThis.gc?.();
 
 /**
  * What SQLite did for a run, per delivery: statements executed (better-sqlite3's Statement run,
- * get, all and iterate, counted by wrapping them) and transactions committed (each outermost
- * transaction function, and each statement run outside one). SQLite runs in this process, so its
- * CPU is part of this process's.
+ * get, all and iterate, counted by wrapping them), transactions committed (each outermost
+ * transaction function, and each statement run outside one) and the event loop's time inside the
+ * outermost transaction functions (their statements, the commit, and a checkpoint the commit
+ * runs). SQLite runs in this process, so its CPU is part of this process's.
  */
-const sqliteSent = { statements: 0, transactions: 0 };
+const sqliteSent = { statements: 0, transactions: 0, transactionMs: 0 };
 const sqliteUse = {
   reading() {
     if (!Database.prototype.transaction.counted) {
@@ -199,8 +200,14 @@ const sqliteUse = {
         const db = this;
         const outermost = (variant) =>
           function countedRun(...args) {
-            if (!db.inTransaction) sqliteSent.transactions++;
-            return variant.apply(this, args);
+            if (db.inTransaction) return variant.apply(this, args);
+            sqliteSent.transactions++;
+            const started = performance.now();
+            try {
+              return variant.apply(this, args);
+            } finally {
+              sqliteSent.transactionMs += performance.now() - started;
+            }
           };
         const counted = outermost(made);
         for (const kind of ['default', 'deferred', 'immediate', 'exclusive'])
@@ -215,6 +222,7 @@ const sqliteUse = {
     return {
       statements: (sqliteSent.statements - before.statements) / n,
       transactions: (sqliteSent.transactions - before.transactions) / n,
+      transactionMicros: ((sqliteSent.transactionMs - before.transactionMs) * 1000) / n,
     };
   },
 };
@@ -596,7 +604,7 @@ try {
           );
           if (result.sqlite) {
             console.log(
-              `           per delivery: ${result.sqlite.statements.toFixed(2)} SQLite statements, ${result.sqlite.transactions.toFixed(2)} transactions`,
+              `           per delivery: ${result.sqlite.statements.toFixed(2)} SQLite statements, ${result.sqlite.transactions.toFixed(2)} transactions, ${result.sqlite.transactionMicros.toFixed(0)} µs inside them`,
             );
           }
           if (result.database) {

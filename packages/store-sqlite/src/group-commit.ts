@@ -38,6 +38,8 @@ export class GroupCommit {
   constructor(
     private readonly db: Database.Database,
     private readonly translate: (error: unknown) => unknown,
+    /** After each group that committed (checkpoint-thread.ts). */
+    private readonly committed: () => void = () => {},
   ) {
     let operationThrew = false;
     const straight = db.transaction((group: readonly Pending[]): Settled[] =>
@@ -107,6 +109,7 @@ export class GroupCommit {
         for (const pending of group) pending.reject(translated);
         continue;
       }
+      this.committed();
       group.forEach((pending, index) => {
         const outcome = settled[index]!;
         if (outcome.ok) pending.resolve(outcome.value as never);

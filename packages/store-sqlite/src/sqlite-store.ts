@@ -36,6 +36,7 @@ import type {
 } from '@keyhook/core/store';
 import { consoleLogger } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
+import { CheckpointThread } from './checkpoint-thread.js';
 import { openDatabase, openFailure } from './connection.js';
 import { GroupCommit } from './group-commit.js';
 import { joinedLibrary } from './host-transaction.js';
@@ -177,6 +178,8 @@ export class SqliteStore implements CompleteStore {
   private readonly ownsDatabase: boolean;
   private readonly prepared: ReturnType<typeof prepareOperations>;
   private readonly group: GroupCommit;
+  /** WAL checkpoints off the event loop, on a file this store opened (checkpoint-thread.ts). */
+  private readonly checkpoints: CheckpointThread | undefined;
   private closed = false;
 
   /** Opens (or adopts) the database and applies (or refuses) pending migrations before it returns. */
@@ -198,7 +201,16 @@ export class SqliteStore implements CompleteStore {
         this.db,
         options.changeCheckIntervalMs ?? DEFAULT_CHANGE_CHECK_INTERVAL_MS,
       );
-      this.group = new GroupCommit(this.db, translateDriverError);
+      this.checkpoints =
+        this.ownsDatabase && this.persistent
+          ? new CheckpointThread(this.db, options.logger ?? consoleLogger)
+          : undefined;
+      const checkpoints = this.checkpoints;
+      this.group = new GroupCommit(
+        this.db,
+        translateDriverError,
+        checkpoints && (() => checkpoints.committed()),
+      );
     } catch (error) {
       if (this.ownsDatabase) this.db.close();
       throw openFailure(this.db.name, 'migrate', error);
@@ -486,6 +498,7 @@ export class SqliteStore implements CompleteStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.checkpoints?.stop();
     if (this.ownsDatabase) this.db.close();
   }
 

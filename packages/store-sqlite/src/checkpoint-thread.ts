@@ -1,0 +1,157 @@
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '@keyhook/core/store';
+import type Database from 'better-sqlite3';
+
+/** SQLite's own automatic checkpoint, in WAL pages: what the connection runs without the thread. */
+export const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
+/**
+ * With the thread, the store's connection checkpoints only once the WAL holds this many pages
+ * (16 MiB of 4 KiB pages): the thread has copied all but the last few, and this checkpoint
+ * lets the WAL start over from its beginning under a load that never pauses.
+ */
+export const FALLBACK_AUTOCHECKPOINT_PAGES = 4000;
+/** The thread's passes come at least this far apart, so a busy store costs it ~100 passes a second. */
+export const CHECKPOINT_SPACING_MS = 10;
+/** The thread starts after this many group commits: a store that writes little never starts it. */
+export const COMMITS_BEFORE_THREAD = 64;
+
+// The cells the two threads share (Int32Array indexes).
+/** Commits since the thread's last pass; the first one of a round wakes it. */
+const COMMITS = 0;
+/** Set to 1 to stop the thread. */
+const STOP = 1;
+/** Passes the thread has finished (tests wait on it). */
+const PASSES = 2;
+
+/**
+ * The thread's body, run as a script of its own (`eval`): it must use nothing of this module,
+ * and loads modules through `load` (the script's `require`), which no build step rewrites.
+ * Each round it waits for a commit, runs a PASSIVE checkpoint on its own connection (which
+ * never takes the write lock, so the store's writes go on meanwhile), and sleeps the spacing.
+ */
+function checkpointLoop(load: NodeJS.Require): void {
+  const { parentPort, workerData } = load('node:worker_threads');
+  const Driver = load(workerData.driver);
+  const cells = new Int32Array(workerData.cells);
+  const db = new Driver(workerData.filename, { fileMustExist: true, timeout: 0 });
+  try {
+    // As on the store's connection: the checkpoint syncs the WAL before it copies, and the file after.
+    db.pragma('synchronous = NORMAL');
+    for (;;) {
+      Atomics.wait(cells, 0, 0);
+      if (Atomics.load(cells, 1) === 1) return;
+      Atomics.store(cells, 0, 0);
+      try {
+        db.pragma('wal_checkpoint(PASSIVE)');
+      } catch (error) {
+        parentPort.postMessage({ failed: String((error as Error)?.message ?? error) });
+      }
+      Atomics.add(cells, 2, 1);
+      Atomics.notify(cells, 2);
+      Atomics.wait(cells, 1, 0, workerData.spacingMs);
+      if (Atomics.load(cells, 1) === 1) return;
+    }
+  } finally {
+    db.close();
+  }
+}
+
+export interface CheckpointThreadOptions {
+  /** The module the thread loads its connection from. Default: the better-sqlite3 this package resolves. */
+  driver?: string | undefined;
+  commitsBeforeThread?: number | undefined;
+}
+
+/**
+ * WAL checkpoints on a thread of their own (docs/decisions.md §8.13). A checkpoint copies the
+ * WAL's pages into the database file and syncs both; run by the connection that committed, as
+ * SQLite does by default, it holds the event loop for that long. On a thread, with its own
+ * connection to the same file, it runs beside the store's writes, and the store's connection
+ * checkpoints only at FALLBACK_AUTOCHECKPOINT_PAGES, copying what the thread has not yet. A
+ * thread that cannot start or fails is logged, and the connection checkpoints as SQLite's default.
+ */
+export class CheckpointThread {
+  private readonly cells = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
+  /** The file, absolute: the thread opens it after the store, whatever the working directory is by then. */
+  private readonly filename: string;
+  private readonly commitsBeforeThread: number;
+  private state: 'waiting' | 'running' | 'over' = 'waiting';
+  private commits = 0;
+  private worker: Worker | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly logger: Logger,
+    private readonly options: CheckpointThreadOptions = {},
+  ) {
+    this.filename = resolve(db.name);
+    this.commitsBeforeThread = options.commitsBeforeThread ?? COMMITS_BEFORE_THREAD;
+  }
+
+  /** Passes the thread has finished. */
+  get passes(): number {
+    return Atomics.load(this.cells, PASSES);
+  }
+
+  /** Whether the thread runs: started, and not failed or stopped. */
+  get running(): boolean {
+    return this.state === 'running';
+  }
+
+  /** After each commit: wakes the thread, which starts at the COMMITS_BEFORE_THREAD-th. */
+  committed(): void {
+    if (this.state === 'waiting' && ++this.commits >= this.commitsBeforeThread) this.start();
+    if (this.state !== 'running') return;
+    if (Atomics.add(this.cells, COMMITS, 1) === 0) Atomics.notify(this.cells, COMMITS);
+  }
+
+  /** Stops the thread, which closes its connection, and resolves once it has exited. */
+  async stop(): Promise<void> {
+    if (this.state === 'waiting') this.state = 'over';
+    // Referenced again: the process stays up until the thread has closed its connection.
+    this.worker?.ref();
+    Atomics.store(this.cells, STOP, 1);
+    Atomics.add(this.cells, COMMITS, 1);
+    Atomics.notify(this.cells, COMMITS);
+    Atomics.notify(this.cells, STOP);
+    await this.exited;
+  }
+
+  private start(): void {
+    this.state = 'running';
+    const worker = new Worker(`(${checkpointLoop.toString()})(require)`, {
+      eval: true,
+      workerData: {
+        driver: this.options.driver ?? createRequire(import.meta.url).resolve('better-sqlite3'),
+        filename: this.filename,
+        cells: this.cells.buffer,
+        spacingMs: CHECKPOINT_SPACING_MS,
+      },
+    });
+    // The thread never keeps the process alive: a process that exits without close() cuts a
+    // checkpoint short, which SQLite recovers from.
+    worker.unref();
+    this.worker = worker;
+    this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+    worker.on('message', (message: { failed: string }) => {
+      this.logger.warn({ err: message.failed }, 'keyhook: a background WAL checkpoint failed');
+    });
+    worker.on('error', (error) => {
+      this.logger.warn(
+        { err: error.message },
+        'keyhook: the WAL checkpoint thread stopped; the store checkpoints on its own connection',
+      );
+    });
+    this.exited = new Promise<void>((done) => {
+      worker.once('exit', () => {
+        this.state = 'over';
+        this.worker = undefined;
+        if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+        done();
+      });
+    });
+  }
+}

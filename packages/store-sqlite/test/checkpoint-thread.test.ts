@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EventRecord } from '@keyhook/core/store';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  CheckpointThread,
+  COMMITS_BEFORE_THREAD,
+  DEFAULT_AUTOCHECKPOINT_PAGES,
+  FALLBACK_AUTOCHECKPOINT_PAGES,
+} from '../src/checkpoint-thread.js';
+import { openDatabase } from '../src/connection.js';
+import { createSqliteStore } from '../src/index.js';
+
+const root = mkdtempSync(join(tmpdir(), 'keyhook-checkpoint-'));
+let count = 0;
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function recordingLogger() {
+  const warnings: string[] = [];
+  const quiet = () => {};
+  return {
+    warnings,
+    logger: { debug: quiet, info: quiet, error: quiet, warn: (_: object, m: string) => warnings.push(m) },
+  };
+}
+
+/** Waits for `condition`, checking every few milliseconds: a state, not a time (at most 20 s). */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
+ * A WAL file with rows in its WAL only. In WAL mode a commit writes the WAL, and only a checkpoint
+ * copies pages into the database file: the file's size says whether one ran.
+ */
+function walWithRows(file: string) {
+  const db = openDatabase(file);
+  db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  const before = statSync(file).size;
+  const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
+  // About 100 pages: far below either automatic threshold of the connection.
+  for (let i = 0; i < 100; i++) insert.run('x'.repeat(3000));
+  return { db, before, fileSize: () => statSync(file).size };
+}
+
+const autocheckpoint = (db: ReturnType<typeof openDatabase>) =>
+  db.pragma('wal_autocheckpoint', { simple: true }) as number;
+
+describe('WAL checkpoints on their own thread', () => {
+  it('copies committed pages into the database file on the thread, with the connection left to its fallback', async () => {
+    const { db, before, fileSize } = walWithRows(join(root, `db-${++count}.db`));
+    const { logger, warnings } = recordingLogger();
+    const thread = new CheckpointThread(db, logger, { commitsBeforeThread: 1 });
+    // Nothing checkpointed the rows yet: the connection waits for 1000 pages, the thread for a commit.
+    expect(fileSize()).toBe(before);
+    thread.committed();
+    expect(thread.running).toBe(true);
+    expect(autocheckpoint(db)).toBe(FALLBACK_AUTOCHECKPOINT_PAGES);
+    await until(() => thread.passes >= 1, 'a pass of the thread');
+    expect(fileSize()).toBeGreaterThan(before + 90 * 4096);
+    await thread.stop();
+    expect(thread.running).toBe(false);
+    // Stopped, the connection checkpoints as SQLite does by default.
+    expect(autocheckpoint(db)).toBe(DEFAULT_AUTOCHECKPOINT_PAGES);
+    expect(warnings).toEqual([]);
+    db.close();
+  });
+
+  it('starts only after a store has committed COMMITS_BEFORE_THREAD groups', async () => {
+    const { db, before, fileSize } = walWithRows(join(root, `db-${++count}.db`));
+    const thread = new CheckpointThread(db, recordingLogger().logger);
+    for (let i = 1; i < COMMITS_BEFORE_THREAD; i++) thread.committed();
+    expect(thread.running).toBe(false);
+    expect(autocheckpoint(db)).toBe(DEFAULT_AUTOCHECKPOINT_PAGES);
+    thread.committed();
+    expect(thread.running).toBe(true);
+    await until(() => fileSize() > before, 'the first pass');
+    await thread.stop();
+    db.close();
+  });
+
+  it('never starts once stopped', async () => {
+    const { db } = walWithRows(join(root, `db-${++count}.db`));
+    const thread = new CheckpointThread(db, recordingLogger().logger, { commitsBeforeThread: 1 });
+    await thread.stop();
+    thread.committed();
+    expect(thread.running).toBe(false);
+    expect(autocheckpoint(db)).toBe(DEFAULT_AUTOCHECKPOINT_PAGES);
+    db.close();
+  });
+
+  it('logs a thread that cannot start, and leaves the connection checkpointing on its own', async () => {
+    const { db } = walWithRows(join(root, `db-${++count}.db`));
+    const { logger, warnings } = recordingLogger();
+    const thread = new CheckpointThread(db, logger, {
+      commitsBeforeThread: 1,
+      driver: join(root, 'no-such-driver.js'),
+    });
+    thread.committed();
+    await until(() => !thread.running, 'the thread ends');
+    expect(warnings).toEqual([
+      'keyhook: the WAL checkpoint thread stopped; the store checkpoints on its own connection',
+    ]);
+    expect(autocheckpoint(db)).toBe(DEFAULT_AUTOCHECKPOINT_PAGES);
+    await thread.stop();
+    db.close();
+  });
+
+  it('runs under a store on a file: its writes reach the database file while it holds the connection', async () => {
+    const file = join(root, `db-${++count}.db`);
+    const store = createSqliteStore({ filename: file, logger: recordingLogger().logger });
+    const before = statSync(file).size;
+    const published = COMMITS_BEFORE_THREAD + 16;
+    // One group per event (each awaited): enough commits to start the thread, about 100 pages.
+    for (let i = 0; i < published; i++) {
+      const id = `evt_checkpoint_${i}`;
+      const event: EventRecord = {
+        id,
+        tenantId: 'tenant_a',
+        type: 'run.completed',
+        payload: JSON.stringify({ id, padding: 'x'.repeat(4000) }),
+        createdAt: new Date(),
+        traceContext: null,
+      };
+      await store.publishEvent(event, () => `dlv_${i}`, undefined, undefined);
+    }
+    await until(() => statSync(file).size > before + 80 * 4096, 'the events reach the database file');
+    await store.close();
+  });
+});
