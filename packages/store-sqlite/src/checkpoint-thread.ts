@@ -17,9 +17,9 @@ export const CHECKPOINT_SPACING_MS = 10;
 /** The thread starts after this many group commits: a store that writes little never starts it. */
 export const COMMITS_BEFORE_THREAD = 64;
 
-// The cells the two threads share (Int32Array indexes).
-/** Commits since the thread's last pass; the first one of a round wakes it. */
-const COMMITS = 0;
+// The cells the two threads share (Int32Array indexes; checkpointLoop uses the numbers).
+/** Writes since the thread's last pass; the first one of a round wakes it. */
+const WRITES = 0;
 /** Set to 1 to stop the thread. */
 const STOP = 1;
 /** Passes the thread has finished (tests wait on it). */
@@ -36,6 +36,7 @@ function checkpointLoop(load: NodeJS.Require): void {
   const Driver = load(workerData.driver);
   const cells = new Int32Array(workerData.cells);
   const db = new Driver(workerData.filename, { fileMustExist: true, timeout: 0 });
+  let failing: string | undefined;
   try {
     // As on the store's connection: the checkpoint syncs the WAL before it copies, and the file after.
     db.pragma('synchronous = NORMAL');
@@ -43,13 +44,17 @@ function checkpointLoop(load: NodeJS.Require): void {
       Atomics.wait(cells, 0, 0);
       if (Atomics.load(cells, 1) === 1) return;
       Atomics.store(cells, 0, 0);
+      // Told once per run of failures (a full disk fails every pass), and when one succeeds again.
       try {
         db.pragma('wal_checkpoint(PASSIVE)');
+        if (failing !== undefined) parentPort.postMessage({ recovered: failing });
+        failing = undefined;
       } catch (error) {
-        parentPort.postMessage({ failed: String((error as Error)?.message ?? error) });
+        const message = String((error as Error)?.message ?? error);
+        if (message !== failing) parentPort.postMessage({ failed: message });
+        failing = message;
       }
       Atomics.add(cells, 2, 1);
-      Atomics.notify(cells, 2);
       Atomics.wait(cells, 1, 0, workerData.spacingMs);
       if (Atomics.load(cells, 1) === 1) return;
     }
@@ -78,6 +83,10 @@ export class CheckpointThread {
   private readonly filename: string;
   private readonly commitsBeforeThread: number;
   private state: 'waiting' | 'running' | 'over' = 'waiting';
+  /** Rows this connection has written since it opened, as SQLite counts them. */
+  private readonly totalChanges: Database.Statement<[], number>;
+  private changesSeen = 0;
+  private woken = 0;
   private commits = 0;
   private worker: Worker | undefined;
   private exited: Promise<void> = Promise.resolve();
@@ -88,6 +97,7 @@ export class CheckpointThread {
     private readonly options: CheckpointThreadOptions = {},
   ) {
     this.filename = resolve(db.name);
+    this.totalChanges = db.prepare<[], number>('SELECT total_changes()').pluck();
     this.commitsBeforeThread = options.commitsBeforeThread ?? COMMITS_BEFORE_THREAD;
   }
 
@@ -96,16 +106,38 @@ export class CheckpointThread {
     return Atomics.load(this.cells, PASSES);
   }
 
+  /** Writes the thread was told of (each group commit, each other statement that wrote). */
+  get wakes(): number {
+    return this.woken;
+  }
+
   /** Whether the thread runs: started, and not failed or stopped. */
   get running(): boolean {
     return this.state === 'running';
   }
 
-  /** After each commit: wakes the thread, which starts at the COMMITS_BEFORE_THREAD-th. */
+  /** After each group commit: wakes the thread, which starts at the COMMITS_BEFORE_THREAD-th. */
   committed(): void {
     if (this.state === 'waiting' && ++this.commits >= this.commitsBeforeThread) this.start();
+    if (this.state === 'running') this.wake();
+  }
+
+  /**
+   * After any other statement of the store's: wakes a running thread when the connection wrote
+   * (a bulk recovery or a purge would otherwise wait for the fallback, a checkpoint four times
+   * the default on the event loop). A read costs one `total_changes()`.
+   */
+  ranStatement(): void {
     if (this.state !== 'running') return;
-    if (Atomics.add(this.cells, COMMITS, 1) === 0) Atomics.notify(this.cells, COMMITS);
+    const changes = this.totalChanges.get() ?? 0;
+    if (changes === this.changesSeen) return;
+    this.changesSeen = changes;
+    this.wake();
+  }
+
+  private wake(): void {
+    this.woken++;
+    if (Atomics.add(this.cells, WRITES, 1) === 0) Atomics.notify(this.cells, WRITES);
   }
 
   /** Stops the thread, which closes its connection, and resolves once it has exited. */
@@ -114,14 +146,16 @@ export class CheckpointThread {
     // Referenced again: the process stays up until the thread has closed its connection.
     this.worker?.ref();
     Atomics.store(this.cells, STOP, 1);
-    Atomics.add(this.cells, COMMITS, 1);
-    Atomics.notify(this.cells, COMMITS);
+    Atomics.add(this.cells, WRITES, 1);
+    Atomics.notify(this.cells, WRITES);
     Atomics.notify(this.cells, STOP);
     await this.exited;
   }
 
   private start(): void {
     this.state = 'running';
+    // Its first pass copies whatever was written before it.
+    this.changesSeen = this.totalChanges.get() ?? 0;
     const worker = new Worker(`(${checkpointLoop.toString()})(require)`, {
       eval: true,
       workerData: {
@@ -136,8 +170,12 @@ export class CheckpointThread {
     worker.unref();
     this.worker = worker;
     this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-    worker.on('message', (message: { failed: string }) => {
-      this.logger.warn({ err: message.failed }, 'keyhook: a background WAL checkpoint failed');
+    worker.on('message', (message: { failed: string } | { recovered: string }) => {
+      if ('failed' in message) {
+        this.logger.warn({ err: message.failed }, 'keyhook: background WAL checkpoints fail');
+      } else {
+        this.logger.info({ err: message.recovered }, 'keyhook: background WAL checkpoints succeed again');
+      }
     });
     worker.on('error', (error) => {
       this.logger.warn(

@@ -520,6 +520,8 @@ export class SqliteStore implements CompleteStore {
       return action();
     } catch (error) {
       throw translateDriverError(error);
+    } finally {
+      this.checkpoints?.ranStatement();
     }
   }
 }

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { EventRecord } from '@keyhook/core/store';
+import { webhookRecord } from '@keyhook/store-conformance';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CheckpointThread,
@@ -72,6 +74,54 @@ describe('WAL checkpoints on their own thread', () => {
     db.close();
   });
 
+  it('is woken by any statement that wrote, not by one that only read', async () => {
+    const { db, before, fileSize } = walWithRows(join(root, `db-${++count}.db`));
+    const thread = new CheckpointThread(db, recordingLogger().logger, { commitsBeforeThread: 1 });
+    thread.committed();
+    await until(() => thread.passes >= 1 && fileSize() > before, 'the first pass');
+    const copied = fileSize();
+    const wakes = thread.wakes;
+    // A statement outside the group commits (the store's run()): a read wakes nothing…
+    db.prepare('SELECT count(*) FROM t').get();
+    thread.ranStatement();
+    expect(thread.wakes).toBe(wakes);
+    // …a write does, and its pages reach the file without the connection's own checkpoint.
+    const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
+    for (let i = 0; i < 100; i++) insert.run('y'.repeat(3000));
+    expect(fileSize()).toBe(copied);
+    thread.ranStatement();
+    expect(thread.wakes).toBe(wakes + 1);
+    await until(() => fileSize() > copied + 90 * 4096, 'the second write reaches the file');
+    await thread.stop();
+    db.close();
+  });
+
+  it('logs checkpoints that fail once per run of failures, and the one that succeeds again', async () => {
+    const { db, before, fileSize } = walWithRows(join(root, `db-${++count}.db`));
+    const infos: string[] = [];
+    const { logger, warnings } = recordingLogger();
+    const thread = new CheckpointThread(
+      db,
+      { ...logger, info: (_: object, message: string) => infos.push(message) },
+      {
+        commitsBeforeThread: 1,
+        driver: fileURLToPath(new URL('./fixtures/failing-checkpoints.cjs', import.meta.url)),
+      },
+    );
+    // Three passes: two fail alike, the third copies the rows.
+    for (let pass = 1; pass <= 3; pass++) {
+      thread.committed();
+      await until(() => thread.passes >= pass, `pass ${pass}`);
+    }
+    expect(fileSize()).toBeGreaterThan(before);
+    // The thread's messages arrive in a later turn of this one's event loop.
+    await until(() => infos.length > 0, 'the recovery is logged');
+    expect(warnings).toEqual(['keyhook: background WAL checkpoints fail']);
+    expect(infos).toEqual(['keyhook: background WAL checkpoints succeed again']);
+    await thread.stop();
+    db.close();
+  });
+
   it('starts only after a store has committed COMMITS_BEFORE_THREAD groups', async () => {
     const { db, before, fileSize } = walWithRows(join(root, `db-${++count}.db`));
     const thread = new CheckpointThread(db, recordingLogger().logger);
@@ -112,7 +162,7 @@ describe('WAL checkpoints on their own thread', () => {
     db.close();
   });
 
-  it('runs under a store on a file: its writes reach the database file while it holds the connection', async () => {
+  it('runs under a store on a file: its writes, grouped or not, reach the database file', async () => {
     const file = join(root, `db-${++count}.db`);
     const store = createSqliteStore({ filename: file, logger: recordingLogger().logger });
     const before = statSync(file).size;
@@ -131,6 +181,12 @@ describe('WAL checkpoints on their own thread', () => {
       await store.publishEvent(event, () => `dlv_${i}`, undefined, undefined);
     }
     await until(() => statSync(file).size > before + 80 * 4096, 'the events reach the database file');
+    // A write outside the group commits (run()) wakes the thread too.
+    const grouped = statSync(file).size;
+    for (let i = 0; i < 60; i++) {
+      await store.insertWebhook(webhookRecord({ description: `${i} ${'d'.repeat(3000)}` }));
+    }
+    await until(() => statSync(file).size > grouped + 50 * 4096, 'the webhooks reach the database file');
     await store.close();
   });
 });
