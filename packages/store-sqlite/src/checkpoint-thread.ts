@@ -27,7 +27,8 @@ const PASSES = 2;
 
 /**
  * The thread's body, run as a script of its own (`eval`): it must use nothing of this module,
- * and loads modules through `load` (the script's `require`), which no build step rewrites.
+ * and loads modules through `load`, which no build step rewrites (esbuild turns a bare `require`
+ * of ESM output into a helper the thread would not have).
  * Each round it waits for a commit, runs a PASSIVE checkpoint on its own connection (which
  * never takes the write lock, so the store's writes go on meanwhile), and sleeps the spacing.
  */
@@ -156,7 +157,11 @@ export class CheckpointThread {
     this.state = 'running';
     // Its first pass copies whatever was written before it.
     this.changesSeen = this.totalChanges.get() ?? 0;
-    const worker = new Worker(`(${checkpointLoop.toString()})(require)`, {
+    // Its own `require`, made in either kind of script: a process run as ES modules by default
+    // (`--input-type=module`, `--experimental-default-type=module`) evaluates it as a module.
+    const source = `import('node:module').then(({ createRequire }) =>
+      (${checkpointLoop.toString()})(createRequire(${JSON.stringify(import.meta.url)})))`;
+    const worker = new Worker(source, {
       eval: true,
       workerData: {
         driver: this.options.driver ?? createRequire(import.meta.url).resolve('better-sqlite3'),

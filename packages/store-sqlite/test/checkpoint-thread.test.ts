@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { EventRecord } from '@keyhook/core/store';
 import { webhookRecord } from '@keyhook/store-conformance';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +16,8 @@ import {
 import { openDatabase } from '../src/connection.js';
 import { createSqliteStore } from '../src/index.js';
 
+const run = promisify(execFile);
+const repository = fileURLToPath(new URL('../../..', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'keyhook-checkpoint-'));
 let count = 0;
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -188,5 +192,31 @@ describe('WAL checkpoints on their own thread', () => {
     }
     await until(() => statSync(file).size > grouped + 50 * 4096, 'the webhooks reach the database file');
     await store.close();
+  });
+
+  // Built, the thread's body is a function turned to text: a bundler that rewrote its `require`
+  // (as esbuild does for ESM output) would leave it a name the thread does not have.
+  it.each(['module', 'commonjs'] as const)('runs from the built package (%s)', async (kind) => {
+    const file = join(root, `db-${++count}.db`);
+    const load =
+      kind === 'module'
+        ? "const { createSqliteStore } = await import('@keyhook/store-sqlite');"
+        : "const { createSqliteStore } = require('@keyhook/store-sqlite');";
+    const script = `(async () => {
+      ${load}
+      const warnings = [];
+      const quiet = () => {};
+      const store = createSqliteStore({ filename: ${JSON.stringify(file)},
+        logger: { debug: quiet, info: quiet, error: quiet, warn: (_, m) => warnings.push(m) } });
+      for (let i = 0; i < ${COMMITS_BEFORE_THREAD + 1}; i++)
+        await store.leaseDeliveries({ now: new Date(), limit: 0, leaseMs: 60000, leaseId: 'lease' + i });
+      while (store.checkpoints.passes === 0 && warnings.length === 0) await new Promise((r) => setTimeout(r, 5));
+      await store.close();
+      console.log(JSON.stringify({ passes: store.checkpoints.passes, warnings }));
+    })();`;
+    const { stdout } = await run(process.execPath, [`--input-type=${kind}`, '-e', script], {
+      cwd: repository,
+    });
+    expect(JSON.parse(stdout)).toEqual({ passes: 1, warnings: [] });
   });
 });
