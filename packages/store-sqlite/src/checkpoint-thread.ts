@@ -130,7 +130,12 @@ export class CheckpointThread {
    */
   ranStatement(): void {
     if (this.state !== 'running') return;
-    const changes = this.totalChanges.get() ?? 0;
+    let changes: number;
+    try {
+      changes = this.totalChanges.get() ?? 0;
+    } catch {
+      return; // the statement's own answer stands; this write waits for the next wake
+    }
     if (changes === this.changesSeen) return;
     this.changesSeen = changes;
     this.wake();
@@ -153,8 +158,19 @@ export class CheckpointThread {
     await this.exited;
   }
 
+  /** Never throws: it runs after a commit whose callers are still to be answered. */
   private start(): void {
     this.state = 'running';
+    try {
+      this.startWorker();
+    } catch (error) {
+      this.state = 'over';
+      void this.worker?.terminate();
+      this.fellBack(error);
+    }
+  }
+
+  private startWorker(): void {
     // Its first pass copies whatever was written before it.
     this.changesSeen = this.totalChanges.get() ?? 0;
     // Its own `require`, made in either kind of script: a process run as ES modules by default
@@ -170,11 +186,10 @@ export class CheckpointThread {
         spacingMs: CHECKPOINT_SPACING_MS,
       },
     });
+    this.worker = worker;
     // The thread never keeps the process alive: a process that exits without close() cuts a
     // checkpoint short, which SQLite recovers from.
     worker.unref();
-    this.worker = worker;
-    this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
     worker.on('message', (message: { failed: string } | { recovered: string }) => {
       if ('failed' in message) {
         this.logger.warn({ err: message.failed }, 'keyhook: background WAL checkpoints fail');
@@ -182,12 +197,7 @@ export class CheckpointThread {
         this.logger.info({ err: message.recovered }, 'keyhook: background WAL checkpoints succeed again');
       }
     });
-    worker.on('error', (error) => {
-      this.logger.warn(
-        { err: error.message },
-        'keyhook: the WAL checkpoint thread stopped; the store checkpoints on its own connection',
-      );
-    });
+    worker.on('error', (error) => this.fellBack(error));
     this.exited = new Promise<void>((done) => {
       worker.once('exit', () => {
         this.state = 'over';
@@ -196,5 +206,13 @@ export class CheckpointThread {
         done();
       });
     });
+    this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+  }
+
+  private fellBack(error: unknown): void {
+    this.logger.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'keyhook: the WAL checkpoint thread stopped; the store checkpoints on its own connection',
+    );
   }
 }

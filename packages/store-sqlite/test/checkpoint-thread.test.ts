@@ -100,6 +100,21 @@ describe('WAL checkpoints on their own thread', () => {
     db.close();
   });
 
+  it('never throws at the commit that would start it: a thread refused at once is logged', () => {
+    const { db } = walWithRows(join(root, `db-${++count}.db`));
+    const { logger, warnings } = recordingLogger();
+    // A driver that cannot be sent to a thread: the Worker constructor throws.
+    const unsendable = (() => {}) as unknown as string;
+    const thread = new CheckpointThread(db, logger, { commitsBeforeThread: 1, driver: unsendable });
+    expect(() => thread.committed()).not.toThrow();
+    expect(thread.running).toBe(false);
+    expect(warnings).toEqual([
+      'keyhook: the WAL checkpoint thread stopped; the store checkpoints on its own connection',
+    ]);
+    expect(autocheckpoint(db)).toBe(DEFAULT_AUTOCHECKPOINT_PAGES);
+    db.close();
+  });
+
   it('logs checkpoints that fail once per run of failures, and the one that succeeds again', async () => {
     const { db, before, fileSize } = walWithRows(join(root, `db-${++count}.db`));
     const infos: string[] = [];
