@@ -209,6 +209,27 @@ describe('WAL checkpoints on their own thread', () => {
     await store.close();
   });
 
+  it("never runs on a host's own connection, nor in memory: their checkpoints stay as they were", async () => {
+    const file = join(root, `db-${++count}.db`);
+    const hosts = openDatabase(file);
+    hosts.pragma('wal_autocheckpoint = 500');
+    const stores = [
+      createSqliteStore({ database: hosts, logger: recordingLogger().logger }),
+      createSqliteStore({ filename: ':memory:', logger: recordingLogger().logger }),
+    ];
+    for (const store of stores) {
+      for (let i = 0; i <= COMMITS_BEFORE_THREAD; i++) {
+        await store.leaseDeliveries({ now: new Date(), limit: 0, leaseMs: 60_000, leaseId: `lease_${i}` });
+      }
+    }
+    // Neither has a thread, and the host's setting stands (a thread sets the fallback).
+    for (const store of stores)
+      expect((store as unknown as { checkpoints?: unknown }).checkpoints).toBeUndefined();
+    expect(autocheckpoint(hosts)).toBe(500);
+    for (const store of stores) await store.close();
+    hosts.close();
+  });
+
   // Built, the thread's body is a function turned to text: a bundler that rewrote its `require`
   // (as esbuild does for ESM output) would leave it a name the thread does not have.
   it.each(['module', 'commonjs'] as const)('runs from the built package (%s)', async (kind) => {
