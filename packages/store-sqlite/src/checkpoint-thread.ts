@@ -6,11 +6,7 @@ import type Database from 'better-sqlite3';
 
 /** SQLite's own automatic checkpoint, in WAL pages: what the connection runs without the thread. */
 export const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
-/**
- * With the thread, the store's connection checkpoints only once the WAL holds this many pages
- * (16 MiB of 4 KiB pages): the thread has copied all but the last few, and this checkpoint
- * lets the WAL start over from its beginning under a load that never pauses.
- */
+/** With the thread, the store's connection checkpoints at this many WAL pages (16 MiB; §8.13). */
 export const FALLBACK_AUTOCHECKPOINT_PAGES = 4000;
 /** The thread's passes come at least this far apart, so a busy store costs it ~100 passes a second. */
 export const CHECKPOINT_SPACING_MS = 10;
@@ -71,12 +67,10 @@ export interface CheckpointThreadOptions {
 }
 
 /**
- * WAL checkpoints on a thread of their own (docs/decisions.md §8.13). A checkpoint copies the
- * WAL's pages into the database file and syncs both; run by the connection that committed, as
- * SQLite does by default, it holds the event loop for that long. On a thread, with its own
- * connection to the same file, it runs beside the store's writes, and the store's connection
- * checkpoints only at FALLBACK_AUTOCHECKPOINT_PAGES, copying what the thread has not yet. A
- * thread that cannot start or fails is logged, and the connection checkpoints as SQLite's default.
+ * WAL checkpoints on a thread of their own, with its own connection to the same file
+ * (docs/decisions.md §8.13 says why). The store's connection checkpoints only at
+ * FALLBACK_AUTOCHECKPOINT_PAGES meanwhile; a thread that cannot start or fails is logged, and the
+ * connection checkpoints as SQLite's default.
  */
 export class CheckpointThread {
   private readonly cells = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
