@@ -1,6 +1,6 @@
 import { createKeyhook, type Keyhook, silentLogger } from '@keyhook/core';
 import { POSTGRES_TEST_URL, postgresAvailable } from '@keyhook/testing/postgres';
-import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY } from '@keyhook/testing/support';
+import { TEST_ADMIN_SECRET, TEST_ENCRYPTION_KEY, waitUntil } from '@keyhook/testing/support';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkOut } from '../src/checkout.js';
@@ -67,6 +67,26 @@ async function page(keyhook: Keyhook, secret: string, after: string | undefined)
   });
   if (response.status !== 200) throw new Error(`GET /events answered ${response.status}: ${response.body}`);
   return JSON.parse(response.body!) as { data: { id: string }[]; hasMore: boolean };
+}
+
+/**
+ * Pages after `after` until they hold `ids`, each read a prefix of them. The feed's horizon is the
+ * cluster's (docs/decisions.md §8.17): a transaction that another client of the same Postgres
+ * holds open (another test file, another program) holds these events back too, for a while.
+ */
+async function pageUntil(keyhook: Keyhook, secret: string, after: string | undefined, ids: string[]) {
+  let last = await page(keyhook, secret, after);
+  await waitUntil(
+    async () => {
+      last = await page(keyhook, secret, after);
+      const read = last.data.map((event) => event.id);
+      expect(read).toEqual(ids.slice(0, read.length));
+      return read.length === ids.length;
+    },
+    10_000,
+    () => `the feed after ${after ?? 'the start'} held ${last.data.length} of ${ids.length} events`,
+  );
+  return last;
 }
 
 (available ? describe : describe.skip)('PostgresStore events feed (docs/decisions.md §8.17)', () => {
@@ -235,13 +255,11 @@ async function page(keyhook: Keyhook, secret: string, after: string | undefined)
       );
       // Committed, but written after the open transaction began: it waits behind it.
       const later = await keyhook.events.publish({ tenantId: 'tenant_a', type: 'order.placed', data: {} });
-      const whileOpen = await page(keyhook, secret, undefined);
-      expect(whileOpen.data.map((event) => event.id)).toEqual([before.event.id]);
+      const whileOpen = await pageUntil(keyhook, secret, undefined, [before.event.id]);
       expect(whileOpen.hasMore).toBe(false);
       expect((await page(keyhook, secret, before.event.id)).data).toEqual([]);
       await client.query('COMMIT');
-      const caughtUp = await page(keyhook, secret, before.event.id);
-      expect(caughtUp.data.map((event) => event.id)).toEqual([held.event.id, later.event.id]);
+      await pageUntil(keyhook, secret, before.event.id, [held.event.id, later.event.id]);
     } finally {
       await client.query('ROLLBACK').catch(() => {});
       client.release();
