@@ -118,9 +118,10 @@ export class CheckpointThread {
   }
 
   /**
-   * After any other statement of the store's: wakes a running thread when the connection wrote
+   * After any other write of the store's: wakes a running thread when the connection wrote
    * (a bulk recovery or a purge would otherwise wait for the fallback, a checkpoint four times
-   * the default on the event loop). A read costs one `total_changes()`.
+   * the default on the event loop). It costs one `total_changes()`, so the store calls it after
+   * its writes only.
    */
   ranStatement(): void {
     if (this.state !== 'running') return;

@@ -222,15 +222,15 @@ export class SqliteStore implements CompleteStore {
   }
 
   async findApiKeyByCredential(keyLookup: string, keyHash: string): Promise<ApiKeyRecord | null> {
-    return this.run(() => findApiKeyByCredential(this.prepared.findApiKeyByCredential, keyLookup, keyHash));
+    return this.read(() => findApiKeyByCredential(this.prepared.findApiKeyByCredential, keyLookup, keyHash));
   }
 
   async getApiKey(tenantId: string, id: string): Promise<ApiKeyRecord | null> {
-    return this.run(() => getApiKey(this.prepared.getApiKey, tenantId, id));
+    return this.read(() => getApiKey(this.prepared.getApiKey, tenantId, id));
   }
 
   async listApiKeys(tenantId: string, page: ListPage): Promise<ApiKeyRecord[]> {
-    return this.run(() => listApiKeys(this.prepared.listApiKeys, tenantId, page));
+    return this.read(() => listApiKeys(this.prepared.listApiKeys, tenantId, page));
   }
 
   async rotateApiKey(
@@ -262,11 +262,11 @@ export class SqliteStore implements CompleteStore {
   }
 
   async getWebhook(tenantId: string, id: string): Promise<WebhookRecord | null> {
-    return this.run(() => getWebhook(this.prepared.getWebhook, tenantId, id));
+    return this.read(() => getWebhook(this.prepared.getWebhook, tenantId, id));
   }
 
   async listWebhooks(tenantId: string, page: ListPage): Promise<WebhookRecord[]> {
-    return this.run(() => listWebhooks(this.prepared.listWebhooks, tenantId, page));
+    return this.read(() => listWebhooks(this.prepared.listWebhooks, tenantId, page));
   }
 
   async setWebhookStatus(
@@ -328,7 +328,7 @@ export class SqliteStore implements CompleteStore {
     transaction?: unknown,
     lease?: PublishLease,
   ): Promise<PublishOutcome> {
-    this.run(() => refuseTransaction(transaction));
+    refuseTransaction(transaction);
     return this.grouped(() => publishEvent(this.prepared.publishEvent, event, newDeliveryId, lease));
   }
 
@@ -367,11 +367,11 @@ export class SqliteStore implements CompleteStore {
    */
   async listFeedEvents(tenantId: string, query: FeedQuery): Promise<FeedPage> {
     while (this.db.inTransaction && !this.closed) await new Promise((resolve) => setImmediate(resolve));
-    return this.run(() => listFeedEvents(this.prepared.listFeedEvents, tenantId, query));
+    return this.read(() => listFeedEvents(this.prepared.listFeedEvents, tenantId, query));
   }
 
   async countQueuedDeliveries(now: Date): Promise<QueueDepth> {
-    return this.run(() => countQueuedDeliveries(this.prepared.countQueuedDeliveries, now));
+    return this.read(() => countQueuedDeliveries(this.prepared.countQueuedDeliveries, now));
   }
 
   async expireHeldDeliveries(heldBefore: Date, at: Date): Promise<number> {
@@ -390,11 +390,11 @@ export class SqliteStore implements CompleteStore {
     webhookId: string,
     page: DeliveryListPage,
   ): Promise<DeliveryRecord[]> {
-    return this.run(() => listDeliveries(this.prepared.listDeliveries, tenantId, webhookId, page));
+    return this.read(() => listDeliveries(this.prepared.listDeliveries, tenantId, webhookId, page));
   }
 
   async getDelivery(tenantId: string, webhookId: string, deliveryId: string): Promise<DeliveryDetail | null> {
-    return this.run(() => getDelivery(this.prepared.getDelivery, tenantId, webhookId, deliveryId));
+    return this.read(() => getDelivery(this.prepared.getDelivery, tenantId, webhookId, deliveryId));
   }
 
   async requeueDelivery(
@@ -444,7 +444,7 @@ export class SqliteStore implements CompleteStore {
 
   /** One statement, over the index of migration 0011 (operations/count-recent-attempts.ts). */
   async countRecentAttempts(tenantId: string, since: Date): Promise<AttemptCounts[]> {
-    return this.run(() => countRecentAttempts(this.prepared.countRecentAttempts, tenantId, since));
+    return this.read(() => countRecentAttempts(this.prepared.countRecentAttempts, tenantId, since));
   }
 
   /** The purge and the insert in one transaction under the write lock. */
@@ -458,7 +458,7 @@ export class SqliteStore implements CompleteStore {
   }
 
   async findPortalSession(sessionHash: string): Promise<PortalSessionRecord | null> {
-    return this.run(() => findPortalSession(this.prepared.findPortalSession, sessionHash));
+    return this.read(() => findPortalSession(this.prepared.findPortalSession, sessionHash));
   }
 
   async revokePortalSessions(tenantId: string, id: string | undefined, at: Date): Promise<number> {
@@ -482,7 +482,7 @@ export class SqliteStore implements CompleteStore {
   }
 
   async holdsSealedValues(): Promise<boolean> {
-    return this.run(() => this.prepared.holdsSealedValues.get() === 1);
+    return this.read(() => this.prepared.holdsSealedValues.get() === 1);
   }
 
   /** This store's own revokes and rotations at once; other connections' within the check interval. */
@@ -491,7 +491,7 @@ export class SqliteStore implements CompleteStore {
   }
 
   async ping(): Promise<void> {
-    this.run(() => this.prepared.ping.get());
+    this.read(() => this.prepared.ping.get());
   }
 
   /** Closes the connection if the store opened it; a passed-in `database` stays open. */
@@ -514,14 +514,22 @@ export class SqliteStore implements CompleteStore {
     });
   }
 
+  /** A write outside the group commits: afterwards, the checkpoint thread is told if it wrote. */
   private run<T>(action: () => T): T {
+    try {
+      return this.read(action);
+    } finally {
+      this.checkpoints?.ranStatement();
+    }
+  }
+
+  /** A read: statements that write nothing, so the checkpoint thread has nothing to hear of. */
+  private read<T>(action: () => T): T {
     if (this.closed) throw unavailable('The SQLite store is closed.');
     try {
       return action();
     } catch (error) {
       throw translateDriverError(error);
-    } finally {
-      this.checkpoints?.ranStatement();
     }
   }
 }

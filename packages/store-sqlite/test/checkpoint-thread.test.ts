@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { EventRecord } from '@keyhook/core/store';
 import { webhookRecord } from '@keyhook/store-conformance';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CheckpointThread,
@@ -207,6 +208,49 @@ describe('WAL checkpoints on their own thread', () => {
     }
     await until(() => statSync(file).size > grouped + 50 * 4096, 'the webhooks reach the database file');
     await store.close();
+  });
+
+  it('asks SQLite whether a statement wrote only after a write outside the group commits: reads and publishes pay nothing', async () => {
+    const file = join(root, `db-${++count}.db`);
+    const store = createSqliteStore({ filename: file, logger: recordingLogger().logger });
+    const webhook = webhookRecord({ events: ['run.completed'] });
+    await store.insertWebhook(webhook);
+    const publish = (i: number) => {
+      const id = `evt_asks_${i}`;
+      const payload = JSON.stringify({ id });
+      const event: EventRecord = {
+        id,
+        tenantId: webhook.tenantId,
+        type: 'run.completed',
+        payload,
+        createdAt: new Date(),
+        traceContext: null,
+      };
+      return store.publishEvent(event, () => `dlv_asks_${i}`, undefined, undefined);
+    };
+    for (let i = 0; i < COMMITS_BEFORE_THREAD; i++) await publish(i);
+    // The statements the connection runs from here on, by their text.
+    const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'));
+    const get = statement.get;
+    const asked: string[] = [];
+    statement.get = function counted(this: { source: string }, ...args: unknown[]) {
+      if (this.source.includes('total_changes')) asked.push(this.source);
+      return get.apply(this, args);
+    };
+    try {
+      await publish(COMMITS_BEFORE_THREAD);
+      await store.getWebhook(webhook.tenantId, webhook.id);
+      await store.listWebhooks(webhook.tenantId, { limit: 10 });
+      await store.listDeliveries(webhook.tenantId, webhook.id, { limit: 10 });
+      await store.findApiKeyByCredential('nothing', 'nothing');
+      await store.ping();
+      expect(asked).toEqual([]);
+      await store.setWebhookStatus(webhook.tenantId, webhook.id, 'disabled', null, new Date());
+      expect(asked).toEqual(['SELECT total_changes()']);
+    } finally {
+      statement.get = get;
+      await store.close();
+    }
   });
 
   it("never runs on a host's own connection, nor in memory: their checkpoints stay as they were", async () => {
