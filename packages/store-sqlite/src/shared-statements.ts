@@ -14,6 +14,14 @@ import { WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
 // operation that runs one prepares it among its own, once on the store's connection; a statement
 // that one operation alone runs lives in that operation's module.
 
+/**
+ * A bound LIMIT: `LIMIT ${boundLimit()}`, or `boundLimit('@limit')` for a named one. With a bare
+ * `LIMIT ?` SQLite plans with the value bound and compiles the statement again whenever that
+ * parameter is bound anew, which better-sqlite3 does on every call; behind a unary plus the value
+ * stays out of the plan (docs/decisions.md §8.13).
+ */
+export const boundLimit = (parameter = '?'): string => `+${parameter}`;
+
 /** A key of the tenant: getApiKey, and the read that says what a key write left unchanged. */
 export function apiKeyById(db: Database.Database): Database.Statement<[string, string], ApiKeyRow> {
   return db.prepare(`SELECT ${KEY_COLUMNS} FROM keyhook_api_keys WHERE tenant_id = ? AND id = ?`);
@@ -32,9 +40,11 @@ export function tenantListing<Row>(
   columns: string,
 ): TenantListing<Row> {
   return {
-    first: db.prepare(`SELECT ${columns} FROM ${table} WHERE tenant_id = ? ORDER BY id DESC LIMIT ?`),
+    first: db.prepare(
+      `SELECT ${columns} FROM ${table} WHERE tenant_id = ? ORDER BY id DESC LIMIT ${boundLimit()}`,
+    ),
     before: db.prepare(
-      `SELECT ${columns} FROM ${table} WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+      `SELECT ${columns} FROM ${table} WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ${boundLimit()}`,
     ),
   };
 }

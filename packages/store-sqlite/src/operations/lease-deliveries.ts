@@ -15,6 +15,7 @@ import {
 } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import { toDeliveryRecord, toEventRecord } from '../delivery-row.js';
+import { boundLimit } from '../shared-statements.js';
 import { toWebhookRecord } from '../webhook-row.js';
 
 const { hold } = DELIVERY_RULES;
@@ -80,7 +81,7 @@ function dueDeliveriesSql(skipping: boolean): string {
           CROSS JOIN keyhook_events AS e ON e.tenant_id = d.tenant_id AND e.id = d.event_id
         WHERE d.due_at <= ? AND w.status <> ?${skipping ? '\n          AND d.webhook_id NOT IN (SELECT value FROM json_each(?))' : ''}
         ORDER BY d.due_at, d.id
-        LIMIT ?`;
+        LIMIT ${boundLimit()}`;
 }
 
 /** Every statement a claim runs: the due read, the ended leases, the endpoints' rate slots, the lease. */
@@ -130,7 +131,7 @@ export function prepareLeaseDeliveries(db: Database.Database): LeaseDeliveriesSt
     dueOfEndpoint: db
       .prepare<[number, string, number], string>(
         `SELECT d.id FROM keyhook_deliveries AS d INDEXED BY keyhook_deliveries_due
-          WHERE d.due_at <= ? AND d.webhook_id = ? ORDER BY d.due_at, d.id LIMIT ?`,
+          WHERE d.due_at <= ? AND d.webhook_id = ? ORDER BY d.due_at, d.id LIMIT ${boundLimit()}`,
       )
       .pluck(),
     // Whether a delivery of the endpoint already waits for the slot due then (paceEndpoint's

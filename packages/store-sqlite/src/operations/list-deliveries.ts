@@ -1,6 +1,7 @@
 import type { DeliveryListPage, DeliveryRecord, DeliveryStatus } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import { DELIVERY_COLUMNS, type DeliveryRow, toDeliveryRecord } from '../delivery-row.js';
+import { boundLimit } from '../shared-statements.js';
 
 /** Named parameters of a delivery listing; `status` null lists every status. */
 interface ListDeliveriesParams {
@@ -32,13 +33,13 @@ export function prepareListDeliveries(db: Database.Database): ListDeliveriesStat
     first: db.prepare(
       `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries
         ${where}
-        ORDER BY id DESC LIMIT @limit`,
+        ORDER BY id DESC LIMIT ${boundLimit('@limit')}`,
     ),
     before: db.prepare(
       `SELECT ${DELIVERY_COLUMNS} FROM keyhook_deliveries
         ${where}
           AND id < @before
-        ORDER BY id DESC LIMIT @limit`,
+        ORDER BY id DESC LIMIT ${boundLimit('@limit')}`,
     ),
   };
 }

@@ -8,6 +8,7 @@ import {
   toDeliveryRecord,
   toEventRecord,
 } from '../delivery-row.js';
+import { boundLimit } from '../shared-statements.js';
 
 interface PageParams {
   tenantId: string;
@@ -46,7 +47,7 @@ export function prepareListFeedEvents(
         FROM (
           SELECT id, feed_seq, octet_length(payload) AS bytes FROM keyhook_events INDEXED BY ${index}
           WHERE tenant_id = @tenantId${typeFilter} AND feed_seq > @from AND created_at >= @since
-          ORDER BY feed_seq LIMIT @limit
+          ORDER BY feed_seq LIMIT ${boundLimit('@limit')}
         )
         WINDOW w AS (ORDER BY feed_seq)
       ) AS k

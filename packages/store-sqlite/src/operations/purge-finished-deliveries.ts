@@ -1,5 +1,6 @@
 import type { PurgeOutcome } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
+import { boundLimit } from '../shared-statements.js';
 
 /**
  * One batch of retention, in one transaction. Attempts are deleted by hand, as in deleteWebhook:
@@ -13,7 +14,7 @@ export function preparePurgeFinishedDeliveries(
   const finishedBefore = db
     .prepare<[number, number], string>(
       `SELECT id FROM keyhook_deliveries WHERE due_at IS NULL AND held_since IS NULL AND updated_at <= ?
-        ORDER BY updated_at LIMIT ?`,
+        ORDER BY updated_at LIMIT ${boundLimit()}`,
     )
     .pluck();
   const deleteAttemptsIn = db.prepare<[string]>(
@@ -26,7 +27,7 @@ export function preparePurgeFinishedDeliveries(
   const eventsWithoutDeliveries = db.prepare<[number, number], { tenant_id: string; id: string }>(
     `SELECT tenant_id, id FROM keyhook_events AS e WHERE created_at <= ? AND NOT EXISTS
           (SELECT 1 FROM keyhook_deliveries AS d WHERE d.tenant_id = e.tenant_id AND d.event_id = e.id)
-        ORDER BY created_at LIMIT ?`,
+        ORDER BY created_at LIMIT ${boundLimit()}`,
   );
   const deleteEvent = db.prepare<[string, string]>(
     'DELETE FROM keyhook_events WHERE tenant_id = ? AND id = ?',

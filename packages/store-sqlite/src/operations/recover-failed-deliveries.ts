@@ -1,7 +1,7 @@
 import { queuedOn } from '@keyhook/core/store';
 import type Database from 'better-sqlite3';
 import { type PlaceParams, placeParams } from '../delivery-row.js';
-import { webhookById } from '../shared-statements.js';
+import { boundLimit, webhookById } from '../shared-statements.js';
 
 /** One batch of bulk recovery: which failed deliveries, and where they go (requeueDelivery's columns). */
 interface RecoverParams extends PlaceParams {
@@ -45,7 +45,7 @@ export function prepareRecoverFailedDeliveries(
           SELECT id FROM keyhook_deliveries INDEXED BY keyhook_deliveries_failed
           WHERE webhook_id = @webhook_id AND status = 'failed' AND tenant_id = @tenant_id
             AND created_at >= @since AND created_at < @until AND updated_at < @failed_before
-          ORDER BY created_at, id LIMIT @limit)`,
+          ORDER BY created_at, id LIMIT ${boundLimit('@limit')})`,
   );
   return db.transaction((tenantId, webhookId, since, until, at, limit, failedBefore) => {
     const webhook = byId.get(tenantId, webhookId);
