@@ -29,10 +29,23 @@ export function qualified(alias: string, columns: string, prefix = ''): string {
     .join(', ');
 }
 
+/** Each column list and prefix `unprefixed` met (the modules' constants: a handful), as [column, prefixed name] pairs. */
+const renamings = new Map<string, Map<string, (readonly [string, string])[]>>();
+
 /** The columns a `qualified(…, prefix)` list put in the row, under their own names again. */
 export function unprefixed<R>(row: Record<string, unknown>, columns: string, prefix: string): R {
+  let byPrefix = renamings.get(columns);
+  if (byPrefix === undefined) {
+    byPrefix = new Map();
+    renamings.set(columns, byPrefix);
+  }
+  let pairs = byPrefix.get(prefix);
+  if (pairs === undefined) {
+    pairs = columns.split(', ').map((column) => [column, `${prefix}${column}`] as const);
+    byPrefix.set(prefix, pairs);
+  }
   const out: Record<string, unknown> = {};
-  for (const column of columns.split(', ')) out[column] = row[`${prefix}${column}`];
+  for (const [column, prefixed] of pairs) out[column] = row[prefixed];
   return out as R;
 }
 
