@@ -6,6 +6,7 @@ import { idempotencyRecord, keyRecord, T0, webhookRecord } from '@keyhook/store-
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/index.js';
+import { boundLimit } from '../src/shared-statements.js';
 
 const root = mkdtempSync(join(tmpdir(), 'keyhook-sqlite-storage-'));
 let count = 0;
@@ -65,7 +66,7 @@ describe('how keys are stored', () => {
     const raw = new Database(filename, { readonly: true });
     const plan = raw
       .prepare(
-        'EXPLAIN QUERY PLAN SELECT * FROM keyhook_api_keys WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
+        `EXPLAIN QUERY PLAN SELECT * FROM keyhook_api_keys WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ${boundLimit()}`,
       )
       .all('tenant_a', 'key_z', 10) as { detail: string }[];
     raw.close();
@@ -167,7 +168,7 @@ describe('how webhooks and idempotency keys are stored', () => {
         .map((step) => step.detail)
         .join('\n');
     const list = planOf(
-      'SELECT * FROM keyhook_webhooks WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?',
+      `SELECT * FROM keyhook_webhooks WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ${boundLimit()}`,
       'tenant_a',
       'wh_z',
       10,
