@@ -230,7 +230,9 @@ describe('WAL checkpoints on their own thread', () => {
     };
     for (let i = 0; i < COMMITS_BEFORE_THREAD; i++) await publish(i);
     // The statements the connection runs from here on, by their text.
-    const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1'));
+    const probe = new Database(':memory:');
+    const statement = Object.getPrototypeOf(probe.prepare('SELECT 1'));
+    probe.close();
     const get = statement.get;
     const asked: string[] = [];
     statement.get = function counted(this: { source: string }, ...args: unknown[]) {
