@@ -15,10 +15,8 @@ import { WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
 // that one operation alone runs lives in that operation's module.
 
 /**
- * A bound LIMIT: `LIMIT ${boundLimit()}`, or `boundLimit('@limit')` for a named one. With a bare
- * `LIMIT ?` SQLite plans with the value bound and compiles the statement again whenever that
- * parameter is bound anew, which better-sqlite3 does on every call; behind a unary plus the value
- * stays out of the plan (docs/decisions.md §8.13).
+ * A bound LIMIT: `LIMIT ${boundLimit()}`, or `boundLimit('@limit')` for a named one; never a bare
+ * `LIMIT ?` (docs/decisions.md §8.13 says why).
  */
 export const boundLimit = (parameter = '?'): string => `+${parameter}`;
 
