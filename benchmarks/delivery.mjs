@@ -19,7 +19,7 @@
 //       BENCH_PUBLISH=upfront publishes all N first and starts the worker after (same clock),
 //       which splits the publish and delivery phases.
 //     - The bare loop's clock runs from its first request to its last response.
-//     - Before the clock, each keyhook instance delivers BENCH_PREWARM (500) events and the bare
+//     - Before the clock, each keyhook instance delivers BENCH_PREWARM (5000) events and the bare
 //       loop's agent sends as many requests: each is timed as a sender that has been up a while
 //       (statements prepared, connections open, secrets opened), not from its cold start.
 //     - Order: a warm-up of each variant, then ROUNDS rounds; the order within a round reverses
@@ -81,7 +81,7 @@
 //
 // Environment: BENCH_DELIVERIES (5000), BENCH_CONCURRENCY (16), BENCH_PUBLISH_LANES (CONCURRENCY),
 // BENCH_PG_PUBLISH_LANES (BENCH_PUBLISH_LANES), BENCH_ROUNDS (5),
-// BENCH_WARMUP_DELIVERIES (1000), BENCH_PREWARM (500, or off), BENCH_PUBLISH (concurrent | upfront), BENCH_PG_URL
+// BENCH_WARMUP_DELIVERIES (1000), BENCH_PREWARM (5000, or off), BENCH_PUBLISH (concurrent | upfront), BENCH_PG_URL
 // (postgres://postgres@127.0.0.1:5432/test), BENCH_PG_CONCURRENCY (per worker, CONCURRENCY/2),
 // BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_INTERVAL_MS (5), BENCH_MEMORY_DELIVERIES (100000),
 // BENCH_SOAK_DELIVERIES (100000), BENCH_SOAK_PG_DELIVERIES (15000), BENCH_SOAK_RETENTION_MS (1000),
@@ -123,12 +123,14 @@ const CONCURRENCY = numberFrom('BENCH_CONCURRENCY', 16);
 const ROUNDS = numberFrom('BENCH_ROUNDS', 5);
 const WARMUP = numberFrom('BENCH_WARMUP_DELIVERIES', 1000);
 /**
- * Deliveries each keyhook instance makes, and requests the bare loop's agent sends, before the
- * clock of a throughput run, so that each is timed as a sender that has been up a while (its
- * statements prepared, connections open, secrets opened, code warm), as publish-matrix.mjs does.
- * `off` times each from its first publish.
+ * Deliveries each keyhook instance and the graphile-worker sender make, and requests the bare
+ * loop's agent sends, before the clock of a throughput run, so that each is timed as a sender
+ * that has been up a while (its statements prepared, connections open, secrets opened, code
+ * optimised), as publish-matrix.mjs does. As many as a run times: V8 is still compiling a new
+ * instance's code for the first few thousand (BENCHMARKS.md, "How a figure is read"). `off`
+ * times each from its first publish.
  */
-const PREWARM = process.env.BENCH_PREWARM === 'off' ? 0 : numberFrom('BENCH_PREWARM', 500);
+const PREWARM = process.env.BENCH_PREWARM === 'off' ? 0 : numberFrom('BENCH_PREWARM', 5000);
 const PUBLISH = process.env.BENCH_PUBLISH ?? 'concurrent';
 const PG_CONCURRENCY = numberFrom('BENCH_PG_CONCURRENCY', Math.max(1, Math.round(CONCURRENCY / 2)));
 const PG_WORKERS = 2;
@@ -569,6 +571,7 @@ try {
               workers: PG_WORKERS,
               concurrency: PG_CONCURRENCY,
               lanes: PG_PUBLISH_LANES,
+              prewarm: PREWARM,
             }),
         });
     }
