@@ -503,6 +503,28 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     expect(attempts[0]!.responseBody).toBe('late');
   });
 
+  it('a worker stopped and started again delivers: stop() closed its connections, and the next send opens new ones', async () => {
+    setUp();
+    const { webhook } = await webhookTo('/ok');
+    const before = await publish({ runId: 'run_1' });
+    await receiver.waitFor((r) => r.length === 1);
+    await worker.stop();
+    worker.start();
+    const after = await publish({ runId: 'run_2' });
+    await receiver.waitFor((r) => r.length === 2);
+    for (const published of [before, after]) {
+      await eventually(async () => {
+        const { delivery, attempts } = await keyhook.deliveries.get(
+          TENANT,
+          webhook.id,
+          published.deliveries[0]!.id,
+        );
+        expect(delivery.status).toBe('succeeded');
+        expect(attempts).toMatchObject([{ attempt: 1, statusCode: 200, error: null }]);
+      });
+    }
+  });
+
   it('an attempt leaves its slot once answered and is recorded beside the next sends, up to twice the concurrency; stop() waits for the records', async () => {
     setUp();
     await worker.stop();

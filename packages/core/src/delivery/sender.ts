@@ -79,9 +79,11 @@ export class WebhookSender {
    * undici's Agent: a pool of kept-alive connections per origin, at most 64 each. The sender
    * costs about a third less CPU per request on it than on node:http's (docs/decisions.md
    * §8.12). Its sockets resolve names through `lookup`, so they connect to checked addresses
-   * only.
+   * only. Made at the first send after construction or after close(), so a worker stopped and
+   * started again sends on a new one.
    */
-  private readonly agent: Agent;
+  private agent: Agent | undefined;
+  private readonly undiciTimeoutMs: number;
   private readonly checkedUrls = new Map<string, CheckedTarget>();
   private readonly headerNames: DeliveryHeaderNames;
 
@@ -91,12 +93,16 @@ export class WebhookSender {
     // The attempt's own deadline (below) covers connect, send and answer. undici's timers only
     // keep its defaults from outliving it: they are set past it, so the deadline always ends an
     // attempt first and the log says so in one way (attemptError).
-    const undiciTimeout = this.timeoutMs + UNDICI_MARGIN_MS;
-    this.agent = new Agent({
+    this.undiciTimeoutMs = this.timeoutMs + UNDICI_MARGIN_MS;
+  }
+
+  private openAgent(): Agent {
+    const timeout = this.undiciTimeoutMs;
+    return new Agent({
       connections: 64,
-      connect: { lookup: checkedLookup(options.policy, options.lookup), timeout: undiciTimeout },
-      headersTimeout: undiciTimeout,
-      bodyTimeout: undiciTimeout,
+      connect: { lookup: checkedLookup(this.options.policy, this.options.lookup), timeout },
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
     });
   }
 
@@ -136,6 +142,7 @@ export class WebhookSender {
     }, this.timeoutMs);
     try {
       // undici never follows a redirect unless asked: a 3xx is an answer like any other.
+      this.agent ??= this.openAgent();
       const response = await this.agent.request({
         origin: checked.origin,
         path: checked.path,
@@ -182,9 +189,11 @@ export class WebhookSender {
     return checked;
   }
 
-  /** Closes kept-alive connections. */
+  /** Closes kept-alive connections; a later send opens new ones. */
   close(): void {
-    void this.agent.destroy().catch(() => {});
+    const agent = this.agent;
+    this.agent = undefined;
+    void agent?.destroy().catch(() => {});
   }
 }
 
