@@ -1,9 +1,11 @@
 // Where the Node CPU of one delivery goes: node benchmarks/delivery-profile.mjs
 //
-// For each store (Postgres, one instance; SQLite), BENCH_DELIVERIES events are published first,
-// unprofiled; then the worker delivers them to the benchmark receiver (its own process) under
-// the inspector's CPU profiler, which samples this process's main thread. Each sample is put in
-// the first of these parts found on its stack, leaf to root, by the order below:
+// For each store (Postgres, one instance; SQLite), the worker first delivers BENCH_PREWARM events
+// unprofiled, so that V8 has optimised its code (benchmarks/delivery.mjs says why), and stops.
+// Then BENCH_DELIVERIES events are published, unprofiled, and the same worker, started again,
+// delivers them to the benchmark receiver (its own process) under the inspector's CPU profiler,
+// which samples this process's main thread. Each sample is put in the first of these parts found
+// on its stack, leaf to root, by the order below:
 //   signing           the signature headers and the HMAC (or Ed25519), and opening the secret;
 //   row decoding      the driver parsing replies into rows, and the store mapping rows to records;
 //   statements out    the driver encoding and sending the store's statements (Postgres: a pooled
@@ -20,8 +22,9 @@
 //
 // Under each part, the functions its samples ended in (BENCH_PROFILE_TOP of them, 3).
 //
-// Environment: BENCH_DELIVERIES (5,000), BENCH_STORES (postgres,sqlite), BENCH_PG_URL, and
-// BENCH_PG_CONCURRENCY (8) / BENCH_CONCURRENCY (16), the workers' concurrency per store.
+// Environment: BENCH_DELIVERIES (5,000), BENCH_PREWARM (5,000, or off), BENCH_STORES
+// (postgres,sqlite), BENCH_PG_URL, and BENCH_PG_CONCURRENCY (8) / BENCH_CONCURRENCY (16), the
+// workers' concurrency per store.
 import { Session } from 'node:inspector/promises';
 import {
   EVENT_TYPE,
@@ -40,6 +43,7 @@ import {
 } from './peers.mjs';
 
 const N = numberFrom('BENCH_DELIVERIES', 5_000);
+const PREWARM = process.env.BENCH_PREWARM === 'off' ? 0 : numberFrom('BENCH_PREWARM', 5_000);
 const STORES = (process.env.BENCH_STORES ?? 'postgres,sqlite').split(',');
 // How many of each part's functions to name.
 const TOP = numberFrom('BENCH_PROFILE_TOP', 3);
@@ -159,13 +163,22 @@ async function profiled(open, receiver) {
   session.connect();
   try {
     const [keyhook] = backend.keyhooks;
-    for (let seq = 0; seq < N; seq++) {
-      await keyhook.events.publish({ tenantId: TENANT, type: EVENT_TYPE, data: eventData(seq, now()) });
-    }
-    await receiver.reset(backend.secret);
+    const publish = async (first, count) => {
+      for (let seq = first; seq < first + count; seq++) {
+        await keyhook.events.publish({ tenantId: TENANT, type: EVENT_TYPE, data: eventData(seq, now()) });
+      }
+    };
     const tally = new Tally();
     tally.watch(backend.stores[0]);
     const worker = keyhook.createWorker(backend.workerOptions);
+    if (PREWARM > 0) {
+      worker.start();
+      await publish(0, PREWARM);
+      await tally.reached(PREWARM);
+      await worker.stop();
+    }
+    await publish(PREWARM, N);
+    await receiver.reset(backend.secret);
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 100 });
     await session.post('Profiler.start');
@@ -173,7 +186,7 @@ async function profiled(open, receiver) {
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     worker.start();
-    await tally.reached(N);
+    await tally.reached(PREWARM + N);
     const ms = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     const { profile } = await session.post('Profiler.stop');
