@@ -106,6 +106,16 @@ function heldAnswers() {
   };
 }
 
+/** Waits until the delivery has succeeded on its first attempt, answered 200 with `ok`. */
+async function deliveredOnce(webhookId: string, deliveryId: string): Promise<void> {
+  await eventually(async () => {
+    const { delivery, attempts } = await keyhook.deliveries.get(TENANT, webhookId, deliveryId);
+    expect(delivery.status).toBe('succeeded');
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ attempt: 1, statusCode: 200, error: null, responseBody: 'ok' });
+  });
+}
+
 function expectedSignature(secret: string, t: string, body: string): string {
   return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.${body}`).digest('hex');
 }
@@ -141,16 +151,7 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     // Signed at the clock's time (it has not moved).
     expect(Number(match![1])).toBe(Math.floor(clock.now().getTime() / 1000));
     expect(match![2]).toBe(expectedSignature(secret, match![1]!, request!.body));
-    await eventually(async () => {
-      const { delivery, attempts } = await keyhook.deliveries.get(
-        TENANT,
-        webhook.id,
-        published.deliveries[0]!.id,
-      );
-      expect(delivery.status).toBe('succeeded');
-      expect(attempts).toHaveLength(1);
-      expect(attempts[0]).toMatchObject({ attempt: 1, statusCode: 200, error: null, responseBody: 'ok' });
-    });
+    await deliveredOnce(webhook.id, published.deliveries[0]!.id);
     // Longer than the whole retry schedule on the clock: no attempt after the 2xx.
     await clock.advance(FAST_SCHEDULE.reduce((a, b) => a + b) + 100);
     expect(receiver.requests).toHaveLength(1);
@@ -512,17 +513,7 @@ describe('delivery over real HTTP (docs/decisions.md §8)', () => {
     worker.start();
     const after = await publish({ runId: 'run_2' });
     await receiver.waitFor((r) => r.length === 2);
-    for (const published of [before, after]) {
-      await eventually(async () => {
-        const { delivery, attempts } = await keyhook.deliveries.get(
-          TENANT,
-          webhook.id,
-          published.deliveries[0]!.id,
-        );
-        expect(delivery.status).toBe('succeeded');
-        expect(attempts).toMatchObject([{ attempt: 1, statusCode: 200, error: null }]);
-      });
-    }
+    for (const published of [before, after]) await deliveredOnce(webhook.id, published.deliveries[0]!.id);
   });
 
   it('an attempt leaves its slot once answered and is recorded beside the next sends, up to twice the concurrency; stop() waits for the records', async () => {
