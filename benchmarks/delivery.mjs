@@ -19,9 +19,10 @@
 //       BENCH_PUBLISH=upfront publishes all N first and starts the worker after (same clock),
 //       which splits the publish and delivery phases.
 //     - The bare loop's clock runs from its first request to its last response.
-//     - Before the clock, each keyhook instance delivers BENCH_PREWARM (5000) events and the bare
-//       loop's agent sends as many requests: each is timed as a sender that has been up a while
-//       (statements prepared, connections open, secrets opened), not from its cold start.
+//     - Before the clock, each keyhook instance (and the graphile-worker sender) delivers
+//       BENCH_PREWARM (5000) events and the bare loop's agent sends as many requests: each is timed
+//       as a sender that has been up a while (statements prepared, connections open, secrets
+//       opened, code optimised), not from its cold start.
 //     - Order: a warm-up of each variant, then ROUNDS rounds; the order within a round reverses
 //       every round (bare, sqlite, postgres / postgres, sqlite, bare). The verdict is the median
 //       of the per-round ratios, each keyhook run divided by the bare run of the same round, so
