@@ -1,7 +1,7 @@
 // Where the Node CPU of one delivery goes: node benchmarks/delivery-profile.mjs
 //
 // For each store (Postgres, one instance; SQLite), the worker first delivers BENCH_PREWARM events
-// unprofiled, so that V8 has optimised its code (benchmarks/delivery.mjs says why), and stops.
+// unprofiled, so that V8 has optimised its code (BENCHMARKS.md, "How a figure is read"), and stops.
 // Then BENCH_DELIVERIES events are published, unprofiled, and the same worker, started again,
 // delivers them to the benchmark receiver (its own process) under the inspector's CPU profiler,
 // which samples this process's main thread. Each sample is put in the first of these parts found
