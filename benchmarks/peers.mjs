@@ -316,6 +316,34 @@ export async function postgresCpu() {
  * (postgresCpu). `reading()` before, `since(before, n)` after.
  */
 const sent = { queries: 0, transactions: 0, kinds: {} };
+
+/**
+ * A statement's kind, and whether it opens or closes a transaction, worked out once per text: the
+ * store sends a few texts of kilobytes each, and matching them on every query would put the
+ * harness's own CPU into keyhook's figure.
+ */
+const kinds = new Map();
+function statementKind(text) {
+  let known = kinds.get(text);
+  if (known === undefined) {
+    known = {
+      kind: /INSERT INTO \S+keyhook_events/.test(text)
+        ? text.includes("status = 'succeeded'")
+          ? 'publish + success'
+          : 'publish'
+        : text.includes('SKIP LOCKED') && text.includes('leased AS')
+          ? 'lease'
+          : text.includes("status = 'succeeded'")
+            ? 'success'
+            : text.slice(0, 24).replace(/\s+/g, ' '),
+      opens: /^\s*BEGIN\b/i.test(text),
+      closes: /^\s*(COMMIT|ROLLBACK)\s*$/i.test(text),
+    };
+    // Bounded: a statement with its values in its text would otherwise grow the map.
+    if (kinds.size < 1_000) kinds.set(text, known);
+  }
+  return known;
+}
 export const postgresUse = {
   async reading() {
     const { pg } = await loadPg();
@@ -324,18 +352,10 @@ export const postgresUse = {
       pg.Client.prototype.query = function countedQuery(config, ...rest) {
         const text = typeof config === 'string' ? config : (config?.text ?? '');
         sent.queries++;
-        const kind = /INSERT INTO \S+keyhook_events/.test(text)
-          ? text.includes("status = 'succeeded'")
-            ? 'publish + success'
-            : 'publish'
-          : text.includes('SKIP LOCKED') && text.includes('leased AS')
-            ? 'lease'
-            : text.includes("status = 'succeeded'")
-              ? 'success'
-              : text.slice(0, 24).replace(/\s+/g, ' ');
+        const { kind, opens, closes } = statementKind(text);
         sent.kinds[kind] = (sent.kinds[kind] ?? 0) + 1;
-        if (/^\s*BEGIN\b/i.test(text)) this.inTransaction = true;
-        else if (/^\s*(COMMIT|ROLLBACK)\s*$/i.test(text)) {
+        if (opens) this.inTransaction = true;
+        else if (closes) {
           sent.transactions++;
           this.inTransaction = false;
         } else if (!this.inTransaction) sent.transactions++;
