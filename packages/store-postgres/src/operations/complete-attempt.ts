@@ -1,4 +1,9 @@
-import type { AttemptCompletion, AttemptCompletionOutcome, WebhookRecord } from '@keyhook/core/store';
+import type {
+  AttemptCompletion,
+  AttemptCompletionOutcome,
+  DeliveryRecord,
+  WebhookRecord,
+} from '@keyhook/core/store';
 import { autoDisables, claimsTwinKey, DELIVERY_RULES, queuedOn } from '@keyhook/core/store';
 import {
   ATTEMPT_COLUMNS,
@@ -20,6 +25,15 @@ const { hold } = DELIVERY_RULES;
 const SUCCESS_INPUT =
   'position int, id text, tenant_id text, attempt int, started_at timestamptz, duration_ms int, ' +
   'status_code int, error text, response_body text, lease_id text, at timestamptz';
+
+/**
+ * What a success returns of the delivery it wrote: the columns it did not set itself. The rest of
+ * the record is what the UPDATE wrote from the completion (successOutcome), so it is not sent
+ * back and parsed again on every delivery.
+ */
+const SUCCESS_COLUMNS = 'id, webhook_id, event_id, event_type, attempts, created_at';
+/** SUCCESS_COLUMNS but the id and the webhook: what a success row of publishAndSucceed has that a publish row has not. */
+export const SUCCESS_ONLY_COLUMNS = 'event_id, event_type, attempts, created_at';
 
 /**
  * The success batch's parts (see `completeSucceededBatch` below), which publishEvent's
@@ -46,7 +60,7 @@ export const successCtes = (t: Tables, param: string) => `completions AS (
             attempts = d.attempts + 1, last_attempt_at = i.started_at, updated_at = i.at
         FROM completions AS i JOIN completed_webhooks AS w ON w.delivery_id = i.id AND w.consecutive_failures = 0
         WHERE d.id = i.id AND d.tenant_id = i.tenant_id AND d.lease_id = i.lease_id
-        RETURNING ${qualified('d', DELIVERY_COLUMNS)}
+        RETURNING ${qualified('d', SUCCESS_COLUMNS)}
       ),
       logged AS (
         INSERT INTO ${t.attempts} (${ATTEMPT_COLUMNS})
@@ -112,11 +126,11 @@ const statements = (t: Tables, prepare: Prepare) => ({
             attempts = attempts + 1, last_attempt_at = $4, updated_at = $10
         WHERE id = $1 AND tenant_id = $2 AND lease_id = $9
           AND (SELECT consecutive_failures FROM w) = 0
-        RETURNING ${DELIVERY_COLUMNS}
+        RETURNING ${SUCCESS_COLUMNS}
       ),
       logged AS (
         INSERT INTO ${t.attempts} (${ATTEMPT_COLUMNS})
-        SELECT id, tenant_id, $3, $4, $5, $6, $7, $8 FROM done
+        SELECT id, $2, $3, $4, $5, $6, $7, $8 FROM done
       )
       SELECT (SELECT consecutive_failures FROM w) AS failures, done.*
       FROM (SELECT 1) AS one LEFT JOIN done ON true`),
@@ -148,14 +162,39 @@ ${successRows('w.consecutive_failures AS failures, done.*')}      ORDER BY i.pos
 const RETRY_EXCLUSIVE = Symbol('retry with the exclusive lock');
 
 export type SuccessOutcome = AttemptCompletionOutcome | typeof RETRY_EXCLUSIVE;
-type SuccessRow = DeliveryRow & { failures: number | null };
+
+/** A row of completeSucceeded(Batch): the webhook's failure count, and SUCCESS_COLUMNS of what it wrote. */
+export interface SuccessRow {
+  failures: number | null;
+  id: string | null;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  attempts: number;
+  created_at: Date;
+}
 
 /** One row of completeSucceeded(Batch): recorded, lost, or left to the transaction (a count to reset). */
-export function successOutcome(row: SuccessRow): SuccessOutcome {
+export function successOutcome(row: SuccessRow, completion: AttemptCompletion): SuccessOutcome {
   if (row.failures === null) return { outcome: 'lease_lost' };
   if (row.id === null) return row.failures === 0 ? { outcome: 'lease_lost' } : RETRY_EXCLUSIVE;
-  const { failures: _, ...delivery } = row;
-  return { outcome: 'recorded', delivery: toDeliveryRecord(delivery), disabledWebhook: null };
+  // The delivery as the UPDATE wrote it: its SET, from the completion, over the columns it returned.
+  const delivery: DeliveryRecord = {
+    id: row.id,
+    tenantId: completion.tenantId,
+    webhookId: row.webhook_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: 'succeeded',
+    attempts: row.attempts,
+    dueAt: null,
+    leaseId: null,
+    heldSince: null,
+    lastAttemptAt: new Date(completion.attempt.startedAt.getTime()),
+    createdAt: row.created_at,
+    updatedAt: new Date(completion.at.getTime()),
+  };
+  return { outcome: 'recorded', delivery, disabledWebhook: null };
 }
 
 /** The JSON input of completeSucceededBatch (SUCCESS_INPUT's fields), in call order. */
@@ -213,7 +252,7 @@ export async function completeSucceeded(
     completion.leaseId,
     completion.at,
   ]);
-  return successOutcome(result.rows[0]!);
+  return successOutcome(result.rows[0]!, completion);
 }
 
 /** Many successes in one statement (completeSucceededBatch): the group commit. */
@@ -224,7 +263,7 @@ export async function completeSucceededBatch(
   const result = await ctx.query<SuccessRow>(ctx.sql(statements).completeSucceededBatch, [
     successInput(completions),
   ]);
-  return result.rows.map(successOutcome);
+  return result.rows.map((row, k) => successOutcome(row, completions[k]!));
 }
 
 /**

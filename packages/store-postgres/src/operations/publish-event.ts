@@ -1,20 +1,19 @@
 import type {
   AttemptCompletion,
   DeliveryRecord,
+  DeliveryStatus,
   EventRecord,
   LeasedDelivery,
   PublishLease,
   PublishOutcome,
 } from '@keyhook/core/store';
-import { DELIVERY_RULES } from '@keyhook/core/store';
+import { DELIVERY_RULES, newDeliveryRecord } from '@keyhook/core/store';
 import {
   DELIVERY_COLUMNS,
-  type DeliveryRow,
   EVENT_COLUMNS,
   type EventRow,
   joinedWebhook,
   qualified,
-  toDeliveryRecord,
   toEventRecord,
   WEBHOOK_PREFIX,
 } from '../delivery-row.js';
@@ -25,7 +24,9 @@ import type { StoreContext } from '../store-context.js';
 import { toStoreError, unavailable } from '../unavailable.js';
 import { WEBHOOK_COLUMNS } from '../webhook-row.js';
 import {
+  SUCCESS_ONLY_COLUMNS,
   type SuccessOutcome,
+  type SuccessRow,
   successCtes,
   successInput,
   successOutcome,
@@ -41,6 +42,15 @@ const PUBLISH_SAVEPOINT = 'keyhook_publish';
 const PUBLISH_INPUT =
   'position int, tenant_id text, id text, type text, payload text, created_at timestamptz, trace_context text, ' +
   'lease_id text, lease_limit int, lease_ends timestamptz, first_id int, ids int';
+
+/**
+ * What a publish returns of each delivery it wrote: its id, endpoint and state. The rest of the
+ * record follows from the event, the lease and that state by core's newDeliveryRecord, the rule
+ * the statement's INSERT is the Postgres form of (publishedOutcome).
+ */
+const PUBLISHED_COLUMNS = 'id, webhook_id, status';
+/** The written deliveries' columns the final SELECT reads: PUBLISHED_COLUMNS and the join's. */
+const WRITTEN_COLUMNS = `${PUBLISHED_COLUMNS}, tenant_id, event_id`;
 
 // The publish statement's parts (see `publish` below), which publishAndSucceed shares.
 const publishCtes = (t: Tables) => `input AS MATERIALIZED (
@@ -89,13 +99,14 @@ const publishCtes = (t: Tables) => `input AS MATERIALIZED (
         FROM pairs AS p
         JOIN input AS i ON i.position = p.position
         JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
-        RETURNING ${DELIVERY_COLUMNS}
+        RETURNING ${WRITTEN_COLUMNS}
       )`;
 const publishRows = (
   columns: string,
+  after = '',
 ) => `      SELECT ${columns}i.position, c.fits, c.subscribers, ins.id IS NOT NULL AS inserted,
         (SELECT pg_notify($3, $4) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending')) AS notified,
-        ${qualified('written', DELIVERY_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
+        ${qualified('written', PUBLISHED_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}${after}
       FROM input AS i
       JOIN counted AS c ON c.position = i.position
       LEFT JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
@@ -107,6 +118,9 @@ const publishRows = (
 const noWebhook = WEBHOOK_COLUMNS.split(', ')
   .map(() => 'NULL')
   .join(', ');
+// A publish row has none of SUCCESS_ONLY_COLUMNS: NULL in each, typed as the success row's.
+const noSuccess =
+  'NULL::text AS event_id, NULL::text AS event_type, NULL::int AS attempts, NULL::timestamptz AS created_at';
 
 const publishOne = (t: Tables, asText: boolean) => `WITH subscribers AS MATERIALIZED (
         SELECT ${WEBHOOK_COLUMNS} FROM ${t.webhooks}
@@ -142,11 +156,11 @@ const publishOne = (t: Tables, asText: boolean) => `WITH subscribers AS MATERIAL
           CASE WHEN p.status = $14 THEN $5::timestamptz END,
           NULL, $5::timestamptz, $5::timestamptz
         FROM pairs AS p CROSS JOIN inserted AS ins
-        RETURNING ${DELIVERY_COLUMNS}
+        RETURNING ${WRITTEN_COLUMNS}
       )
       SELECT 1 AS position, c.fits, c.subscribers, EXISTS (SELECT 1 FROM inserted) AS inserted,
         (SELECT pg_notify($11, $12) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending'))${asText ? '::text' : ''} AS notified,
-        ${qualified('written', DELIVERY_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
+        ${qualified('written', PUBLISHED_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
       FROM counted AS c
       LEFT JOIN written ON true
       LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
@@ -210,8 +224,8 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`),
   // `completeSucceededBatch`, NULL in every publish column).
   publishAndSucceed: prepare(`WITH ${publishCtes(t)},
       ${successCtes(t, '$7')}
-${publishRows('false AS success, NULL::int AS failures, ')}      UNION ALL
-${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL, done.*, ${noWebhook}`)}      ORDER BY success, position, webhook_id`),
+${publishRows('false AS success, NULL::int AS failures, ', `, ${noSuccess}`)}      UNION ALL
+${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL, done.id, done.webhook_id, NULL, ${noWebhook}, ${qualified('done', SUCCESS_ONLY_COLUMNS)}`)}      ORDER BY success, position, webhook_id`),
 });
 
 /** SQLSTATE 25P01, no_active_sql_transaction: what SAVEPOINT answers outside BEGIN … COMMIT. */
@@ -231,11 +245,18 @@ export interface PublishCall {
 }
 
 /** One row of `publish`: an event's verdict, and one delivery it wrote (NULLs when none). */
-type PublishRow = DeliveryRow &
-  Record<string, unknown> & { position: string; fits: boolean; subscribers: string; inserted: boolean };
+interface PublishRow extends Record<string, unknown> {
+  position: string;
+  fits: boolean;
+  subscribers: string;
+  inserted: boolean;
+  id: string | null;
+  webhook_id: string | null;
+  status: DeliveryStatus | null;
+}
 
 /** A row of `publishAndSucceed`: a publish row, or (`success` true) a success row. */
-type PublishOrSuccessRow = PublishRow & { success?: boolean; failures: number | null };
+type PublishOrSuccessRow = PublishRow & SuccessRow & { success: boolean };
 
 const hintKey = (event: EventRecord) => `${event.tenantId}\u0000${event.type}`;
 
@@ -365,7 +386,9 @@ export async function publishOn(
         params.push(successInput(completions));
         rows = (await ctx.run<PublishOrSuccessRow>(client, sql.publishAndSucceed, params)).rows;
         const first = rows.findIndex((row) => row.success);
-        succeeded = rows.slice(first).map(successOutcome);
+        succeeded = rows
+          .slice(first)
+          .map((row) => successOutcome(row, completions[Number(row.position) - 1]!));
         rows = rows.slice(0, first);
       } else {
         rows = (await ctx.run<PublishOrSuccessRow>(client, sql.publish, params)).rows;
@@ -381,7 +404,7 @@ export async function publishOn(
       rememberSubscribers(ctx, hintKey(entry.call.event), subscribers);
       if (!head.fits) again.push({ ...entry, ids: subscribers });
       else if (!head.inserted) replays.push(entry.index);
-      else outcomes[entry.index] = publishedOutcome(entry.call.event, rows);
+      else outcomes[entry.index] = publishedOutcome(entry.call, rows);
     }
     pending = again;
   }
@@ -390,19 +413,44 @@ export async function publishOn(
 }
 
 /** A new event's outcome from its rows of `publish`. */
-function publishedOutcome(event: EventRecord, rows: readonly PublishRow[]): PublishOutcome {
+function publishedOutcome({ event, lease }: PublishCall, rows: readonly PublishRow[]): PublishOutcome {
   // The row as written: the insert sent exactly these values.
   const published: EventRecord = { ...event, createdAt: new Date(event.createdAt) };
   const deliveries: DeliveryRecord[] = [];
   const leased: LeasedDelivery[] = [];
   for (const row of rows) {
     if (row.id === null) continue;
-    const delivery = toDeliveryRecord(row);
+    const delivery = writtenDelivery(published, row, lease);
     deliveries.push(delivery);
     if (delivery.status === 'in_flight')
       leased.push({ delivery, event: published, webhook: joinedWebhook(row) });
   }
   return { outcome: 'published', event: published, deliveries, leased };
+}
+
+/**
+ * A delivery the statement wrote, from its id, endpoint and state: core's newDeliveryRecord, for
+ * an endpoint that holds its deliveries when the statement held it, under the lease when it
+ * leased it. The statement decided the state; a record that disagrees with it is a bug, not an
+ * answer.
+ */
+function writtenDelivery(
+  event: EventRecord,
+  row: PublishRow,
+  lease: PublishLease | undefined,
+): DeliveryRecord {
+  const status = row.status!;
+  const delivery = newDeliveryRecord(
+    event,
+    { id: row.webhook_id!, status: status === hold.state ? hold.endpointStatus : 'active' },
+    row.id!,
+    status === 'in_flight' ? lease : undefined,
+  );
+  if (delivery.status !== status)
+    throw new Error(
+      `keyhook: the publish wrote a delivery ${status}, and core's rule makes it ${delivery.status}`,
+    );
+  return delivery;
 }
 
 /** A publish whose event id was there already answers with the event as first published. */
