@@ -145,6 +145,88 @@ async function oneDelivery(store: PostgresStore) {
     });
   });
 
+  describe('what the group commit answers', () => {
+    it('is what it wrote: the same records a later read gives, every time to the millisecond, before 1970 too', async () => {
+      const store = await schemas.open('batch_answers', 8);
+      let recording: ReturnType<typeof recordPoolQueries> | undefined;
+      try {
+        const active = webhookRecord({ events: ['run.completed'], url: 'https://a.example.com/hook' });
+        const held = webhookRecord({ events: ['run.completed'], url: 'https://b.example.com/hook' });
+        await store.insertWebhook(active);
+        await store.insertWebhook({ ...held, status: DELIVERY_RULES.hold.endpointStatus });
+        for (let i = 0; i < 4; i++) await store.publishEvent(eventRecord(), deliveryId);
+        const toComplete = await store.leaseDeliveries({
+          now: T0,
+          limit: 4,
+          leaseMs: 60_000,
+          leaseId: 'answers',
+        });
+        expect(toComplete).toHaveLength(4);
+        const times = [
+          new Date('1969-12-31T23:59:59.999Z'),
+          new Date('2026-12-07T23:59:59.999Z'),
+          new Date('2100-02-28T12:00:00.001Z'),
+        ];
+        const lease = { limit: 1, leaseId: 'handoff', leaseMs: 86_400_001 };
+        recording = recordPoolQueries();
+        const [completed, published] = await Promise.all([
+          Promise.all(
+            toComplete.map(({ delivery }, k) => {
+              const completion = success(delivery, 'answers');
+              const at = times[k % times.length]!;
+              return store.completeAttempt({
+                ...completion,
+                attempt: { ...completion.attempt, startedAt: new Date(at.getTime() - 7) },
+                at,
+              });
+            }),
+          ),
+          Promise.all(
+            times.map((createdAt) =>
+              store.publishEvent(eventRecord({ createdAt }), deliveryId, undefined, lease),
+            ),
+          ),
+        ]);
+        recording.stop();
+        // The successes rode with the publishes: the batched statement, with its JSON inputs, wrote them.
+        expect(
+          recording.sent.some(
+            (q) => q.text.includes('completed_webhooks') && q.text.includes('keyhook_events'),
+          ),
+        ).toBe(true);
+        for (const outcome of completed) {
+          if (outcome.outcome !== 'recorded') throw new Error(`expected recorded, got ${outcome.outcome}`);
+          const read = await store.getDelivery(
+            outcome.delivery.tenantId,
+            outcome.delivery.webhookId,
+            outcome.delivery.id,
+          );
+          expect(outcome.delivery).toEqual(read!.delivery);
+          expect(read!.attempts.at(-1)!.startedAt).toEqual(outcome.delivery.lastAttemptAt);
+        }
+        const statuses = new Set<string>();
+        for (const [k, outcome] of published.entries()) {
+          if (outcome.outcome !== 'published') throw new Error(`expected published, got ${outcome.outcome}`);
+          expect(outcome.event.createdAt).toEqual(times[k]);
+          expect(outcome.deliveries).toHaveLength(2);
+          for (const delivery of outcome.deliveries) {
+            statuses.add(delivery.status);
+            const read = await store.getDelivery(delivery.tenantId, delivery.webhookId, delivery.id);
+            expect(delivery).toEqual(read!.delivery);
+            expect(read!.event.createdAt).toEqual(times[k]);
+          }
+          expect(outcome.leased.map((l) => l.delivery.dueAt)).toEqual([
+            new Date(times[k]!.getTime() + lease.leaseMs),
+          ]);
+        }
+        expect([...statuses].sort()).toEqual(['held', 'in_flight']);
+      } finally {
+        recording?.stop();
+        await store.close();
+      }
+    });
+  });
+
   describe('publishes written together (group commit)', () => {
     it('concurrent publishes go in fewer statements; each gets its own answer, a replay and a failure included', async () => {
       const store = await schemas.open('publish_batch', 8);

@@ -17,14 +17,15 @@ import type { Queryable } from '../host-transaction.js';
 import { sharedStatements } from '../shared-statements.js';
 import type { Prepare, Tables } from '../statements.js';
 import type { StoreContext } from '../store-context.js';
+import { fromEpochMs } from '../timestamps.js';
 import { oneWebhook, WEBHOOK_COLUMNS, type WebhookRow } from '../webhook-row.js';
 
 const { hold } = DELIVERY_RULES;
 
-/** One success of a batched completion, as the fields of its object in the statement's JSON input. */
+/** One success of a batched completion, as the fields of its object in the statement's JSON input; times in epoch ms (fromEpochMs). */
 const SUCCESS_INPUT =
-  'position int, id text, tenant_id text, attempt int, started_at timestamptz, duration_ms int, ' +
-  'status_code int, error text, response_body text, lease_id text, at timestamptz';
+  'position int, id text, tenant_id text, attempt int, started_at bigint, duration_ms int, ' +
+  'status_code int, error text, response_body text, lease_id text, at bigint';
 
 /**
  * What a success returns of the delivery it wrote: the columns it did not set itself. The rest of
@@ -40,7 +41,9 @@ export const SUCCESS_ONLY_COLUMNS = 'event_id, event_type, attempts, created_at'
  * publishAndSucceed shares. `param` is the JSON array of the successes.
  */
 export const successCtes = (t: Tables, param: string) => `completions AS (
-        SELECT * FROM json_to_recordset(${param}::json) AS i(${SUCCESS_INPUT})
+        SELECT i.position, i.id, i.tenant_id, i.attempt, ${fromEpochMs('i.started_at')} AS started_at, i.duration_ms,
+          i.status_code, i.error, i.response_body, i.lease_id, ${fromEpochMs('i.at')} AS at
+        FROM json_to_recordset(${param}::json) AS i(${SUCCESS_INPUT})
       ),
       completed_webhooks AS MATERIALIZED (
         SELECT i.id AS delivery_id, w.consecutive_failures
@@ -205,13 +208,13 @@ export function successInput(completions: readonly AttemptCompletion[]): string 
       id: c.deliveryId,
       tenant_id: c.tenantId,
       attempt: c.attempt.attempt,
-      started_at: c.attempt.startedAt,
+      started_at: c.attempt.startedAt.getTime(),
       duration_ms: c.attempt.durationMs,
       status_code: c.attempt.statusCode,
       error: c.attempt.error,
       response_body: c.attempt.responseBody,
       lease_id: c.leaseId,
-      at: c.at,
+      at: c.at.getTime(),
     })),
   );
 }

@@ -21,6 +21,7 @@ import { joinTransaction, type Queryable, refused, sqlStateOf } from '../host-tr
 import { DELIVERY_CHANNEL } from '../shared-statements.js';
 import type { Prepare, Tables } from '../statements.js';
 import type { StoreContext } from '../store-context.js';
+import { fromEpochMs } from '../timestamps.js';
 import { toStoreError, unavailable } from '../unavailable.js';
 import { WEBHOOK_COLUMNS } from '../webhook-row.js';
 import {
@@ -38,10 +39,10 @@ const { hold } = DELIVERY_RULES;
 /** The savepoint publishEvent runs under inside a caller's transaction. */
 const PUBLISH_SAVEPOINT = 'keyhook_publish';
 
-/** One event of a batched publish, as the fields of its object in the statement's JSON input. */
+/** One event of a batched publish, as the fields of its object in the statement's JSON input; times in epoch ms (fromEpochMs). */
 const PUBLISH_INPUT =
-  'position int, tenant_id text, id text, type text, payload text, created_at timestamptz, trace_context text, ' +
-  'lease_id text, lease_limit int, lease_ends timestamptz, first_id int, ids int';
+  'position int, tenant_id text, id text, type text, payload text, created_at bigint, trace_context text, ' +
+  'lease_id text, lease_limit int, lease_ends bigint, first_id int, ids int';
 
 /**
  * What a publish returns of each delivery it wrote: its id, endpoint and state. The rest of the
@@ -54,7 +55,9 @@ const WRITTEN_COLUMNS = `${PUBLISHED_COLUMNS}, tenant_id, event_id`;
 
 // The publish statement's parts (see `publish` below), which publishAndSucceed shares.
 const publishCtes = (t: Tables) => `input AS MATERIALIZED (
-        SELECT * FROM json_to_recordset($1::json) AS i(${PUBLISH_INPUT})
+        SELECT i.position, i.tenant_id, i.id, i.type, i.payload, ${fromEpochMs('i.created_at')} AS created_at,
+          i.trace_context, i.lease_id, i.lease_limit, ${fromEpochMs('i.lease_ends')} AS lease_ends, i.first_id, i.ids
+        FROM json_to_recordset($1::json) AS i(${PUBLISH_INPUT})
       ),
       subscribers AS MATERIALIZED (
         SELECT ${WEBHOOK_COLUMNS} FROM ${t.webhooks}
@@ -364,11 +367,11 @@ export async function publishOn(
         id: event.id,
         type: event.type,
         payload: event.payload,
-        created_at: event.createdAt,
+        created_at: event.createdAt.getTime(),
         trace_context: event.traceContext,
         lease_id: lease?.leaseId ?? null,
         lease_limit: lease?.limit ?? null,
-        lease_ends: lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null,
+        lease_ends: lease ? event.createdAt.getTime() + lease.leaseMs : null,
         first_id: firstIds[k],
         ids: count,
       }));
