@@ -168,6 +168,8 @@ async function oneDelivery(store: PostgresStore) {
           new Date('2100-02-28T12:00:00.001Z'),
         ];
         const lease = { limit: 1, leaseId: 'handoff', leaseMs: 86_400_001 };
+        // Payloads of characters of several bytes, and escapes, ahead of the others in the batch.
+        const payloads = ['{"note":"naïve — 🚀 \\u0000 \\"quoted\\""}', '{"n":2}', '{}'];
         recording = recordPoolQueries();
         const [completed, published] = await Promise.all([
           Promise.all(
@@ -182,13 +184,18 @@ async function oneDelivery(store: PostgresStore) {
             }),
           ),
           Promise.all(
-            times.map((createdAt) =>
-              store.publishEvent(eventRecord({ createdAt }), deliveryId, undefined, lease),
+            times.map((createdAt, k) =>
+              store.publishEvent(
+                eventRecord({ createdAt, payload: payloads[k] }),
+                deliveryId,
+                undefined,
+                lease,
+              ),
             ),
           ),
         ]);
         recording.stop();
-        // The successes rode with the publishes: the batched statement, with its JSON inputs, wrote them.
+        // The successes rode with the publishes: the batched statement, with its inputs, wrote them.
         expect(
           recording.sent.some(
             (q) => q.text.includes('completed_webhooks') && q.text.includes('keyhook_events'),
@@ -214,6 +221,7 @@ async function oneDelivery(store: PostgresStore) {
             const read = await store.getDelivery(delivery.tenantId, delivery.webhookId, delivery.id);
             expect(delivery).toEqual(read!.delivery);
             expect(read!.event.createdAt).toEqual(times[k]);
+            expect(read!.event.payload).toBe(payloads[k]);
           }
           expect(outcome.leased.map((l) => l.delivery.dueAt)).toEqual([
             new Date(times[k]!.getTime() + lease.leaseMs),
