@@ -11,7 +11,14 @@ import { statements as leaseStatements } from '../src/operations/lease-deliverie
 import { statements as recoverStatements } from '../src/operations/recover-failed-deliveries.js';
 import { purgeLockKey } from '../src/schema-name.js';
 import { statementsIn } from '../src/statements.js';
-import { deliveryId, eventRecord, recordPoolQueries, Schemas, success } from './delivery-helpers.js';
+import {
+  deliveryId,
+  eventRecord,
+  publishThenLease,
+  recordPoolQueries,
+  Schemas,
+  success,
+} from './delivery-helpers.js';
 
 const available = await postgresAvailable();
 
@@ -50,13 +57,7 @@ async function oneDelivery(store: PostgresStore) {
           `UPDATE "${store.schema}".keyhook_webhooks SET consecutive_failures = 2 WHERE id = $1`,
           [webhooks[3]!.id],
         );
-        for (let i = 0; i < 10; i++) await store.publishEvent(eventRecord(), deliveryId);
-        const leased = await store.leaseDeliveries({
-          now: T0,
-          limit: 100,
-          leaseMs: 60_000,
-          leaseId: 'batch',
-        });
+        const leased = await publishThenLease(store, 10, 100, 'batch');
         expect(leased).toHaveLength(40);
         recording = recordPoolQueries();
         const outcomes = await Promise.all(
@@ -104,8 +105,7 @@ async function oneDelivery(store: PostgresStore) {
       try {
         const webhook = webhookRecord({ events: ['run.completed'] });
         await store.insertWebhook(webhook);
-        for (let i = 0; i < 16; i++) await store.publishEvent(eventRecord(), deliveryId);
-        const leased = await store.leaseDeliveries({ now: T0, limit: 16, leaseMs: 60_000, leaseId: 'mixed' });
+        const leased = await publishThenLease(store, 16, 16, 'mixed');
         expect(leased).toHaveLength(16);
         const burst = async (completions: typeof leased, events: ReturnType<typeof eventRecord>[]) => {
           const settled = await Promise.allSettled([
@@ -154,13 +154,7 @@ async function oneDelivery(store: PostgresStore) {
         const held = webhookRecord({ events: ['run.completed'], url: 'https://b.example.com/hook' });
         await store.insertWebhook(active);
         await store.insertWebhook({ ...held, status: DELIVERY_RULES.hold.endpointStatus });
-        for (let i = 0; i < 4; i++) await store.publishEvent(eventRecord(), deliveryId);
-        const toComplete = await store.leaseDeliveries({
-          now: T0,
-          limit: 4,
-          leaseMs: 60_000,
-          leaseId: 'answers',
-        });
+        const toComplete = await publishThenLease(store, 4, 4, 'answers');
         expect(toComplete).toHaveLength(4);
         const times = [
           new Date('1969-12-31T23:59:59.999Z'),

@@ -9,6 +9,12 @@ import { createPostgresStore, type PostgresStore } from '../src/index.js';
 
 export const deliveryId = () => newId('dlv');
 
+/** Publishes `events` events of eventRecord() one by one, then leases up to `limit` due deliveries at T0 under `leaseId`. */
+export async function publishThenLease(store: PostgresStore, events: number, limit: number, leaseId: string) {
+  for (let i = 0; i < events; i++) await store.publishEvent(eventRecord(), deliveryId);
+  return store.leaseDeliveries({ now: T0, limit, leaseMs: 60_000, leaseId });
+}
+
 /** An event as core would write it, of tenant_a and type run.completed, created at T0. */
 export function eventRecord(overrides: Partial<EventRecord> = {}): EventRecord {
   const id = overrides.id ?? newId('evt');
