@@ -6,6 +6,7 @@ import type {
   LeasedDelivery,
   PublishLease,
   PublishOutcome,
+  WebhookStatus,
 } from '@keyhook/core/store';
 import { DELIVERY_RULES, newDeliveryRecord } from '@keyhook/core/store';
 import {
@@ -45,9 +46,10 @@ const PUBLISH_INPUT =
   'lease_id text, lease_limit int, lease_ends bigint, first_id int, ids int';
 
 /**
- * What a publish returns of each delivery it wrote: its id, endpoint and state. The rest of the
- * record follows from the event, the lease and that state by core's newDeliveryRecord, the rule
- * the statement's INSERT is the Postgres form of (publishedOutcome).
+ * What a publish returns of each delivery it wrote: its id, endpoint and state (with the
+ * endpoint's status, read beside them). The rest of the record follows from the event, the lease
+ * and that status by core's newDeliveryRecord, the rule the statement's INSERT is the Postgres
+ * form of (publishedOutcome).
  */
 const PUBLISHED_COLUMNS = 'id, webhook_id, status';
 /** The written deliveries' columns the final SELECT reads: PUBLISHED_COLUMNS and the join's. */
@@ -109,11 +111,13 @@ const publishRows = (
   after = '',
 ) => `      SELECT ${columns}i.position, c.fits, c.subscribers, ins.id IS NOT NULL AS inserted,
         (SELECT pg_notify($3, $4) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending')) AS notified,
-        ${qualified('written', PUBLISHED_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}${after}
+        ${qualified('written', PUBLISHED_COLUMNS)}, ws.status AS webhook_status,
+        ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}${after}
       FROM input AS i
       JOIN counted AS c ON c.position = i.position
       LEFT JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
       LEFT JOIN written ON written.tenant_id = i.tenant_id AND written.event_id = i.id
+      LEFT JOIN subscribers AS ws ON ws.id = written.webhook_id
       LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
 `;
 
@@ -163,9 +167,11 @@ const publishOne = (t: Tables, asText: boolean) => `WITH subscribers AS MATERIAL
       )
       SELECT 1 AS position, c.fits, c.subscribers, EXISTS (SELECT 1 FROM inserted) AS inserted,
         (SELECT pg_notify($11, $12) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending'))${asText ? '::text' : ''} AS notified,
-        ${qualified('written', PUBLISHED_COLUMNS)}, ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
+        ${qualified('written', PUBLISHED_COLUMNS)}, ws.status AS webhook_status,
+        ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
       FROM counted AS c
       LEFT JOIN written ON true
+      LEFT JOIN subscribers AS ws ON ws.id = written.webhook_id
       LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
       ORDER BY written.webhook_id`;
 
@@ -228,7 +234,7 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`),
   publishAndSucceed: prepare(`WITH ${publishCtes(t)},
       ${successCtes(t, '$7')}
 ${publishRows('false AS success, NULL::int AS failures, ', `, ${noSuccess}`)}      UNION ALL
-${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL, done.id, done.webhook_id, NULL, ${noWebhook}, ${qualified('done', SUCCESS_ONLY_COLUMNS)}`)}      ORDER BY success, position, webhook_id`),
+${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL, done.id, done.webhook_id, NULL, NULL, ${noWebhook}, ${qualified('done', SUCCESS_ONLY_COLUMNS)}`)}      ORDER BY success, position, webhook_id`),
 });
 
 /** SQLSTATE 25P01, no_active_sql_transaction: what SAVEPOINT answers outside BEGIN … COMMIT. */
@@ -256,6 +262,8 @@ interface PublishRow extends Record<string, unknown> {
   id: string | null;
   webhook_id: string | null;
   status: DeliveryStatus | null;
+  /** The endpoint's status as the statement read it under its lock. */
+  webhook_status: WebhookStatus | null;
 }
 
 /** A row of `publishAndSucceed`: a publish row, or (`success` true) a success row. */
@@ -432,8 +440,8 @@ function publishedOutcome({ event, lease }: PublishCall, rows: readonly PublishR
 }
 
 /**
- * A delivery the statement wrote, from its id, endpoint and state: core's newDeliveryRecord, for
- * an endpoint that holds its deliveries when the statement held it, under the lease when it
+ * A delivery the statement wrote, from its id, its endpoint and that endpoint's status as the
+ * statement read it under its lock: core's newDeliveryRecord, under the lease when the statement
  * leased it. The statement decided the state; a record that disagrees with it is a bug, not an
  * answer.
  */
@@ -445,7 +453,7 @@ function writtenDelivery(
   const status = row.status!;
   const delivery = newDeliveryRecord(
     event,
-    { id: row.webhook_id!, status: status === hold.state ? hold.endpointStatus : 'active' },
+    { id: row.webhook_id!, status: row.webhook_status! },
     row.id!,
     status === 'in_flight' ? lease : undefined,
   );
