@@ -20,9 +20,11 @@ export interface PostgresJsSql {
 
 interface PendingQuery extends PromiseLike<RowList> {
   cancel(): unknown;
+  /** Rows as arrays of their cells (pg's `rowMode: 'array'`); the same query. */
+  values(): PendingQuery;
 }
 
-type RowList = Record<string, unknown>[] & { count?: number | null };
+type RowList = (Record<string, unknown> | unknown[])[] & { count?: number | null };
 
 interface Runner {
   unsafe(text: string, values: unknown[], options: { prepare: boolean }): PendingQuery;
@@ -118,34 +120,36 @@ export function postgresJsNotifications(source: PostgresJsSql): NotificationSour
 function statementOf(
   statement: string | (pg.QueryConfig & { query_timeout?: number }),
   values?: unknown[],
-): { text: string; values: unknown[]; prepare: boolean; timeoutMs: number | undefined } {
+): { text: string; values: unknown[]; prepare: boolean; byPosition: boolean; timeoutMs: number | undefined } {
   if (typeof statement === 'string')
-    return { text: statement, values: values ?? [], prepare: false, timeoutMs: undefined };
+    return { text: statement, values: values ?? [], prepare: false, byPosition: false, timeoutMs: undefined };
   return {
     text: statement.text,
     values: statement.values ?? [],
     // A named statement on pg is a prepared one on postgres.js (which names it by its text).
     prepare: statement.name !== undefined,
+    byPosition: (statement as { rowMode?: string }).rowMode === 'array',
     timeoutMs: statement.query_timeout,
   };
 }
 
 /**
- * One statement on `runner`, its rows as pg's result. A Date goes as ISO text (pg sends one in
- * local time; either is the same instant). With a bound, the statement is cancelled on the server
+ * One statement on `runner`, its rows as pg's result: objects, or arrays for pg's `rowMode:
+ * 'array'`. A Date goes as ISO text (pg sends one in local time; either is the same instant). With a bound, the statement is cancelled on the server
  * when it runs out, and the caller hears pg's own "Query read timeout" (src/unavailable.ts).
  */
 function run(
   runner: Runner,
   statement: string | pg.QueryConfig,
   values?: unknown[],
-): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }> {
-  const { text, values: args, prepare, timeoutMs } = statementOf(statement, values);
-  const pending = runner.unsafe(
+): Promise<{ rows: (Record<string, unknown> | unknown[])[]; rowCount: number | null }> {
+  const { text, values: args, prepare, byPosition, timeoutMs } = statementOf(statement, values);
+  const query = runner.unsafe(
     text,
     args.map((value) => (value instanceof Date ? value.toISOString() : value)),
     { prepare },
   );
+  const pending = byPosition ? query.values() : query;
   const answer = Promise.resolve(pending).then(
     (rows) => ({ rows, rowCount: rows.count ?? null }),
     (error: unknown) => {

@@ -36,12 +36,17 @@ export class PreparedStatements {
   /**
    * The query as pg takes it: under its name when it is one of the prepared statements, with the
    * store's type parsers (src/timestamps.ts) and its client-side bound (src/bounds.ts; `bulk` for
-   * a statement whose work grows with a queue).
+   * a statement whose work grows with a queue; `byPosition` for rows as arrays, src/answer.ts).
    */
-  config(text: string, values: unknown[], bulk = false): pg.QueryConfig {
+  config(text: string, values: unknown[], bulk = false, byPosition = false): pg.QueryConfig {
     const name = this.names.get(text);
     const query_timeout = this.bounds.readTimeout(bulk);
-    const config: pg.QueryConfig & { query_timeout?: number } = { text, values, types: STORE_TYPES };
+    const config: pg.QueryConfig & { query_timeout?: number; rowMode?: 'array' } = {
+      text,
+      values,
+      types: STORE_TYPES,
+    };
+    if (byPosition) config.rowMode = 'array';
     if (name !== undefined) config.name = name;
     if (query_timeout !== undefined) config.query_timeout = query_timeout;
     return config;

@@ -1,5 +1,6 @@
 import { consoleLogger, type Logger } from '@keyhook/core/store';
 import type pg from 'pg';
+import { type Answer, type Cells, cellsOf } from './answer.js';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, StatementBounds } from './bounds.js';
 import type { KeyChangeFeed } from './change-feed.js';
 import { withTransaction } from './checkout.js';
@@ -94,6 +95,30 @@ export class StoreContext {
     } catch (error) {
       throw toStoreError(error);
     }
+  }
+
+  /** `query`, its rows read by position (src/answer.ts). */
+  async queryCells(text: string, values: unknown[]): Promise<Cells[]> {
+    if (this.closed) throw unavailable('The store is closed.');
+    try {
+      return await this.byPosition(text, values);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  /**
+   * `run` for a statement whose rows are read by position (src/answer.ts): as arrays on the
+   * store's pool; on a caller's client, whose data layer answers with objects, by `answer`'s names.
+   */
+  async cells(client: Queryable, text: string, values: unknown[], answer: Answer<string>): Promise<Cells[]> {
+    if (client === (this.pool as unknown)) return this.byPosition(text, values);
+    return cellsOf((await this.run(client, text, values)).rows, answer);
+  }
+
+  private async byPosition(text: string, values: unknown[]): Promise<Cells[]> {
+    const config = this.prepared.config(text, values, false, true) as pg.QueryArrayConfig;
+    return (await this.pool.query(config)).rows;
   }
 
   /**

@@ -5,6 +5,7 @@ import type {
   WebhookRecord,
 } from '@keyhook/core/store';
 import { autoDisables, claimsTwinKey, DELIVERY_RULES, queuedOn } from '@keyhook/core/store';
+import { answer, type Cells } from '../answer.js';
 import {
   ATTEMPT_COLUMNS,
   DELIVERY_COLUMNS,
@@ -34,7 +35,24 @@ const SUCCESS_INPUT =
  */
 const SUCCESS_COLUMNS = 'id, webhook_id, event_id, event_type, attempts, created_at';
 /** SUCCESS_COLUMNS but the id and the webhook: what a success row of publishAndSucceed has that a publish row has not. */
-export const SUCCESS_ONLY_COLUMNS = 'event_id, event_type, attempts, created_at';
+export const SUCCESS_ONLY = ['event_id', 'event_type', 'attempts', 'created_at'] as const;
+
+/**
+ * A success's answer, read by position (src/answer.ts): the endpoint's failure count as
+ * `failures` (NULL for a lost lease), then SUCCESS_COLUMNS of the delivery it wrote (NULL when it
+ * wrote none) from the `done` CTE.
+ */
+const successAnswer = (failures: string) =>
+  answer([
+    [failures, 'failures'],
+    ['done.id', 'id'],
+    ['done.webhook_id', 'webhook_id'],
+    ...SUCCESS_ONLY.map((column) => [`done.${column}`, column] as const),
+  ]);
+/** Where a success's cells are in its row: completeSucceeded's, or publishAndSucceed's. */
+export type SuccessAt = ReturnType<typeof successAnswer>['at'];
+const ONE_SUCCESS = successAnswer('(SELECT consecutive_failures FROM w)');
+const SUCCESSES = successAnswer('w.consecutive_failures');
 
 /**
  * The success batch's parts (see `completeSucceededBatch` below), which publishEvent's
@@ -135,7 +153,7 @@ const statements = (t: Tables, prepare: Prepare) => ({
         INSERT INTO ${t.attempts} (${ATTEMPT_COLUMNS})
         SELECT id, $2, $3, $4, $5, $6, $7, $8 FROM done
       )
-      SELECT (SELECT consecutive_failures FROM w) AS failures, done.*
+      SELECT ${ONE_SUCCESS.select}
       FROM (SELECT 1) AS one LEFT JOIN done ON true`),
 
   // completeSucceeded for many deliveries in one statement (the store's group commit): $1 is a
@@ -147,7 +165,7 @@ const statements = (t: Tables, prepare: Prepare) => ({
   // statement keeps the plan it made while the table was small, and a joined form of this
   // lookup was then planned as a scan of the whole table.
   completeSucceededBatch: prepare(`WITH ${successCtes(t, '$1')}
-${successRows('w.consecutive_failures AS failures, done.*')}      ORDER BY i.position`),
+${successRows(SUCCESSES.select)}      ORDER BY i.position`),
 
   setFailures: prepare(`UPDATE ${t.webhooks} SET consecutive_failures = $2 WHERE id = $1`),
 
@@ -166,35 +184,26 @@ const RETRY_EXCLUSIVE = Symbol('retry with the exclusive lock');
 
 export type SuccessOutcome = AttemptCompletionOutcome | typeof RETRY_EXCLUSIVE;
 
-/** A row of completeSucceeded(Batch): the webhook's failure count, and SUCCESS_COLUMNS of what it wrote. */
-export interface SuccessRow {
-  failures: number | null;
-  id: string | null;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  attempts: number;
-  created_at: Date;
-}
-
-/** One row of completeSucceeded(Batch): recorded, lost, or left to the transaction (a count to reset). */
-export function successOutcome(row: SuccessRow, completion: AttemptCompletion): SuccessOutcome {
-  if (row.failures === null) return { outcome: 'lease_lost' };
-  if (row.id === null) return row.failures === 0 ? { outcome: 'lease_lost' } : RETRY_EXCLUSIVE;
+/** One row of completeSucceeded(Batch) or publishAndSucceed: recorded, lost, or left to the transaction (a count to reset). */
+export function successOutcome(row: Cells, at: SuccessAt, completion: AttemptCompletion): SuccessOutcome {
+  const failures = row[at.failures] as number | null;
+  const id = row[at.id] as string | null;
+  if (failures === null) return { outcome: 'lease_lost' };
+  if (id === null) return failures === 0 ? { outcome: 'lease_lost' } : RETRY_EXCLUSIVE;
   // The delivery as the UPDATE wrote it: its SET, from the completion, over the columns it returned.
   const delivery: DeliveryRecord = {
-    id: row.id,
+    id,
     tenantId: completion.tenantId,
-    webhookId: row.webhook_id,
-    eventId: row.event_id,
-    eventType: row.event_type,
+    webhookId: row[at.webhook_id] as string,
+    eventId: row[at.event_id] as string,
+    eventType: row[at.event_type] as string,
     status: 'succeeded',
-    attempts: row.attempts,
+    attempts: row[at.attempts] as number,
     dueAt: null,
     leaseId: null,
     heldSince: null,
     lastAttemptAt: new Date(completion.attempt.startedAt.getTime()),
-    createdAt: row.created_at,
+    createdAt: row[at.created_at] as Date,
     updatedAt: new Date(completion.at.getTime()),
   };
   return { outcome: 'recorded', delivery, disabledWebhook: null };
@@ -250,12 +259,12 @@ export async function completeSucceeded(
   ctx: StoreContext,
   completion: AttemptCompletion,
 ): Promise<SuccessOutcome> {
-  const result = await ctx.query<SuccessRow>(ctx.sql(statements).completeSucceeded, [
+  const rows = await ctx.queryCells(ctx.sql(statements).completeSucceeded, [
     ...toAttemptParams(completion.deliveryId, completion.attempt),
     completion.leaseId,
     completion.at,
   ]);
-  return successOutcome(result.rows[0]!, completion);
+  return successOutcome(rows[0]!, ONE_SUCCESS.at, completion);
 }
 
 /** Many successes in one statement (completeSucceededBatch): the group commit. */
@@ -263,10 +272,8 @@ export async function completeSucceededBatch(
   ctx: StoreContext,
   completions: AttemptCompletion[],
 ): Promise<SuccessOutcome[]> {
-  const result = await ctx.query<SuccessRow>(ctx.sql(statements).completeSucceededBatch, [
-    successInput(completions),
-  ]);
-  return result.rows.map((row, k) => successOutcome(row, completions[k]!));
+  const rows = await ctx.queryCells(ctx.sql(statements).completeSucceededBatch, [successInput(completions)]);
+  return rows.map((row, k) => successOutcome(row, SUCCESSES.at, completions[k]!));
 }
 
 /**

@@ -9,12 +9,11 @@ import type {
   WebhookStatus,
 } from '@keyhook/core/store';
 import { DELIVERY_RULES, newDeliveryRecord } from '@keyhook/core/store';
+import { answer, type Cells, columnsOf } from '../answer.js';
 import {
   DELIVERY_COLUMNS,
   EVENT_COLUMNS,
   type EventRow,
-  joinedWebhook,
-  qualified,
   toEventRecord,
   WEBHOOK_PREFIX,
 } from '../delivery-row.js';
@@ -24,11 +23,10 @@ import type { Prepare, Tables } from '../statements.js';
 import type { StoreContext } from '../store-context.js';
 import { fromEpochMs } from '../timestamps.js';
 import { toStoreError, unavailable } from '../unavailable.js';
-import { WEBHOOK_COLUMNS } from '../webhook-row.js';
+import { WEBHOOK_COLUMNS, webhookAt } from '../webhook-row.js';
 import {
-  SUCCESS_ONLY_COLUMNS,
+  SUCCESS_ONLY,
   type SuccessOutcome,
-  type SuccessRow,
   successCtes,
   successInput,
   successOutcome,
@@ -51,9 +49,64 @@ const PUBLISH_INPUT =
  * and that status by core's newDeliveryRecord, the rule the statement's INSERT is the Postgres
  * form of (publishedOutcome).
  */
-const PUBLISHED_COLUMNS = 'id, webhook_id, status';
-/** The written deliveries' columns the final SELECT reads: PUBLISHED_COLUMNS and the join's. */
-const WRITTEN_COLUMNS = `${PUBLISHED_COLUMNS}, tenant_id, event_id`;
+const WRITTEN_COLUMNS = 'id, webhook_id, status, tenant_id, event_id';
+
+/**
+ * A publish's answer, read by position (src/answer.ts): one row per delivery written, or one of
+ * NULL delivery cells for an event without. The event's verdict (`fits`, `subscribers`,
+ * `inserted`, and the NOTIFY), the delivery's id, endpoint and state, the endpoint's status as
+ * the statement read it under its lock, and the endpoint's columns when the publish leased the
+ * delivery (the worker needs them). Every publish statement answers in these positions.
+ */
+const publishColumns = (position: string, inserted: string, notified: string) =>
+  [
+    [position, 'position'],
+    ['c.fits', 'fits'],
+    ['c.subscribers', 'subscribers'],
+    [inserted, 'inserted'],
+    [notified, 'notified'],
+    ['written.id', 'id'],
+    ['written.webhook_id', 'webhook_id'],
+    ['written.status', 'status'],
+    ['ws.status', 'webhook_status'],
+    ...columnsOf('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX),
+  ] as const;
+const notifyPending = (channel: string, payload: string) =>
+  `(SELECT pg_notify(${channel}, ${payload}) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending'))`;
+const batchColumns = publishColumns('i.position', 'ins.id IS NOT NULL', notifyPending('$3', '$4'));
+const PUBLISH = answer(batchColumns);
+/** `publishOne`'s; its NOTIFY's column read as text for a data layer that cannot read `void` (Prisma). */
+const PUBLISH_ONE = answer(
+  publishColumns('1', 'EXISTS (SELECT 1 FROM inserted)', notifyPending('$11', '$12')),
+);
+const PUBLISH_ONE_TEXT = answer(
+  publishColumns('1', 'EXISTS (SELECT 1 FROM inserted)', `${notifyPending('$11', '$12')}::text`),
+);
+/**
+ * publishAndSucceed's: a publish's cells, then whether the row is a success's, and a success's
+ * failure count and delivery columns (NULL in a publish row).
+ */
+const PUBLISH_AND_SUCCEED = answer([
+  ...batchColumns,
+  ['false', 'success'],
+  ['NULL::int', 'failures'],
+  ...SUCCESS_ONLY.map((column) => ['NULL', column] as const),
+]);
+/** A success row of publishAndSucceed: its own cells where it has them, NULL in every publish one. */
+const successCells: Record<string, string> = {
+  position: 'i.position',
+  id: 'done.id',
+  webhook_id: 'done.webhook_id',
+  success: 'true',
+  failures: 'w.consecutive_failures',
+  ...Object.fromEntries(SUCCESS_ONLY.map((column) => [column, `done.${column}`])),
+};
+const successSelect = PUBLISH_AND_SUCCEED.names.map((name) => successCells[name] ?? 'NULL').join(', ');
+/** Where a publish row's cells are, in the answer of any publish statement. */
+const P = PUBLISH.at;
+const S = PUBLISH_AND_SUCCEED.at;
+/** Where the endpoint's WEBHOOK_COLUMNS start in a publish row. */
+const WEBHOOK_CELLS = PUBLISH.names.indexOf(`${WEBHOOK_PREFIX}id`);
 
 // The publish statement's parts (see `publish` below), which publishAndSucceed shares.
 const publishCtes = (t: Tables) => `input AS MATERIALIZED (
@@ -106,13 +159,7 @@ const publishCtes = (t: Tables) => `input AS MATERIALIZED (
         JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
         RETURNING ${WRITTEN_COLUMNS}
       )`;
-const publishRows = (
-  columns: string,
-  after = '',
-) => `      SELECT ${columns}i.position, c.fits, c.subscribers, ins.id IS NOT NULL AS inserted,
-        (SELECT pg_notify($3, $4) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending')) AS notified,
-        ${qualified('written', PUBLISHED_COLUMNS)}, ws.status AS webhook_status,
-        ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}${after}
+const publishRows = (select: string) => `      SELECT ${select}
       FROM input AS i
       JOIN counted AS c ON c.position = i.position
       LEFT JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
@@ -120,14 +167,6 @@ const publishRows = (
       LEFT JOIN subscribers AS ws ON ws.id = written.webhook_id
       LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
 `;
-
-// A success row in publishAndSucceed's answer has no webhook: NULL in each of its columns.
-const noWebhook = WEBHOOK_COLUMNS.split(', ')
-  .map(() => 'NULL')
-  .join(', ');
-// A publish row has none of SUCCESS_ONLY_COLUMNS: NULL in each, typed as the success row's.
-const noSuccess =
-  'NULL::text AS event_id, NULL::text AS event_type, NULL::int AS attempts, NULL::timestamptz AS created_at';
 
 const publishOne = (t: Tables, asText: boolean) => `WITH subscribers AS MATERIALIZED (
         SELECT ${WEBHOOK_COLUMNS} FROM ${t.webhooks}
@@ -165,10 +204,7 @@ const publishOne = (t: Tables, asText: boolean) => `WITH subscribers AS MATERIAL
         FROM pairs AS p CROSS JOIN inserted AS ins
         RETURNING ${WRITTEN_COLUMNS}
       )
-      SELECT 1 AS position, c.fits, c.subscribers, EXISTS (SELECT 1 FROM inserted) AS inserted,
-        (SELECT pg_notify($11, $12) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending'))${asText ? '::text' : ''} AS notified,
-        ${qualified('written', PUBLISHED_COLUMNS)}, ws.status AS webhook_status,
-        ${qualified('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
+      SELECT ${(asText ? PUBLISH_ONE_TEXT : PUBLISH_ONE).select}
       FROM counted AS c
       LEFT JOIN written ON true
       LEFT JOIN subscribers AS ws ON ws.id = written.webhook_id
@@ -206,7 +242,7 @@ export const statements = (t: Tables, prepare: Prepare) => ({
   // One row per written delivery, by event and webhook id, with the endpoint's columns when it
   // was leased (the worker needs them); one row of NULL delivery columns for an event without.
   publish: prepare(`WITH ${publishCtes(t)}
-${publishRows('')}      ORDER BY i.position, written.webhook_id`),
+${publishRows(PUBLISH.select)}      ORDER BY i.position, written.webhook_id`),
 
   // `publish` for one event, its columns bound one by one: $1–$6 the event's (EVENT_COLUMNS),
   // $7–$9 its lease's id, limit and end (NULL without one), $10 the delivery ids, $11 and $12
@@ -233,8 +269,8 @@ ${publishRows('')}      ORDER BY i.position, written.webhook_id`),
   // `completeSucceededBatch`, NULL in every publish column).
   publishAndSucceed: prepare(`WITH ${publishCtes(t)},
       ${successCtes(t, '$7')}
-${publishRows('false AS success, NULL::int AS failures, ', `, ${noSuccess}`)}      UNION ALL
-${successRows(`true, w.consecutive_failures, i.position, NULL, NULL, NULL, NULL, done.id, done.webhook_id, NULL, NULL, ${noWebhook}, ${qualified('done', SUCCESS_ONLY_COLUMNS)}`)}      ORDER BY success, position, webhook_id`),
+${publishRows(PUBLISH_AND_SUCCEED.select)}      UNION ALL
+${successRows(successSelect)}      ORDER BY success, position, webhook_id`),
 });
 
 /** SQLSTATE 25P01, no_active_sql_transaction: what SAVEPOINT answers outside BEGIN … COMMIT. */
@@ -252,22 +288,6 @@ export interface PublishCall {
   newDeliveryId: () => string;
   lease?: PublishLease | undefined;
 }
-
-/** One row of `publish`: an event's verdict, and one delivery it wrote (NULLs when none). */
-interface PublishRow extends Record<string, unknown> {
-  position: string;
-  fits: boolean;
-  subscribers: string;
-  inserted: boolean;
-  id: string | null;
-  webhook_id: string | null;
-  status: DeliveryStatus | null;
-  /** The endpoint's status as the statement read it under its lock. */
-  webhook_status: WebhookStatus | null;
-}
-
-/** A row of `publishAndSucceed`: a publish row, or (`success` true) a success row. */
-type PublishOrSuccessRow = PublishRow & SuccessRow & { success: boolean };
 
 const hintKey = (event: EventRecord) => `${event.tenantId}\u0000${event.type}`;
 
@@ -346,28 +366,34 @@ export async function publishOn(
       firstIds.push(ids.length + 1);
       for (let i = 0; i < count; i++) ids.push(call.newDeliveryId());
     }
-    let rowsOf: PublishRow[][];
+    let rowsOf: Cells[][];
     if (pending.length === 1 && !riding) {
       // One event alone: its columns bound one by one (publishOne).
       const { event, lease } = pending[0]!.call;
-      const statement = client.readsVoid === false ? sql.publishOneText : sql.publishOne;
-      const result = await ctx.run<PublishRow>(client, statement, [
-        event.tenantId,
-        event.id,
-        event.type,
-        event.payload,
-        event.createdAt,
-        event.traceContext ?? null,
-        lease?.leaseId ?? null,
-        lease?.limit ?? null,
-        lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null,
-        ids,
-        DELIVERY_CHANNEL,
-        ctx.schema,
-        hold.endpointStatus,
-        hold.state,
-      ]);
-      rowsOf = [result.rows];
+      const [statement, answered] =
+        client.readsVoid === false ? [sql.publishOneText, PUBLISH_ONE_TEXT] : [sql.publishOne, PUBLISH_ONE];
+      const rows = await ctx.cells(
+        client,
+        statement,
+        [
+          event.tenantId,
+          event.id,
+          event.type,
+          event.payload,
+          event.createdAt,
+          event.traceContext ?? null,
+          lease?.leaseId ?? null,
+          lease?.limit ?? null,
+          lease ? new Date(event.createdAt.getTime() + lease.leaseMs) : null,
+          ids,
+          DELIVERY_CHANNEL,
+          ctx.schema,
+          hold.endpointStatus,
+          hold.state,
+        ],
+        answered,
+      );
+      rowsOf = [rows];
     } else {
       const input = pending.map(({ call: { event, lease }, ids: count }, k) => ({
         position: k + 1,
@@ -391,30 +417,30 @@ export async function publishOn(
         hold.endpointStatus,
         hold.state,
       ];
-      let rows: PublishOrSuccessRow[];
+      let rows: Cells[];
       if (riding) {
         riding = false;
         params.push(successInput(completions));
-        rows = (await ctx.run<PublishOrSuccessRow>(client, sql.publishAndSucceed, params)).rows;
-        const first = rows.findIndex((row) => row.success);
+        rows = await ctx.cells(client, sql.publishAndSucceed, params, PUBLISH_AND_SUCCEED);
+        const first = rows.findIndex((row) => row[S.success] === true);
         succeeded = rows
           .slice(first)
-          .map((row) => successOutcome(row, completions[Number(row.position) - 1]!));
+          .map((row) => successOutcome(row, S, completions[Number(row[S.position]) - 1]!));
         rows = rows.slice(0, first);
       } else {
-        rows = (await ctx.run<PublishOrSuccessRow>(client, sql.publish, params)).rows;
+        rows = await ctx.cells(client, sql.publish, params, PUBLISH);
       }
       rowsOf = pending.map(() => []);
-      for (const row of rows) rowsOf[Number(row.position) - 1]!.push(row);
+      for (const row of rows) rowsOf[Number(row[P.position]) - 1]!.push(row);
     }
     const again: typeof pending = [];
     for (const [k, entry] of pending.entries()) {
       const rows = rowsOf[k]!;
       const head = rows[0]!;
-      const subscribers = Number(head.subscribers);
+      const subscribers = Number(head[P.subscribers]);
       rememberSubscribers(ctx, hintKey(entry.call.event), subscribers);
-      if (!head.fits) again.push({ ...entry, ids: subscribers });
-      else if (!head.inserted) replays.push(entry.index);
+      if (!head[P.fits]) again.push({ ...entry, ids: subscribers });
+      else if (!head[P.inserted]) replays.push(entry.index);
       else outcomes[entry.index] = publishedOutcome(entry.call, rows);
     }
     pending = again;
@@ -424,17 +450,17 @@ export async function publishOn(
 }
 
 /** A new event's outcome from its rows of `publish`. */
-function publishedOutcome({ event, lease }: PublishCall, rows: readonly PublishRow[]): PublishOutcome {
+function publishedOutcome({ event, lease }: PublishCall, rows: readonly Cells[]): PublishOutcome {
   // The row as written: the insert sent exactly these values.
   const published: EventRecord = { ...event, createdAt: new Date(event.createdAt) };
   const deliveries: DeliveryRecord[] = [];
   const leased: LeasedDelivery[] = [];
   for (const row of rows) {
-    if (row.id === null) continue;
+    if (row[P.id] === null) continue;
     const delivery = writtenDelivery(published, row, lease);
     deliveries.push(delivery);
     if (delivery.status === 'in_flight')
-      leased.push({ delivery, event: published, webhook: joinedWebhook(row) });
+      leased.push({ delivery, event: published, webhook: webhookAt(row, WEBHOOK_CELLS) });
   }
   return { outcome: 'published', event: published, deliveries, leased };
 }
@@ -445,16 +471,12 @@ function publishedOutcome({ event, lease }: PublishCall, rows: readonly PublishR
  * leased it. The statement decided the state; a record that disagrees with it is a bug, not an
  * answer.
  */
-function writtenDelivery(
-  event: EventRecord,
-  row: PublishRow,
-  lease: PublishLease | undefined,
-): DeliveryRecord {
-  const status = row.status!;
+function writtenDelivery(event: EventRecord, row: Cells, lease: PublishLease | undefined): DeliveryRecord {
+  const status = row[P.status] as DeliveryStatus;
   const delivery = newDeliveryRecord(
     event,
-    { id: row.webhook_id!, status: row.webhook_status! },
-    row.id!,
+    { id: row[P.webhook_id] as string, status: row[P.webhook_status] as WebhookStatus },
+    row[P.id] as string,
     status === 'in_flight' ? lease : undefined,
   );
   if (delivery.status !== status)
