@@ -12,6 +12,7 @@ import { PublishFunction } from './publish-function.js';
 import { assertSchemaName } from './schema-name.js';
 import { type Statements, type Tables, tablesIn } from './statements.js';
 import { toStoreError, unavailable } from './unavailable.js';
+import { WebhookCache } from './webhook-cache.js';
 import { type WriteQueue, writeQueue } from './write-queue.js';
 
 /**
@@ -48,6 +49,8 @@ export class StoreContext {
   purgedSinceVacuum = 0;
   /** Tenant-and-type subscriber counts that size publishes' delivery ids (operations/publish-event.ts). */
   readonly subscriberHints = new Map<string, number>();
+  /** The endpoints publishes lease deliveries of, by id and version (src/webhook-cache.ts). */
+  readonly webhooks = new WebhookCache();
   private readonly built = new Map<Statements<unknown>, unknown>();
 
   constructor(parts: PostgresStoreParts) {

@@ -11,6 +11,7 @@ import { statements as leaseStatements } from '../src/operations/lease-deliverie
 import { statements as recoverStatements } from '../src/operations/recover-failed-deliveries.js';
 import { purgeLockKey } from '../src/schema-name.js';
 import { statementsIn } from '../src/statements.js';
+import type { StoreContext } from '../src/store-context.js';
 import {
   deliveryId,
   eventRecord,
@@ -224,6 +225,108 @@ async function oneDelivery(store: PostgresStore) {
         expect([...statuses].sort()).toEqual(['held', 'in_flight']);
       } finally {
         recording?.stop();
+        await store.close();
+      }
+    });
+  });
+
+  describe("a leased delivery's endpoint (the store's cache of endpoints)", () => {
+    const lease = { limit: 1, leaseId: 'handoff', leaseMs: 60_000 };
+    /** A lone publish that leases its one delivery; the endpoint it hands over. */
+    async function handedOver(store: PostgresStore) {
+      const outcome = await store.publishEvent(eventRecord(), deliveryId, undefined, lease);
+      if (outcome.outcome !== 'published') throw new Error('expected a new event');
+      expect(outcome.leased).toHaveLength(1);
+      return outcome.leased[0]!.webhook;
+    }
+    const endpointReads = (recording: ReturnType<typeof recordPoolQueries>) =>
+      recording.sent.filter((q) => /keyhook_webhooks WHERE id = ANY \(\$1::text\[\]\)$/.test(q.text)).length;
+
+    it('is the endpoint as it is: read once while unchanged, read again after each change, one made in the same millisecond too', async () => {
+      const store = await schemas.open('endpoint_cache', 4);
+      let recording: ReturnType<typeof recordPoolQueries> | undefined;
+      try {
+        const webhook = webhookRecord({ events: ['run.completed'] });
+        await store.insertWebhook(webhook);
+        recording = recordPoolQueries();
+        const first = await handedOver(store);
+        expect(first).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
+        expect(await handedOver(store)).toBe(first);
+        expect(endpointReads(recording)).toBe(1);
+
+        // A rotation stamped with the same updatedAt: only the row's version tells it apart.
+        const rotated = await store.rotateWebhookSecret(
+          webhook.tenantId,
+          webhook.id,
+          'sealed:rotated',
+          null,
+          webhook.updatedAt,
+          null,
+        );
+        expect(rotated!.updatedAt).toEqual(first.updatedAt);
+        const afterRotation = await handedOver(store);
+        expect(afterRotation.secretSealed).toBe('sealed:rotated');
+        expect(afterRotation).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
+        expect(endpointReads(recording)).toBe(2);
+
+        const url = 'https://moved.example.com/hook';
+        const moved = await store.updateWebhookSubscription(
+          webhook.tenantId,
+          webhook.id,
+          { from: webhook.twinKey, url, events: webhook.events, twinKey: `${webhook.twinKey}-moved` },
+          new Date(webhook.updatedAt.getTime() + 1),
+        );
+        expect(moved.outcome).toBe('updated');
+        expect((await handedOver(store)).url).toBe(url);
+        expect(await handedOver(store)).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
+        expect(endpointReads(recording)).toBe(3);
+      } finally {
+        recording?.stop();
+        await store.close();
+      }
+    });
+
+    it('none for an endpoint deleted since its version was read, and a publish that cannot read its endpoint still answers, its delivery claimed when the lease runs out', async () => {
+      const store = await schemas.open('endpoint_cache_gone', 4);
+      try {
+        const webhook = webhookRecord({ events: ['run.completed'] });
+        await store.insertWebhook(webhook);
+        const ctx = (store as unknown as { ctx: StoreContext }).ctx;
+        const { rows } = await admin.query(
+          `SELECT xmin::text AS version FROM "${store.schema}".keyhook_webhooks WHERE id = $1`,
+          [webhook.id],
+        );
+        const version = rows[0].version as string;
+        expect(await ctx.webhooks.resolve(ctx, ctx.pool, [[webhook.id, version]])).toEqual([
+          await store.getWebhook(webhook.tenantId, webhook.id),
+        ]);
+        await store.deleteWebhook(webhook.tenantId, webhook.id);
+        expect(await ctx.webhooks.resolve(ctx, ctx.pool, [[webhook.id, `${version}0`]])).toEqual([null]);
+
+        // The publish reads no description; the endpoint's read does, and fails.
+        const other = webhookRecord({ events: ['run.completed'] });
+        await store.insertWebhook(other);
+        const table = `"${store.schema}".keyhook_webhooks`;
+        await admin.query(`ALTER TABLE ${table} RENAME COLUMN description TO description_away`);
+        let outcome: Awaited<ReturnType<PostgresStore['publishEvent']>>;
+        try {
+          outcome = await store.publishEvent(eventRecord(), deliveryId, undefined, { ...lease, leaseMs: 1 });
+        } finally {
+          await admin.query(`ALTER TABLE ${table} RENAME COLUMN description_away TO description`);
+        }
+        if (outcome.outcome !== 'published') throw new Error('expected a new event');
+        expect(outcome.deliveries.map((d) => d.status)).toEqual(['in_flight']);
+        expect(outcome.leased).toEqual([]);
+        const claimed = await store.leaseDeliveries({
+          now: new Date(T0.getTime() + 2),
+          limit: 10,
+          leaseMs: 60_000,
+          leaseId: 'later',
+        });
+        expect(claimed.map((l) => [l.delivery.id, l.webhook])).toEqual([
+          [outcome.deliveries[0]!.id, await store.getWebhook(other.tenantId, other.id)],
+        ]);
+      } finally {
         await store.close();
       }
     });

@@ -9,21 +9,15 @@ import type {
   WebhookStatus,
 } from '@keyhook/core/store';
 import { DELIVERY_RULES, newDeliveryRecord } from '@keyhook/core/store';
-import { answer, type Cells, columnsOf } from '../answer.js';
-import {
-  DELIVERY_COLUMNS,
-  EVENT_COLUMNS,
-  type EventRow,
-  toEventRecord,
-  WEBHOOK_PREFIX,
-} from '../delivery-row.js';
+import { answer, type Cells } from '../answer.js';
+import { DELIVERY_COLUMNS, EVENT_COLUMNS, type EventRow, toEventRecord } from '../delivery-row.js';
 import { joinTransaction, type Queryable, refused, sqlStateOf } from '../host-transaction.js';
 import { DELIVERY_CHANNEL } from '../shared-statements.js';
 import type { Prepare, Tables } from '../statements.js';
 import type { StoreContext } from '../store-context.js';
 import { fromEpochMs } from '../timestamps.js';
 import { toStoreError, unavailable } from '../unavailable.js';
-import { WEBHOOK_COLUMNS, webhookAt } from '../webhook-row.js';
+import { WEBHOOK_VERSION } from '../webhook-cache.js';
 import {
   SUCCESS_ONLY,
   type SuccessOutcome,
@@ -50,13 +44,19 @@ const PUBLISH_INPUT =
  * form of (publishedOutcome).
  */
 const WRITTEN_COLUMNS = 'id, webhook_id, status, tenant_id, event_id';
+/**
+ * What a publish reads of each endpoint it locks: what decides its deliveries, and its row's
+ * version, by which a leased delivery's endpoint comes from the store's cache (src/webhook-cache.ts).
+ */
+const SUBSCRIBER_COLUMNS = `id, tenant_id, events, status, rate_per_second, ${WEBHOOK_VERSION} AS version`;
 
 /**
  * A publish's answer, read by position (src/answer.ts): one row per delivery written, or one of
  * NULL delivery cells for an event without. The event's verdict (`fits`, `subscribers`,
  * `inserted`, and the NOTIFY), the delivery's id, endpoint and state, the endpoint's status as
- * the statement read it under its lock, and the endpoint's columns when the publish leased the
- * delivery (the worker needs them). Every publish statement answers in these positions.
+ * the statement read it under its lock, and the version of the endpoint's row when the publish
+ * leased the delivery (its worker needs the endpoint). Every publish statement answers in these
+ * positions.
  */
 const publishColumns = (position: string, inserted: string, notified: string) =>
   [
@@ -69,7 +69,7 @@ const publishColumns = (position: string, inserted: string, notified: string) =>
     ['written.webhook_id', 'webhook_id'],
     ['written.status', 'status'],
     ['ws.status', 'webhook_status'],
-    ...columnsOf('s', WEBHOOK_COLUMNS, WEBHOOK_PREFIX),
+    ["CASE WHEN written.status = 'in_flight' THEN ws.version END", 'webhook_version'],
   ] as const;
 const notifyPending = (channel: string, payload: string) =>
   `(SELECT pg_notify(${channel}, ${payload}) WHERE EXISTS (SELECT 1 FROM written WHERE status = 'pending'))`;
@@ -105,8 +105,6 @@ const successSelect = PUBLISH_AND_SUCCEED.names.map((name) => successCells[name]
 /** Where a publish row's cells are, in the answer of any publish statement. */
 const P = PUBLISH.at;
 const S = PUBLISH_AND_SUCCEED.at;
-/** Where the endpoint's WEBHOOK_COLUMNS start in a publish row. */
-const WEBHOOK_CELLS = PUBLISH.names.indexOf(`${WEBHOOK_PREFIX}id`);
 
 // The publish statement's parts (see `publish` below), which publishAndSucceed shares.
 const publishCtes = (t: Tables) => `input AS MATERIALIZED (
@@ -115,7 +113,7 @@ const publishCtes = (t: Tables) => `input AS MATERIALIZED (
         FROM json_to_recordset($1::json) AS i(${PUBLISH_INPUT})
       ),
       subscribers AS MATERIALIZED (
-        SELECT ${WEBHOOK_COLUMNS} FROM ${t.webhooks}
+        SELECT ${SUBSCRIBER_COLUMNS} FROM ${t.webhooks}
         WHERE tenant_id = ANY (ARRAY(SELECT tenant_id FROM input))
           AND events && ARRAY(SELECT type FROM input)
         ORDER BY id
@@ -165,11 +163,10 @@ const publishRows = (select: string) => `      SELECT ${select}
       LEFT JOIN inserted AS ins ON ins.tenant_id = i.tenant_id AND ins.id = i.id
       LEFT JOIN written ON written.tenant_id = i.tenant_id AND written.event_id = i.id
       LEFT JOIN subscribers AS ws ON ws.id = written.webhook_id
-      LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
 `;
 
 const publishOne = (t: Tables, asText: boolean) => `WITH subscribers AS MATERIALIZED (
-        SELECT ${WEBHOOK_COLUMNS} FROM ${t.webhooks}
+        SELECT ${SUBSCRIBER_COLUMNS} FROM ${t.webhooks}
         WHERE tenant_id = $1::text AND $3::text = ANY (events)
         ORDER BY id
         FOR SHARE
@@ -208,7 +205,6 @@ const publishOne = (t: Tables, asText: boolean) => `WITH subscribers AS MATERIAL
       FROM counted AS c
       LEFT JOIN written ON true
       LEFT JOIN subscribers AS ws ON ws.id = written.webhook_id
-      LEFT JOIN subscribers AS s ON s.id = written.webhook_id AND written.status = 'in_flight'
       ORDER BY written.webhook_id`;
 
 /**
@@ -353,6 +349,7 @@ export async function publishOn(
   const outcomes: PublishOutcome[] = new Array(calls.length);
   let succeeded: SuccessOutcome[] = [];
   const replays: number[] = [];
+  const written: Written[] = [];
   let pending = calls.map((call, index) => ({
     call,
     index,
@@ -441,28 +438,61 @@ export async function publishOn(
       rememberSubscribers(ctx, hintKey(entry.call.event), subscribers);
       if (!head[P.fits]) again.push({ ...entry, ids: subscribers });
       else if (!head[P.inserted]) replays.push(entry.index);
-      else outcomes[entry.index] = publishedOutcome(entry.call, rows);
+      else written.push({ index: entry.index, call: entry.call, rows });
     }
     pending = again;
   }
+  await settlePublished(ctx, client, written, outcomes);
   for (const index of replays) outcomes[index] = await replayed(ctx, client, calls[index]!.event);
   return [outcomes, succeeded];
 }
 
-/** A new event's outcome from its rows of `publish`. */
-function publishedOutcome({ event, lease }: PublishCall, rows: readonly Cells[]): PublishOutcome {
-  // The row as written: the insert sent exactly these values.
-  const published: EventRecord = { ...event, createdAt: new Date(event.createdAt) };
-  const deliveries: DeliveryRecord[] = [];
-  const leased: LeasedDelivery[] = [];
-  for (const row of rows) {
-    if (row[P.id] === null) continue;
-    const delivery = writtenDelivery(published, row, lease);
-    deliveries.push(delivery);
-    if (delivery.status === 'in_flight')
-      leased.push({ delivery, event: published, webhook: webhookAt(row, WEBHOOK_CELLS) });
+/** A new event, as its publish wrote it: its call, its place among the calls, and its rows. */
+interface Written {
+  index: number;
+  call: PublishCall;
+  rows: readonly Cells[];
+}
+
+/**
+ * New events' outcomes from their rows of `publish`, each leased delivery with its endpoint
+ * from the store's cache, by the version of the row the statement read under its lock
+ * (src/webhook-cache.ts). If the endpoints cannot be read, the publishes still answer (they have
+ * committed), without those deliveries in `leased`: their worker never starts them, and they
+ * are claimed again when the lease runs out, as after a worker that stopped.
+ */
+async function settlePublished(
+  ctx: StoreContext,
+  client: Queryable,
+  written: readonly Written[],
+  outcomes: PublishOutcome[],
+): Promise<void> {
+  const wanted: (readonly [string, string])[] = [];
+  for (const { rows } of written)
+    for (const row of rows)
+      if (row[P.status] === 'in_flight')
+        wanted.push([row[P.webhook_id] as string, row[P.webhook_version] as string]);
+  const webhooks =
+    wanted.length === 0
+      ? []
+      : await ctx.webhooks.resolve(ctx, client, wanted).catch(() => wanted.map(() => null));
+  let next = 0;
+  for (const { index, call, rows } of written) {
+    // The row as written: the insert sent exactly these values.
+    const published: EventRecord = { ...call.event, createdAt: new Date(call.event.createdAt) };
+    const deliveries: DeliveryRecord[] = [];
+    const leased: LeasedDelivery[] = [];
+    for (const row of rows) {
+      if (row[P.id] === null) continue;
+      const delivery = writtenDelivery(published, row, call.lease);
+      deliveries.push(delivery);
+      if (delivery.status !== 'in_flight') continue;
+      const webhook = webhooks[next++];
+      // Null: deleted since, with its deliveries; or unreadable (above).
+      if (webhook) leased.push({ delivery, event: published, webhook });
+    }
+    outcomes[index] = { outcome: 'published', event: published, deliveries, leased };
   }
-  return { outcome: 'published', event: published, deliveries, leased };
 }
 
 /**

@@ -1,0 +1,68 @@
+import type { WebhookRecord } from '@keyhook/core/store';
+import type { Queryable } from './host-transaction.js';
+import type { StoreContext } from './store-context.js';
+import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
+
+/**
+ * The version of a webhook row as a statement reads it: its `xmin`, the transaction that wrote
+ * that version of the row. Every UPDATE writes a new version, and two committed versions of one
+ * row never share a writer, so one id and one version are always the same columns.
+ */
+export const WEBHOOK_VERSION = 'xmin::text';
+
+/** Endpoints a store remembers; emptied when full, as a worker's secrets are. */
+const ENTRIES = 1000;
+
+/**
+ * The endpoints of the deliveries a store's publishes lease to its worker, each with the version
+ * of its row it was read at (docs/decisions.md §8.14). A publish answers with an endpoint's id
+ * and version only; the columns come from here while the row is unchanged, and from one SELECT
+ * of the changed and unknown ones otherwise.
+ */
+export class WebhookCache {
+  private readonly entries = new Map<string, { version: string; webhook: WebhookRecord }>();
+
+  /**
+   * The webhook of each [id, version], in order: the one remembered at that version, or the row
+   * as it is now, which a publish that committed first may hand its worker as a claim made now
+   * would. Null for one deleted since (its deliveries went with it).
+   */
+  async resolve(
+    ctx: StoreContext,
+    client: Queryable,
+    wanted: readonly (readonly [id: string, version: string])[],
+  ): Promise<(WebhookRecord | null)[]> {
+    const missing = [
+      ...new Set(
+        wanted.filter(([id, version]) => this.entries.get(id)?.version !== version).map(([id]) => id),
+      ),
+    ];
+    const fetched = new Map<string, WebhookRecord>();
+    if (missing.length > 0) {
+      const result = await ctx.run<WebhookRow & { version: string }>(client, ctx.sql(statements).webhooks, [
+        missing,
+      ]);
+      for (const row of result.rows) {
+        const webhook = Object.freeze(toWebhookRecord(row));
+        Object.freeze(webhook.events);
+        fetched.set(webhook.id, webhook);
+        this.remember(webhook, row.version);
+      }
+      for (const id of missing) if (!fetched.has(id)) this.entries.delete(id);
+    }
+    return wanted.map(([id, version]) => {
+      const entry = this.entries.get(id);
+      if (entry?.version === version) return entry.webhook;
+      return fetched.get(id) ?? null;
+    });
+  }
+
+  private remember(webhook: WebhookRecord, version: string): void {
+    if (!this.entries.has(webhook.id) && this.entries.size >= ENTRIES) this.entries.clear();
+    this.entries.set(webhook.id, { version, webhook });
+  }
+}
+
+const statements = (t: { webhooks: string }) => ({
+  webhooks: `SELECT ${WEBHOOK_COLUMNS}, ${WEBHOOK_VERSION} AS version FROM ${t.webhooks} WHERE id = ANY ($1::text[])`,
+});
