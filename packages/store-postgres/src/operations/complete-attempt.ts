@@ -38,13 +38,13 @@ const SUCCESS_COLUMNS = 'id, webhook_id, event_id, event_type, attempts, created
 export const SUCCESS_ONLY = ['event_id', 'event_type', 'attempts', 'created_at'] as const;
 
 /**
- * A success's answer, read by position (src/answer.ts): the endpoint's failure count as
- * `failures` (NULL for a lost lease), then SUCCESS_COLUMNS of the delivery it wrote (NULL when it
+ * A success's answer, read by position (src/answer.ts): the endpoint's failure count (NULL for
+ * a lost lease), then SUCCESS_COLUMNS of the delivery it wrote (NULL when it
  * wrote none) from the `done` CTE.
  */
 const successAnswer = (failures: string) =>
   answer([
-    [failures, 'failures'],
+    [failures, 'consecutive_failures'],
     ['done.id', 'id'],
     ['done.webhook_id', 'webhook_id'],
     ...SUCCESS_ONLY.map((column) => [`done.${column}`, column] as const),
@@ -186,7 +186,7 @@ export type SuccessOutcome = AttemptCompletionOutcome | typeof RETRY_EXCLUSIVE;
 
 /** One row of completeSucceeded(Batch) or publishAndSucceed: recorded, lost, or left to the transaction (a count to reset). */
 export function successOutcome(row: Cells, at: SuccessAt, completion: AttemptCompletion): SuccessOutcome {
-  const failures = row[at.failures] as number | null;
+  const failures = row[at.consecutive_failures] as number | null;
   const id = row[at.id] as string | null;
   if (failures === null) return { outcome: 'lease_lost' };
   if (id === null) return failures === 0 ? { outcome: 'lease_lost' } : RETRY_EXCLUSIVE;

@@ -89,7 +89,7 @@ const PUBLISH_ONE_TEXT = answer(
 const PUBLISH_AND_SUCCEED = answer([
   ...batchColumns,
   ['false', 'success'],
-  ['NULL::int', 'failures'],
+  ['NULL::int', 'consecutive_failures'],
   ...SUCCESS_ONLY.map((column) => ['NULL', column] as const),
 ]);
 /** A success row of publishAndSucceed: its own cells where it has them, NULL in every publish one. */
@@ -98,7 +98,7 @@ const successCells: Record<string, string> = {
   id: 'done.id',
   webhook_id: 'done.webhook_id',
   success: 'true',
-  failures: 'w.consecutive_failures',
+  consecutive_failures: 'w.consecutive_failures',
   ...Object.fromEntries(SUCCESS_ONLY.map((column) => [column, `done.${column}`])),
 };
 const successSelect = PUBLISH_AND_SUCCEED.names.map((name) => successCells[name] ?? 'NULL').join(', ');
