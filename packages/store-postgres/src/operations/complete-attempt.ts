@@ -159,7 +159,7 @@ const statements = (t: Tables, prepare: Prepare) => ({
   // completeSucceeded for many deliveries in one statement (the store's group commit): $1 is a
   // JSON array of them, one object each (SUCCESS_INPUT's fields, completeSucceeded's parameters). The webhooks are share-locked in id order before
   // any delivery is written, so two batches, or a batch and a completion that counts a failure,
-  // take their locks in one order. One row per input, in input order: failures NULL for a lost
+  // take their locks in one order. One row per input, in input order: the failure count NULL for a lost
   // lease; done.id NULL when nothing was written. Each delivery is looked up on its own (a
   // LATERAL subquery with a LIMIT is never merged into a join), by primary key: a prepared
   // statement keeps the plan it made while the table was small, and a joined form of this

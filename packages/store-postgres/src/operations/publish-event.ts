@@ -235,8 +235,8 @@ export const statements = (t: Tables, prepare: Prepare) => ({
   //   with a lease, in flight for the first `limit` active endpoints until the lease's end;
   //   pending otherwise, due at once. The store conformance suite checks the two agree.
   // - The NOTIFY goes out when a delivery is pending; the server sends it at commit.
-  // One row per written delivery, by event and webhook id, with the endpoint's columns when it
-  // was leased (the worker needs them); one row of NULL delivery columns for an event without.
+  // One row per written delivery, by event and webhook id, with the version of the endpoint's
+  // row when it was leased (PUBLISH); one row of NULL delivery cells for an event without.
   publish: prepare(`WITH ${publishCtes(t)}
 ${publishRows(PUBLISH.select)}      ORDER BY i.position, written.webhook_id`),
 
@@ -261,8 +261,8 @@ ${publishRows(PUBLISH.select)}      ORDER BY i.position, written.webhook_id`),
   // delete) locks nothing after it but that webhook's deliveries, so it cannot wait in a cycle
   // with this statement.
   // The publish rows come first (`success` false, as `publish` orders them), then one row per
-  // success in input order (`success` true, with `failures` and the delivery columns of
-  // `completeSucceededBatch`, NULL in every publish column).
+  // success in input order (`success` true, with the failure count and the delivery columns of
+  // `completeSucceededBatch`, NULL in every publish column; PUBLISH_AND_SUCCEED).
   publishAndSucceed: prepare(`WITH ${publishCtes(t)},
       ${successCtes(t, '$7')}
 ${publishRows(PUBLISH_AND_SUCCEED.select)}      UNION ALL
