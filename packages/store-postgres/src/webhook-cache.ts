@@ -23,24 +23,28 @@ export class WebhookCache {
   private readonly entries = new Map<string, { version: string; webhook: WebhookRecord }>();
 
   /**
-   * The webhook of each [id, version], in order: the one remembered at that version, or the row
-   * as it is now, which a publish that committed first may hand its worker as a claim made now
-   * would. Null for one deleted since (its deliveries went with it).
+   * The webhook of each [tenant, id, version], in order: the one remembered at that version, or
+   * the row as it is now, which a publish that committed first may hand its worker as a claim
+   * made now would. Null for one deleted since (its deliveries went with it), or of another tenant.
    */
   async resolve(
     ctx: StoreContext,
     client: Queryable,
-    wanted: readonly (readonly [id: string, version: string])[],
+    wanted: readonly (readonly [tenantId: string, id: string, version: string])[],
   ): Promise<(WebhookRecord | null)[]> {
-    const missing = [
-      ...new Set(
-        wanted.filter(([id, version]) => this.entries.get(id)?.version !== version).map(([id]) => id),
-      ),
-    ];
+    const known = (tenantId: string, id: string, version: string) => {
+      const entry = this.entries.get(id);
+      return entry?.version === version && entry.webhook.tenantId === tenantId ? entry.webhook : undefined;
+    };
+    // Each missing id, with the tenant it is read for.
+    const missing = new Map<string, string>();
+    for (const [tenantId, id, version] of wanted)
+      if (known(tenantId, id, version) === undefined) missing.set(id, tenantId);
     const fetched = new Map<string, WebhookRecord>();
-    if (missing.length > 0) {
+    if (missing.size > 0) {
       const result = await ctx.run<WebhookRow & { version: string }>(client, ctx.sql(statements).webhooks, [
-        missing,
+        [...missing.values()],
+        [...missing.keys()],
       ]);
       for (const row of result.rows) {
         const webhook = Object.freeze(toWebhookRecord(row));
@@ -48,12 +52,11 @@ export class WebhookCache {
         fetched.set(webhook.id, webhook);
         this.remember(webhook, row.version);
       }
-      for (const id of missing) if (!fetched.has(id)) this.entries.delete(id);
+      for (const id of missing.keys()) if (!fetched.has(id)) this.entries.delete(id);
     }
-    return wanted.map(([id, version]) => {
-      const entry = this.entries.get(id);
-      if (entry?.version === version) return entry.webhook;
-      return fetched.get(id) ?? null;
+    return wanted.map(([tenantId, id, version]) => {
+      const webhook = known(tenantId, id, version) ?? fetched.get(id);
+      return webhook?.tenantId === tenantId ? webhook : null;
     });
   }
 
@@ -64,5 +67,6 @@ export class WebhookCache {
 }
 
 const statements = (t: { webhooks: string }) => ({
-  webhooks: `SELECT ${WEBHOOK_COLUMNS}, ${WEBHOOK_VERSION} AS version FROM ${t.webhooks} WHERE id = ANY ($1::text[])`,
+  webhooks: `SELECT ${WEBHOOK_COLUMNS}, ${WEBHOOK_VERSION} AS version FROM ${t.webhooks}
+      WHERE (tenant_id, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
 });

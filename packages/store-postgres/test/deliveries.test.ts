@@ -240,7 +240,7 @@ async function oneDelivery(store: PostgresStore) {
       return outcome.leased[0]!.webhook;
     }
     const endpointReads = (recording: ReturnType<typeof recordPoolQueries>) =>
-      recording.sent.filter((q) => /keyhook_webhooks WHERE id = ANY \(\$1::text\[\]\)$/.test(q.text)).length;
+      recording.sent.filter((q) => /WHERE \(tenant_id, id\) IN \(SELECT \* FROM unnest/.test(q.text)).length;
 
     it('is the endpoint as it is: read once while unchanged, read again after each change, one made in the same millisecond too', async () => {
       const store = await schemas.open('endpoint_cache', 4);
@@ -286,7 +286,7 @@ async function oneDelivery(store: PostgresStore) {
       }
     });
 
-    it('none for an endpoint deleted since its version was read, and a publish that cannot read its endpoint still answers, its delivery claimed when the lease runs out', async () => {
+    it('none for an endpoint deleted since its version was read, or of another tenant, and a publish that cannot read its endpoint still answers, its delivery claimed when the lease runs out', async () => {
       const store = await schemas.open('endpoint_cache_gone', 4);
       try {
         const webhook = webhookRecord({ events: ['run.completed'] });
@@ -297,11 +297,17 @@ async function oneDelivery(store: PostgresStore) {
           [webhook.id],
         );
         const version = rows[0].version as string;
-        expect(await ctx.webhooks.resolve(ctx, ctx.pool, [[webhook.id, version]])).toEqual([
+        expect(await ctx.webhooks.resolve(ctx, ctx.pool, [[webhook.tenantId, webhook.id, version]])).toEqual([
           await store.getWebhook(webhook.tenantId, webhook.id),
         ]);
+        // Another tenant's id is none of this one's, remembered or not.
+        const asOther = (v: string) => ctx.webhooks.resolve(ctx, ctx.pool, [['tenant_b', webhook.id, v]]);
+        expect(await asOther(version)).toEqual([null]);
+        expect(await asOther(`${version}0`)).toEqual([null]);
         await store.deleteWebhook(webhook.tenantId, webhook.id);
-        expect(await ctx.webhooks.resolve(ctx, ctx.pool, [[webhook.id, `${version}0`]])).toEqual([null]);
+        expect(
+          await ctx.webhooks.resolve(ctx, ctx.pool, [[webhook.tenantId, webhook.id, `${version}0`]]),
+        ).toEqual([null]);
 
         // The publish reads no description; the endpoint's read does, and fails.
         const other = webhookRecord({ events: ['run.completed'] });

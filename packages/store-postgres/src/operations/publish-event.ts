@@ -467,11 +467,11 @@ async function settlePublished(
   written: readonly Written[],
   outcomes: PublishOutcome[],
 ): Promise<void> {
-  const wanted: (readonly [string, string])[] = [];
-  for (const { rows } of written)
+  const wanted: (readonly [string, string, string])[] = [];
+  for (const { call, rows } of written)
     for (const row of rows)
       if (row[P.status] === 'in_flight')
-        wanted.push([row[P.webhook_id] as string, row[P.webhook_version] as string]);
+        wanted.push([call.event.tenantId, row[P.webhook_id] as string, row[P.webhook_version] as string]);
   const webhooks =
     wanted.length === 0
       ? []
