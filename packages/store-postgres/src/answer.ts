@@ -28,17 +28,6 @@ export function answer<Name extends string>(
   };
 }
 
-/** `alias.column` named `prefix` + column, for each of `columns` (a comma-separated list). */
-export function columnsOf<Prefix extends string>(
-  alias: string,
-  columns: string,
-  prefix: Prefix,
-): (readonly [string, `${Prefix}${string}`])[] {
-  return columns
-    .split(', ')
-    .map((column) => [`${alias}.${column}`, `${prefix}${column}` as `${Prefix}${string}`] as const);
-}
-
 /** Rows as objects (a data layer's answer), as the cells of `answer`: for a client that cannot answer by position. */
 export function cellsOf(rows: readonly Record<string, unknown>[], { names }: Answer<string>): Cells[] {
   return rows.map((row) => names.map((name) => row[name]));

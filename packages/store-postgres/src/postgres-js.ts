@@ -135,8 +135,9 @@ function statementOf(
 
 /**
  * One statement on `runner`, its rows as pg's result: objects, or arrays for pg's `rowMode:
- * 'array'`. A Date goes as ISO text (pg sends one in local time; either is the same instant). With a bound, the statement is cancelled on the server
- * when it runs out, and the caller hears pg's own "Query read timeout" (src/unavailable.ts).
+ * 'array'`. A Date goes as ISO text (pg sends one in local time; either is the same instant).
+ * With a bound, the statement is cancelled on the server when it runs out, and the caller hears
+ * pg's own "Query read timeout" (src/unavailable.ts).
  */
 function run(
   runner: Runner,

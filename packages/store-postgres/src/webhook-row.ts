@@ -5,7 +5,6 @@ import type {
   WebhookStatus,
 } from '@keyhook/core/store';
 import { twinClaimOf } from '@keyhook/core/store';
-import type { Cells } from './answer.js';
 import type { StatementResult } from './host-transaction.js';
 
 /** The keyhook_webhooks columns, in the order `toWebhookParams` binds them. */
@@ -58,15 +57,6 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-}
-
-const WEBHOOK_NAMES = WEBHOOK_COLUMNS.split(', ');
-
-/** The webhook whose WEBHOOK_COLUMNS start at cell `first` of a row read by position (src/answer.ts). */
-export function webhookAt(row: Cells, first: number): WebhookRecord {
-  const named: Record<string, unknown> = {};
-  for (let i = 0; i < WEBHOOK_NAMES.length; i++) named[WEBHOOK_NAMES[i]!] = row[first + i];
-  return toWebhookRecord(named as unknown as WebhookRow);
 }
 
 /** A statement's first row as a webhook, or null when it returned none. */
