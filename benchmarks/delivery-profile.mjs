@@ -62,7 +62,7 @@ const PARTS = [
       /pg-protocol\/dist\/(parser|buffer-reader)|pg-types|postgres-date|postgres-array|postgres-interval|pg\/lib\/result/.test(
         f.url,
       ) ||
-      /^(leasedRows|toEventRecord|toDeliveryRecord|toWebhookRecord|joinedEvent|joinedWebhook|unprefixed|readIsoTimestamptz)$/.test(
+      /^(leasedRows|toEventRecord|toDeliveryRecord|toWebhookRecord|joinedEvent|unprefixed|readIsoTimestamptz)$/.test(
         f.functionName,
       ),
   ],

@@ -1,11 +1,4 @@
-import type {
-  AttemptRecord,
-  DeliveryRecord,
-  DeliveryStatus,
-  EventRecord,
-  WebhookRecord,
-} from '@keyhook/core/store';
-import { toWebhookRecord, WEBHOOK_COLUMNS, type WebhookRow } from './webhook-row.js';
+import type { AttemptRecord, DeliveryRecord, DeliveryStatus, EventRecord } from '@keyhook/core/store';
 
 /** The keyhook_events columns, in the order the publish statement binds them. */
 export const EVENT_COLUMNS = 'tenant_id, id, type, payload, created_at, trace_context';
@@ -149,9 +142,4 @@ export function toAttemptParams(deliveryId: string, attempt: AttemptRecord): unk
 /** The event joined into a lease or detail row under EVENT_PREFIX. */
 export function joinedEvent(row: Record<string, unknown>): EventRecord {
   return toEventRecord(unprefixed<EventRow>(row, EVENT_COLUMNS, EVENT_PREFIX));
-}
-
-/** The webhook joined into a lease row under WEBHOOK_PREFIX. */
-export function joinedWebhook(row: Record<string, unknown>): WebhookRecord {
-  return toWebhookRecord(unprefixed<WebhookRow>(row, WEBHOOK_COLUMNS, WEBHOOK_PREFIX));
 }

@@ -49,7 +49,7 @@ export class StoreContext {
   purgedSinceVacuum = 0;
   /** Tenant-and-type subscriber counts that size publishes' delivery ids (operations/publish-event.ts). */
   readonly subscriberHints = new Map<string, number>();
-  /** The endpoints publishes lease deliveries of, by id and version (src/webhook-cache.ts). */
+  /** The endpoints of the deliveries this store leases, by id and version (src/webhook-cache.ts). */
   readonly webhooks = new WebhookCache();
   private readonly built = new Map<Statements<unknown>, unknown>();
 

@@ -14,10 +14,10 @@ export const WEBHOOK_VERSION = 'xmin::text';
 const ENTRIES = 1000;
 
 /**
- * The endpoints of the deliveries a store's publishes lease to its worker, each with the version
- * of its row it was read at (docs/decisions.md §8.14). A publish answers with an endpoint's id
- * and version only; the columns come from here while the row is unchanged, and from one SELECT
- * of the changed and unknown ones otherwise.
+ * The endpoints of the deliveries a store leases (in a publish, or by a claim), each with the
+ * version of its row it was read at (docs/decisions.md §8.14). A publish or a claim answers with
+ * an endpoint's id and version only; the columns come from here while the row is unchanged, and
+ * from one SELECT of the changed and unknown ones otherwise.
  */
 export class WebhookCache {
   private readonly entries = new Map<string, { version: string; webhook: WebhookRecord }>();

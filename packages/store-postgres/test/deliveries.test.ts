@@ -286,6 +286,47 @@ async function oneDelivery(store: PostgresStore) {
       }
     });
 
+    it("a claim's too: read once while unchanged, again after a change in the same millisecond", async () => {
+      const store = await schemas.open('endpoint_cache_claim', 4);
+      let recording: ReturnType<typeof recordPoolQueries> | undefined;
+      try {
+        const webhook = webhookRecord({ events: ['run.completed'] });
+        await store.insertWebhook(webhook);
+        let leases = 0;
+        const claimed = async () => {
+          await store.publishEvent(eventRecord(), deliveryId);
+          const leased = await store.leaseDeliveries({
+            now: T0,
+            limit: 10,
+            leaseMs: 60_000,
+            leaseId: `claim_${++leases}`,
+          });
+          expect(leased).toHaveLength(1);
+          return leased[0]!.webhook;
+        };
+        recording = recordPoolQueries();
+        const first = await claimed();
+        expect(first).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
+        expect(await claimed()).toBe(first);
+        expect(endpointReads(recording)).toBe(1);
+        await store.rotateWebhookSecret(
+          webhook.tenantId,
+          webhook.id,
+          'sealed:rotated',
+          null,
+          webhook.updatedAt,
+          null,
+        );
+        const rotated = await claimed();
+        expect(rotated.secretSealed).toBe('sealed:rotated');
+        expect(rotated).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
+        expect(endpointReads(recording)).toBe(2);
+      } finally {
+        recording?.stop();
+        await store.close();
+      }
+    });
+
     it('none for an endpoint deleted since its version was read, or of another tenant, and a publish that cannot read its endpoint still answers, its delivery claimed when the lease runs out', async () => {
       const store = await schemas.open('endpoint_cache_gone', 4);
       try {

@@ -12,7 +12,6 @@ import {
   EVENT_COLUMNS,
   EVENT_PREFIX,
   joinedEvent,
-  joinedWebhook,
   qualified,
   toDeliveryRecord,
   WEBHOOK_PREFIX,
@@ -20,24 +19,20 @@ import {
 import type { Queryable } from '../host-transaction.js';
 import type { Prepare, Tables } from '../statements.js';
 import type { StoreContext } from '../store-context.js';
-import { WEBHOOK_COLUMNS } from '../webhook-row.js';
+import { WEBHOOK_VERSION } from '../webhook-cache.js';
 
 const { hold } = DELIVERY_RULES;
 
-// The webhook columns `due` read from the locked row, under their prefixed names.
-const leasedWebhook = WEBHOOK_COLUMNS.split(', ')
-  .map((column) => `due.${WEBHOOK_PREFIX}${column}`)
-  .join(', ');
-
-// The lease's answer when it leased nothing: its rate summary, NULL in every other column.
-const noLease = [DELIVERY_COLUMNS, WEBHOOK_COLUMNS, EVENT_COLUMNS]
+// The lease's answer when it leased nothing: its rate summary, NULL in every other column (the
+// delivery's, its endpoint's version, the event's).
+const noLease = [DELIVERY_COLUMNS, 'webhook_version', EVENT_COLUMNS]
   .flatMap((columns) => columns.split(', '))
   .map(() => 'NULL')
   .join(', ');
 
 // The claim's head, shared by leaseUnlimited and lockPaced: the due deliveries of endpoints that
-// are not held, oldest due first, locked, with their webhook's columns (see `statements` for why
-// so). `p` names the parameters: now, the limit, the hold status and, when given, the endpoints
+// are not held, oldest due first, locked, with their webhook's id, rate and row version (see
+// `statements` for why so; the version finds the endpoint in the store's cache, src/webhook-cache.ts). `p` names the parameters: now, the limit, the hold status and, when given, the endpoints
 // the worker's cap leaves (LeaseRequest.skipEndpoints).
 interface DueParams {
   now: string;
@@ -46,10 +41,10 @@ interface DueParams {
   skip?: string;
 }
 const dueClaim = (t: Tables, p: DueParams) => `due AS MATERIALIZED (
-        SELECT d.id, d.due_at AS was_due, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}
+        SELECT d.id, d.due_at AS was_due, ${qualified('w', 'id, rate_per_second, version', WEBHOOK_PREFIX)}
         FROM ${t.deliveries} AS d
         CROSS JOIN LATERAL (
-          SELECT ${WEBHOOK_COLUMNS} FROM ${t.webhooks}
+          SELECT id, rate_per_second, ${WEBHOOK_VERSION} AS version FROM ${t.webhooks}
           WHERE id = d.webhook_id AND status <> ${p.hold}
           FOR SHARE SKIP LOCKED
         ) AS w
@@ -80,7 +75,7 @@ const leaseUnlimitedClaim = (
         SELECT count(*)::int AS limited_met FROM due WHERE ${WEBHOOK_PREFIX}rate_per_second IS NOT NULL
       )
       SELECT (SELECT limited_met FROM met) AS limited_met, due.was_due AS lease_order,
-        leased.*, ${leasedWebhook}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
+        leased.*, due.${WEBHOOK_PREFIX}version AS webhook_version, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
       FROM leased
       JOIN due ON due.id = leased.id
       JOIN ${t.events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
@@ -135,7 +130,7 @@ export const statements = (t: Tables, prepare: Prepare) => ({
   // skipping rows another lease holds (FOR UPDATE OF d SKIP LOCKED), and share-locks their
   // webhooks, skipping one whose row a setWebhookStatus (or a completion counting a failure)
   // holds: a delivery is never leased while its endpoint is being disabled. A row changed after
-  // the snapshot is re-checked on its latest version, and the webhook columns come from that
+  // the snapshot is re-checked on its latest version, and the webhook's version comes from that
   // locked version. LIMIT counts only rows that were locked. The RETURNING carries the old due
   // time, so the answer keeps the lease order. The webhook is read by a LATERAL subquery that
   // locks its own row: a subquery with a locking clause is never merged into the outer query, so
@@ -172,7 +167,8 @@ export const statements = (t: Tables, prepare: Prepare) => ({
 
   // What paceEndpoint decided, written under the locks above: the deferred deliveries' due times
   // ($5, $6), the slot rows' pointers ($7, $8, $9), and the leases ($4, in lease order), answered
-  // in that order with their event and webhook (the webhook rows are share-locked, so as read).
+  // in that order with their event and their webhook's row version (the webhook rows are
+  // share-locked, so as read).
   pace: prepare(`WITH deferred AS (
         UPDATE ${t.deliveries} AS d SET due_at = x.due_at, updated_at = $1::timestamptz
         FROM unnest($5::text[], $6::timestamptz[]) AS x(id, due_at) WHERE d.id = x.id
@@ -188,25 +184,37 @@ export const statements = (t: Tables, prepare: Prepare) => ({
         FROM unnest($4::text[]) WITH ORDINALITY AS x(id, n) WHERE d.id = x.id
         RETURNING x.n AS lease_order, ${qualified('d', DELIVERY_COLUMNS)}
       )
-      SELECT leased.*, ${qualified('w', WEBHOOK_COLUMNS, WEBHOOK_PREFIX)}, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
+      SELECT leased.*, w.${WEBHOOK_VERSION} AS webhook_version, ${qualified('e', EVENT_COLUMNS, EVENT_PREFIX)}
       FROM leased
       JOIN ${t.webhooks} AS w ON w.id = leased.webhook_id
       JOIN ${t.events} AS e ON e.tenant_id = leased.tenant_id AND e.id = leased.event_id
       ORDER BY leased.lease_order`),
 });
 
-/** One row of a claim's answer: the delivery as leased, its event and its webhook. */
-type LeaseRow = DeliveryRow & Record<string, unknown>;
+/** One row of a claim's answer: the delivery as leased, its event and its webhook's row version. */
+type LeaseRow = DeliveryRow & { webhook_version: string } & Record<string, unknown>;
 
-/** A claim's rows as leased deliveries; a row without a delivery (the plain claim's summary) is none. */
-function leasedRows(rows: readonly LeaseRow[]): LeasedDelivery[] {
-  return rows
-    .filter((row) => row.id !== null)
-    .map((row) => ({
-      delivery: toDeliveryRecord(row),
-      event: joinedEvent(row),
-      webhook: joinedWebhook(row),
-    }));
+/**
+ * A claim's rows as leased deliveries, each endpoint from the store's cache by its row's version
+ * (src/webhook-cache.ts), read on `client`; a row without a delivery (the plain claim's summary)
+ * is none, and so is one whose endpoint was deleted since (its deliveries went with it).
+ */
+async function leasedRows(
+  ctx: StoreContext,
+  client: Queryable,
+  rows: readonly LeaseRow[],
+): Promise<LeasedDelivery[]> {
+  const claimed = rows.filter((row) => row.id !== null);
+  if (claimed.length === 0) return [];
+  const webhooks = await ctx.webhooks.resolve(
+    ctx,
+    client,
+    claimed.map((row) => [row.tenant_id, row.webhook_id, row.webhook_version] as const),
+  );
+  return claimed.flatMap((row, k) => {
+    const webhook = webhooks[k];
+    return webhook ? [{ delivery: toDeliveryRecord(row), event: joinedEvent(row), webhook }] : [];
+  });
 }
 
 export async function leaseDeliveries(ctx: StoreContext, request: LeaseRequest): Promise<LeasedDelivery[]> {
@@ -223,7 +231,7 @@ export async function leaseDeliveries(ctx: StoreContext, request: LeaseRequest):
       skip.length ? sql.leaseUnlimitedSkipping : sql.leaseUnlimited,
       [request.now, request.limit, request.leaseId, leaseEnds, hold.endpointStatus, ...skip],
     );
-    leased = leasedRows(plain.rows);
+    leased = await leasedRows(ctx, ctx.pool, plain.rows);
     if (!plain.rows[0]?.limited_met) return leased;
   }
   const paced = await ctx.transaction((client) =>
@@ -337,7 +345,7 @@ async function leasePaced(
     rates.map(([, endpoint]) => endpoint.slots.queueAt),
   ]);
   const wait = endpoints.size > 0 ? rateWaitOf(refused.size, nextSlots) : null;
-  return { leased: leasedRows(result.rows), wait };
+  return { leased: await leasedRows(ctx, client, result.rows), wait };
 }
 
 /** LeaseRequest.endLeases, in one statement before the claim (`endLeases`). */
