@@ -32,8 +32,9 @@ const noLease = [DELIVERY_COLUMNS, 'webhook_version', EVENT_COLUMNS]
 
 // The claim's head, shared by leaseUnlimited and lockPaced: the due deliveries of endpoints that
 // are not held, oldest due first, locked, with their webhook's id, rate and row version (see
-// `statements` for why so; the version finds the endpoint in the store's cache, src/webhook-cache.ts). `p` names the parameters: now, the limit, the hold status and, when given, the endpoints
-// the worker's cap leaves (LeaseRequest.skipEndpoints).
+// `statements` for why so; the version finds the endpoint in the store's cache,
+// src/webhook-cache.ts). `p` names the parameters: now, the limit, the hold status and, when
+// given, the endpoints the worker's cap leaves (LeaseRequest.skipEndpoints).
 interface DueParams {
   now: string;
   limit: string;
