@@ -239,93 +239,71 @@ async function oneDelivery(store: PostgresStore) {
       expect(outcome.leased).toHaveLength(1);
       return outcome.leased[0]!.webhook;
     }
+    /** A publish, then a claim of its delivery (each under a lease of its own); the endpoint it leased. */
+    let claims = 0;
+    async function claimed(store: PostgresStore) {
+      await store.publishEvent(eventRecord(), deliveryId);
+      const leased = await store.leaseDeliveries({
+        now: T0,
+        limit: 10,
+        leaseMs: 60_000,
+        leaseId: `claim_${++claims}`,
+      });
+      expect(leased).toHaveLength(1);
+      return leased[0]!.webhook;
+    }
     const endpointReads = (recording: ReturnType<typeof recordPoolQueries>) =>
       recording.sent.filter((q) => /WHERE \(tenant_id, id\) IN \(SELECT \* FROM unnest/.test(q.text)).length;
 
-    it('is the endpoint as it is: read once while unchanged, read again after each change, one made in the same millisecond too', async () => {
-      const store = await schemas.open('endpoint_cache', 4);
-      let recording: ReturnType<typeof recordPoolQueries> | undefined;
-      try {
-        const webhook = webhookRecord({ events: ['run.completed'] });
-        await store.insertWebhook(webhook);
-        recording = recordPoolQueries();
-        const first = await handedOver(store);
-        expect(first).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
-        expect(await handedOver(store)).toBe(first);
-        expect(endpointReads(recording)).toBe(1);
+    for (const [way, leasedEndpoint] of [
+      ['a publish hands over', handedOver],
+      ['a claim leases', claimed],
+    ] as const) {
+      it(`${way} the endpoint as it is: read once while unchanged, read again after each change, one made in the same millisecond too`, async () => {
+        const store = await schemas.open('endpoint_cache', 4);
+        let recording: ReturnType<typeof recordPoolQueries> | undefined;
+        try {
+          const webhook = webhookRecord({ events: ['run.completed'] });
+          await store.insertWebhook(webhook);
+          const stored = () => store.getWebhook(webhook.tenantId, webhook.id);
+          recording = recordPoolQueries();
+          const first = await leasedEndpoint(store);
+          expect(first).toEqual(await stored());
+          expect(await leasedEndpoint(store)).toBe(first);
+          expect(endpointReads(recording)).toBe(1);
 
-        // A rotation stamped with the same updatedAt: only the row's version tells it apart.
-        const rotated = await store.rotateWebhookSecret(
-          webhook.tenantId,
-          webhook.id,
-          'sealed:rotated',
-          null,
-          webhook.updatedAt,
-          null,
-        );
-        expect(rotated!.updatedAt).toEqual(first.updatedAt);
-        const afterRotation = await handedOver(store);
-        expect(afterRotation.secretSealed).toBe('sealed:rotated');
-        expect(afterRotation).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
-        expect(endpointReads(recording)).toBe(2);
+          // A rotation stamped with the same updatedAt: only the row's version tells it apart.
+          const rotated = await store.rotateWebhookSecret(
+            webhook.tenantId,
+            webhook.id,
+            'sealed:rotated',
+            null,
+            webhook.updatedAt,
+            null,
+          );
+          expect(rotated!.updatedAt).toEqual(first.updatedAt);
+          const afterRotation = await leasedEndpoint(store);
+          expect(afterRotation.secretSealed).toBe('sealed:rotated');
+          expect(afterRotation).toEqual(await stored());
+          expect(endpointReads(recording)).toBe(2);
 
-        const url = 'https://moved.example.com/hook';
-        const moved = await store.updateWebhookSubscription(
-          webhook.tenantId,
-          webhook.id,
-          { from: webhook.twinKey, url, events: webhook.events, twinKey: `${webhook.twinKey}-moved` },
-          new Date(webhook.updatedAt.getTime() + 1),
-        );
-        expect(moved.outcome).toBe('updated');
-        expect((await handedOver(store)).url).toBe(url);
-        expect(await handedOver(store)).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
-        expect(endpointReads(recording)).toBe(3);
-      } finally {
-        recording?.stop();
-        await store.close();
-      }
-    });
-
-    it("a claim's too: read once while unchanged, again after a change in the same millisecond", async () => {
-      const store = await schemas.open('endpoint_cache_claim', 4);
-      let recording: ReturnType<typeof recordPoolQueries> | undefined;
-      try {
-        const webhook = webhookRecord({ events: ['run.completed'] });
-        await store.insertWebhook(webhook);
-        let leases = 0;
-        const claimed = async () => {
-          await store.publishEvent(eventRecord(), deliveryId);
-          const leased = await store.leaseDeliveries({
-            now: T0,
-            limit: 10,
-            leaseMs: 60_000,
-            leaseId: `claim_${++leases}`,
-          });
-          expect(leased).toHaveLength(1);
-          return leased[0]!.webhook;
-        };
-        recording = recordPoolQueries();
-        const first = await claimed();
-        expect(first).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
-        expect(await claimed()).toBe(first);
-        expect(endpointReads(recording)).toBe(1);
-        await store.rotateWebhookSecret(
-          webhook.tenantId,
-          webhook.id,
-          'sealed:rotated',
-          null,
-          webhook.updatedAt,
-          null,
-        );
-        const rotated = await claimed();
-        expect(rotated.secretSealed).toBe('sealed:rotated');
-        expect(rotated).toEqual(await store.getWebhook(webhook.tenantId, webhook.id));
-        expect(endpointReads(recording)).toBe(2);
-      } finally {
-        recording?.stop();
-        await store.close();
-      }
-    });
+          const url = 'https://moved.example.com/hook';
+          const moved = await store.updateWebhookSubscription(
+            webhook.tenantId,
+            webhook.id,
+            { from: webhook.twinKey, url, events: webhook.events, twinKey: `${webhook.twinKey}-moved` },
+            new Date(webhook.updatedAt.getTime() + 1),
+          );
+          expect(moved.outcome).toBe('updated');
+          expect((await leasedEndpoint(store)).url).toBe(url);
+          expect(await leasedEndpoint(store)).toEqual(await stored());
+          expect(endpointReads(recording)).toBe(3);
+        } finally {
+          recording?.stop();
+          await store.close();
+        }
+      });
+    }
 
     it('none for an endpoint deleted since its version was read, or of another tenant, and a publish that cannot read its endpoint still answers, its delivery claimed when the lease runs out', async () => {
       const store = await schemas.open('endpoint_cache_gone', 4);
