@@ -355,6 +355,35 @@ async function oneDelivery(store: PostgresStore) {
         await store.close();
       }
     });
+
+    it('a claim that cannot read its endpoint fails, and its lease, ended by the next claim, leases the delivery again', async () => {
+      const store = await schemas.open('endpoint_cache_claim_fails', 4);
+      const table = `"${store.schema}".keyhook_webhooks`;
+      try {
+        const webhook = webhookRecord({ events: ['run.completed'] });
+        await store.insertWebhook(webhook);
+        const outcome = await store.publishEvent(eventRecord(), deliveryId);
+        if (outcome.outcome !== 'published') throw new Error('expected a new event');
+        // The claim reads no description; the endpoint's read does, and fails.
+        await admin.query(`ALTER TABLE ${table} RENAME COLUMN description TO description_away`);
+        const claim = { now: T0, limit: 10, leaseMs: 60_000 };
+        try {
+          await expect(store.leaseDeliveries({ ...claim, leaseId: 'lost' })).rejects.toThrow();
+        } finally {
+          await admin.query(`ALTER TABLE ${table} RENAME COLUMN description_away TO description`);
+        }
+        const again = await store.leaseDeliveries({
+          ...claim,
+          leaseId: 'next',
+          endLeases: [{ leaseId: 'lost' }],
+        });
+        expect(again.map((l) => [l.delivery.id, l.webhook])).toEqual([
+          [outcome.deliveries[0]!.id, await store.getWebhook(webhook.tenantId, webhook.id)],
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
   });
 
   describe('publishes written together (group commit)', () => {
